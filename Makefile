@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+# Thin wrapper over CMake; see README.md. Build trees: build/ (release with
+# debug info), build-asan/ (ASan+UBSan), build-tsan/ (TSan), build-fuzz/.
+JOBS ?= $(shell nproc)
+BUILD ?= build
+PREFIX ?= /usr/local
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build demo check check-unit check-sanitize check-asan check-tsan check-format \
+        bench fuzz install clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+check: check-unit check-sanitize
+
+check-unit: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+check-sanitize: check-asan check-tsan
+
+check-asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSTROBE_SANITIZE=address >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && ctest --output-on-failure -j $(JOBS) -LE no-asan
+
+check-tsan: deps
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DSTROBE_SANITIZE=thread >/dev/null
+	@cmake --build build-tsan -j $(JOBS)
+	@cd build-tsan && ctest --output-on-failure -j $(JOBS) -L tsan
+
+bench: build
+	@bench/run.sh $(BUILD)
+
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	@scripts/fuzz.sh build-fuzz $${FUZZ_SECONDS:-60}
+
+install: build
+	@cmake --install $(BUILD)
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Installs the Debian 12 packages strobe needs to build, test and benchmark.
+# As root, missing packages are installed with apt-get; otherwise the
+# missing ones are listed and the script fails.
+set -eu
+pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev llvm-14 python3
+libdw-dev libelf-dev libopen-trace-format2-dev otf2-tools libunwind-dev
+liblttng-ust-dev uftrace"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "strobe: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)" >&2
+    exit 1
+fi
+echo "strobe: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

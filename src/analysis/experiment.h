@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one reader and in-memory model of an experiment directory. Every
+ * report and exporter works from this model: definitions, threads and
+ * call-path profiles are loaded in memory; events are streamed per thread
+ * through an iterator so traces larger than memory can be processed.
+ *
+ * Identifiers in the model are global to the experiment: region and metric
+ * ids of different processes (fork/exec) are unified by identity (name,
+ * file, line / name, unit), threads of all processes are numbered 0..n-1.
+ * Times are nanoseconds since the experiment's earliest process start.
+ *
+ * Errors: functions return 0 or a negative strobe/errno code and, on
+ * failure, write a one-line message naming the file and byte offset into
+ * the caller's struct strobe_errbuf.
+ */
+#ifndef STROBE_ANALYSIS_EXPERIMENT_H
+#define STROBE_ANALYSIS_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct strobe_errbuf {
+    char msg[512];
+};
+
+/* Formats into eb->msg (printf-style) and returns code; for one-liners like
+ * `return strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: offset %zu: ...", ...)`. */
+int strobe__error(struct strobe_errbuf *eb, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define STROBE_NONE UINT32_MAX
+
+struct strobe_region_def {
+    char *name;      /* resolved function name or annotation name; never NULL */
+    char *file;      /* source file or "" */
+    unsigned line;   /* 0 when unknown */
+    char *module;    /* shared object / executable path or "" */
+    uint64_t address;/* function regions: address in the module (pre-bias) */
+    int kind;        /* enum strobe_region_kind */
+};
+
+struct strobe_metric_def {
+    char *name;
+    char *unit;
+};
+
+struct strobe_rusage {
+    uint64_t utime_us, stime_us, maxrss_kb, minflt, majflt, nvcsw, nivcsw;
+};
+
+struct strobe_thread_info {
+    uint32_t process;       /* index into experiment.processes */
+    uint32_t index;         /* thread index within its process (t<N>) */
+    uint32_t parent;        /* global thread index of the creator or STROBE_NONE */
+    uint64_t tid;           /* kernel thread id */
+    char *stream_path;      /* t<N>.evt or NULL when tracing was off */
+    char *profile_path;     /* t<N>.prof or NULL when profiling was off */
+    uint64_t begin_ns, end_ns; /* first/last event (end = last seen if killed) */
+    uint64_t events;        /* records in the stream */
+    uint64_t bytes;         /* bytes of encoded records */
+    uint64_t dropped;       /* events lost to the size limit */
+    bool ended;             /* a THREAD_END record was seen */
+    bool has_rusage;
+    struct strobe_rusage rusage;
+};
+
+struct strobe_process_info {
+    char *dir;              /* proc-<pid>[-<n>] */
+    uint64_t pid, ppid;
+    char *exe;
+    uint32_t parent;        /* process index of the fork parent or STROBE_NONE */
+    int clock_kind;         /* enum strobe_clock_kind */
+    uint64_t start_realtime_ns;
+    /* ns = base_ns + (ticks - base_ticks) * ns_per_tick, minus the
+     * experiment's origin; see strobe_ticks_to_ns(). */
+    uint64_t base_ticks;
+    double base_ns;
+    double ns_per_tick;
+    double overhead_ns_per_event; /* self-measured by the runtime, 0 if unknown */
+    bool exited;            /* PROCESS_END seen */
+    int64_t exit_status;
+    /* local id -> global id maps (STROBE_NONE for ids never defined) */
+    uint32_t *region_map; size_t region_map_len;
+    uint32_t *metric_map; size_t metric_map_len;
+};
+
+struct strobe_experiment {
+    char *dir;
+    /* meta file as key/value pairs in file order (command, host, ...) */
+    size_t nmeta;
+    char **meta_keys, **meta_values;
+    struct strobe_process_info *processes; size_t nprocesses;
+    struct strobe_thread_info *threads;    size_t nthreads;
+    struct strobe_region_def *regions;     size_t nregions;
+    struct strobe_metric_def *metrics;     size_t nmetrics;
+    double origin_ns;       /* subtracted so the earliest event is near 0 */
+    uint64_t duration_ns;   /* last end_ns over all threads */
+    uint64_t total_events, total_bytes, total_dropped;
+};
+
+/* Opens and validates DIR: meta, defs, stream headers, profile headers;
+ * scans every stream once to fill per-thread counts and begin/end; resolves
+ * function addresses to names and file:line with libdw. progress, when not
+ * NULL, is called with (bytes done, bytes total) while scanning.
+ * Returns 0 and *out (free with strobe_experiment_close) or an error. */
+int strobe_experiment_open(const char *dir, struct strobe_experiment **out,
+                           void (*progress)(uint64_t done, uint64_t total, void *arg),
+                           void *progress_arg, struct strobe_errbuf *eb);
+void strobe_experiment_close(struct strobe_experiment *exp);
+
+const char *strobe_experiment_meta(const struct strobe_experiment *exp, const char *key);
+
+/* Converts process-local ticks to experiment ns. */
+uint64_t strobe_ticks_to_ns(const struct strobe_experiment *exp, uint32_t process, uint64_t ticks);
+
+/* ---- Event streams --------------------------------------------------- */
+enum strobe_event_type {
+    STROBE_EVENT_ENTER = 1,        /* region */
+    STROBE_EVENT_EXIT = 2,         /* region (the one being left) */
+    STROBE_EVENT_METRIC = 3,       /* metric, value */
+    STROBE_EVENT_THREAD_BEGIN = 4,
+    STROBE_EVENT_THREAD_END = 5,
+    STROBE_EVENT_THREAD_CREATE = 6,/* other_thread = child */
+    STROBE_EVENT_THREAD_JOIN = 7,  /* other_thread = joined */
+    STROBE_EVENT_FORK = 8,         /* value = child pid */
+    STROBE_EVENT_INHERIT = 9,      /* region entered before fork(); not a visit */
+};
+
+struct strobe_event {
+    int type;
+    uint64_t time_ns;
+    uint32_t region;       /* global region id (ENTER/EXIT/INHERIT) */
+    uint32_t metric;       /* global metric id (METRIC) */
+    uint32_t other_thread; /* global thread index (CREATE/JOIN) or STROBE_NONE */
+    uint32_t depth;        /* nesting depth after the event */
+    int64_t value;
+    uint64_t offset;       /* byte offset of the record in the stream file */
+};
+
+struct strobe_stream_iter;
+
+int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread,
+                       struct strobe_stream_iter **out, struct strobe_errbuf *eb);
+/* 1 = *ev filled, 0 = end of stream, < 0 = error (message in eb). An EXIT
+ * without a matching ENTER is an error. Regions still open at the end of a
+ * stream are closed by synthetic EXIT events at the thread's end_ns so
+ * consumers always see balanced nesting. */
+int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev,
+                       struct strobe_errbuf *eb);
+void strobe_stream_close(struct strobe_stream_iter *it);
+
+/* ---- Call-path profile ------------------------------------------------
+ * One call tree merged over all threads (paths identified by global region
+ * ids); each node keeps per-thread statistics so reports can show the
+ * metric x call path x thread cube. */
+struct strobe_stats {
+    uint64_t visits;
+    uint64_t incl_ns;   /* sum of inclusive time */
+    uint64_t excl_ns;   /* incl_ns minus children's incl_ns */
+    uint64_t min_ns;    /* over completed visits; UINT64_MAX when none */
+    uint64_t max_ns;
+    double sumsq_ns;    /* sum of squared inclusive durations, ns^2 */
+};
+
+struct strobe_metric_stats {
+    uint64_t count;
+    int64_t sum, min, max;
+};
+
+struct strobe_cnode {
+    uint32_t region;       /* STROBE_NONE for the root */
+    uint32_t parent;       /* node index, STROBE_NONE for the root */
+    uint32_t first_child;  /* node index or STROBE_NONE */
+    uint32_t next_sibling;
+    uint32_t depth;        /* root = 0 */
+    struct strobe_stats total;           /* summed over threads */
+    struct strobe_stats *per_thread;     /* [exp->nthreads] */
+    struct strobe_metric_stats *metrics; /* [exp->nmetrics], summed over threads;
+                                            NULL when the node has none */
+    struct strobe_metric_stats *thread_metrics; /* [nthreads * nmetrics] or NULL */
+};
+
+enum strobe_profile_source {
+    STROBE_PROFILE_AUTO = 0,  /* profile files when every thread has one, else trace */
+    STROBE_PROFILE_FILES = 1, /* t<N>.prof only */
+    STROBE_PROFILE_TRACE = 2, /* rebuilt from the event streams */
+};
+
+struct strobe_profile {
+    struct strobe_cnode *nodes; size_t nnodes; /* node 0 is the root */
+    int source;                                /* what it was built from */
+};
+
+int strobe_profile_build(const struct strobe_experiment *exp, int source,
+                         struct strobe_profile **out, struct strobe_errbuf *eb);
+void strobe_profile_free(struct strobe_profile *p);
+
+#endif

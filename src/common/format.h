@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * On-disk layout of a strobe experiment, version 1: the single source of
+ * truth shared by the runtime (writer, src/core) and the analysis (reader,
+ * src/analysis). docs/formats/trace.md explains the same layout in prose;
+ * keep the two in step and bump STROBE_FORMAT_VERSION on any change.
+ *
+ * An experiment directory holds a `meta` file written by `strobe run` and
+ * one sub-directory per measured process image, `proc-<pid>` (or
+ * `proc-<pid>-<n>` when an exec() reuses the pid), containing:
+ *   defs          definitions: process, clock sync points, modules, regions,
+ *                 metrics (record framing below)
+ *   t<N>.evt      event stream of thread N (N = 0 is the main thread)
+ *   t<N>.prof     call-path profile of thread N (fixed 64-byte slots)
+ * Every file is written through a MAP_SHARED mapping, so whatever a process
+ * stored before being killed is in the page cache and thus in the file.
+ *
+ * All integers are little-endian. "uleb" is unsigned LEB128 (7 bits per
+ * byte, high bit = more), "sleb" is zigzag-mapped then uleb, "str" is a uleb
+ * byte length followed by that many bytes (no NUL).
+ */
+#ifndef STROBE_COMMON_FORMAT_H
+#define STROBE_COMMON_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STROBE_FORMAT_VERSION 1u
+
+/* Every file is a sequence of chunks of `chunk_size` bytes; the header sits
+ * at the start of chunk 0. A record never straddles a chunk boundary: a
+ * writer that cannot fit a record pads the rest of the chunk with zero
+ * bytes. A reader that meets a 0x00 record byte therefore skips to the next
+ * chunk boundary; if that is at or beyond the end of the file, or the next
+ * chunk starts with 0x00 too, the stream has ended. A file is also allowed
+ * to be longer than its data (zero tail), which is what a SIGKILLed process
+ * leaves behind. */
+#define STROBE_CHUNK_SIZE_DEFAULT (1u << 20)
+#define STROBE_CHUNK_SIZE_MIN     4096u
+#define STROBE_CHUNK_SIZE_MAX     (1u << 30)
+
+/* Largest encoded size of one record of each stream kind; writers reserve
+ * this much before encoding so the hot path does a single bounds check. */
+#define STROBE_MAX_EVENT_BYTES 32u /* enter/exit and small ext records */
+#define STROBE_MAX_EXT_PAYLOAD 256u
+
+#define STROBE_MAGIC_EVENTS  "STRBEVT1"
+#define STROBE_MAGIC_DEFS    "STRBDEF1"
+#define STROBE_MAGIC_PROFILE "STRBPRF1"
+
+/* Header of t<N>.evt and defs (64 bytes). */
+struct strobe_file_header {
+    char magic[8];
+    uint32_t version;      /* STROBE_FORMAT_VERSION */
+    uint32_t header_size;  /* sizeof(struct strobe_file_header) = 64 */
+    uint32_t chunk_size;   /* power of two, MIN..MAX */
+    uint32_t thread_index; /* event streams: N of t<N>.evt; defs: 0 */
+    uint64_t start_ticks;  /* event streams: base of the first delta */
+    uint64_t dropped;      /* event streams: events not recorded because the
+                              size limit was reached (updated live) */
+    uint64_t limit_bytes;  /* size limit in force (0 = none) */
+    uint64_t reserved[2];  /* zero */
+};
+
+/* ---- Event stream records (t<N>.evt) ----------------------------------
+ * First byte b0:  kk c ddddd
+ *   kk = b0 >> 6       record kind (below)
+ *   c  = (b0 >> 5) & 1 time delta continues in a following uleb
+ *   ddddd              low 5 bits of the time delta
+ * The delta is in clock ticks since the previous record of the stream (the
+ * first record's base is start_ticks); delta = ddddd | (uleb << 5).
+ *
+ *   kk = 1 ENTER       delta, then uleb region id
+ *   kk = 2 EXIT        delta; leaves the innermost open region
+ *   kk = 3 ENTER_SAME  delta; enters the region named by the previous
+ *                      ENTER/ENTER_SAME/INHERIT record of this stream
+ *   kk = 0 EXT         b0 low 6 bits = ext type (1..63; b0 == 0 is chunk
+ *                      padding), followed by uleb delta, uleb payload
+ *                      length, payload. Readers skip unknown types.
+ */
+enum strobe_event_kind {
+    STROBE_EV_EXT = 0,
+    STROBE_EV_ENTER = 1,
+    STROBE_EV_EXIT = 2,
+    STROBE_EV_ENTER_SAME = 3,
+};
+
+enum strobe_ext_type {
+    /* payload: uleb tid (kernel thread id), uleb parent thread index + 1
+     *          (0 = none: the first thread of a process image) */
+    STROBE_EXT_THREAD_BEGIN = 1,
+    /* payload: uleb utime_us, stime_us, maxrss_kb, minflt, majflt, nvcsw,
+     *          nivcsw (getrusage(RUSAGE_THREAD) at thread end) */
+    STROBE_EXT_THREAD_END = 2,
+    /* payload: uleb metric id, sleb value (added to the current call path) */
+    STROBE_EXT_METRIC = 3,
+    /* payload: uleb child thread index */
+    STROBE_EXT_THREAD_CREATE = 4,
+    /* payload: uleb joined thread index */
+    STROBE_EXT_THREAD_JOIN = 5,
+    /* payload: uleb child pid (written by the parent after fork()) */
+    STROBE_EXT_FORK = 6,
+    /* payload: uleb region id. Opens a region inherited from the parent
+     * process at fork(): nests like ENTER but is not a new visit. */
+    STROBE_EXT_INHERIT = 7,
+};
+
+/* ---- Definition records (defs) ----------------------------------------
+ * Each record: byte type (1..255; 0 = chunk padding), uleb payload length,
+ * payload. Readers skip unknown types. */
+enum strobe_def_type {
+    /* uleb pid, uleb ppid, uleb clock kind (enum strobe_clock_kind),
+     * uleb realtime_ns at start, str exe path, str parent process dir name
+     * ("" unless created by fork) */
+    STROBE_DEF_PROCESS = 1,
+    /* uleb ticks, uleb monotonic ns: one point of the tick->ns line */
+    STROBE_DEF_CLOCK_SYNC = 2,
+    /* str path, uleb load bias, uleb lowest address, uleb highest address + 1 */
+    STROBE_DEF_MODULE = 3,
+    /* uleb id, uleb kind (enum strobe_region_kind), uleb address (0 for
+     * annotations), str name ("" when resolved offline), str file, uleb line */
+    STROBE_DEF_REGION = 4,
+    /* uleb id, str name, str unit */
+    STROBE_DEF_METRIC = 5,
+    /* uleb ticks the runtime spends per recorded event (self-measured at
+     * start-up, used to estimate measurement overhead) */
+    STROBE_DEF_OVERHEAD = 6,
+    /* uleb ticks at exit, sleb exit status (normal process exit only) */
+    STROBE_DEF_PROCESS_END = 7,
+};
+
+enum strobe_clock_kind {
+    STROBE_CLOCK_TSC = 0,       /* rdtsc; tick->ns from CLOCK_SYNC points */
+    STROBE_CLOCK_MONOTONIC = 1, /* clock_gettime(CLOCK_MONOTONIC): 1 tick = 1 ns */
+};
+
+enum strobe_region_kind {
+    STROBE_REGION_FUNCTION = 0, /* -finstrument-functions: address */
+    STROBE_REGION_USER = 1,     /* annotation API: name/file/line */
+};
+
+/* ---- Profile (t<N>.prof) ----------------------------------------------
+ * Header (64 bytes) then 64-byte slots; slot 0 is the call tree root
+ * (region STROBE_PROF_NO_REGION). Times are in clock ticks; node times
+ * cover completed visits only, visits are counted on entry. */
+struct strobe_prof_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_size;  /* 64 */
+    uint32_t slot_size;    /* 64 */
+    uint32_t thread_index;
+    uint32_t slot_count;   /* slots in use; published after the slot is filled */
+    uint32_t flags;        /* STROBE_PROF_* */
+    uint64_t reserved[4];
+};
+
+#define STROBE_PROF_ENDED    1u /* the thread finished and closed its profile */
+#define STROBE_PROF_OVERFLOW 2u /* slots or depth ran out; profile is partial */
+#define STROBE_PROF_NO_REGION UINT32_MAX
+#define STROBE_PROF_NONE      UINT32_MAX /* null slot index */
+
+enum strobe_prof_tag {
+    STROBE_SLOT_NODE = 1,
+    STROBE_SLOT_METRIC = 2,
+};
+
+struct strobe_prof_node {
+    uint32_t tag;          /* STROBE_SLOT_NODE */
+    uint32_t parent;       /* slot index */
+    uint32_t region;       /* region id of this process */
+    uint32_t first_child;  /* slot index or STROBE_PROF_NONE */
+    uint32_t next_sibling;
+    uint32_t first_metric; /* slot index of a STROBE_SLOT_METRIC or NONE */
+    uint64_t visits;
+    uint64_t incl_ticks;   /* sum over completed visits */
+    uint64_t min_ticks;    /* UINT64_MAX until a visit completes */
+    uint64_t max_ticks;
+    double sumsq_ticks;    /* sum of squared inclusive durations */
+};
+
+struct strobe_prof_metric {
+    uint32_t tag;  /* STROBE_SLOT_METRIC */
+    uint32_t node; /* owning node slot */
+    uint32_t metric;
+    uint32_t next; /* next metric slot of the same node */
+    uint64_t count;
+    int64_t sum;
+    int64_t min;
+    int64_t max;
+    uint64_t reserved[2];
+};
+
+_Static_assert(sizeof(struct strobe_file_header) == 64, "header layout");
+_Static_assert(sizeof(struct strobe_prof_header) == 64, "header layout");
+_Static_assert(sizeof(struct strobe_prof_node) == 64, "slot layout");
+_Static_assert(sizeof(struct strobe_prof_metric) == 64, "slot layout");
+
+/* ---- LEB128 helpers shared by writer and reader ----------------------- */
+
+/* Appends v as uleb at p; returns the byte after it. Needs <= 10 bytes. */
+static inline uint8_t *strobe_uleb_put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint64_t strobe_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t strobe_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Decodes a uleb from [*p, end). Returns 0 and advances *p, or -1 when the
+ * value is truncated or longer than 64 bits. Never reads past end. */
+static inline int strobe_uleb_get(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    const uint8_t *q = *p;
+    for (;;) {
+        if (q >= end || shift > 63)
+            return -1;
+        uint8_t b = *q++;
+        if (shift == 63 && (b & 0x7e))
+            return -1;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+        shift += 7;
+    }
+    *p = q;
+    *out = v;
+    return 0;
+}
+
+#endif

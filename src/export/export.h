@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exporters: each writes the experiment model (src/analysis/experiment.h)
+ * to one foreign format. They only format the model: every number comes
+ * from the reader and strobe_profile_build(), never from their own parsing.
+ * Each returns 0 or a negative code with a one-line message in eb, and
+ * removes a partially written OUT on failure.
+ */
+#ifndef STROBE_EXPORT_EXPORT_H
+#define STROBE_EXPORT_EXPORT_H
+
+#include "analysis/experiment.h"
+
+struct strobe_export_opts {
+    /* called with (bytes of event streams done, total) when not NULL */
+    void (*progress)(uint64_t done, uint64_t total, void *arg);
+    void *progress_arg;
+};
+
+/* Chrome Trace Event Format JSON (B/E events, thread names, metric counters):
+ * loads in Perfetto UI and speedscope. OUT is a file. */
+int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
+                         const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
+
+/* OTF2 archive written with libotf2: OUT is the archive directory; the
+ * anchor file is OUT/traces.otf2 (readable by otf2-print). */
+int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
+                       const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
+
+/* Cube4 .cubex (tar of anchor.xml + per-metric index/data files): metric
+ * tree (time, visits, min/max, user metrics), call tree, system tree
+ * (machine > process > thread). OUT is the .cubex file. */
+int strobe_export_cubex(const struct strobe_experiment *exp, const char *out,
+                        const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests of the shared pieces: LEB128 codec, filter parser, error table. */
+#include <errno.h>
+
+#include "common/filter.h"
+#include "common/format.h"
+#include "strobe/strobe.h"
+#include "test.h"
+
+STROBE_TEST(leb_roundtrip)
+{
+    static const uint64_t values[] = { 0, 1, 31, 127, 128, 16383, 16384, UINT32_MAX,
+                                       (uint64_t)1 << 56, UINT64_MAX };
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        uint8_t buf[16];
+        uint8_t *e = strobe_uleb_put(buf, values[i]);
+        const uint8_t *p = buf;
+        uint64_t v;
+        CHECK_EQ_INT(strobe_uleb_get(&p, e, &v), 0);
+        CHECK_EQ_U64(v, values[i]);
+        CHECK(p == e);
+        /* every strict prefix is reported as truncated */
+        for (const uint8_t *cut = buf; cut < e; cut++) {
+            const uint8_t *q = buf;
+            CHECK_EQ_INT(strobe_uleb_get(&q, cut, &v), -1);
+        }
+    }
+
+}
+
+STROBE_TEST(leb_rejects_overlong)
+{
+    uint8_t buf[11];
+    memset(buf, 0xff, 10);
+    buf[10] = 0x01;
+    const uint8_t *p = buf;
+    uint64_t v;
+    CHECK_EQ_INT(strobe_uleb_get(&p, buf + 11, &v), -1);
+    /* 10th byte may only carry bit 63 */
+    memset(buf, 0x80, 9);
+    buf[9] = 0x02;
+    p = buf;
+    CHECK_EQ_INT(strobe_uleb_get(&p, buf + 10, &v), -1);
+    buf[9] = 0x01;
+    p = buf;
+    CHECK_EQ_INT(strobe_uleb_get(&p, buf + 10, &v), 0);
+    CHECK_EQ_U64(v, (uint64_t)1 << 63);
+}
+
+STROBE_TEST(zigzag)
+{
+    static const int64_t values[] = { 0, -1, 1, INT64_MIN, INT64_MAX, -12345 };
+    for (size_t i = 0; i < 6; i++)
+        CHECK(strobe_unzigzag(strobe_zigzag(values[i])) == values[i]);
+    CHECK_EQ_U64(strobe_zigzag(-1), 1);
+    CHECK_EQ_U64(strobe_zigzag(1), 2);
+}
+
+STROBE_TEST(filter_last_match_wins)
+{
+    const char *text = "# measure only the solver\n"
+                       "exclude *\n"
+                       "include solve_* main\n"
+                       "  exclude solve_debug   # but not this one\n";
+    struct strobe_filter *f;
+    char err[256];
+    CHECK_EQ_INT(strobe__filter_parse(text, strlen(text), "f.txt", &f, err, sizeof err), 0);
+    CHECK(strobe__filter_match(f, "main"));
+    CHECK(strobe__filter_match(f, "solve_x"));
+    CHECK(!strobe__filter_match(f, "solve_debug"));
+    CHECK(!strobe__filter_match(f, "helper"));
+    strobe__filter_free(f);
+}
+
+STROBE_TEST(filter_empty_measures_all)
+{
+    struct strobe_filter *f;
+    char err[256];
+    CHECK_EQ_INT(strobe__filter_parse("\n# nothing\n", 11, "f", &f, err, sizeof err), 0);
+    CHECK(strobe__filter_match(f, "anything"));
+    strobe__filter_free(f);
+}
+
+STROBE_TEST(filter_errors_name_line)
+{
+    struct strobe_filter *f = NULL;
+    char err[256];
+    const char *bad = "exclude *\nexlude foo\n";
+    CHECK_EQ_INT(strobe__filter_parse(bad, strlen(bad), "rules.txt", &f, err, sizeof err),
+                 STROBE_ERR_SYNTAX);
+    CHECK_STR_EQ(err, "rules.txt:2: unknown keyword 'exlude' (expected include or exclude)");
+    const char *noglob = "include\n";
+    CHECK_EQ_INT(strobe__filter_parse(noglob, strlen(noglob), "r", &f, err, sizeof err),
+                 STROBE_ERR_SYNTAX);
+    CHECK_STR_EQ(err, "r:1: 'include' needs at least one glob");
+    CHECK_EQ_INT(strobe__filter_load("/nonexistent/filter", &f, err, sizeof err), -ENOENT);
+    CHECK_CONTAINS(err, "/nonexistent/filter: No such file");
+}
+
+STROBE_TEST(strerror_table)
+{
+    CHECK_STR_EQ(strobe_strerror(STROBE_ERR_TRUNCATED), "file truncated");
+    CHECK_STR_EQ(strobe_strerror(-ENOENT), "No such file or directory");
+    CHECK_STR_EQ(strobe_strerror(-99999), "unknown error");
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(leb_roundtrip), STROBE_CASE(leb_rejects_overlong), STROBE_CASE(zigzag),
+                 STROBE_CASE(filter_last_match_wins), STROBE_CASE(filter_empty_measures_all),
+                 STROBE_CASE(filter_errors_name_line), STROBE_CASE(strerror_table))
