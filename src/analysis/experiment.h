@@ -137,6 +137,7 @@ struct strobe_event {
     uint32_t depth;        /* nesting depth after the event */
     int64_t value;
     uint64_t offset;       /* byte offset of the record in the stream file */
+    bool synthetic;        /* an EXIT added at the end for a region left open */
 };
 
 struct strobe_stream_iter;

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffer decoders for the defs file, event streams, profile files and the
+ * meta file (see decode.h). Every read is bounds-checked against the
+ * record's chunk; any inconsistency becomes a one-line error naming the
+ * file and byte offset. These functions are the fuzzing surface.
+ */
+#include "analysis/decode.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strobe/strobe.h"
+
+/* Region and metric ids index direct maps in the loader; no writer comes
+ * near this many, so a larger id means corruption. */
+#define MAX_LOCAL_ID (1u << 24)
+#define MAX_DEPTH    (1u << 20)
+
+int strobe__error(struct strobe_errbuf *eb, int code, const char *fmt, ...)
+{
+    if (eb) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(eb->msg, sizeof eb->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int strobe__header_check(const uint8_t *buf, size_t len, const char *magic, const char *name,
+                         struct strobe_file_header *out, struct strobe_errbuf *eb)
+{
+    struct strobe_file_header h;
+    if (len < sizeof h)
+        return strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: file is %zu bytes, shorter than its %zu-byte header",
+                             name, len, sizeof h);
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, magic, 8) != 0)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 0: bad magic (not a strobe %s file)", name,
+                             strcmp(magic, STROBE_MAGIC_DEFS) == 0 ? "definitions" : "event stream");
+    if (h.version != STROBE_FORMAT_VERSION)
+        return strobe__error(eb, STROBE_ERR_VERSION, "%s: offset 8: format version %u, this strobe reads %u",
+                             name, h.version, STROBE_FORMAT_VERSION);
+    if (h.header_size != sizeof h)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 12: header size %u, expected %zu", name,
+                             h.header_size, sizeof h);
+    if (h.chunk_size < STROBE_CHUNK_SIZE_MIN || h.chunk_size > STROBE_CHUNK_SIZE_MAX ||
+        (h.chunk_size & (h.chunk_size - 1)))
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset 16: chunk size %u is not a power of two in [%u, %u]", name,
+                             h.chunk_size, STROBE_CHUNK_SIZE_MIN, STROBE_CHUNK_SIZE_MAX);
+    *out = h;
+    return 0;
+}
+
+/* Moves *pos over chunk padding to the next record. Returns 1 when a record
+ * starts at *pos, 0 at the end of the data, < 0 on corrupt padding. */
+static int next_record(const uint8_t *buf, size_t len, uint32_t cs, size_t *pos, const char *name,
+                       struct strobe_errbuf *eb)
+{
+    for (;;) {
+        size_t start = *pos;
+        if (start >= len)
+            return 0;
+        if (buf[start] != 0)
+            return 1;
+        if (start % cs == 0) /* a chunk that starts empty: nothing was written past here */
+            return 0;
+        size_t next = (start / cs + 1) * cs;
+        size_t stop = next < len ? next : len;
+        for (size_t i = start; i < stop; i++)
+            if (buf[i])
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: non-zero byte in chunk padding",
+                                     name, i);
+        *pos = next;
+    }
+}
+
+static size_t chunk_end(size_t pos, uint32_t cs, size_t len)
+{
+    size_t e = (pos / cs + 1) * cs;
+    return e < len ? e : len;
+}
+
+/* Cursor over one record's bytes [p, end); base is the file offset of buf. */
+struct cursor {
+    const uint8_t *buf, *p, *end;
+    const char *name;
+    const char *what; /* record name for messages */
+};
+
+static size_t cur_off(const struct cursor *c)
+{
+    return (size_t)(c->p - c->buf);
+}
+
+static int get_u(struct cursor *c, uint64_t *v, struct strobe_errbuf *eb)
+{
+    size_t off = cur_off(c);
+    if (strobe_uleb_get(&c->p, c->end, v) == 0)
+        return 0;
+    const uint8_t *q = c->p;
+    while (q < c->end && (*q & 0x80) && q - c->p < 10)
+        q++;
+    if (q >= c->end)
+        return strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: offset %zu: %s truncated", c->name, off, c->what);
+    return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: %s has an integer longer than 64 bits", c->name,
+                         off, c->what);
+}
+
+static int get_str(struct cursor *c, char **s, struct strobe_errbuf *eb)
+{
+    uint64_t n;
+    int rc = get_u(c, &n, eb);
+    if (rc)
+        return rc;
+    if (n > (uint64_t)(c->end - c->p))
+        return strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: offset %zu: %s string of %llu bytes runs past the record",
+                             c->name, cur_off(c), c->what, (unsigned long long)n);
+    if (memchr(c->p, 0, (size_t)n))
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: %s string contains a NUL byte", c->name,
+                             cur_off(c), c->what);
+    *s = strndup((const char *)c->p, (size_t)n);
+    if (!*s)
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", c->name);
+    c->p += n;
+    return 0;
+}
+
+/* Arrays grow by doubling; the capacity is implied by the count (4, then
+ * powers of two), so callers keep only a count. */
+static int grow(void **arr, size_t n, size_t elem, const char *name, struct strobe_errbuf *eb)
+{
+    if (n != 0 && (n < 4 || (n & (n - 1))))
+        return 0;
+    size_t cap = n ? n * 2 : 4;
+    void *p = realloc(*arr, cap * elem);
+    if (!p)
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", name);
+    *arr = p;
+    return 0;
+}
+
+#define APPEND(arr, n, name, eb) grow((void **)&(arr), (n), sizeof *(arr), (name), (eb))
+
+/* ---- defs -------------------------------------------------------------- */
+
+static const char *def_name(unsigned type)
+{
+    switch (type) {
+    case STROBE_DEF_PROCESS: return "PROCESS record";
+    case STROBE_DEF_CLOCK_SYNC: return "CLOCK_SYNC record";
+    case STROBE_DEF_MODULE: return "MODULE record";
+    case STROBE_DEF_REGION: return "REGION record";
+    case STROBE_DEF_METRIC: return "METRIC record";
+    case STROBE_DEF_OVERHEAD: return "OVERHEAD record";
+    case STROBE_DEF_PROCESS_END: return "PROCESS_END record";
+    default: return "record";
+    }
+}
+
+static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, size_t rec_off,
+                      struct strobe_errbuf *eb)
+{
+    int rc = 0;
+    uint64_t v;
+    switch (type) {
+    case STROBE_DEF_PROCESS:
+        if (d->have_process)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second PROCESS record", c->name, rec_off);
+        if ((rc = get_u(c, &d->pid, eb)) || (rc = get_u(c, &d->ppid, eb)) || (rc = get_u(c, &d->clock_kind, eb)) ||
+            (rc = get_u(c, &d->realtime_ns, eb)) || (rc = get_str(c, &d->exe, eb)) ||
+            (rc = get_str(c, &d->parent_dir, eb)))
+            return rc;
+        if (d->clock_kind != STROBE_CLOCK_TSC && d->clock_kind != STROBE_CLOCK_MONOTONIC)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: unknown clock kind %llu", c->name,
+                                 rec_off, (unsigned long long)d->clock_kind);
+        d->have_process = true;
+        return 0;
+    case STROBE_DEF_CLOCK_SYNC: {
+        struct strobe__sync s;
+        if ((rc = get_u(c, &s.ticks, eb)) || (rc = get_u(c, &s.ns, eb)))
+            return rc;
+        if ((rc = APPEND(d->syncs, d->nsyncs, c->name, eb)))
+            return rc;
+        d->syncs[d->nsyncs++] = s;
+        return 0;
+    }
+    case STROBE_DEF_MODULE: {
+        struct strobe__module m = { 0 };
+        if ((rc = get_str(c, &m.path, eb)) || (rc = get_u(c, &m.bias, eb)) || (rc = get_u(c, &m.lo, eb)) ||
+            (rc = get_u(c, &m.hi, eb)) || (rc = APPEND(d->modules, d->nmodules, c->name, eb))) {
+            free(m.path);
+            return rc;
+        }
+        if (m.hi < m.lo) {
+            free(m.path);
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MODULE address range is inverted",
+                                 c->name, rec_off);
+        }
+        d->modules[d->nmodules++] = m;
+        return 0;
+    }
+    case STROBE_DEF_REGION: {
+        struct strobe__local_region r = { 0 };
+        uint64_t kind = 0, line = 0;
+        if ((rc = get_u(c, &r.id, eb)) || (rc = get_u(c, &kind, eb)) || (rc = get_u(c, &r.address, eb)) ||
+            (rc = get_str(c, &r.name, eb)) || (rc = get_str(c, &r.file, eb)) || (rc = get_u(c, &line, eb)))
+            goto bad_region;
+        if (r.id >= MAX_LOCAL_ID) {
+            rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: region id %llu out of range", c->name,
+                               rec_off, (unsigned long long)r.id);
+            goto bad_region;
+        }
+        if (kind != STROBE_REGION_FUNCTION && kind != STROBE_REGION_USER) {
+            rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: unknown region kind %llu", c->name,
+                               rec_off, (unsigned long long)kind);
+            goto bad_region;
+        }
+        for (size_t i = 0; i < d->nregions; i++)
+            if (d->regions[i].id == r.id) {
+                rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: region id %llu defined twice", c->name,
+                                   rec_off, (unsigned long long)r.id);
+                goto bad_region;
+            }
+        if ((rc = APPEND(d->regions, d->nregions, c->name, eb)))
+            goto bad_region;
+        r.kind = (int)kind;
+        r.line = line > UINT32_MAX ? 0 : (unsigned)line;
+        d->regions[d->nregions++] = r;
+        return 0;
+    bad_region:
+        free(r.name);
+        free(r.file);
+        return rc;
+    }
+    case STROBE_DEF_METRIC: {
+        struct strobe__local_metric m = { 0 };
+        if ((rc = get_u(c, &m.id, eb)) || (rc = get_str(c, &m.name, eb)) || (rc = get_str(c, &m.unit, eb)))
+            goto bad_metric;
+        if (m.id >= MAX_LOCAL_ID) {
+            rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: metric id %llu out of range", c->name,
+                               rec_off, (unsigned long long)m.id);
+            goto bad_metric;
+        }
+        for (size_t i = 0; i < d->nmetrics; i++)
+            if (d->metrics[i].id == m.id) {
+                rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: metric id %llu defined twice", c->name,
+                                   rec_off, (unsigned long long)m.id);
+                goto bad_metric;
+            }
+        if ((rc = APPEND(d->metrics, d->nmetrics, c->name, eb)))
+            goto bad_metric;
+        d->metrics[d->nmetrics++] = m;
+        return 0;
+    bad_metric:
+        free(m.name);
+        free(m.unit);
+        return rc;
+    }
+    case STROBE_DEF_OVERHEAD:
+        return get_u(c, &d->overhead_ticks, eb);
+    case STROBE_DEF_PROCESS_END:
+        if ((rc = get_u(c, &d->end_ticks, eb)) || (rc = get_u(c, &v, eb)))
+            return rc;
+        d->exit_status = strobe_unzigzag(v);
+        d->have_end = true;
+        return 0;
+    default:
+        return 0; /* newer record type: skipped by design */
+    }
+}
+
+int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *d,
+                        struct strobe_errbuf *eb)
+{
+    memset(d, 0, sizeof *d);
+    struct strobe_file_header h;
+    int rc = strobe__header_check(buf, len, STROBE_MAGIC_DEFS, name, &h, eb);
+    if (rc)
+        return rc;
+    size_t pos = h.header_size;
+    while ((rc = next_record(buf, len, h.chunk_size, &pos, name, eb)) == 1) {
+        size_t rec_off = pos;
+        unsigned type = buf[pos];
+        struct cursor c = { buf, buf + pos + 1, buf + chunk_end(pos, h.chunk_size, len), name, def_name(type) };
+        uint64_t plen;
+        if ((rc = get_u(&c, &plen, eb)))
+            break;
+        if (plen > (uint64_t)(c.end - c.p)) {
+            rc = strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: offset %zu: %s of %llu bytes runs past %s", name,
+                               rec_off, def_name(type), (unsigned long long)plen,
+                               c.end == buf + len ? "the end of the file" : "its chunk");
+            break;
+        }
+        c.end = c.p + plen;
+        if ((rc = def_record(d, type, &c, rec_off, eb)))
+            break;
+        pos = (size_t)(c.end - buf);
+    }
+    if (rc == 0 && !d->have_process)
+        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: no PROCESS record", name);
+    if (rc < 0)
+        strobe__defs_free(d);
+    return rc < 0 ? rc : 0;
+}
+
+void strobe__defs_free(struct strobe__defs *d)
+{
+    free(d->exe);
+    free(d->parent_dir);
+    free(d->syncs);
+    for (size_t i = 0; i < d->nmodules; i++)
+        free(d->modules[i].path);
+    free(d->modules);
+    for (size_t i = 0; i < d->nregions; i++) {
+        free(d->regions[i].name);
+        free(d->regions[i].file);
+    }
+    free(d->regions);
+    for (size_t i = 0; i < d->nmetrics; i++) {
+        free(d->metrics[i].name);
+        free(d->metrics[i].unit);
+    }
+    free(d->metrics);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- event streams ------------------------------------------------------ */
+
+int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, size_t len, const char *name,
+                         struct strobe_errbuf *eb)
+{
+    memset(d, 0, sizeof *d);
+    int rc = strobe__header_check(buf, len, STROBE_MAGIC_EVENTS, name, &d->hdr, eb);
+    if (rc)
+        return rc;
+    d->buf = buf;
+    d->len = len;
+    d->name = name;
+    d->pos = d->hdr.header_size;
+    d->ticks = d->hdr.start_ticks;
+    return 0;
+}
+
+void strobe__stream_end(struct strobe__stream_decoder *d)
+{
+    free(d->stack);
+    d->stack = NULL;
+}
+
+static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, struct strobe_errbuf *eb)
+{
+    if (d->depth == d->cap) {
+        if (d->cap >= MAX_DEPTH)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: regions nested deeper than %u", d->name,
+                                 off, MAX_DEPTH);
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        uint64_t *s = realloc(d->stack, cap * sizeof *s);
+        if (!s)
+            return strobe__error(eb, -ENOMEM, "%s: out of memory", d->name);
+        d->stack = s;
+        d->cap = cap;
+    }
+    d->stack[d->depth++] = region;
+    d->last_region = region;
+    d->have_last = true;
+    return 0;
+}
+
+static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct cursor *c,
+                       struct strobe__raw_event *ev, struct strobe_errbuf *eb)
+{
+    int rc = 0;
+    uint64_t v;
+    switch (type) {
+    case STROBE_EXT_THREAD_BEGIN:
+        ev->kind = STROBE__RAW_THREAD_BEGIN;
+        return (rc = get_u(c, &ev->tid, eb)) ? rc : get_u(c, &ev->parent, eb);
+    case STROBE_EXT_THREAD_END: {
+        ev->kind = STROBE__RAW_THREAD_END;
+        uint64_t *f[] = { &ev->rusage.utime_us, &ev->rusage.stime_us, &ev->rusage.maxrss_kb, &ev->rusage.minflt,
+                          &ev->rusage.majflt,   &ev->rusage.nvcsw,    &ev->rusage.nivcsw };
+        for (size_t i = 0; i < sizeof f / sizeof f[0] && rc == 0; i++)
+            rc = get_u(c, f[i], eb);
+        return rc;
+    }
+    case STROBE_EXT_METRIC:
+        ev->kind = STROBE__RAW_METRIC;
+        if ((rc = get_u(c, &ev->id, eb)) || (rc = get_u(c, &v, eb)))
+            return rc;
+        ev->value = strobe_unzigzag(v);
+        return 0;
+    case STROBE_EXT_THREAD_CREATE:
+        ev->kind = STROBE__RAW_THREAD_CREATE;
+        return get_u(c, &ev->id, eb);
+    case STROBE_EXT_THREAD_JOIN:
+        ev->kind = STROBE__RAW_THREAD_JOIN;
+        return get_u(c, &ev->id, eb);
+    case STROBE_EXT_FORK:
+        ev->kind = STROBE__RAW_FORK;
+        if ((rc = get_u(c, &v, eb)))
+            return rc;
+        ev->value = (int64_t)v;
+        return 0;
+    case STROBE_EXT_INHERIT:
+        ev->kind = STROBE__RAW_INHERIT;
+        if ((rc = get_u(c, &ev->region, eb)))
+            return rc;
+        return push(d, ev->region, (size_t)ev->offset, eb);
+    default:
+        ev->kind = 0; /* newer record type: skipped */
+        return 0;
+    }
+}
+
+static const char *ext_name(unsigned type)
+{
+    static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
+                                         "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
+                                         "FORK record",         "INHERIT record" };
+    return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
+}
+
+int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_event *ev,
+                          struct strobe_errbuf *eb)
+{
+    for (;;) {
+        int rc = next_record(d->buf, d->len, d->hdr.chunk_size, &d->pos, d->name, eb);
+        if (rc <= 0)
+            return rc;
+        size_t off = d->pos;
+        uint8_t b0 = d->buf[off];
+        unsigned kind = b0 >> 6;
+        struct cursor c = { d->buf, d->buf + off + 1, d->buf + chunk_end(off, d->hdr.chunk_size, d->len), d->name,
+                            "record" };
+        memset(ev, 0, sizeof *ev);
+        ev->offset = off;
+        uint64_t delta;
+        unsigned ext_type = 0;
+        if (kind == STROBE_EV_EXT) {
+            ext_type = b0 & 63;
+            c.what = ext_name(ext_type);
+            if ((rc = get_u(&c, &delta, eb)))
+                return rc;
+        } else {
+            c.what = kind == STROBE_EV_ENTER ? "ENTER record" : kind == STROBE_EV_EXIT ? "EXIT record" : "ENTER_SAME record";
+            delta = b0 & 31;
+            if (b0 & 0x20) {
+                uint64_t more;
+                if ((rc = get_u(&c, &more, eb)))
+                    return rc;
+                if (more > (UINT64_MAX >> 5))
+                    return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: time delta overflows 64 bits",
+                                         d->name, off);
+                delta |= more << 5;
+            }
+        }
+        if (delta > UINT64_MAX - d->ticks)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: timestamp overflows 64 bits", d->name, off);
+        switch (kind) {
+        case STROBE_EV_ENTER:
+            ev->kind = STROBE__RAW_ENTER;
+            if ((rc = get_u(&c, &ev->region, eb)) || (rc = push(d, ev->region, off, eb)))
+                return rc;
+            break;
+        case STROBE_EV_ENTER_SAME:
+            if (!d->have_last)
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: ENTER_SAME with no earlier ENTER",
+                                     d->name, off);
+            ev->kind = STROBE__RAW_ENTER;
+            ev->region = d->last_region;
+            if ((rc = push(d, ev->region, off, eb)))
+                return rc;
+            break;
+        case STROBE_EV_EXIT:
+            if (d->depth == 0)
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: EXIT with no open region", d->name, off);
+            ev->kind = STROBE__RAW_EXIT;
+            ev->region = d->stack[--d->depth];
+            break;
+        default: {
+            uint64_t plen;
+            if ((rc = get_u(&c, &plen, eb)))
+                return rc;
+            if (plen > (uint64_t)(c.end - c.p))
+                return strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: offset %zu: %s of %llu bytes runs past %s",
+                                     d->name, off, c.what, (unsigned long long)plen,
+                                     c.end == d->buf + d->len ? "the end of the file" : "its chunk");
+            c.end = c.p + plen;
+            if ((rc = ext_payload(d, ext_type, &c, ev, eb)))
+                return rc;
+            c.p = c.end; /* newer fields inside a known record are skipped */
+            break;
+        }
+        }
+        d->ticks += delta;
+        d->pos = (size_t)(c.p - d->buf);
+        if (ev->kind == 0)
+            continue;
+        ev->ticks = d->ticks;
+        ev->depth = (uint32_t)d->depth;
+        return 1;
+    }
+}
+
+/* ---- profile files ------------------------------------------------------ */
+
+int strobe__prof_check(const uint8_t *buf, size_t len, const char *name, struct strobe__prof_view *out,
+                       struct strobe_errbuf *eb)
+{
+    struct strobe_prof_header h;
+    if (len < sizeof h)
+        return strobe__error(eb, STROBE_ERR_TRUNCATED, "%s: file is %zu bytes, shorter than its %zu-byte header",
+                             name, len, sizeof h);
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, STROBE_MAGIC_PROFILE, 8) != 0)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 0: bad magic (not a strobe profile file)", name);
+    if (h.version != STROBE_FORMAT_VERSION)
+        return strobe__error(eb, STROBE_ERR_VERSION, "%s: offset 8: format version %u, this strobe reads %u",
+                             name, h.version, STROBE_FORMAT_VERSION);
+    if (h.header_size != sizeof h || h.slot_size != sizeof(struct strobe_prof_node))
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 12: header size %u / slot size %u, expected 64/64",
+                             name, h.header_size, h.slot_size);
+    if (h.slot_count == 0 || h.slot_count > (len - sizeof h) / h.slot_size)
+        return strobe__error(eb, h.slot_count ? STROBE_ERR_TRUNCATED : STROBE_ERR_FORMAT,
+                             "%s: offset 24: slot count %u does not fit the file's %zu bytes", name, h.slot_count,
+                             len);
+    const uint8_t *slots = buf + sizeof h;
+    for (uint32_t i = 0; i < h.slot_count; i++) {
+        size_t off = sizeof h + (size_t)i * h.slot_size;
+        uint32_t tag;
+        memcpy(&tag, slots + (size_t)i * h.slot_size, 4);
+        if (tag == STROBE_SLOT_NODE) {
+            struct strobe_prof_node n;
+            memcpy(&n, slots + (size_t)i * h.slot_size, sizeof n);
+            if (i == 0) {
+                if (n.parent != STROBE_PROF_NONE || n.region != STROBE_PROF_NO_REGION)
+                    return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: slot 0 is not the call-tree root",
+                                         name, off);
+                continue;
+            }
+            uint32_t ptag = 0;
+            if (n.parent < i)
+                memcpy(&ptag, slots + (size_t)n.parent * h.slot_size, 4);
+            if (n.parent >= i || ptag != STROBE_SLOT_NODE)
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: slot %u has invalid parent %u", name, off,
+                                     i, n.parent);
+            if (n.min_ticks != UINT64_MAX && (n.min_ticks > n.max_ticks || n.max_ticks > n.incl_ticks))
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: slot %u has min/max outside its total",
+                                     name, off, i);
+        } else if (tag == STROBE_SLOT_METRIC && i > 0) {
+            struct strobe_prof_metric m;
+            memcpy(&m, slots + (size_t)i * h.slot_size, sizeof m);
+            uint32_t ntag = 0;
+            if (m.node < i)
+                memcpy(&ntag, slots + (size_t)m.node * h.slot_size, 4);
+            if (m.node >= i || ntag != STROBE_SLOT_NODE)
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: metric slot %u has invalid node %u",
+                                     name, off, i, m.node);
+        } else {
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: slot %u has unknown tag %u", name, off, i,
+                                 tag);
+        }
+    }
+    out->hdr = h;
+    out->slots = slots;
+    return 0;
+}
+
+/* ---- meta ------------------------------------------------------------- */
+
+int strobe__meta_parse(const char *text, size_t len, const char *name, char ***keys, char ***values, size_t *n,
+                       struct strobe_errbuf *eb)
+{
+    const char *p = text, *end = text + len;
+    unsigned lineno = 0;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        lineno++;
+        const char *line = p;
+        size_t llen = (size_t)(eol - p);
+        p = eol + 1;
+        if (llen == 0)
+            continue;
+        if (memchr(line, 0, llen))
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s:%u: NUL byte", name, lineno);
+        const char *colon = memchr(line, ':', llen);
+        if (!colon || colon == line || colon + 1 >= eol || colon[1] != ' ')
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s:%u: expected 'key: value'", name, lineno);
+        int rc;
+        if ((rc = APPEND(*keys, *n, name, eb)) || (rc = APPEND(*values, *n, name, eb)))
+            return rc;
+        char *k = strndup(line, (size_t)(colon - line));
+        char *v = strndup(colon + 2, (size_t)(eol - colon - 2));
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return strobe__error(eb, -ENOMEM, "%s: out of memory", name);
+        }
+        (*keys)[*n] = k;
+        (*values)[*n] = v;
+        (*n)++;
+    }
+    return 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Decoders of the raw strobe files (src/common/format.h) working on memory
+ * buffers: the defs file, one event stream, one profile file. They validate
+ * every byte they use and report problems as one line naming the file and
+ * offset. They know nothing about other processes or global ids; the
+ * experiment loader (experiment.c) builds the model on top of them, and the
+ * fuzz targets (tests/fuzz) drive them directly.
+ */
+#ifndef STROBE_ANALYSIS_DECODE_H
+#define STROBE_ANALYSIS_DECODE_H
+
+#include "analysis/experiment.h"
+#include "common/format.h"
+
+/* ---- chunked files ---------------------------------------------------- */
+
+/* Validates the 64-byte header shared by defs and event streams. */
+int strobe__header_check(const uint8_t *buf, size_t len, const char *magic, const char *name,
+                         struct strobe_file_header *out, struct strobe_errbuf *eb);
+
+/* ---- defs -------------------------------------------------------------- */
+struct strobe__sync {
+    uint64_t ticks, ns;
+};
+
+struct strobe__module {
+    char *path;
+    uint64_t bias, lo, hi;
+};
+
+struct strobe__local_region {
+    uint64_t id;
+    int kind;
+    uint64_t address; /* run-time address */
+    char *name, *file;
+    unsigned line;
+};
+
+struct strobe__local_metric {
+    uint64_t id;
+    char *name, *unit;
+};
+
+struct strobe__defs {
+    bool have_process;
+    uint64_t pid, ppid, clock_kind, realtime_ns;
+    char *exe, *parent_dir;
+    struct strobe__sync *syncs; size_t nsyncs;
+    struct strobe__module *modules; size_t nmodules;
+    struct strobe__local_region *regions; size_t nregions;
+    struct strobe__local_metric *metrics; size_t nmetrics;
+    uint64_t overhead_ticks;
+    bool have_end;
+    uint64_t end_ticks;
+    int64_t exit_status;
+};
+
+int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,
+                        struct strobe_errbuf *eb);
+void strobe__defs_free(struct strobe__defs *d);
+
+/* ---- event streams ------------------------------------------------------ */
+enum strobe__raw_kind {
+    STROBE__RAW_ENTER = 1,   /* region (local id) */
+    STROBE__RAW_EXIT = 2,    /* region = the innermost open one */
+    STROBE__RAW_INHERIT = 3, /* region */
+    STROBE__RAW_METRIC = 4,  /* id, value */
+    STROBE__RAW_THREAD_BEGIN = 5, /* tid, parent (index + 1, 0 = none) */
+    STROBE__RAW_THREAD_END = 6,   /* rusage */
+    STROBE__RAW_THREAD_CREATE = 7,/* id = child thread index */
+    STROBE__RAW_THREAD_JOIN = 8,  /* id = joined thread index */
+    STROBE__RAW_FORK = 9,         /* value = child pid */
+};
+
+struct strobe__raw_event {
+    int kind;
+    uint64_t ticks;
+    uint64_t offset;
+    uint64_t region; /* local region id */
+    uint64_t id;
+    int64_t value;
+    uint64_t tid, parent;
+    struct strobe_rusage rusage;
+    uint32_t depth; /* open regions after the event */
+};
+
+struct strobe__stream_decoder {
+    const uint8_t *buf;
+    size_t len;
+    const char *name;
+    struct strobe_file_header hdr;
+    size_t pos;
+    uint64_t ticks;
+    uint64_t last_region;
+    bool have_last;
+    uint64_t *stack; /* open local region ids */
+    size_t depth, cap;
+};
+
+/* Checks the header and positions the decoder on the first record. The
+ * decoder keeps pointers to buf and name. */
+int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, size_t len, const char *name,
+                         struct strobe_errbuf *eb);
+/* 1 = *ev filled, 0 = end of data, < 0 = error. */
+int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_event *ev,
+                          struct strobe_errbuf *eb);
+void strobe__stream_end(struct strobe__stream_decoder *d);
+
+/* ---- profile files ------------------------------------------------------ */
+struct strobe__prof_view {
+    struct strobe_prof_header hdr;
+    const uint8_t *slots; /* hdr.slot_count slots of 64 bytes */
+};
+
+/* Validates header and every slot: tags, parent links pointing backwards to
+ * node slots, metric chains to node slots. */
+int strobe__prof_check(const uint8_t *buf, size_t len, const char *name, struct strobe__prof_view *out,
+                       struct strobe_errbuf *eb);
+
+/* ---- meta ------------------------------------------------------------- */
+/* Parses `key: value` lines; appends to keys/values (malloc'd). */
+int strobe__meta_parse(const char *text, size_t len, const char *name, char ***keys, char ***values,
+                       size_t *n, struct strobe_errbuf *eb);
+
+#endif

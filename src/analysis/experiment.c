@@ -1,0 +1,786 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loads an experiment directory into the model of experiment.h: meta,
+ * every process's definitions (unified across processes after symbol
+ * resolution), threads with their stream statistics, and the clock fit of
+ * each process. Also the per-thread event iterator, which maps process-
+ * local ids to global ones and closes regions left open by a killed
+ * thread. Everything is validated once here, so reports and exporters see
+ * only consistent data.
+ */
+#define _GNU_SOURCE /* asprintf */
+#include "analysis/experiment.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/decode.h"
+#include "analysis/keymap.h"
+#include "analysis/symbols.h"
+#include "strobe/strobe.h"
+
+/* ---- files ------------------------------------------------------------- */
+
+struct mapped {
+    const uint8_t *buf;
+    size_t len;
+};
+
+static int map_file(const char *path, const char *shown, struct mapped *m, struct strobe_errbuf *eb)
+{
+    m->buf = NULL;
+    m->len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return strobe__error(eb, -errno, "%s: %s", shown, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISREG(st.st_mode) ? errno : EINVAL;
+        close(fd);
+        return strobe__error(eb, -e, "%s: %s", shown, e == EINVAL ? "not a regular file" : strerror(e));
+    }
+    if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return strobe__error(eb, -e, "%s: %s", shown, strerror(e));
+        }
+        madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+        m->buf = p;
+        m->len = (size_t)st.st_size;
+    }
+    close(fd);
+    return 0;
+}
+
+static void unmap_file(struct mapped *m)
+{
+    if (m->buf)
+        munmap((void *)m->buf, m->len);
+    m->buf = NULL;
+}
+
+static char *join(const char *a, const char *b)
+{
+    char *s;
+    return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
+}
+
+/* ---- clock ------------------------------------------------------------- */
+
+uint64_t strobe_ticks_to_ns(const struct strobe_experiment *exp, uint32_t process, uint64_t ticks)
+{
+    const struct strobe_process_info *p = &exp->processes[process];
+    /* long double keeps ns exact for monotonic clocks and TSC fits alike */
+    long double ns = (long double)p->base_ns +
+                     (long double)(int64_t)(ticks - p->base_ticks) * (long double)p->ns_per_tick -
+                     (long double)exp->origin_ns;
+    return ns <= 0 ? 0 : (uint64_t)(ns + 0.5L);
+}
+
+/* Unrounded, origin-free conversion used while the origin is computed. */
+static long double raw_ns(const struct strobe_process_info *p, uint64_t ticks)
+{
+    return (long double)p->base_ns + (long double)(int64_t)(ticks - p->base_ticks) * (long double)p->ns_per_tick;
+}
+
+/* Least-squares line through the sync points, anchored at the first. */
+static int fit_clock(struct strobe_process_info *p, const struct strobe__defs *d, const char *name,
+                     struct strobe_errbuf *eb)
+{
+    p->clock_kind = (int)d->clock_kind;
+    if (d->clock_kind == STROBE_CLOCK_MONOTONIC) {
+        p->base_ticks = 0;
+        p->base_ns = 0;
+        p->ns_per_tick = 1.0;
+        return 0;
+    }
+    if (d->nsyncs == 0)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: no CLOCK_SYNC record; ticks cannot be converted", name);
+    const struct strobe__sync *s0 = &d->syncs[0];
+    long double sxy = 0, sxx = 0;
+    for (size_t i = 1; i < d->nsyncs; i++) {
+        long double dx = (long double)(int64_t)(d->syncs[i].ticks - s0->ticks);
+        long double dy = (long double)(int64_t)(d->syncs[i].ns - s0->ns);
+        sxy += dx * dy;
+        sxx += dx * dx;
+    }
+    if (sxx == 0 || sxy <= 0)
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: clock sync points do not span any time; ticks cannot be converted", name);
+    p->base_ticks = s0->ticks;
+    p->base_ns = (double)s0->ns;
+    p->ns_per_tick = (double)(sxy / sxx);
+    return 0;
+}
+
+/* ---- definitions ------------------------------------------------------- */
+
+struct loader {
+    struct strobe_experiment *exp;
+    struct strobe__keymap regions, metrics;
+    struct strobe_errbuf *eb;
+};
+
+static int unify_region(struct loader *L, const char *name, const char *file, unsigned line, const char *module,
+                        uint64_t rel, int kind, uint32_t *out)
+{
+    struct strobe_experiment *exp = L->exp;
+    size_t nl = strlen(name), fl = strlen(file), ml = strlen(module);
+    char *key = malloc(nl + fl + ml + 16);
+    if (!key)
+        return -ENOMEM;
+    size_t k = 0;
+    memcpy(key + k, name, nl + 1), k += nl + 1;
+    memcpy(key + k, file, fl + 1), k += fl + 1;
+    memcpy(key + k, &line, sizeof line), k += sizeof line;
+    memcpy(key + k, module, ml + 1), k += ml + 1;
+    uint32_t id = (uint32_t)exp->nregions;
+    int rc = strobe__keymap_get_or_put(&L->regions, key, k, &id);
+    free(key);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        if ((exp->nregions & (exp->nregions - 1)) == 0) {
+            size_t cap = exp->nregions ? exp->nregions * 2 : 1;
+            void *p = realloc(exp->regions, cap * sizeof *exp->regions);
+            if (!p)
+                return -ENOMEM;
+            exp->regions = p;
+        }
+        struct strobe_region_def *r = &exp->regions[exp->nregions];
+        *r = (struct strobe_region_def){ strdup(name), strdup(file), line, strdup(module), rel, kind };
+        exp->nregions++;
+        if (!r->name || !r->file || !r->module)
+            return -ENOMEM;
+    }
+    *out = id;
+    return 0;
+}
+
+static int unify_metric(struct loader *L, const char *name, const char *unit, uint32_t *out)
+{
+    struct strobe_experiment *exp = L->exp;
+    size_t nl = strlen(name), ul = strlen(unit);
+    char *key = malloc(nl + ul + 2);
+    if (!key)
+        return -ENOMEM;
+    memcpy(key, name, nl + 1);
+    memcpy(key + nl + 1, unit, ul + 1);
+    uint32_t id = (uint32_t)exp->nmetrics;
+    int rc = strobe__keymap_get_or_put(&L->metrics, key, nl + ul + 2, &id);
+    free(key);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        if ((exp->nmetrics & (exp->nmetrics - 1)) == 0) {
+            size_t cap = exp->nmetrics ? exp->nmetrics * 2 : 1;
+            void *p = realloc(exp->metrics, cap * sizeof *exp->metrics);
+            if (!p)
+                return -ENOMEM;
+            exp->metrics = p;
+        }
+        struct strobe_metric_def *m = &exp->metrics[exp->nmetrics++];
+        m->name = strdup(name);
+        m->unit = strdup(unit);
+        if (!m->name || !m->unit)
+            return -ENOMEM;
+    }
+    *out = id;
+    return 0;
+}
+
+/* Fills the process's local->global maps from its definitions. */
+static int load_ids(struct loader *L, struct strobe_process_info *p, const struct strobe__defs *d)
+{
+    size_t rlen = 0, mlen = 0;
+    for (size_t i = 0; i < d->nregions; i++)
+        if (d->regions[i].id + 1 > rlen)
+            rlen = d->regions[i].id + 1;
+    for (size_t i = 0; i < d->nmetrics; i++)
+        if (d->metrics[i].id + 1 > mlen)
+            mlen = d->metrics[i].id + 1;
+    p->region_map = malloc((rlen ? rlen : 1) * sizeof *p->region_map);
+    p->metric_map = malloc((mlen ? mlen : 1) * sizeof *p->metric_map);
+    struct strobe__resolved *res = calloc(d->nregions ? d->nregions : 1, sizeof *res);
+    if (!p->region_map || !p->metric_map || !res) {
+        free(res);
+        return -ENOMEM;
+    }
+    p->region_map_len = rlen;
+    p->metric_map_len = mlen;
+    memset(p->region_map, 0xff, rlen * sizeof *p->region_map);
+    memset(p->metric_map, 0xff, mlen * sizeof *p->metric_map);
+    int rc = strobe__symbols_resolve(d, res);
+    for (size_t i = 0; i < d->nregions && rc == 0; i++) {
+        const struct strobe__local_region *r = &d->regions[i];
+        if (r->kind == STROBE_REGION_FUNCTION)
+            rc = unify_region(L, res[i].name, res[i].file, res[i].line, res[i].module, res[i].rel, r->kind,
+                              &p->region_map[r->id]);
+        else
+            rc = unify_region(L, r->name, r->file, r->line, "", 0, r->kind, &p->region_map[r->id]);
+    }
+    for (size_t i = 0; i < d->nregions; i++)
+        strobe__resolved_free(&res[i]);
+    free(res);
+    for (size_t i = 0; i < d->nmetrics && rc == 0; i++)
+        rc = unify_metric(L, d->metrics[i].name, d->metrics[i].unit, &p->metric_map[d->metrics[i].id]);
+    return rc;
+}
+
+/* ---- directory scan ---------------------------------------------------- */
+
+struct proc_entry {
+    char *dir;
+    struct strobe__defs defs;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Parses "t<N>.evt" / "t<N>.prof"; returns 1 = evt, 2 = prof, 0 = other. */
+static int thread_file(const char *name, uint32_t *index)
+{
+    if (name[0] != 't' || name[1] < '0' || name[1] > '9')
+        return 0;
+    uint64_t n = 0;
+    const char *p = name + 1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        n = n * 10 + (uint64_t)(*p - '0');
+        if (n > UINT32_MAX - 1)
+            return 0;
+    }
+    if (p - name > 2 && name[1] == '0')
+        return 0; /* no leading zeros: one name per index */
+    *index = (uint32_t)n;
+    if (strcmp(p, ".evt") == 0)
+        return 1;
+    if (strcmp(p, ".prof") == 0)
+        return 2;
+    return 0;
+}
+
+static int list_dir(const char *path, char ***names, size_t *n, struct strobe_errbuf *eb)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return strobe__error(eb, -errno, "%s: %s", path, strerror(errno));
+    struct dirent *de;
+    int rc = 0;
+    *names = NULL;
+    *n = 0;
+    size_t cap = 0;
+    while ((de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **p = realloc(*names, cap * sizeof *p);
+            if (!p) {
+                rc = -ENOMEM;
+                break;
+            }
+            *names = p;
+        }
+        if (!((*names)[(*n)++] = strdup(de->d_name))) {
+            rc = -ENOMEM;
+            break;
+        }
+    }
+    closedir(dir);
+    if (rc == 0)
+        qsort(*names, *n, sizeof **names, cmp_str);
+    return rc ? strobe__error(eb, rc, "%s: out of memory", path) : 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static int add_thread(struct strobe_experiment *exp, uint32_t process, uint32_t index, struct strobe_thread_info **out)
+{
+    for (size_t i = 0; i < exp->nthreads; i++)
+        if (exp->threads[i].process == process && exp->threads[i].index == index) {
+            *out = &exp->threads[i];
+            return 0;
+        }
+    if ((exp->nthreads & (exp->nthreads - 1)) == 0) {
+        size_t cap = exp->nthreads ? exp->nthreads * 2 : 1;
+        void *p = realloc(exp->threads, cap * sizeof *exp->threads);
+        if (!p)
+            return -ENOMEM;
+        exp->threads = p;
+    }
+    struct strobe_thread_info *t = &exp->threads[exp->nthreads++];
+    memset(t, 0, sizeof *t);
+    t->process = process;
+    t->index = index;
+    t->parent = STROBE_NONE;
+    *out = t;
+    return 0;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+    const struct strobe_thread_info *x = a, *y = b;
+    if (x->process != y->process)
+        return x->process < y->process ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static uint32_t global_thread(const struct strobe_experiment *exp, uint32_t process, uint64_t index)
+{
+    for (size_t i = 0; i < exp->nthreads; i++)
+        if (exp->threads[i].process == process && exp->threads[i].index == index)
+            return (uint32_t)i;
+    return STROBE_NONE;
+}
+
+/* Path of a file relative to the experiment, for messages. */
+static const char *shown_path(const struct strobe_experiment *exp, const char *path)
+{
+    size_t n = strlen(exp->dir);
+    if (strncmp(path, exp->dir, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
+/* Validates the ids a decoded event refers to. */
+static int check_ids(const struct strobe_experiment *exp, const struct strobe_process_info *p,
+                     const struct strobe__raw_event *ev, const char *name, struct strobe_errbuf *eb)
+{
+    if (ev->kind == STROBE__RAW_ENTER || ev->kind == STROBE__RAW_INHERIT) {
+        if (ev->region >= p->region_map_len || p->region_map[ev->region] == STROBE_NONE)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: region id %llu not defined in %s/defs",
+                                 name, (unsigned long long)ev->offset, (unsigned long long)ev->region, p->dir);
+    } else if (ev->kind == STROBE__RAW_METRIC) {
+        if (ev->id >= p->metric_map_len || p->metric_map[ev->id] == STROBE_NONE)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: metric id %llu not defined in %s/defs",
+                                 name, (unsigned long long)ev->offset, (unsigned long long)ev->id, p->dir);
+    }
+    (void)exp;
+    return 0;
+}
+
+/* One pass over a stream: counts, time span, thread facts, id checks. */
+static int scan_stream(struct strobe_experiment *exp, struct strobe_thread_info *t, uint64_t *done,
+                       uint64_t total, void (*progress)(uint64_t, uint64_t, void *), void *arg,
+                       struct strobe_errbuf *eb)
+{
+    const struct strobe_process_info *p = &exp->processes[t->process];
+    const char *name = shown_path(exp, t->stream_path);
+    struct mapped m;
+    int rc = map_file(t->stream_path, name, &m, eb);
+    if (rc)
+        return rc;
+    struct strobe__stream_decoder d;
+    if ((rc = strobe__stream_begin(&d, m.buf, m.len, name, eb))) {
+        unmap_file(&m);
+        return rc;
+    }
+    if (d.hdr.thread_index != t->index)
+        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 20: header names thread %u", name, d.hdr.thread_index);
+    t->dropped = d.hdr.dropped;
+    t->begin_ns = (uint64_t)raw_ns(p, d.hdr.start_ticks); /* origin applied later */
+    uint64_t last_ticks = d.hdr.start_ticks, next_progress = 1u << 24;
+    struct strobe__raw_event ev;
+    while (rc == 0 && (rc = strobe__stream_decode(&d, &ev, eb)) == 1) {
+        rc = check_ids(exp, p, &ev, name, eb);
+        t->events++;
+        t->bytes += d.pos - ev.offset;
+        last_ticks = ev.ticks;
+        if (ev.kind == STROBE__RAW_THREAD_BEGIN) {
+            t->tid = ev.tid;
+            /* parent index + 1 in the payload; resolved to global later */
+            t->parent = ev.parent ? (uint32_t)(ev.parent - 1) : STROBE_NONE;
+        } else if (ev.kind == STROBE__RAW_THREAD_END) {
+            t->ended = true;
+            t->has_rusage = true;
+            t->rusage = ev.rusage;
+        }
+        if (progress && d.pos >= next_progress) {
+            progress(*done + d.pos, total, arg);
+            next_progress = d.pos + (1u << 24);
+        }
+    }
+    t->end_ns = (uint64_t)raw_ns(p, last_ticks);
+    *done += m.len;
+    strobe__stream_end(&d);
+    unmap_file(&m);
+    return rc < 0 ? rc : 0;
+}
+
+static int load_process(struct loader *L, const char *dirname, struct strobe__defs *defs)
+{
+    struct strobe_experiment *exp = L->exp;
+    char *pdir = join(exp->dir, dirname), *defs_path = pdir ? join(pdir, "defs") : NULL;
+    char *shown = defs_path ? join(dirname, "defs") : NULL;
+    int rc = (pdir && defs_path && shown) ? 0 : -ENOMEM;
+    struct mapped m = { 0 };
+    if (rc == 0 && (rc = map_file(defs_path, shown, &m, L->eb)) == 0) {
+        rc = strobe__defs_decode(m.buf, m.len, shown, defs, L->eb);
+        unmap_file(&m);
+    }
+    free(defs_path);
+    free(shown);
+    free(pdir);
+    return rc;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+    const struct proc_entry *x = a, *y = b;
+    if (x->defs.realtime_ns != y->defs.realtime_ns)
+        return x->defs.realtime_ns < y->defs.realtime_ns ? -1 : 1;
+    if (x->defs.pid != y->defs.pid)
+        return x->defs.pid < y->defs.pid ? -1 : 1;
+    return strcmp(x->dir, y->dir);
+}
+
+static int load_meta(struct strobe_experiment *exp, struct strobe_errbuf *eb)
+{
+    char *path = join(exp->dir, "meta");
+    if (!path)
+        return -ENOMEM;
+    struct mapped m;
+    int rc = 0;
+    if (access(path, F_OK) == 0 && (rc = map_file(path, path, &m, eb)) == 0) {
+        rc = strobe__meta_parse((const char *)m.buf, m.len, path, &exp->meta_keys, &exp->meta_values, &exp->nmeta,
+                                eb);
+        unmap_file(&m);
+    }
+    free(path);
+    return rc;
+}
+
+static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), void *arg)
+{
+    struct strobe_experiment *exp = L->exp;
+    struct strobe_errbuf *eb = L->eb;
+    struct stat st;
+    if (stat(exp->dir, &st) != 0)
+        return strobe__error(eb, -errno, "%s: %s", exp->dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return strobe__error(eb, -ENOTDIR, "%s: not an experiment directory", exp->dir);
+    int rc = load_meta(exp, eb);
+    if (rc)
+        return rc;
+
+    char **names;
+    size_t nnames;
+    if ((rc = list_dir(exp->dir, &names, &nnames, eb)))
+        return rc;
+    struct proc_entry *procs = calloc(nnames ? nnames : 1, sizeof *procs);
+    size_t nprocs = 0;
+    if (!procs)
+        rc = -ENOMEM;
+    for (size_t i = 0; i < nnames && rc == 0; i++) {
+        if (strncmp(names[i], "proc-", 5) != 0)
+            continue;
+        procs[nprocs].dir = names[i];
+        names[i] = NULL;
+        rc = load_process(L, procs[nprocs].dir, &procs[nprocs].defs);
+        nprocs++;
+    }
+    free_names(names, nnames);
+    if (rc == 0 && nprocs == 0)
+        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: no proc-* directory: not a strobe experiment or nothing was measured",
+                           exp->dir);
+    if (rc == 0)
+        qsort(procs, nprocs, sizeof *procs, cmp_proc);
+
+    exp->processes = calloc(nprocs ? nprocs : 1, sizeof *exp->processes);
+    if (!exp->processes && rc == 0)
+        rc = -ENOMEM;
+    for (size_t i = 0; i < nprocs && rc == 0; i++) {
+        struct strobe_process_info *p = &exp->processes[i];
+        const struct strobe__defs *d = &procs[i].defs;
+        exp->nprocesses++;
+        p->dir = procs[i].dir;
+        procs[i].dir = NULL;
+        p->pid = d->pid;
+        p->ppid = d->ppid;
+        p->exe = strdup(d->exe ? d->exe : "");
+        p->parent = STROBE_NONE;
+        p->start_realtime_ns = d->realtime_ns;
+        p->exited = d->have_end;
+        p->exit_status = d->exit_status;
+        char shown[300];
+        snprintf(shown, sizeof shown, "%s/defs", p->dir);
+        if (!p->exe)
+            rc = -ENOMEM;
+        if (rc == 0)
+            rc = fit_clock(p, d, shown, eb);
+        if (rc == 0)
+            p->overhead_ns_per_event = (double)d->overhead_ticks * p->ns_per_tick;
+        if (rc == 0 && (rc = load_ids(L, p, d)) == -ENOMEM)
+            strobe__error(eb, rc, "%s: out of memory", shown);
+    }
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) /* fork parents */
+        for (size_t j = 0; j < exp->nprocesses; j++)
+            if (procs[i].defs.parent_dir && procs[i].defs.parent_dir[0] &&
+                strcmp(procs[i].defs.parent_dir, exp->processes[j].dir) == 0)
+                exp->processes[i].parent = (uint32_t)j;
+
+    /* threads: union of t<N>.evt and t<N>.prof per process */
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) {
+        char *pdir = join(exp->dir, exp->processes[i].dir);
+        if (!pdir || (rc = list_dir(pdir, &names, &nnames, eb))) {
+            rc = rc ? rc : -ENOMEM;
+            free(pdir);
+            break;
+        }
+        for (size_t k = 0; k < nnames && rc == 0; k++) {
+            uint32_t index;
+            int kind = thread_file(names[k], &index);
+            struct strobe_thread_info *t;
+            if (!kind)
+                continue;
+            if ((rc = add_thread(exp, (uint32_t)i, index, &t)))
+                break;
+            char **slot = kind == 1 ? &t->stream_path : &t->profile_path;
+            if (!(*slot = join(pdir, names[k])))
+                rc = -ENOMEM;
+        }
+        free_names(names, nnames);
+        free(pdir);
+    }
+    if (rc == 0)
+        qsort(exp->threads, exp->nthreads, sizeof *exp->threads, cmp_thread);
+
+    uint64_t total = 0, done = 0;
+    for (size_t i = 0; i < exp->nthreads && rc == 0; i++)
+        if (exp->threads[i].stream_path && stat(exp->threads[i].stream_path, &st) == 0)
+            total += (uint64_t)st.st_size;
+    for (size_t i = 0; i < exp->nthreads && rc == 0; i++)
+        if (exp->threads[i].stream_path)
+            rc = scan_stream(exp, &exp->threads[i], &done, total, progress, arg, eb);
+    if (progress && rc == 0)
+        progress(total, total, arg);
+
+    /* origin: the earliest thread start (or process clock anchor) */
+    long double origin = -1;
+    for (size_t i = 0; i < exp->nthreads && rc == 0; i++)
+        if (exp->threads[i].stream_path && (origin < 0 || exp->threads[i].begin_ns < origin))
+            origin = exp->threads[i].begin_ns;
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) {
+        const struct strobe__defs *d = &procs[i].defs;
+        if (d->nsyncs && (origin < 0 || raw_ns(&exp->processes[i], d->syncs[0].ticks) < origin))
+            origin = raw_ns(&exp->processes[i], d->syncs[0].ticks);
+    }
+    exp->origin_ns = origin < 0 ? 0 : (double)origin;
+    for (size_t i = 0; i < exp->nthreads && rc == 0; i++) {
+        struct strobe_thread_info *t = &exp->threads[i];
+        const struct strobe_process_info *p = &exp->processes[t->process];
+        t->begin_ns = t->begin_ns > exp->origin_ns ? t->begin_ns - (uint64_t)exp->origin_ns : 0;
+        t->end_ns = t->end_ns > exp->origin_ns ? t->end_ns - (uint64_t)exp->origin_ns : 0;
+        if (!t->ended && p->exited) {
+            uint64_t pend = strobe_ticks_to_ns(exp, t->process, procs[t->process].defs.end_ticks);
+            if (pend > t->end_ns)
+                t->end_ns = pend;
+        }
+        if (t->parent != STROBE_NONE)
+            t->parent = global_thread(exp, t->process, t->parent);
+        if (t->end_ns > exp->duration_ns)
+            exp->duration_ns = t->end_ns;
+        exp->total_events += t->events;
+        exp->total_bytes += t->bytes;
+        exp->total_dropped += t->dropped;
+    }
+    for (size_t i = 0; i < nprocs; i++) {
+        free(procs[i].dir);
+        strobe__defs_free(&procs[i].defs);
+    }
+    free(procs);
+    if (rc == -ENOMEM)
+        strobe__error(eb, rc, "%s: out of memory", exp->dir);
+    return rc;
+}
+
+int strobe_experiment_open(const char *dir, struct strobe_experiment **out,
+                           void (*progress)(uint64_t done, uint64_t total, void *arg), void *progress_arg,
+                           struct strobe_errbuf *eb)
+{
+    struct strobe_experiment *exp = calloc(1, sizeof *exp);
+    if (!exp)
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", dir);
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    exp->dir = strndup(dir, n);
+    if (!exp->dir) {
+        free(exp);
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", dir);
+    }
+    struct loader L = { .exp = exp, .eb = eb };
+    int rc = load(&L, progress, progress_arg);
+    strobe__keymap_free(&L.regions);
+    strobe__keymap_free(&L.metrics);
+    if (rc) {
+        strobe_experiment_close(exp);
+        return rc;
+    }
+    *out = exp;
+    return 0;
+}
+
+void strobe_experiment_close(struct strobe_experiment *exp)
+{
+    if (!exp)
+        return;
+    for (size_t i = 0; i < exp->nmeta; i++) {
+        free(exp->meta_keys[i]);
+        free(exp->meta_values[i]);
+    }
+    free(exp->meta_keys);
+    free(exp->meta_values);
+    for (size_t i = 0; i < exp->nprocesses; i++) {
+        free(exp->processes[i].dir);
+        free(exp->processes[i].exe);
+        free(exp->processes[i].region_map);
+        free(exp->processes[i].metric_map);
+    }
+    free(exp->processes);
+    for (size_t i = 0; i < exp->nthreads; i++) {
+        free(exp->threads[i].stream_path);
+        free(exp->threads[i].profile_path);
+    }
+    free(exp->threads);
+    for (size_t i = 0; i < exp->nregions; i++) {
+        free(exp->regions[i].name);
+        free(exp->regions[i].file);
+        free(exp->regions[i].module);
+    }
+    free(exp->regions);
+    for (size_t i = 0; i < exp->nmetrics; i++) {
+        free(exp->metrics[i].name);
+        free(exp->metrics[i].unit);
+    }
+    free(exp->metrics);
+    free(exp->dir);
+    free(exp);
+}
+
+const char *strobe_experiment_meta(const struct strobe_experiment *exp, const char *key)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < exp->nmeta; i++) /* the last value wins: `strobe run` appends end facts */
+        if (strcmp(exp->meta_keys[i], key) == 0)
+            v = exp->meta_values[i];
+    return v;
+}
+
+/* ---- event iterator ----------------------------------------------------- */
+
+struct strobe_stream_iter {
+    const struct strobe_experiment *exp;
+    uint32_t thread;
+    struct mapped map;
+    const char *name;
+    struct strobe__stream_decoder dec;
+    bool closing;
+    uint64_t last_ns;
+};
+
+int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread, struct strobe_stream_iter **out,
+                       struct strobe_errbuf *eb)
+{
+    if (thread >= exp->nthreads || !exp->threads[thread].stream_path)
+        return strobe__error(eb, -ENOENT, "%s: thread %u has no event stream (tracing was off)", exp->dir, thread);
+    struct strobe_stream_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", exp->dir);
+    it->exp = exp;
+    it->thread = thread;
+    it->name = shown_path(exp, exp->threads[thread].stream_path);
+    int rc = map_file(exp->threads[thread].stream_path, it->name, &it->map, eb);
+    if (rc == 0)
+        rc = strobe__stream_begin(&it->dec, it->map.buf, it->map.len, it->name, eb);
+    if (rc) {
+        unmap_file(&it->map);
+        free(it);
+        return rc;
+    }
+    *out = it;
+    return 0;
+}
+
+int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev, struct strobe_errbuf *eb)
+{
+    const struct strobe_experiment *exp = it->exp;
+    const struct strobe_thread_info *t = &exp->threads[it->thread];
+    const struct strobe_process_info *p = &exp->processes[t->process];
+    memset(ev, 0, sizeof *ev);
+    ev->region = ev->metric = ev->other_thread = STROBE_NONE;
+    if (!it->closing) {
+        struct strobe__raw_event raw;
+        int rc = strobe__stream_decode(&it->dec, &raw, eb);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            if ((rc = check_ids(exp, p, &raw, it->name, eb)))
+                return rc;
+            ev->time_ns = strobe_ticks_to_ns(exp, t->process, raw.ticks);
+            it->last_ns = ev->time_ns;
+            ev->depth = raw.depth;
+            ev->offset = raw.offset;
+            switch (raw.kind) {
+            case STROBE__RAW_ENTER: ev->type = STROBE_EVENT_ENTER; break;
+            case STROBE__RAW_EXIT: ev->type = STROBE_EVENT_EXIT; break;
+            case STROBE__RAW_INHERIT: ev->type = STROBE_EVENT_INHERIT; break;
+            case STROBE__RAW_METRIC:
+                ev->type = STROBE_EVENT_METRIC;
+                ev->metric = p->metric_map[raw.id];
+                ev->value = raw.value;
+                break;
+            case STROBE__RAW_THREAD_BEGIN: ev->type = STROBE_EVENT_THREAD_BEGIN; break;
+            case STROBE__RAW_THREAD_END: ev->type = STROBE_EVENT_THREAD_END; break;
+            case STROBE__RAW_THREAD_CREATE:
+            case STROBE__RAW_THREAD_JOIN:
+                ev->type = raw.kind == STROBE__RAW_THREAD_CREATE ? STROBE_EVENT_THREAD_CREATE : STROBE_EVENT_THREAD_JOIN;
+                ev->other_thread = global_thread(exp, t->process, raw.id);
+                break;
+            case STROBE__RAW_FORK:
+                ev->type = STROBE_EVENT_FORK;
+                ev->value = raw.value;
+                break;
+            }
+            if (raw.kind == STROBE__RAW_ENTER || raw.kind == STROBE__RAW_EXIT || raw.kind == STROBE__RAW_INHERIT)
+                ev->region = p->region_map[raw.region];
+            return 1;
+        }
+        it->closing = true;
+    }
+    if (it->dec.depth == 0)
+        return 0;
+    /* a killed or still-running thread: close what it left open */
+    ev->type = STROBE_EVENT_EXIT;
+    ev->region = p->region_map[it->dec.stack[--it->dec.depth]];
+    ev->time_ns = t->end_ns > it->last_ns ? t->end_ns : it->last_ns;
+    ev->depth = (uint32_t)it->dec.depth;
+    ev->offset = it->dec.pos;
+    ev->synthetic = true;
+    return 1;
+}
+
+void strobe_stream_close(struct strobe_stream_iter *it)
+{
+    if (!it)
+        return;
+    strobe__stream_end(&it->dec);
+    unmap_file(&it->map);
+    free(it);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Open-addressing hash map from byte strings to uint32_t, used by the
+ * analysis to unify definitions across processes (key = name/file/line)
+ * and to find call-tree children (key = parent node + region). Keys are
+ * copied; not thread-safe.
+ */
+#ifndef STROBE_ANALYSIS_KEYMAP_H
+#define STROBE_ANALYSIS_KEYMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct strobe__keymap {
+    struct strobe__keymap_slot *slots;
+    size_t cap, count;
+};
+
+/* Looks KEY up; when absent, inserts it with value *val. Either way *val
+ * holds the mapped value afterwards. Returns 1 when found, 0 when
+ * inserted, -ENOMEM. */
+int strobe__keymap_get_or_put(struct strobe__keymap *m, const void *key, size_t len, uint32_t *val);
+void strobe__keymap_free(struct strobe__keymap *m);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* libdwfl-based resolution of function addresses (see symbols.h). */
+#define _GNU_SOURCE /* asprintf */
+#include "analysis/symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+static const struct strobe__module *module_of(const struct strobe__defs *d, uint64_t addr)
+{
+    for (size_t i = 0; i < d->nmodules; i++)
+        if (addr >= d->modules[i].lo && addr < d->modules[i].hi)
+            return &d->modules[i];
+    return NULL;
+}
+
+/* Declaration file:line of the subprogram containing ADDR, from DWARF. */
+static void decl_of(Dwfl_Module *mod, uint64_t addr, const char **name, const char **file, int *line)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    if (!cu)
+        return;
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    for (int i = 0; i < n; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+            continue;
+        /* out-of-line copies of inlined or specialised functions point at
+         * their abstract origin for name and declaration */
+        Dwarf_Attribute attr;
+        Dwarf_Die origin, *die = &scopes[i];
+        if (dwarf_attr_integrate(die, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin))
+            die = &origin;
+        const char *f = dwarf_decl_file(die);
+        int l = 0;
+        if (f && dwarf_decl_line(die, &l) == 0) {
+            *file = f;
+            *line = l;
+        }
+        const char *dn = dwarf_diename(die);
+        if (dn && !*name)
+            *name = dn;
+        break;
+    }
+    free(scopes);
+}
+
+int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolved *out)
+{
+    Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+    if (dwfl) {
+        dwfl_report_begin(dwfl);
+        for (size_t i = 0; i < d->nmodules; i++) {
+            const char *base = strrchr(d->modules[i].path, '/');
+            dwfl_report_elf(dwfl, base ? base + 1 : d->modules[i].path, d->modules[i].path, -1,
+                            d->modules[i].bias, false);
+        }
+        dwfl_report_end(dwfl, NULL, NULL);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < d->nregions && rc == 0; i++) {
+        const struct strobe__local_region *r = &d->regions[i];
+        if (r->kind != STROBE_REGION_FUNCTION)
+            continue;
+        const struct strobe__module *m = module_of(d, r->address);
+        const char *name = NULL, *file = NULL;
+        int line = 0;
+        Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, r->address) : NULL;
+        if (mod) {
+            /* the ELF symbol table names static functions and the PLT too;
+             * DWARF supplies the declaration */
+            name = dwfl_module_addrname(mod, r->address);
+            decl_of(mod, r->address, &name, &file, &line);
+        }
+        struct strobe__resolved *o = &out[i];
+        if (r->name && r->name[0])
+            name = r->name; /* the runtime already knew it (filtered runs) */
+        if (name)
+            o->name = strdup(name);
+        else if (asprintf(&o->name, "0x%" PRIx64, m ? r->address - m->bias : r->address) < 0)
+            o->name = NULL;
+        o->file = strdup(file ? file : "");
+        o->line = line > 0 ? (unsigned)line : 0;
+        o->module = strdup(m ? m->path : "");
+        o->rel = m ? r->address - m->bias : r->address;
+        if (!o->name || !o->file || !o->module)
+            rc = -ENOMEM;
+    }
+    if (dwfl)
+        dwfl_end(dwfl);
+    return rc;
+}
+
+void strobe__resolved_free(struct strobe__resolved *r)
+{
+    free(r->name);
+    free(r->file);
+    free(r->module);
+}

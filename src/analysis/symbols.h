@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Offline symbol resolution of function regions with elfutils libdwfl:
+ * run-time address -> function name, declaration file:line, module path
+ * and module-relative address, using the MODULE records (path + load bias)
+ * the runtime wrote. Works for PIE executables and shared libraries.
+ */
+#ifndef STROBE_ANALYSIS_SYMBOLS_H
+#define STROBE_ANALYSIS_SYMBOLS_H
+
+#include "analysis/decode.h"
+
+struct strobe__resolved {
+    char *name;    /* malloc'd; "0x<addr>" when nothing is known */
+    char *file;    /* malloc'd; "" when unknown */
+    unsigned line; /* 0 when unknown */
+    char *module;  /* malloc'd; "" when the address is in no module */
+    uint64_t rel;  /* address minus the module's load bias */
+};
+
+/* Resolves every STROBE_REGION_FUNCTION region of D into out[i] (same
+ * order as d->regions; entries of other kinds are left zeroed). A module
+ * file that cannot be opened (deleted, moved) is not an error: its regions
+ * keep a hexadecimal name. Returns 0 or -ENOMEM. */
+int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolved *out);
+
+void strobe__resolved_free(struct strobe__resolved *r);
+
+#endif
