@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chrome Trace Event Format exporter (the JSON "object format" read by
+ * Perfetto UI, chrome://tracing and speedscope). The document is streamed:
+ * metadata first, then every thread's events in stream order, one thread
+ * after the other (the format does not require global time order), so
+ * memory use does not depend on the trace size.
+ *
+ * Mapping (docs/formats/exports.md has the user-facing version):
+ *   process            pid = OS pid, "process_name" metadata (exe basename:
+ *                      viewers show the pid next to it themselves)
+ *   thread             tid = global thread index, "thread_name" metadata
+ *   ENTER / INHERIT    "B" with file/line args (INHERIT: category "...,inherited")
+ *   EXIT               "E" with the same name, category and args
+ *   METRIC             "C" counter named after the metric, one series per thread
+ *   THREAD_CREATE      instant "thread create" + flow start (id = child thread)
+ *   THREAD_BEGIN       flow end on the child, bound to its first slice
+ *   THREAD_JOIN, FORK  instant events
+ * Timestamps are microseconds with three decimals, i.e. exact nanoseconds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/format.h"
+#include "export/escape.h"
+#include "export/export.h"
+#include "export/names.h"
+#include "export/output.h"
+#include "strobe/strobe.h"
+
+struct chrome {
+    FILE *f;
+    const struct strobe_experiment *exp;
+    bool first; /* no event written yet (controls the "," separator) */
+};
+
+static void begin_event(struct chrome *c, const char *ph, const char *name, const char *cat)
+{
+    fputs(c->first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"", c->f);
+    c->first = false;
+    fputs(ph, c->f);
+    fputs("\",\"name\":", c->f);
+    strobe__json_string(c->f, name);
+    if (cat) {
+        fputs(",\"cat\":", c->f);
+        strobe__json_string(c->f, cat);
+    }
+}
+
+/* ",\"ts\":1234.567,\"pid\":P,\"tid\":T" */
+static void put_when_where(struct chrome *c, uint64_t time_ns, uint32_t thread)
+{
+    const struct strobe_thread_info *t = &c->exp->threads[thread];
+    fprintf(c->f, ",\"ts\":%" PRIu64 ".%03u,\"pid\":%" PRIu64 ",\"tid\":%" PRIu32, time_ns / 1000,
+            (unsigned)(time_ns % 1000), c->exp->processes[t->process].pid, thread);
+}
+
+static void write_metadata(struct chrome *c)
+{
+    const struct strobe_experiment *exp = c->exp;
+    char name[512];
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        const char *exe = exp->processes[p].exe ? strobe__basename(exp->processes[p].exe) : "";
+        if (*exe)
+            snprintf(name, sizeof name, "%s", exe);
+        else
+            strobe__process_name(exp, (uint32_t)p, name, sizeof name);
+        begin_event(c, "M", "process_name", NULL);
+        fprintf(c->f, ",\"pid\":%" PRIu64 ",\"tid\":0,\"args\":{\"name\":", exp->processes[p].pid);
+        strobe__json_string(c->f, name);
+        fputs("}}", c->f);
+        begin_event(c, "M", "process_sort_index", NULL);
+        fprintf(c->f, ",\"pid\":%" PRIu64 ",\"tid\":0,\"args\":{\"sort_index\":%zu}}", exp->processes[p].pid,
+                p);
+    }
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        uint64_t pid = exp->processes[exp->threads[t].process].pid;
+        strobe__thread_name(exp, (uint32_t)t, name, sizeof name);
+        begin_event(c, "M", "thread_name", NULL);
+        fprintf(c->f, ",\"pid\":%" PRIu64 ",\"tid\":%zu,\"args\":{\"name\":", pid, t);
+        strobe__json_string(c->f, name);
+        fputs("}}", c->f);
+        begin_event(c, "M", "thread_sort_index", NULL);
+        fprintf(c->f, ",\"pid\":%" PRIu64 ",\"tid\":%zu,\"args\":{\"sort_index\":%zu}}", pid, t, t);
+    }
+}
+
+static const char *region_category(const struct strobe_region_def *r)
+{
+    return r->kind == STROBE_REGION_USER ? "user" : "function";
+}
+
+/* Returns 0, or STROBE_ERR_FORMAT for an id the model does not define. */
+static int write_event(struct chrome *c, uint32_t thread, const struct strobe_event *ev,
+                       struct strobe_errbuf *eb)
+{
+    const struct strobe_experiment *exp = c->exp;
+    FILE *f = c->f;
+    char label[512];
+    bool has_region =
+        ev->type == STROBE_EVENT_ENTER || ev->type == STROBE_EVENT_INHERIT || ev->type == STROBE_EVENT_EXIT;
+    if ((has_region && ev->region >= exp->nregions) ||
+        (ev->type == STROBE_EVENT_METRIC && ev->metric >= exp->nmetrics))
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %" PRIu64 ": undefined region or metric id",
+                             exp->threads[thread].stream_path, ev->offset);
+    switch (ev->type) {
+    case STROBE_EVENT_ENTER:
+    case STROBE_EVENT_INHERIT:
+    case STROBE_EVENT_EXIT: {
+        const struct strobe_region_def *r = &exp->regions[ev->region];
+        bool inherited = ev->type == STROBE_EVENT_INHERIT;
+        /* An inherited region is tagged through the category list: viewers
+         * (speedscope) identify a frame by name + args, so B and E must
+         * carry identical args. */
+        const char *cat = region_category(r);
+        if (inherited)
+            cat = r->kind == STROBE_REGION_USER ? "user,inherited" : "function,inherited";
+        begin_event(c, ev->type == STROBE_EVENT_EXIT ? "E" : "B", r->name, cat);
+        put_when_where(c, ev->time_ns, thread);
+        if (r->file && *r->file) {
+            fputs(",\"args\":{\"file\":", f);
+            strobe__json_string(f, r->file);
+            fprintf(f, ",\"line\":%u}", r->line);
+        }
+        putc('}', f);
+        break;
+    }
+    case STROBE_EVENT_METRIC: {
+        /* Counters belong to a process in the trace format; one series per
+         * thread keeps values of different threads apart. */
+        begin_event(c, "C", exp->metrics[ev->metric].name, "metric");
+        put_when_where(c, ev->time_ns, thread);
+        snprintf(label, sizeof label, "thread %" PRIu32, thread);
+        fputs(",\"args\":{", f);
+        strobe__json_string(f, label);
+        fprintf(f, ":%" PRId64 "}}", ev->value);
+        break;
+    }
+    case STROBE_EVENT_THREAD_CREATE:
+        if (ev->other_thread == STROBE_NONE || ev->other_thread >= exp->nthreads)
+            break;
+        strobe__thread_name(exp, ev->other_thread, label, sizeof label);
+        begin_event(c, "i", "thread create", "thread");
+        put_when_where(c, ev->time_ns, thread);
+        fprintf(f, ",\"s\":\"t\",\"args\":{\"thread\":%" PRIu32 ",\"name\":", ev->other_thread);
+        strobe__json_string(f, label);
+        fputs("}}", f);
+        begin_event(c, "s", "thread create", "thread");
+        put_when_where(c, ev->time_ns, thread);
+        fprintf(f, ",\"id\":%" PRIu32 "}", ev->other_thread);
+        break;
+    case STROBE_EVENT_THREAD_BEGIN:
+        if (exp->threads[thread].parent == STROBE_NONE)
+            break;
+        /* No "bp":"e": the flow binds to the next slice of the new thread,
+         * its start routine. */
+        begin_event(c, "f", "thread create", "thread");
+        put_when_where(c, ev->time_ns, thread);
+        fprintf(f, ",\"id\":%" PRIu32 "}", thread);
+        break;
+    case STROBE_EVENT_THREAD_JOIN:
+        if (ev->other_thread == STROBE_NONE || ev->other_thread >= exp->nthreads)
+            break;
+        strobe__thread_name(exp, ev->other_thread, label, sizeof label);
+        begin_event(c, "i", "thread join", "thread");
+        put_when_where(c, ev->time_ns, thread);
+        fprintf(f, ",\"s\":\"t\",\"args\":{\"thread\":%" PRIu32 ",\"name\":", ev->other_thread);
+        strobe__json_string(f, label);
+        fputs("}}", f);
+        break;
+    case STROBE_EVENT_FORK:
+        begin_event(c, "i", "fork", "process");
+        put_when_where(c, ev->time_ns, thread);
+        fprintf(f, ",\"s\":\"t\",\"args\":{\"child_pid\":%" PRId64 "}}", ev->value);
+        break;
+    default: /* THREAD_END and future types have no Chrome equivalent */
+        break;
+    }
+    return 0;
+}
+
+static void write_other_data(struct chrome *c)
+{
+    const struct strobe_experiment *exp = c->exp;
+    FILE *f = c->f;
+    fputs("\"otherData\":{\"producer\":\"strobe " STROBE_VERSION_STRING "\"", f);
+    for (size_t i = 0; i < exp->nmeta; i++) {
+        const char *key = exp->meta_keys[i];
+        if (!key || strcmp(key, "producer") == 0)
+            continue;
+        bool seen = false; /* JSON objects should not repeat a key: keep the first */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = exp->meta_keys[j] && strcmp(exp->meta_keys[j], key) == 0;
+        if (seen)
+            continue;
+        putc(',', f);
+        strobe__json_string(f, key);
+        putc(':', f);
+        strobe__json_string(f, exp->meta_values[i]);
+    }
+    fprintf(f, ",\"dropped_events\":%" PRIu64 "}", exp->total_dropped);
+}
+
+int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
+                         const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
+{
+    struct strobe__out_file o;
+    int rc = strobe__out_file_open(&o, out, eb);
+    if (rc < 0)
+        return rc;
+    struct chrome c = {.f = o.f, .exp = exp, .first = true};
+    fputs("{\"traceEvents\":[", c.f);
+    write_metadata(&c);
+
+    uint64_t done = 0;
+    strobe__export_progress(opts, 0, exp->total_bytes);
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        if (!exp->threads[t].stream_path)
+            continue;
+        struct strobe_stream_iter *it;
+        rc = strobe_stream_open(exp, t, &it, eb);
+        if (rc < 0)
+            goto fail;
+        struct strobe_event ev;
+        uint64_t n = 0;
+        while ((rc = strobe_stream_next(it, &ev, eb)) > 0) {
+            if ((rc = write_event(&c, t, &ev, eb)) < 0)
+                break;
+            if ((++n & 0xffff) == 0)
+                strobe__export_progress(opts, done + ev.offset, exp->total_bytes);
+        }
+        strobe_stream_close(it);
+        if (rc < 0)
+            goto fail;
+        done += exp->threads[t].bytes;
+        strobe__export_progress(opts, done, exp->total_bytes);
+        if (ferror(c.f))
+            break; /* reported by commit */
+    }
+
+    fputs("\n],\n\"displayTimeUnit\":\"ns\",\n", c.f);
+    write_other_data(&c);
+    fputs("\n}\n", c.f);
+    return strobe__out_file_commit(&o, eb);
+
+fail:
+    strobe__out_file_abort(&o);
+    return rc;
+}

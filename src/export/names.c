@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Display names and thread ordering shared by the exporters (see names.h).
+ */
+#include "export/names.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *strobe__basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+void strobe__thread_name(const struct strobe_experiment *exp, uint32_t thread, char *buf, size_t size)
+{
+    const struct strobe_thread_info *t = &exp->threads[thread];
+    snprintf(buf, size, "thread %" PRIu32 " (tid %" PRIu64 ")", t->index, t->tid);
+}
+
+void strobe__process_name(const struct strobe_experiment *exp, uint32_t process, char *buf, size_t size)
+{
+    const struct strobe_process_info *p = &exp->processes[process];
+    const char *exe = p->exe ? strobe__basename(p->exe) : "";
+    if (*exe)
+        snprintf(buf, size, "%s (pid %" PRIu64 ")", exe, p->pid);
+    else
+        snprintf(buf, size, "process %" PRIu64, p->pid);
+}
+
+const char *strobe__host_name(const struct strobe_experiment *exp)
+{
+    const char *host = strobe_experiment_meta(exp, "host");
+    return host && *host ? host : "localhost";
+}
+
+struct tree_key {
+    uint32_t process, index, thread;
+};
+
+static int tree_order_cmp(const void *a, const void *b)
+{
+    const struct tree_key *x = a, *y = b;
+    if (x->process != y->process)
+        return x->process < y->process ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+uint32_t *strobe__threads_in_tree_order(const struct strobe_experiment *exp)
+{
+    if (exp->nthreads == 0)
+        return NULL;
+    struct tree_key *keys = malloc(exp->nthreads * sizeof *keys);
+    uint32_t *order = malloc(exp->nthreads * sizeof *order);
+    if (!keys || !order) {
+        free(keys);
+        free(order);
+        return NULL;
+    }
+    for (size_t i = 0; i < exp->nthreads; i++)
+        keys[i] = (struct tree_key){exp->threads[i].process, exp->threads[i].index, (uint32_t)i};
+    qsort(keys, exp->nthreads, sizeof *keys, tree_order_cmp);
+    for (size_t i = 0; i < exp->nthreads; i++)
+        order[i] = keys[i].thread;
+    free(keys);
+    return order;
+}
+
+void strobe__export_progress(const struct strobe_export_opts *opts, uint64_t done, uint64_t total)
+{
+    if (opts && opts->progress)
+        opts->progress(done, total, opts->progress_arg);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Display names and orderings shared by all exporters, so a thread, a
+ * process and the machine are called the same in Perfetto, Vampir and Cube,
+ * and progress is reported the same way.
+ */
+#ifndef STROBE_EXPORT_NAMES_H
+#define STROBE_EXPORT_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export/export.h"
+
+/* Part of path after its last '/'; path itself when it has none. */
+const char *strobe__basename(const char *path);
+
+/* "thread N (tid T)" with N the thread's index within its process. */
+void strobe__thread_name(const struct strobe_experiment *exp, uint32_t thread, char *buf, size_t size);
+
+/* "<exe basename> (pid P)", or "process P" when the exe is unknown. */
+void strobe__process_name(const struct strobe_experiment *exp, uint32_t process, char *buf, size_t size);
+
+/* The machine: meta "host", else "localhost". */
+const char *strobe__host_name(const struct strobe_experiment *exp);
+
+/* The global thread indices sorted by (process, index within process): the
+ * order in which system trees list threads. Returns a malloc'd array of
+ * exp->nthreads entries, or NULL when out of memory (or nthreads == 0). */
+uint32_t *strobe__threads_in_tree_order(const struct strobe_experiment *exp);
+
+/* Calls opts->progress when there is one. */
+void strobe__export_progress(const struct strobe_export_opts *opts, uint64_t done, uint64_t total);
+
+#endif

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OTF2 exporter, written with the reference library (libotf2) in serial
+ * mode: one archive OUT/traces.otf2 + OUT/traces/<location>.{evt,def} +
+ * OUT/traces.def, readable by otf2-print, Vampir and every OTF2 consumer.
+ *
+ * Order of work (OTF2 wants the number of events of every location in the
+ * global definitions, so events come first):
+ *   1. per thread: stream its events through the model's iterator into that
+ *      location's event writer, then close the writer (one open at a time,
+ *      so memory does not grow with the number of threads); libotf2 calls
+ *      the flush callbacks whenever a chunk is full, so events go to disk
+ *      as they are produced;
+ *   2. global definitions: clock, strings, regions, system tree, location
+ *      groups, locations (with their event counts), pthread contingents,
+ *      metrics;
+ *   3. one empty local definition file per location (identity mappings:
+ *      events already use the global ids).
+ *
+ * Mapping: thread = Location (ref = global thread index), process =
+ * LocationGroup (ref = process index), host = SystemTreeNode 0, region id =
+ * Region ref, metric id = MetricMember/MetricClass ref. Times are 1 ns
+ * ticks: timestamp = experiment ns + global offset, the offset being the
+ * experiment origin on the monotonic clock. Pthread create/join use OTF2's
+ * create-wait model with one contingent (Comm) per process and the child's
+ * global thread index as sequence number.
+ *
+ * Not thread-safe: libotf2's error handler is process-global and is
+ * redirected into the error message while an export runs.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <otf2/otf2.h>
+
+#include "common/format.h"
+#include "export/export.h"
+#include "export/names.h"
+#include "export/output.h"
+#include "strobe/strobe.h"
+
+#define ARCHIVE_NAME "traces"
+#define EVENT_CHUNK_SIZE (1u << 20)
+#define DEF_CHUNK_SIZE (4u << 20)
+
+/* Interned strings: OTF2 wants each String definition once per ref; the
+ * same source file or name is shared by many regions. Open addressing,
+ * kept at most half full. */
+struct string_table {
+    char **keys;
+    OTF2_StringRef *refs;
+    size_t cap, len;
+};
+
+struct otf2_export {
+    const struct strobe_experiment *exp;
+    const char *out;
+    struct strobe_errbuf *eb;
+    OTF2_Archive *archive;
+    OTF2_GlobalDefWriter *defs;
+    uint64_t offset;  /* added to every experiment time */
+    uint64_t *events; /* [nthreads] events written per location */
+    struct string_table strings;
+    char otf2_msg[256]; /* last message from libotf2's error handler */
+};
+
+static OTF2_ErrorCode capture_otf2_error(void *user, const char *file, uint64_t line, const char *function,
+                                         OTF2_ErrorCode code, const char *fmt, va_list va)
+{
+    (void)file, (void)line, (void)function;
+    struct otf2_export *x = user;
+    vsnprintf(x->otf2_msg, sizeof x->otf2_msg, fmt, va);
+    return code;
+}
+
+static int otf2_failed(struct otf2_export *x, OTF2_ErrorCode code, const char *what)
+{
+    const char *detail = x->otf2_msg[0] ? x->otf2_msg : OTF2_Error_GetDescription(code);
+    return strobe__error(x->eb, -EIO, "%s: libotf2: %s: %s (%s)", x->out, what, detail,
+                         OTF2_Error_GetName(code));
+}
+
+#define OTF2_TRY(x, call, what)                                                                              \
+    do {                                                                                                     \
+        OTF2_ErrorCode e_ = (call);                                                                          \
+        if (e_ != OTF2_SUCCESS)                                                                              \
+            return otf2_failed((x), e_, (what));                                                             \
+    } while (0)
+
+/* ---- strings ---------------------------------------------------------- */
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static int strings_grow(struct string_table *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    char **keys = calloc(cap, sizeof *keys);
+    OTF2_StringRef *refs = calloc(cap, sizeof *refs);
+    if (!keys || !refs) {
+        free(keys);
+        free(refs);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->keys[i])
+            continue;
+        size_t j = hash_string(t->keys[i]) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = t->keys[i];
+        refs[j] = t->refs[i];
+    }
+    free(t->keys);
+    free(t->refs);
+    t->keys = keys;
+    t->refs = refs;
+    t->cap = cap;
+    return 0;
+}
+
+static void strings_free(struct string_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->keys[i]);
+    free(t->keys);
+    free(t->refs);
+    memset(t, 0, sizeof *t);
+}
+
+/* The ref of s, writing its String definition the first time. */
+static int intern(struct otf2_export *x, const char *s, OTF2_StringRef *ref)
+{
+    struct string_table *t = &x->strings;
+    if (!s)
+        s = "";
+    if ((t->len + 1) * 2 > t->cap && strings_grow(t) < 0)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    size_t i = hash_string(s) & (t->cap - 1);
+    for (; t->keys[i]; i = (i + 1) & (t->cap - 1)) {
+        if (strcmp(t->keys[i], s) == 0) {
+            *ref = t->refs[i];
+            return 0;
+        }
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    OTF2_StringRef r = (OTF2_StringRef)t->len;
+    OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteString(x->defs, r, s);
+    if (e != OTF2_SUCCESS) {
+        free(copy);
+        return otf2_failed(x, e, "string definition");
+    }
+    t->keys[i] = copy;
+    t->refs[i] = r;
+    t->len++;
+    *ref = r;
+    return 0;
+}
+
+#define INTERN(x, s, ref)                                                                                    \
+    do {                                                                                                     \
+        int rc_ = intern((x), (s), (ref));                                                                   \
+        if (rc_ < 0)                                                                                         \
+            return rc_;                                                                                      \
+    } while (0)
+
+/* ---- events ----------------------------------------------------------- */
+
+static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef location, void *caller,
+                                bool final)
+{
+    (void)user, (void)type, (void)location, (void)caller, (void) final;
+    return OTF2_FLUSH; /* always write full chunks to disk */
+}
+
+static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRef location)
+{
+    (void)user, (void)type, (void)location;
+    return 0; /* no BufferFlush events are recorded: flushing is not measured time */
+}
+
+static const OTF2_FlushCallbacks flush_callbacks = {pre_flush, post_flush};
+
+static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread,
+                       const struct strobe_event *ev)
+{
+    const struct strobe_experiment *exp = x->exp;
+    const struct strobe_thread_info *ti = &exp->threads[thread];
+    OTF2_TimeStamp ts = x->offset + ev->time_ns;
+    OTF2_CommRef contingent = ti->process;
+    switch (ev->type) {
+    case STROBE_EVENT_ENTER:
+    case STROBE_EVENT_INHERIT: /* entered before fork(): nests like an enter */
+    case STROBE_EVENT_EXIT:
+        if (ev->region >= exp->nregions)
+            break;
+        if (ev->type == STROBE_EVENT_EXIT)
+            OTF2_TRY(x, OTF2_EvtWriter_Leave(w, NULL, ts, ev->region), "leave event");
+        else
+            OTF2_TRY(x, OTF2_EvtWriter_Enter(w, NULL, ts, ev->region), "enter event");
+        return 0;
+    case STROBE_EVENT_METRIC: {
+        if (ev->metric >= exp->nmetrics)
+            break;
+        OTF2_Type type = OTF2_TYPE_INT64;
+        OTF2_MetricValue value = {.signed_int = ev->value};
+        OTF2_TRY(x, OTF2_EvtWriter_Metric(w, NULL, ts, ev->metric, 1, &type, &value), "metric event");
+        return 0;
+    }
+    case STROBE_EVENT_THREAD_BEGIN:
+        if (ti->parent != STROBE_NONE)
+            OTF2_TRY(x, OTF2_EvtWriter_ThreadBegin(w, NULL, ts, contingent, thread), "thread begin event");
+        return 0;
+    case STROBE_EVENT_THREAD_END:
+        if (ti->parent != STROBE_NONE)
+            OTF2_TRY(x, OTF2_EvtWriter_ThreadEnd(w, NULL, ts, contingent, thread), "thread end event");
+        return 0;
+    case STROBE_EVENT_THREAD_CREATE:
+        if (ev->other_thread < exp->nthreads)
+            OTF2_TRY(x, OTF2_EvtWriter_ThreadCreate(w, NULL, ts, contingent, ev->other_thread),
+                     "thread create event");
+        return 0;
+    case STROBE_EVENT_THREAD_JOIN:
+        if (ev->other_thread < exp->nthreads)
+            OTF2_TRY(x, OTF2_EvtWriter_ThreadWait(w, NULL, ts, contingent, ev->other_thread),
+                     "thread wait event");
+        return 0;
+    default: /* FORK has no OTF2 event; future types are skipped */
+        return 0;
+    }
+    return strobe__error(x->eb, STROBE_ERR_FORMAT, "%s: offset %" PRIu64 ": undefined region or metric id",
+                         ti->stream_path, ev->offset);
+}
+
+static int write_location_events(struct otf2_export *x, uint32_t thread,
+                                 const struct strobe_export_opts *opts, uint64_t *done)
+{
+    const struct strobe_experiment *exp = x->exp;
+    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(x->archive, thread);
+    if (!w)
+        return otf2_failed(x, OTF2_ERROR_MEM_ALLOC_FAILED, "event writer");
+    int rc = 0;
+    if (exp->threads[thread].stream_path) {
+        struct strobe_stream_iter *it;
+        rc = strobe_stream_open(exp, thread, &it, x->eb);
+        if (rc == 0) {
+            struct strobe_event ev;
+            uint64_t n = 0;
+            while ((rc = strobe_stream_next(it, &ev, x->eb)) > 0) {
+                if ((rc = write_event(x, w, thread, &ev)) < 0)
+                    break;
+                if ((++n & 0xffff) == 0)
+                    strobe__export_progress(opts, *done + ev.offset, exp->total_bytes);
+            }
+            strobe_stream_close(it);
+        }
+        *done += exp->threads[thread].bytes;
+        strobe__export_progress(opts, *done, exp->total_bytes);
+    }
+    uint64_t count = 0;
+    OTF2_ErrorCode e = OTF2_EvtWriter_GetNumberOfEvents(w, &count);
+    x->events[thread] = count;
+    OTF2_ErrorCode ce = OTF2_Archive_CloseEvtWriter(x->archive, w);
+    if (rc < 0)
+        return rc;
+    if (e != OTF2_SUCCESS)
+        return otf2_failed(x, e, "event count");
+    if (ce != OTF2_SUCCESS)
+        return otf2_failed(x, ce, "closing event writer");
+    return 0;
+}
+
+/* ---- definitions ------------------------------------------------------ */
+
+static int write_regions(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    OTF2_StringRef empty;
+    INTERN(x, "", &empty);
+    for (size_t r = 0; r < exp->nregions; r++) {
+        const struct strobe_region_def *def = &exp->regions[r];
+        OTF2_StringRef name, file;
+        INTERN(x, def->name, &name);
+        INTERN(x, def->file, &file);
+        bool user = def->kind == STROBE_REGION_USER;
+        OTF2_TRY(x,
+                 OTF2_GlobalDefWriter_WriteRegion(x->defs, (OTF2_RegionRef)r, name, name, empty,
+                                                  user ? OTF2_REGION_ROLE_CODE : OTF2_REGION_ROLE_FUNCTION,
+                                                  user ? OTF2_PARADIGM_USER : OTF2_PARADIGM_COMPILER,
+                                                  OTF2_REGION_FLAG_NONE, file, def->line, 0),
+                 "region definition");
+    }
+    return 0;
+}
+
+static int write_system_tree(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    char buf[512];
+    OTF2_StringRef host, machine;
+    INTERN(x, strobe__host_name(exp), &host);
+    INTERN(x, "machine", &machine);
+    OTF2_TRY(
+        x,
+        OTF2_GlobalDefWriter_WriteSystemTreeNode(x->defs, 0, host, machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE),
+        "system tree definition");
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        OTF2_StringRef name;
+        strobe__process_name(exp, (uint32_t)p, buf, sizeof buf);
+        INTERN(x, buf, &name);
+        uint32_t parent = exp->processes[p].parent;
+        OTF2_TRY(x,
+                 OTF2_GlobalDefWriter_WriteLocationGroup(
+                     x->defs, (OTF2_LocationGroupRef)p, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                     parent < exp->nprocesses ? parent : OTF2_UNDEFINED_LOCATION_GROUP),
+                 "location group definition");
+    }
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        OTF2_StringRef name;
+        strobe__thread_name(exp, (uint32_t)t, buf, sizeof buf);
+        INTERN(x, buf, &name);
+        OTF2_TRY(x,
+                 OTF2_GlobalDefWriter_WriteLocation(x->defs, t, name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                                    x->events[t], exp->threads[t].process),
+                 "location definition");
+    }
+    return 0;
+}
+
+/* One pthread contingent per process: a COMM_LOCATIONS group of all
+ * locations (member i = location i), a COMM_GROUP per process listing its
+ * threads, and a Comm per process (ref = process index) over that group. */
+static int write_thread_contingents(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    if (exp->nthreads == 0)
+        return 0;
+    uint64_t *members = malloc(exp->nthreads * sizeof *members);
+    if (!members)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    int rc = 0;
+    OTF2_StringRef pthread_name, all_name, name;
+    char buf[600], pname[512];
+    OTF2_ErrorCode e;
+    if ((rc = intern(x, "POSIX threads", &pthread_name)) < 0 ||
+        (rc = intern(x, "all threads", &all_name)) < 0)
+        goto out;
+    e = OTF2_GlobalDefWriter_WriteParadigm(x->defs, OTF2_PARADIGM_PTHREAD, pthread_name,
+                                           OTF2_PARADIGM_CLASS_THREAD_CREATE_WAIT);
+    if (e != OTF2_SUCCESS) {
+        rc = otf2_failed(x, e, "paradigm definition");
+        goto out;
+    }
+    for (size_t t = 0; t < exp->nthreads; t++)
+        members[t] = t;
+    e = OTF2_GlobalDefWriter_WriteGroup(x->defs, 0, all_name, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                        OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, (uint32_t)exp->nthreads,
+                                        members);
+    if (e != OTF2_SUCCESS) {
+        rc = otf2_failed(x, e, "group definition");
+        goto out;
+    }
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        uint32_t n = 0;
+        for (size_t t = 0; t < exp->nthreads; t++)
+            if (exp->threads[t].process == p)
+                members[n++] = t;
+        strobe__process_name(exp, (uint32_t)p, pname, sizeof pname);
+        snprintf(buf, sizeof buf, "threads of %s", pname);
+        if ((rc = intern(x, buf, &name)) < 0)
+            goto out;
+        e = OTF2_GlobalDefWriter_WriteGroup(x->defs, (OTF2_GroupRef)(p + 1), name, OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, n, members);
+        if (e == OTF2_SUCCESS)
+            e = OTF2_GlobalDefWriter_WriteComm(x->defs, (OTF2_CommRef)p, name, (OTF2_GroupRef)(p + 1),
+                                               OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+        if (e != OTF2_SUCCESS) {
+            rc = otf2_failed(x, e, "thread contingent definition");
+            goto out;
+        }
+    }
+out:
+    free(members);
+    return rc;
+}
+
+static int write_metrics(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    OTF2_StringRef empty;
+    INTERN(x, "", &empty);
+    for (size_t m = 0; m < exp->nmetrics; m++) {
+        OTF2_StringRef name, unit;
+        INTERN(x, exp->metrics[m].name, &name);
+        INTERN(x, exp->metrics[m].unit, &unit);
+        /* A sample is a value reported by the program at one point in time. */
+        OTF2_TRY(x,
+                 OTF2_GlobalDefWriter_WriteMetricMember(x->defs, (OTF2_MetricMemberRef)m, name, empty,
+                                                        OTF2_METRIC_TYPE_USER, OTF2_METRIC_ABSOLUTE_POINT,
+                                                        OTF2_TYPE_INT64, OTF2_BASE_DECIMAL, 0, unit),
+                 "metric member definition");
+        OTF2_MetricMemberRef member = (OTF2_MetricMemberRef)m;
+        OTF2_TRY(x,
+                 OTF2_GlobalDefWriter_WriteMetricClass(x->defs, (OTF2_MetricRef)m, 1, &member,
+                                                       OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_CPU),
+                 "metric class definition");
+    }
+    return 0;
+}
+
+static int write_global_defs(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    x->defs = OTF2_Archive_GetGlobalDefWriter(x->archive);
+    if (!x->defs)
+        return otf2_failed(x, OTF2_ERROR_MEM_ALLOC_FAILED, "global definition writer");
+    /* 1 tick = 1 ns; the trace spans [offset, offset + duration]. The wall
+     * clock time of the offset is not known exactly, so it is left undefined. */
+    OTF2_TRY(x,
+             OTF2_GlobalDefWriter_WriteClockProperties(x->defs, 1000000000u, x->offset, exp->duration_ns + 1,
+                                                       OTF2_UNDEFINED_TIMESTAMP),
+             "clock properties");
+    int rc;
+    if ((rc = write_regions(x)) < 0 || (rc = write_system_tree(x)) < 0 ||
+        (rc = write_thread_contingents(x)) < 0 || (rc = write_metrics(x)) < 0)
+        return rc;
+    OTF2_TRY(x, OTF2_Archive_CloseGlobalDefWriter(x->archive, x->defs), "closing global definitions");
+    x->defs = NULL;
+    return 0;
+}
+
+static int write_local_defs(struct otf2_export *x)
+{
+    OTF2_TRY(x, OTF2_Archive_OpenDefFiles(x->archive), "opening local definitions");
+    for (size_t t = 0; t < x->exp->nthreads; t++) {
+        OTF2_DefWriter *d = OTF2_Archive_GetDefWriter(x->archive, t);
+        if (!d)
+            return otf2_failed(x, OTF2_ERROR_MEM_ALLOC_FAILED, "local definition writer");
+        OTF2_TRY(x, OTF2_Archive_CloseDefWriter(x->archive, d), "closing local definitions");
+    }
+    OTF2_TRY(x, OTF2_Archive_CloseDefFiles(x->archive), "closing local definitions");
+    return 0;
+}
+
+static int write_archive(struct otf2_export *x, const char *dir, const struct strobe_export_opts *opts)
+{
+    const struct strobe_experiment *exp = x->exp;
+    x->archive = OTF2_Archive_Open(dir, ARCHIVE_NAME, OTF2_FILEMODE_WRITE, EVENT_CHUNK_SIZE, DEF_CHUNK_SIZE,
+                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!x->archive)
+        return otf2_failed(x, OTF2_ERROR_FILE_INTERACTION, "creating the archive");
+    OTF2_TRY(x, OTF2_Archive_SetFlushCallbacks(x->archive, &flush_callbacks, NULL), "flush callbacks");
+    OTF2_TRY(x, OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "collective callbacks");
+    OTF2_TRY(x, OTF2_Archive_SetCreator(x->archive, "strobe " STROBE_VERSION_STRING), "creator");
+    const char *command = strobe_experiment_meta(exp, "command");
+    if (command)
+        OTF2_TRY(x, OTF2_Archive_SetDescription(x->archive, command), "description");
+    OTF2_TRY(x, OTF2_Archive_SetMachineName(x->archive, strobe__host_name(exp)), "machine name");
+
+    OTF2_TRY(x, OTF2_Archive_OpenEvtFiles(x->archive), "opening event files");
+    uint64_t done = 0;
+    strobe__export_progress(opts, 0, exp->total_bytes);
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        int rc = write_location_events(x, t, opts, &done);
+        if (rc < 0)
+            return rc;
+    }
+    OTF2_TRY(x, OTF2_Archive_CloseEvtFiles(x->archive), "closing event files");
+
+    int rc = write_global_defs(x);
+    if (rc < 0)
+        return rc;
+    rc = write_local_defs(x);
+    if (rc < 0)
+        return rc;
+    OTF2_ErrorCode e = OTF2_Archive_Close(x->archive);
+    x->archive = NULL;
+    if (e != OTF2_SUCCESS)
+        return otf2_failed(x, e, "closing the archive");
+    return 0;
+}
+
+int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
+                       const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
+{
+    struct strobe__out_dir dir;
+    int rc = strobe__out_dir_open(&dir, out, eb);
+    if (rc < 0)
+        return rc;
+    struct otf2_export x = {.exp = exp, .out = out, .eb = eb};
+    /* OTF2 timestamps are unsigned: anchor them at the experiment origin on
+     * the monotonic clock so they keep their absolute meaning. */
+    if (exp->origin_ns >= 0 && exp->origin_ns < 9.2e18)
+        x.offset = (uint64_t)llround(exp->origin_ns);
+    x.events = calloc(exp->nthreads ? exp->nthreads : 1, sizeof *x.events);
+    if (!x.events) {
+        strobe__out_dir_abort(&dir);
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", out);
+    }
+    /* libotf2 does not return the previous handler's user data; every user
+     * of libotf2 in strobe uses the default handler (NULL, NULL). */
+    OTF2_ErrorCallback old = OTF2_Error_RegisterCallback(capture_otf2_error, &x);
+    rc = write_archive(&x, dir.tmp, opts);
+    if (x.defs)
+        OTF2_Archive_CloseGlobalDefWriter(x.archive, x.defs);
+    if (x.archive)
+        OTF2_Archive_Close(x.archive);
+    OTF2_Error_RegisterCallback(old, NULL);
+    strings_free(&x.strings);
+    free(x.events);
+    if (rc < 0) {
+        strobe__out_dir_abort(&dir);
+        return rc;
+    }
+    return strobe__out_dir_commit(&dir, eb);
+}
