@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Turns the runs recorded by bench/run.sh into the `make bench` table.
+
+Usage: table.py RESULTS_DIR   (reads raw.tsv, info.tsv, export.tsv there)
+
+Prints the human table on stdout and writes RESULTS_DIR/latest.txt, the
+same numbers as tab-separated lines:
+    info    KEY     VALUE
+    METRIC  CONFIG  THREADS  MEDIAN  MIN  MAX  N
+    goal    NAME    TARGET   MEASURED  RESULT
+with METRIC one of ns_per_event, ns_per_call (bare loop only), lttng_ratio
+(fastest LTTng-UST configuration of the same repetition / this one),
+bytes_per_event, kernel_ns_per_event and minor_faults_per_1000_events
+(during the loop, from getrusage), wall_s; MIN/MAX/N are over the
+repetitions.
+
+Every number comes from the files of this run: nothing is hard-coded but
+the goals. A ratio is computed inside each repetition (both sides measured
+minutes apart at most, under the same machine load), then the median of the
+per-repetition ratios is reported.
+"""
+import os
+import statistics
+import sys
+
+LABELS = {
+    "plain": "bare loop, no -finstrument-functions",
+    "null": "-finstrument-functions, empty hooks",
+    "strobe_trace": "strobe trace      (STROBE_PROFILE=0)",
+    "strobe_profile": "strobe profile    (STROBE_TRACE=0)",
+    "strobe_both": "strobe trace+profile",
+    "lttng_tp": "LTTng-UST, own tracepoint provider",
+    "lttng_fast": "LTTng-UST, liblttng-ust-cyg-profile-fast",
+    "lttng_verbose": "LTTng-UST, liblttng-ust-cyg-profile",
+    "otf2": "OTF2 EvtWriter, written directly",
+    "uftrace": "uftrace record",
+}
+ORDER = list(LABELS)
+LTTNG = ["lttng_tp", "lttng_fast", "lttng_verbose"]
+THREADS = ["1", "2"]
+
+
+def read_tsv(path):
+    with open(path) as f:
+        lines = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    head = lines[0]
+    return [dict(zip(head, row)) for row in lines[1:]]
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.{digits}f}"
+
+
+def summary(values):
+    """(median, min, max, n) of a list, or None when it is empty."""
+    if not values:
+        return None
+    return (statistics.median(values), min(values), max(values), len(values))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: table.py RESULTS_DIR")
+    res = sys.argv[1]
+    info = {}
+    with open(os.path.join(res, "info.tsv")) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("\t")
+            info[k] = v
+    runs = read_tsv(os.path.join(res, "raw.tsv"))
+    export = read_tsv(os.path.join(res, "export.tsv"))[0]
+
+    ok = {}  # (rep, config, threads) -> run
+    failures = {}
+    for r in runs:
+        key = (r["rep"], r["config"], r["threads"])
+        if r["status"] == "ok":
+            r["loops"] = [int(x) for x in r["loop_ns"].split(",")]
+            ok[key] = r
+        else:
+            failures.setdefault(r["config"], []).append(r["status"])
+    reps = sorted({r["rep"] for r in runs}, key=int)
+
+    # Per-repetition values.
+    ns_ev = {}  # (config, threads) -> {rep: ns/event}
+    per_call = {}
+    bytes_ev = {}
+    wall = {}
+    sys_ev = {}  # kernel ns per event during the loop
+    faults = {}  # minor page faults per 1000 events during the loop
+    discarded = {}
+    for (rep, cfg, th), r in ok.items():
+        calls = int(r["calls_per_thread"])
+        wall.setdefault((cfg, th), []).append(int(r["wall_ns"]) / 1e9)
+        if cfg == "plain":
+            per_call.setdefault(("plain", th), {})[rep] = statistics.mean(r["loops"]) / calls
+            continue
+        base = ok.get((rep, "plain", th))
+        if base is None or base["calls_per_thread"] != r["calls_per_thread"]:
+            continue
+        delta = statistics.mean(r["loops"]) - statistics.mean(base["loops"])
+        ns_ev.setdefault((cfg, th), {})[rep] = delta / (2 * calls)
+        if r.get("sys_us", "-") not in ("-", ""):
+            sys_us = [int(x) for x in r["sys_us"].split(",")]
+            sys_ev.setdefault((cfg, th), []).append(statistics.mean(sys_us) * 1000 / (2 * calls))
+            flt = [int(x) for x in r["minflt"].split(",")]
+            faults.setdefault((cfg, th), []).append(statistics.mean(flt) * 1000 / (2 * calls))
+        events = 2 * calls * len(r["loops"])
+        lost = int(r["discarded"]) if r["discarded"] not in ("-", "") else 0
+        if lost:
+            discarded.setdefault((cfg, th), []).append(lost)
+        # strobe: records counted in the trace; LTTng: sent minus discarded.
+        recorded = int(r["recorded"]) if r["recorded"] not in ("-", "") else events - lost
+        if r["bytes"] not in ("-", "") and recorded > 0:
+            bytes_ev.setdefault((cfg, th), []).append(int(r["bytes"]) / recorded)
+
+    ratio = {}  # (config, threads) -> [fastest LTTng / config] per repetition
+    for th in THREADS:
+        for rep in reps:
+            lt = [ns_ev[(c, th)][rep] for c in LTTNG if rep in ns_ev.get((c, th), {})]
+            if not lt:
+                continue
+            best = min(lt)
+            for cfg in ORDER:
+                v = ns_ev.get((cfg, th), {}).get(rep)
+                if v is not None and v > 0:
+                    ratio.setdefault((cfg, th), []).append(best / v)
+
+    def stat(table, cfg, th):
+        v = table.get((cfg, th))
+        if isinstance(v, dict):
+            v = list(v.values())
+        return summary(v or [])
+
+    out = []
+    w = out.append
+    calls = int(info["calls"])
+    w("strobe bench: cost of one timestamped function enter/exit event")
+    w(f"date {info['date']}; CPU {info['cpu']}, nproc {info['nproc']}, clocksource {info['clocksource']}, "
+      f"kernel {info['kernel']}")
+    w(f"compiler {info['compiler']}; LTTng-UST {info['lttng_version']}, OTF2 {info['otf2_version']}, "
+      f"uftrace {info['uftrace_version']}; strobe clock: {info.get('strobe_clock', '-')}")
+    if info.get("strobe_env", "-").strip() not in ("", "-"):
+        w(f"strobe settings from the environment: {info['strobe_env'].strip()}")
+    w(f"workload: empty noinline function called {calls} times per run = {2 * calls} events; "
+      f"1 thread pinned to CPU {info['cpu_pin']}, or 2 threads x {calls // 2} calls (unpinned)")
+    w(f"{info['reps']} interleaved repetitions; median [min-max] over repetitions; "
+      "ns/event = (loop time - bare loop time of the same repetition) / events per thread")
+    w("LTTng/x = fastest LTTng-UST configuration of the same repetition / this configuration (median)")
+    w("")
+    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7}  "
+           f"{'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7}  {'B/event':>7} {'kernel':>6} {'wall s':>6}")
+    w(hdr)
+    w("-" * len(hdr))
+    notes = []
+    for cfg in ORDER:
+        status = info.get(f"status.{cfg}", "ok")
+        label = LABELS[cfg]
+        if status != "ok":
+            w(f"{label:<42} n/a: {status}")
+            continue
+        cells = []
+        for th in THREADS:
+            if cfg == "plain":
+                s = stat(per_call, cfg, th)
+                rs = None
+            else:
+                s = stat(ns_ev, cfg, th)
+                rs = stat(ratio, cfg, th)
+            if s is None:
+                cells.append(f"{'failed':>18} {'':>13} {'':>7}")
+                continue
+            digits = 2 if cfg in ("plain", "null") else 1
+            value = fmt(s[0], digits) + (" /call" if cfg == "plain" else "")
+            if cfg == "null":
+                rs = None  # a near-zero cost: the ratio would be noise
+            cells.append(f"{value:>18} {'[' + fmt(s[1], digits) + '-' + fmt(s[2], digits) + ']':>13} "
+                         f"{(fmt(rs[0], 2) + 'x') if rs else '-':>7}")
+        b = stat(bytes_ev, cfg, "1")
+        k = stat(sys_ev, cfg, "1")
+        wl = stat(wall, cfg, "1")
+        w(f"{label:<42} {cells[0]}  {' ' + cells[1]} {fmt(b[0], 2) if b else '-':>8} "
+          f"{fmt(k[0]) if k else '-':>6} {fmt(wl[0], 2) if wl else '-':>6}")
+        if cfg in failures:
+            notes.append(f"{cfg}: {len(failures[cfg])} failed run(s), first: {failures[cfg][0]}")
+        for th in THREADS:
+            if (cfg, th) in discarded:
+                d = discarded[(cfg, th)]
+                notes.append(f"{cfg}, {th} thread(s): events lost in {len(d)} run(s), up to {max(d)} "
+                             f"({100.0 * max(d) / (2 * calls):.2f}%); B/event counts recorded events only")
+
+    w("")
+    if export["status"] == "ok":
+        b = int(export["bytes"])
+        w(f"strobe trace (1 thread, last repetition) exported with `strobe export --format otf2`: "
+          f"{b} bytes of OTF2 .evt = {b / (2 * calls):.2f} B/event of the workload "
+          f"({export['events_in_defs']} events in the OTF2 definitions), export took "
+          f"{int(export['export_ns']) / 1e9:.1f} s")
+    else:
+        w(f"strobe trace -> OTF2 export: n/a: {export['status']}")
+    w("B/event: 1-thread run; strobe t*.evt, OTF2 *.evt, LTTng CTF stream files (no metadata, no index), "
+      "uftrace <tid>.dat.")
+    w("kernel: ns/event of the 1-thread loop spent in the kernel (getrusage, tick-based accounting: approximate). "
+      "wall s: whole process incl. start-up and exit, 1 thread.")
+    for n in notes:
+        w("note: " + n)
+
+    # Goals.
+    goals = []
+
+    def goal(name, target_text, value, unit, passed):
+        if value is None:
+            goals.append((name, target_text, "n/a", "N/A"))
+        else:
+            goals.append((name, target_text, f"{fmt(value, 2)}{unit}", "PASS" if passed(value) else "MISS"))
+
+    for th in THREADS:
+        s = stat(ns_ev, "strobe_trace", th)
+        goal(f"strobe trace mode, {th} thread(s), ns/event", "<= 15", s and s[0], " ns", lambda v: v <= 15)
+    for th in THREADS:
+        s = stat(ns_ev, "strobe_profile", th)
+        goal(f"strobe profile mode, {th} thread(s), ns/event", "<= 25", s and s[0], " ns", lambda v: v <= 25)
+    for th in THREADS:
+        s = stat(ratio, "strobe_trace", th)
+        goal(f"strobe trace mode vs fastest LTTng-UST, {th} thread(s)", ">= 4x", s and s[0], "x",
+             lambda v: v >= 4)
+    for th in THREADS:
+        s = stat(bytes_ev, "strobe_trace", th)
+        goal(f"strobe trace size, {th} thread(s), bytes/event", "<= 3", s and s[0], " B", lambda v: v <= 3)
+    w("")
+    w(f"{'goal':<52} {'target':>8} {'measured':>10}  result")
+    for name, target, measured, result in goals:
+        w(f"{name:<52} {target:>8} {measured:>10}  {result}")
+    print("\n".join(out))
+
+    with open(os.path.join(res, "latest.txt"), "w") as f:
+        f.write("# strobe bench results (bench/run.sh); format: see bench/table.py\n")
+        for k, v in info.items():
+            f.write(f"info\t{k}\t{v}\n")
+        for metric, table in (("ns_per_call", per_call), ("ns_per_event", ns_ev), ("lttng_ratio", ratio),
+                              ("bytes_per_event", bytes_ev), ("kernel_ns_per_event", sys_ev),
+                              ("minor_faults_per_1000_events", faults), ("wall_s", wall)):
+            for cfg in ORDER:
+                for th in THREADS:
+                    s = stat(table, cfg, th)
+                    if s:
+                        f.write(f"{metric}\t{cfg}\t{th}\t{s[0]:.4g}\t{s[1]:.4g}\t{s[2]:.4g}\t{s[3]}\n")
+        if export["status"] == "ok":
+            f.write(f"bytes_per_event\tstrobe_otf2_export\t1\t{int(export['bytes']) / (2 * calls):.4g}"
+                    f"\t-\t-\t1\n")
+        for name, target, measured, result in goals:
+            f.write(f"goal\t{name}\t{target}\t{measured}\t{result}\n")
+
+
+if __name__ == "__main__":
+    main()
