@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Interface of the shared library used by the symbol-resolution test. */
+int symlib_square(int x);

@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reader and model (src/analysis): exact events, times, call paths and
+ * metrics on the byte-level experiment of tests/export/make_experiment.c;
+ * one exact error line per kind of corruption; and real runs under
+ * `strobe run` for symbol resolution (PIE + shared library) and for the
+ * equality of profiles read from t<N>.prof files and replayed from traces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/experiment.h"
+#include "common/format.h"
+#include "make_experiment.h"
+#include "strobe/strobe.h"
+#include "test.h"
+
+static char dir[4200];
+
+static const char *synth(const char *name)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
+    CHECK_EQ_INT(make_experiment(dir), 0);
+    return dir;
+}
+
+static struct strobe_experiment *open_ok(const char *d)
+{
+    struct strobe_experiment *exp = NULL;
+    struct strobe_errbuf eb;
+    int rc = strobe_experiment_open(d, &exp, NULL, NULL, &eb);
+    if (rc)
+        STROBE_FAIL("open %s: %s", d, eb.msg);
+    return exp;
+}
+
+/* Opening (and building a profile from SOURCE) fails with CODE and MSG. */
+static void expect_error(const char *d, int source, int code, const char *msg)
+{
+    struct strobe_experiment *exp = NULL;
+    struct strobe_errbuf eb = { "" };
+    int rc = strobe_experiment_open(d, &exp, NULL, NULL, &eb);
+    if (rc == 0) {
+        struct strobe_profile *p = NULL;
+        rc = strobe_profile_build(exp, source, &p, &eb);
+        strobe_profile_free(p);
+        strobe_experiment_close(exp);
+    }
+    CHECK_EQ_INT(rc, code);
+    CHECK_STR_EQ(eb.msg, msg);
+}
+
+static char *path_of(const char *rel)
+{
+    static char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return p;
+}
+
+static void patch(const char *rel, long off, const void *bytes, size_t n)
+{
+    int fd = open(path_of(rel), O_WRONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(pwrite(fd, bytes, n, off), (long)n);
+    close(fd);
+}
+
+/* Keeps the 64-byte header of REL and replaces everything after it. */
+static void replace_body(const char *rel, const void *bytes, size_t n)
+{
+    CHECK_EQ_INT(truncate(path_of(rel), 64), 0);
+    patch(rel, 64, bytes, n);
+}
+
+/* Offset of the K-th record of thread T in the synthetic experiment. */
+static uint64_t record_offset(uint32_t t, int k)
+{
+    struct strobe_experiment *exp = open_ok(dir);
+    struct strobe_stream_iter *it;
+    struct strobe_errbuf eb;
+    struct strobe_event ev;
+    CHECK_EQ_INT(strobe_stream_open(exp, t, &it, &eb), 0);
+    for (int i = 0; i <= k; i++)
+        CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 1);
+    strobe_stream_close(it);
+    strobe_experiment_close(exp);
+    return ev.offset;
+}
+
+static uint32_t region_id(const struct strobe_experiment *exp, const char *name)
+{
+    for (uint32_t i = 0; i < exp->nregions; i++)
+        if (strcmp(exp->regions[i].name, name) == 0)
+            return i;
+    STROBE_FAIL("no region %s", name);
+}
+
+/* Node at PATH ("a/b/c" of region names) or NULL. */
+static const struct strobe_cnode *node_at(const struct strobe_experiment *exp, const struct strobe_profile *p,
+                                          const char *path)
+{
+    uint32_t n = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save, *part = strtok_r(buf, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+        uint32_t c = p->nodes[n].first_child;
+        while (c != STROBE_NONE && strcmp(exp->regions[p->nodes[c].region].name, part) != 0)
+            c = p->nodes[c].next_sibling;
+        if (c == STROBE_NONE)
+            return NULL;
+        n = c;
+    }
+    return &p->nodes[n];
+}
+
+static const struct strobe_cnode *must_node(const struct strobe_experiment *exp, const struct strobe_profile *p,
+                                            const char *path)
+{
+    const struct strobe_cnode *n = node_at(exp, p, path);
+    if (!n)
+        STROBE_FAIL("no call path %s", path);
+    return n;
+}
+
+/* ---- the synthetic experiment ------------------------------------------ */
+
+STROBE_TEST(model_definitions_threads_counts)
+{
+    struct strobe_experiment *exp = open_ok(synth("model"));
+    CHECK_EQ_INT(exp->nprocesses, 1);
+    CHECK_EQ_U64(exp->processes[0].pid, EXPERIMENT_PID);
+    CHECK_STR_EQ(exp->processes[0].dir, "proc-4242");
+    CHECK(exp->processes[0].exited);
+    CHECK_STR_EQ(strobe_experiment_meta(exp, "host"), "testhost");
+    CHECK_EQ_INT(exp->nregions, 3);
+    uint32_t m = region_id(exp, "main");
+    CHECK_STR_EQ(exp->regions[m].file, "demo.c");
+    CHECK_EQ_INT(exp->regions[m].line, 10);
+    CHECK_EQ_INT(exp->regions[m].kind, STROBE_REGION_USER);
+    CHECK_EQ_INT(exp->nmetrics, 1);
+    CHECK_STR_EQ(exp->metrics[0].name, "bytes");
+    CHECK_STR_EQ(exp->metrics[0].unit, "B");
+    CHECK_EQ_INT(exp->nthreads, 2);
+    const struct strobe_thread_info *t0 = &exp->threads[0], *t1 = &exp->threads[1];
+    CHECK_EQ_U64(t0->events, 13);
+    CHECK_EQ_U64(t1->events, 7);
+    CHECK_EQ_U64(exp->total_events, 20);
+    CHECK_EQ_U64(t0->begin_ns, 0);
+    CHECK_EQ_U64(t0->end_ns, 6100);
+    CHECK_EQ_U64(t1->begin_ns, 850);
+    CHECK_EQ_U64(t1->end_ns, 1450);
+    CHECK_EQ_U64(exp->duration_ns, 6100);
+    CHECK_EQ_INT(t0->parent, STROBE_NONE);
+    CHECK_EQ_INT(t1->parent, 0);
+    CHECK_EQ_U64(t1->tid, EXPERIMENT_PID + 1);
+    CHECK(t0->ended && t0->has_rusage);
+    CHECK_EQ_U64(t0->rusage.maxrss_kb, 2048);
+    CHECK_EQ_U64(t0->rusage.nivcsw, 2);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(iterator_exact_events)
+{
+    struct strobe_experiment *exp = open_ok(synth("iterator"));
+    struct strobe_stream_iter *it;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_stream_open(exp, 0, &it, &eb), 0);
+    static const struct {
+        int type;
+        uint64_t t;
+        const char *region;
+        uint32_t depth;
+    } want[] = {
+        { STROBE_EVENT_THREAD_BEGIN, 0, NULL, 0 },  { STROBE_EVENT_ENTER, 100, "main", 1 },
+        { STROBE_EVENT_ENTER, 200, "compute", 2 },  { STROBE_EVENT_EXIT, 500, "compute", 1 },
+        { STROBE_EVENT_METRIC, 550, NULL, 1 },      { STROBE_EVENT_ENTER, 600, "compute", 2 },
+        { STROBE_EVENT_EXIT, 700, "compute", 1 },   { STROBE_EVENT_THREAD_CREATE, 800, NULL, 1 },
+        { STROBE_EVENT_ENTER, 900, EXPERIMENT_ODD_NAME, 2 },
+        { STROBE_EVENT_EXIT, 1000, EXPERIMENT_ODD_NAME, 1 },
+        { STROBE_EVENT_THREAD_JOIN, 5000, NULL, 1 }, { STROBE_EVENT_EXIT, 6000, "main", 0 },
+        { STROBE_EVENT_THREAD_END, 6100, NULL, 0 },
+    };
+    struct strobe_event ev;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 1);
+        CHECK_EQ_INT(ev.type, want[i].type);
+        CHECK_EQ_U64(ev.time_ns, want[i].t);
+        CHECK_EQ_INT(ev.depth, want[i].depth);
+        CHECK(!ev.synthetic);
+        if (want[i].region)
+            CHECK_STR_EQ(exp->regions[ev.region].name, want[i].region);
+        if (ev.type == STROBE_EVENT_METRIC) {
+            CHECK_EQ_INT(ev.metric, 0);
+            CHECK_EQ_INT(ev.value, 100);
+        }
+        if (ev.type == STROBE_EVENT_THREAD_CREATE || ev.type == STROBE_EVENT_THREAD_JOIN)
+            CHECK_EQ_INT(ev.other_thread, 1);
+    }
+    CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 0);
+    strobe_stream_close(it);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(profile_from_trace_exact)
+{
+    struct strobe_experiment *exp = open_ok(synth("profile"));
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
+    CHECK_EQ_INT(p->source, STROBE_PROFILE_TRACE); /* no t<N>.prof files */
+    CHECK_EQ_INT(p->nnodes, 5); /* root, main, main/compute, main/odd, compute (t1) */
+    const struct strobe_cnode *m = must_node(exp, p, "main");
+    CHECK_EQ_U64(m->total.visits, 1);
+    CHECK_EQ_U64(m->total.incl_ns, 5900);
+    CHECK_EQ_U64(m->total.excl_ns, 5400);
+    CHECK_EQ_U64(m->per_thread[1].visits, 0);
+    CHECK_EQ_INT(m->metrics[0].count, 1);
+    CHECK_EQ_INT(m->metrics[0].sum, 100);
+    const struct strobe_cnode *mc = must_node(exp, p, "main/compute");
+    CHECK_EQ_U64(mc->total.visits, 2);
+    CHECK_EQ_U64(mc->total.incl_ns, 400);
+    CHECK_EQ_U64(mc->total.excl_ns, 400);
+    CHECK_EQ_U64(mc->total.min_ns, 100);
+    CHECK_EQ_U64(mc->total.max_ns, 300);
+    CHECK(mc->total.sumsq_ns == 100000.0);
+    CHECK_EQ_INT(mc->depth, 2);
+    const struct strobe_cnode *c = must_node(exp, p, "compute");
+    CHECK_EQ_U64(c->total.visits, 2);
+    CHECK_EQ_U64(c->per_thread[1].visits, 2);
+    CHECK_EQ_U64(c->per_thread[0].visits, 0);
+    CHECK_EQ_U64(c->total.incl_ns, 420);
+    CHECK_EQ_U64(c->total.min_ns, 20);
+    CHECK_EQ_U64(c->total.max_ns, 400);
+    CHECK_EQ_INT(c->thread_metrics[1 * exp->nmetrics + 0].sum, -7);
+    CHECK_EQ_INT(c->metrics[0].min, -7);
+    CHECK_EQ_U64(must_node(exp, p, "main/" EXPERIMENT_ODD_NAME)->total.incl_ns, 100);
+    strobe_profile_free(p);
+    /* FILES is refused: profiling was off */
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_FILES, &p, &eb), -ENOENT);
+    CHECK_CONTAINS(eb.msg, "proc-4242/t0 has no profile file (profiling was off)");
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(killed_thread_closed_at_process_end)
+{
+    synth("killed");
+    /* cut t1 before its last EXIT: ENTER compute at +1350 stays open */
+    CHECK_EQ_INT(truncate(path_of("proc-4242/t1.evt"), (off_t)record_offset(1, 5)), 0);
+    struct strobe_experiment *exp = open_ok(dir);
+    CHECK(!exp->threads[1].ended);
+    CHECK_EQ_U64(exp->threads[1].events, 5);
+    CHECK_EQ_U64(exp->threads[1].end_ns, 6200); /* PROCESS_END of the process */
+    struct strobe_stream_iter *it;
+    struct strobe_errbuf eb;
+    struct strobe_event ev;
+    CHECK_EQ_INT(strobe_stream_open(exp, 1, &it, &eb), 0);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 1);
+    CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 1);
+    CHECK_EQ_INT(ev.type, STROBE_EVENT_EXIT);
+    CHECK(ev.synthetic);
+    CHECK_EQ_U64(ev.time_ns, 6200);
+    CHECK_STR_EQ(exp->regions[ev.region].name, "compute");
+    CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 0);
+    strobe_stream_close(it);
+    struct strobe_profile *p;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_TRACE, &p, &eb), 0);
+    CHECK_EQ_U64(must_node(exp, p, "compute")->total.incl_ns, 400 + (6200 - 1350));
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(zero_tail_is_end_of_data)
+{
+    synth("zerotail");
+    /* what a SIGKILLed writer leaves: the chunk's unused rest is zeros */
+    struct stat st;
+    CHECK_EQ_INT(stat(path_of("proc-4242/t0.evt"), &st), 0);
+    CHECK_EQ_INT(truncate(path_of("proc-4242/t0.evt"), st.st_size + 3000), 0);
+    struct strobe_experiment *exp = open_ok(dir);
+    CHECK_EQ_U64(exp->threads[0].events, 13);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(records_across_chunks)
+{
+    synth("chunks");
+    /* t1 rewritten with 4 KiB chunks: 1000 enter/exit pairs padded at
+     * every chunk end */
+    uint32_t cs = 4096;
+    patch("proc-4242/t1.evt", 16, &cs, 4);
+    static uint8_t body[3 * 4096];
+    size_t n = 0, pairs = 0;
+    uint64_t off = 64;
+    while (pairs < 1500) {
+        size_t need = pairs == 0 ? 3 : 2;  /* ENTER id 1, then ENTER_SAME */
+        if ((off % cs) + need + 1 > cs) { /* +1: the EXIT */
+            while (off % cs) {
+                body[n++] = 0;
+                off++;
+            }
+            continue;
+        }
+        if (pairs == 0) {
+            body[n++] = 0x41; /* ENTER, delta 1 */
+            body[n++] = 1;
+        } else {
+            body[n++] = 0xc1; /* ENTER_SAME, delta 1 */
+        }
+        body[n++] = 0x81; /* EXIT, delta 1 */
+        off = 64 + n;
+        pairs++;
+        if (n + 8 > sizeof body)
+            break;
+    }
+    replace_body("proc-4242/t1.evt", body, n);
+    struct strobe_experiment *exp = open_ok(dir);
+    CHECK_EQ_U64(exp->threads[1].events, 2 * pairs);
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_TRACE, &p, &eb), 0);
+    CHECK_EQ_U64(must_node(exp, p, "compute")->per_thread[1].visits, pairs);
+    CHECK_EQ_U64(must_node(exp, p, "compute")->per_thread[1].incl_ns, pairs);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
+/* A profile file: header + root + node(region 1 = compute, parent P). */
+static void write_prof(const char *rel, uint32_t thread, uint32_t parent, uint32_t slot_count)
+{
+    struct strobe_prof_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, STROBE_MAGIC_PROFILE, 8);
+    h.version = STROBE_FORMAT_VERSION;
+    h.header_size = 64;
+    h.slot_size = 64;
+    h.thread_index = thread;
+    h.slot_count = slot_count;
+    struct strobe_prof_node n[2] = { 0 };
+    n[0] = (struct strobe_prof_node){ STROBE_SLOT_NODE, STROBE_PROF_NONE, STROBE_PROF_NO_REGION, 1,
+                                      STROBE_PROF_NONE, STROBE_PROF_NONE, 0, 0, UINT64_MAX, 0, 0 };
+    n[1] = (struct strobe_prof_node){ STROBE_SLOT_NODE, parent, 1, STROBE_PROF_NONE, STROBE_PROF_NONE,
+                                      STROBE_PROF_NONE, 3, 30, 5, 20, 525 };
+    int fd = open(path_of(rel), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(write(fd, &h, 64), 64);
+    CHECK_EQ_INT(write(fd, n, sizeof n), (long)sizeof n);
+    close(fd);
+}
+
+STROBE_TEST(profile_files_exact)
+{
+    synth("proffiles");
+    write_prof("proc-4242/t0.prof", 0, 0, 2);
+    write_prof("proc-4242/t1.prof", 1, 0, 2);
+    struct strobe_experiment *exp = open_ok(dir);
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
+    CHECK_EQ_INT(p->source, STROBE_PROFILE_FILES);
+    const struct strobe_cnode *c = must_node(exp, p, "compute");
+    CHECK_EQ_U64(c->total.visits, 6);
+    CHECK_EQ_U64(c->total.incl_ns, 60);
+    CHECK_EQ_U64(c->total.min_ns, 5);
+    CHECK_EQ_U64(c->total.max_ns, 20);
+    CHECK(c->total.sumsq_ns == 1050.0);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
+/* ---- corruption: one exact line each, never a crash --------------------- */
+
+STROBE_TEST(corrupt_stream_header)
+{
+    synth("badhdr");
+    patch("proc-4242/t0.evt", 0, "X", 1);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, "proc-4242/t0.evt: offset 0: bad magic (not a strobe event stream file)");
+    synth("badversion");
+    uint32_t v = 9;
+    patch("proc-4242/t0.evt", 8, &v, 4);
+    expect_error(dir, 0, STROBE_ERR_VERSION, "proc-4242/t0.evt: offset 8: format version 9, this strobe reads 1");
+    synth("badchunk");
+    v = 1000;
+    patch("proc-4242/t1.evt", 16, &v, 4);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4242/t1.evt: offset 16: chunk size 1000 is not a power of two in [4096, 1073741824]");
+    synth("shortfile");
+    CHECK_EQ_INT(truncate(path_of("proc-4242/t1.evt"), 10), 0);
+    expect_error(dir, 0, STROBE_ERR_TRUNCATED,
+                 "proc-4242/t1.evt: file is 10 bytes, shorter than its 64-byte header");
+}
+
+STROBE_TEST(corrupt_stream_records)
+{
+    char msg[256];
+    synth("truncrec");
+    /* ENTER main at +100: b0, delta continuation, region id; cut the id */
+    uint64_t off = record_offset(0, 1);
+    CHECK_EQ_INT(truncate(path_of("proc-4242/t0.evt"), (off_t)off + 2), 0);
+    snprintf(msg, sizeof msg, "proc-4242/t0.evt: offset %llu: ENTER record truncated", (unsigned long long)off + 2);
+    expect_error(dir, 0, STROBE_ERR_TRUNCATED, msg);
+
+    synth("badregion");
+    off = record_offset(0, 1);
+    patch("proc-4242/t0.evt", (long)off + 2, "\x7f", 1);
+    snprintf(msg, sizeof msg, "proc-4242/t0.evt: offset %llu: region id 127 not defined in proc-4242/defs",
+             (unsigned long long)off);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+
+    synth("underflow");
+    replace_body("proc-4242/t0.evt", "\x81", 1);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, "proc-4242/t0.evt: offset 64: EXIT with no open region");
+    synth("samefirst");
+    replace_body("proc-4242/t0.evt", "\xc1", 1);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, "proc-4242/t0.evt: offset 64: ENTER_SAME with no earlier ENTER");
+    synth("overlong");
+    replace_body("proc-4242/t0.evt", "\x41\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4242/t0.evt: offset 65: ENTER record has an integer longer than 64 bits");
+    synth("padding");
+    replace_body("proc-4242/t0.evt", "\x41\x01\x00\x05", 4);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, "proc-4242/t0.evt: offset 67: non-zero byte in chunk padding");
+    synth("extpast");
+    /* THREAD_END claiming 9 payload bytes at the end of the file */
+    replace_body("proc-4242/t0.evt", "\x02\x00\x09\x01", 4);
+    expect_error(dir, 0, STROBE_ERR_TRUNCATED,
+                 "proc-4242/t0.evt: offset 64: THREAD_END record of 9 bytes runs past the end of the file");
+}
+
+STROBE_TEST(corrupt_defs_meta_profiles)
+{
+    synth("nodefs");
+    CHECK_EQ_INT(unlink(path_of("proc-4242/defs")), 0);
+    expect_error(dir, 0, -ENOENT, "proc-4242/defs: No such file or directory");
+    synth("noprocess");
+    replace_body("proc-4242/defs", "", 0);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, "proc-4242/defs: no PROCESS record");
+    synth("badmeta");
+    int fd = open(path_of("meta"), O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(write(fd, "bogus line\n", 11), 11);
+    close(fd);
+    char msg[4400];
+    snprintf(msg, sizeof msg, "%s/meta:4: expected 'key: value'", dir);
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+    synth("badparent");
+    write_prof("proc-4242/t0.prof", 0, 5, 2);
+    write_prof("proc-4242/t1.prof", 1, 0, 2);
+    expect_error(dir, STROBE_PROFILE_FILES, STROBE_ERR_FORMAT, "proc-4242/t0.prof: offset 128: slot 1 has invalid parent 5");
+    synth("slotcount");
+    write_prof("proc-4242/t0.prof", 0, 0, 9);
+    write_prof("proc-4242/t1.prof", 1, 0, 2);
+    expect_error(dir, STROBE_PROFILE_FILES, STROBE_ERR_TRUNCATED,
+                 "proc-4242/t0.prof: offset 24: slot count 9 does not fit the file's 192 bytes");
+    synth("notadir");
+    expect_error("/nonexistent/strobe-exp", 0, -ENOENT, "/nonexistent/strobe-exp: No such file or directory");
+}
+
+/* ---- real runs ---------------------------------------------------------- */
+
+static struct strobe_experiment *run(const char *name, const char *prog)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s", STROBE_BIN_DIR, dir, prog);
+    if (rc != 0)
+        STROBE_FAIL("strobe run %s: exit %d\n%s", prog, rc, out);
+    free(out);
+    return open_ok(dir);
+}
+
+static const char *basename_of(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+STROBE_TEST(real_symbols_pie_and_shared_library)
+{
+    struct strobe_experiment *exp = run("symbols", STROBE_TEST_BIN_DIR "/analysis_symprog");
+    const struct strobe_region_def *r = &exp->regions[region_id(exp, "main")];
+    CHECK_STR_EQ(basename_of(r->file), "symprog.c");
+    CHECK_EQ_INT(r->line, 19);
+    CHECK_STR_EQ(basename_of(r->module), "analysis_symprog");
+    r = &exp->regions[region_id(exp, "local_sum")];
+    CHECK_STR_EQ(basename_of(r->file), "symprog.c");
+    CHECK_EQ_INT(r->line, 10);
+    r = &exp->regions[region_id(exp, "symlib_square")];
+    CHECK_STR_EQ(basename_of(r->file), "symlib.c");
+    CHECK_EQ_INT(r->line, 7);
+    CHECK_STR_EQ(basename_of(r->module), "libanalysis_symlib.so");
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_TRACE, &p, &eb), 0);
+    CHECK_EQ_U64(must_node(exp, p, "main/local_sum/symlib_square")->total.visits, 4);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
+/* Every node of A exists in B at the same path with the same visits. */
+static void same_tree(const struct strobe_experiment *exp, const struct strobe_profile *a,
+                      const struct strobe_profile *b, uint32_t na, uint32_t nb)
+{
+    for (uint32_t c = a->nodes[na].first_child; c != STROBE_NONE; c = a->nodes[c].next_sibling) {
+        uint32_t d = b->nodes[nb].first_child;
+        while (d != STROBE_NONE && b->nodes[d].region != a->nodes[c].region)
+            d = b->nodes[d].next_sibling;
+        if (d == STROBE_NONE)
+            STROBE_FAIL("%s missing from one profile", exp->regions[a->nodes[c].region].name);
+        for (size_t t = 0; t < exp->nthreads; t++)
+            CHECK_EQ_U64(a->nodes[c].per_thread[t].visits, b->nodes[d].per_thread[t].visits);
+        same_tree(exp, a, b, c, d);
+    }
+}
+
+STROBE_TEST(real_demo_profile_equals_trace)
+{
+    struct strobe_experiment *exp = run("demo", STROBE_BIN_DIR "/../examples/demo");
+    CHECK_EQ_INT(exp->nthreads, 5);
+    for (uint32_t t = 1; t < 5; t++)
+        CHECK_EQ_INT(exp->threads[t].parent, 0);
+    struct strobe_profile *pf, *pt;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_FILES, &pf, &eb), 0);
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_TRACE, &pt, &eb), 0);
+    CHECK_EQ_INT(pf->nnodes, pt->nnodes);
+    same_tree(exp, pf, pt, 0, 0);
+    same_tree(exp, pt, pf, 0, 0);
+    /* examples/demo/demo.c documents these exact visits */
+    CHECK_EQ_U64(must_node(exp, pf, "worker/integrate/sample")->total.visits, 25000);
+    CHECK_EQ_U64(must_node(exp, pf, "main/setup/fib")->total.visits, 1);
+    CHECK_EQ_U64(must_node(exp, pf, "main/start_workers")->total.visits, 1);
+    uint64_t fib = 0;
+    for (size_t i = 0; i < pf->nnodes; i++)
+        if (pf->nodes[i].region == region_id(exp, "fib"))
+            fib += pf->nodes[i].total.visits;
+    CHECK_EQ_U64(fib, 177);
+    for (uint32_t t = 1; t < 5; t++) {
+        uint32_t k = 0; /* thread t samples 2500 * k for its creation rank k */
+        const struct strobe_cnode *s = must_node(exp, pf, "worker/integrate/sample");
+        k = (uint32_t)(s->per_thread[t].visits / 2500);
+        CHECK(k >= 1 && k <= 4);
+        CHECK_EQ_U64(s->per_thread[t].visits, 2500u * k);
+    }
+    strobe_profile_free(pf);
+    strobe_profile_free(pt);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iterator_exact_events),
+                 STROBE_CASE(profile_from_trace_exact), STROBE_CASE(killed_thread_closed_at_process_end),
+                 STROBE_CASE(zero_tail_is_end_of_data), STROBE_CASE(records_across_chunks),
+                 STROBE_CASE(profile_files_exact), STROBE_CASE(corrupt_stream_header),
+                 STROBE_CASE(corrupt_stream_records), STROBE_CASE(corrupt_defs_meta_profiles),
+                 STROBE_CASE(real_symbols_pie_and_shared_library), STROBE_CASE(real_demo_profile_equals_trace))
