@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzz target: one event stream (t<N>.evt) through the stream decoder. */
+#include "analysis/decode.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct strobe__stream_decoder d;
+    struct strobe_errbuf eb;
+    struct strobe__raw_event ev;
+    if (strobe__stream_begin(&d, data, size, "t0.evt", &eb) == 0) {
+        while (strobe__stream_decode(&d, &ev, &eb) == 1)
+            ;
+        strobe__stream_end(&d);
+    }
+    return 0;
+}
