@@ -57,7 +57,9 @@ struct strobe_file_header {
     uint32_t thread_index; /* event streams: N of t<N>.evt; defs: 0 */
     uint64_t start_ticks;  /* event streams: base of the first delta */
     uint64_t dropped;      /* event streams: events not recorded because the
-                              size limit was reached (updated live) */
+                              size limit was reached, or because they came
+                              from a signal handler that interrupted the
+                              runtime while it wrote an event (updated live) */
     uint64_t limit_bytes;  /* size limit in force (0 = none) */
     uint64_t reserved[2];  /* zero */
 };
@@ -107,7 +109,14 @@ enum strobe_ext_type {
 
 /* ---- Definition records (defs) ----------------------------------------
  * Each record: byte type (1..255; 0 = chunk padding), uleb payload length,
- * payload. Readers skip unknown types. */
+ * payload. Readers skip unknown types.
+ *
+ * Region ids and metric ids are process-local, dense and start at 1 (0 is
+ * never used: the public API's handles use it for "not registered yet").
+ * Compiler-instrumented functions and annotated regions share the region
+ * id space; metrics have their own. A REGION/METRIC record precedes the
+ * first use of its id in time. A fork child's defs repeat the parent's
+ * MODULE/REGION/METRIC records, so inherited ids keep their meaning. */
 enum strobe_def_type {
     /* uleb pid, uleb ppid, uleb clock kind (enum strobe_clock_kind),
      * uleb realtime_ns at start, str exe path, str parent process dir name

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Entry points into the runtime: the -finstrument-functions hooks
+ * (__cyg_profile_func_enter/exit), the public annotation and metric API
+ * (include/strobe/strobe.h), and their out-of-line slow paths.
+ *
+ * Fast path of every entry point: TLS pointer, one or two loads to check
+ * for anything unusual, then the inline recorder of hotpath.h. Slow paths
+ * sort out the unusual case (thread not registered, function or handle not
+ * registered, re-entrancy, full stack, mismatched exit) and then use the
+ * same recorder.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+
+#include "core/hotpath.h"
+#include "core/profile.h"
+#include "core/registry.h"
+#include "core/runtime.h"
+#include "core/thread.h"
+#include "core/util.h"
+#include "strobe/strobe.h"
+
+/* An event arriving while the runtime works for this thread (a signal
+ * handler interrupted it): skipped and counted, see thread.h. Returns true
+ * when the caller must stop. */
+static bool reentered(struct strobe__thread *t)
+{
+    if (!(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))
+        return false;
+    if (strobe__active())
+        strobe__count_dropped(t, 1);
+    return true;
+}
+
+/* The general recorder behind the fast paths of hotpath.h: any clock,
+ * chunk switches and drops, new profile children. Frame f == t->sp has
+ * room. Called with STROBE__BUSY_IN set. */
+static void enter_general(struct strobe__thread *t, struct strobe__frame *f, uintptr_t key, uint32_t id)
+{
+    uint64_t now = strobe__clock_read(strobe__rt.cfg.clock_kind);
+    f->key = key;
+    f->start = now;
+    f->region = id;
+    if (t->mode & STROBE__MODE_TRACE) {
+        uint8_t *p = strobe__trace_room(t);
+        if (p) {
+            uint64_t d = strobe__take_delta(t, now);
+            bool same = id == t->last_region;
+            t->pos = strobe__put_event(p, (same ? STROBE_EV_ENTER_SAME : STROBE_EV_ENTER) << 6, d, !same, id);
+            t->last_region = id;
+        }
+    }
+    if (t->mode & STROBE__MODE_PROFILE) {
+        struct strobe_prof_node *c = strobe__prof_child(t, f[-1].node, id);
+        c->visits++;
+        f->node = c;
+    }
+    t->sp = f + 1;
+}
+
+/* Leaves the innermost frame f == t->sp - 1 (see enter_general). */
+static void exit_general(struct strobe__thread *t, struct strobe__frame *f, uint64_t now)
+{
+    if (t->mode & STROBE__MODE_TRACE) {
+        uint8_t *p = strobe__trace_room(t);
+        if (p)
+            t->pos = strobe__put_event(p, STROBE_EV_EXIT << 6, strobe__take_delta(t, now), false, 0);
+    }
+    if (t->mode & STROBE__MODE_PROFILE)
+        strobe__prof_leave(f->node, f->start, now);
+    t->sp = f;
+}
+
+/* Enters with every check: frames beyond the depth limit are not pushed
+ * but counted (lost_depth); their exits then pair with them. Called with
+ * STROBE__BUSY_IN set. */
+static void enter_checked(struct strobe__thread *t, uintptr_t key, uint32_t id)
+{
+    if (STROBE_UNLIKELY(t->busy & STROBE__BUSY_DEEP)) {
+        t->lost_depth++;
+        strobe__count_dropped(t, 1);
+        return;
+    }
+    if (t->sp == t->stack_end && !strobe__stack_grow(t)) {
+        t->lost_depth = 1;
+        strobe__busy_set(t, STROBE__BUSY_DEEP);
+        strobe__count_dropped(t, 1);
+        strobe__prof_overflow(t);
+        return;
+    }
+    enter_general(t, t->sp, key, id);
+}
+
+/* Leaves the frame of `key`. When it is not the innermost one (longjmp,
+ * an exception unwinding through uninstrumented code), the frames above it
+ * are left first, at the same time; when it is not on the stack at all
+ * the exit is ignored and counted in strobe__rt.unmatched_exits. Called
+ * with STROBE__BUSY_IN set. */
+static void exit_checked(struct strobe__thread *t, uintptr_t key)
+{
+    if (STROBE_UNLIKELY(t->busy & STROBE__BUSY_DEEP)) {
+        if (--t->lost_depth == 0)
+            strobe__busy_clear(t, STROBE__BUSY_DEEP);
+        strobe__count_dropped(t, 1);
+        return;
+    }
+    struct strobe__frame *f = t->sp - 1;
+    while (f > t->stack && f->key != key)
+        f--;
+    if (f == t->stack) {
+        atomic_fetch_add_explicit(&strobe__rt.unmatched_exits, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t now = strobe__clock_read(strobe__rt.cfg.clock_kind);
+    while (t->sp > f)
+        exit_general(t, t->sp - 1, now);
+}
+
+/* Region id of fn for this thread, through the cache. false on failure. */
+static bool function_id(struct strobe__thread *t, uintptr_t fn, uint32_t *id)
+{
+    struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
+    if (e->addr == fn) {
+        *id = e->id;
+        return true;
+    }
+    if (strobe__region_of_function(fn, id) != 0)
+        return false;
+    e->id = *id;
+    e->addr = fn;
+    return true;
+}
+
+/* ---- -finstrument-functions ---- */
+
+void strobe__func_enter_slow(struct strobe__thread *t, uintptr_t fn)
+{
+    if (reentered(t) || !strobe__active())
+        return;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint32_t id;
+    if (function_id(t, fn, &id) && id != 0)
+        enter_checked(t, fn, id);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+}
+
+void strobe__func_exit_slow(struct strobe__thread *t, uintptr_t fn)
+{
+    if (reentered(t) || !strobe__active())
+        return;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint32_t id;
+    if (function_id(t, fn, &id) && id != 0)
+        exit_checked(t, fn);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+}
+
+static STROBE_COLD void func_enter_unregistered(uintptr_t fn)
+{
+    struct strobe__thread *t = strobe__thread_current();
+    if (t)
+        strobe__func_enter_slow(t, fn);
+}
+
+STROBE_API void __cyg_profile_func_enter(void *fn, void *call_site)
+{
+    (void)call_site;
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL)) {
+        func_enter_unregistered((uintptr_t)fn);
+        return;
+    }
+    strobe__func_enter(t, (uintptr_t)fn);
+}
+
+STROBE_API void __cyg_profile_func_exit(void *fn, void *call_site)
+{
+    (void)call_site;
+    struct strobe__thread *t = strobe__tls.t;
+    /* A thread that has not entered anything has nothing to leave. */
+    if (STROBE_UNLIKELY(t == NULL))
+        return;
+    strobe__func_exit(t, (uintptr_t)fn);
+}
+
+/* ---- annotations ---- */
+
+/* true for ids that need the slow path: 0 (unregistered) and excluded. */
+static inline bool handle_unusual(uint32_t id)
+{
+    return id - 1 >= STROBE__REGION_EXCLUDED - 1;
+}
+
+static STROBE_COLD int region_enter_slow(strobe_region_t *r)
+{
+    if (!r)
+        return -EINVAL;
+    struct strobe__thread *t = strobe__thread_current();
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    if (reentered(t))
+        return 0;
+    if (!strobe__active())
+        return STROBE_ERR_DISABLED;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint32_t id = __atomic_load_n(&r->id, __ATOMIC_ACQUIRE);
+    int rc = 0;
+    if (id == 0)
+        rc = strobe__region_of_handle(r, &id);
+    if (rc == 0 && id != STROBE__REGION_EXCLUDED)
+        enter_checked(t, (uintptr_t)r, id);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return rc;
+}
+
+STROBE_API int strobe_region_enter(strobe_region_t *region)
+{
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL) || STROBE_UNLIKELY(region == NULL) || !strobe__event_ok(t))
+        return region_enter_slow(region);
+    /* Acquire pairs with the release store that published the id
+     * (registry.c). */
+    uint32_t id = __atomic_load_n(&region->id, __ATOMIC_ACQUIRE);
+    if (STROBE_UNLIKELY(handle_unusual(id)))
+        return region_enter_slow(region);
+    strobe__busy_enter(t);
+    bool done = strobe__enter_fast(t, (uintptr_t)region, id);
+    strobe__busy_leave(t);
+    return STROBE_LIKELY(done) ? 0 : region_enter_slow(region);
+}
+
+static STROBE_COLD int region_exit_slow(strobe_region_t *r)
+{
+    if (!r)
+        return -EINVAL;
+    struct strobe__thread *t = strobe__thread_current();
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    if (reentered(t))
+        return 0;
+    if (!strobe__active())
+        return STROBE_ERR_DISABLED;
+    uint32_t id = __atomic_load_n(&r->id, __ATOMIC_ACQUIRE);
+    if (id == 0) { /* never entered in this process */
+        atomic_fetch_add_explicit(&strobe__rt.unmatched_exits, 1, memory_order_relaxed);
+        return 0;
+    }
+    if (id == STROBE__REGION_EXCLUDED)
+        return 0;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    exit_checked(t, (uintptr_t)r);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return 0;
+}
+
+STROBE_API int strobe_region_exit(strobe_region_t *region)
+{
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL) || STROBE_UNLIKELY(region == NULL) || !strobe__event_ok(t))
+        return region_exit_slow(region);
+    strobe__busy_enter(t);
+    bool done = strobe__exit_fast(t, (uintptr_t)region);
+    strobe__busy_leave(t);
+    return STROBE_LIKELY(done) ? 0 : region_exit_slow(region);
+}
+
+/* ---- metrics ---- */
+
+/* Records one sample: a METRIC record in the trace, count/sum/min/max on
+ * the innermost open call path in the profile. Called with
+ * STROBE__BUSY_IN set. */
+static STROBE_NOINLINE void record_metric(struct strobe__thread *t, uint32_t id, int64_t value)
+{
+    uint64_t now = strobe__now(t);
+    if (t->mode & STROBE__MODE_TRACE) {
+        uint8_t payload[20], *q = payload;
+        q = strobe_uleb_put(q, id);
+        q = strobe_uleb_put(q, strobe_zigzag(value));
+        strobe__ext_record(t, STROBE_EXT_METRIC, now, payload, (size_t)(q - payload));
+    }
+    if (t->mode & STROBE__MODE_PROFILE)
+        strobe__prof_metric(t, t->sp[-1].node, id, value);
+}
+
+static STROBE_COLD int metric_add_slow(strobe_metric_t *m, int64_t value)
+{
+    if (!m)
+        return -EINVAL;
+    struct strobe__thread *t = strobe__thread_current();
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    if (reentered(t))
+        return 0;
+    if (!strobe__active())
+        return STROBE_ERR_DISABLED;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint32_t id = __atomic_load_n(&m->id, __ATOMIC_ACQUIRE);
+    int rc = 0;
+    if (id == 0)
+        rc = strobe__metric_of_handle(m, &id);
+    if (rc == 0)
+        record_metric(t, id, value);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return rc;
+}
+
+STROBE_API int strobe_metric_add(strobe_metric_t *metric, int64_t value)
+{
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL) || STROBE_UNLIKELY(metric == NULL))
+        return metric_add_slow(metric, value);
+    uint32_t id = __atomic_load_n(&metric->id, __ATOMIC_ACQUIRE); /* pairs as for regions */
+    if (STROBE_UNLIKELY(id == 0) || !strobe__event_ok(t))
+        return metric_add_slow(metric, value);
+    strobe__busy_enter(t);
+    record_metric(t, id, value);
+    strobe__busy_leave(t);
+    return 0;
+}
+
+/* ---- control ---- */
+
+STROBE_API int strobe_is_active(void)
+{
+    return strobe__runtime_ensure() == STROBE__ACTIVE;
+}
+
+STROBE_API const char *strobe_experiment_dir(void)
+{
+    int s = strobe__runtime_ensure();
+    return s == STROBE__ACTIVE || s == STROBE__FINISHED ? strobe__rt.exp_dir : NULL;
+}

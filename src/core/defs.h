@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writer of the process's `defs` file (format.h, "Definition records"):
+ * one record per process fact, clock calibration point, module, region and
+ * metric, appended through the chunked mapping of mfile.h.
+ *
+ * Every function requires strobe__rt.lock (or the single-threaded fork
+ * child) and is async-signal-safe: records are encoded straight into the
+ * mapped chunk, with no buffer on the heap or a large one on the stack.
+ * Strings longer than STROBE__DEF_STR_MAX bytes are cut there, so that any
+ * record fits in the smallest chunk.
+ */
+#ifndef STROBE_CORE_DEFS_H
+#define STROBE_CORE_DEFS_H
+
+#include <stdint.h>
+
+#include "core/mfile.h"
+
+#define STROBE__DEF_STR_MAX 1900u
+
+/* Creates `defs` in the process directory. */
+int strobe__defs_open(void);
+
+void strobe__defs_process(uint64_t pid, uint64_t ppid, int clock_kind, uint64_t realtime_ns, const char *exe,
+                          const char *parent_dir);
+void strobe__defs_clock_sync(uint64_t ticks, uint64_t ns);
+void strobe__defs_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi);
+void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name, const char *file,
+                         uint64_t line);
+void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
+void strobe__defs_overhead(uint64_t ticks);
+void strobe__defs_process_end(uint64_t ticks, int64_t status);
+
+/* Fork child: copies the CLOCK_SYNC, MODULE, REGION and METRIC records the
+ * parent had written at fork time (bytes [0, used) of its open defs
+ * file, still referenced by strobe__rt.defs) into the child's new defs, so
+ * every id the child inherited keeps its meaning. */
+int strobe__defs_copy_parent(const struct strobe__mfile *parent, uint64_t used);
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime context: the one place where libstrobe.so keeps process-wide
+ * mutable state (configuration, experiment directories, the defs writer,
+ * the region/metric/module registry, the thread list, real libc entry
+ * points). Per-thread state lives in struct strobe__thread (thread.h).
+ *
+ * Locking: `lock` protects everything below it in the struct; it is taken
+ * only on slow paths (registration, chunk switches, thread start/end) and
+ * never by the per-event hot path. The runtime never holds it while
+ * calling into the program. `state` is read with a relaxed load on every
+ * event; it changes only at start-up, at exit and at fork.
+ *
+ * Lifecycle (`state`):
+ *   UNINIT -> INITIALIZING -> ACTIVE -> FINISHED   (exit)
+ *                          -> OFF                   (STROBE_ENABLE=0, bad
+ *                                                    configuration, no
+ *                                                    experiment directory)
+ */
+#ifndef STROBE_CORE_RUNTIME_H
+#define STROBE_CORE_RUNTIME_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/format.h"
+#include "core/mfile.h"
+
+enum strobe__state {
+    STROBE__UNINIT = 0,
+    STROBE__INITIALIZING = 1,
+    STROBE__ACTIVE = 2,
+    STROBE__OFF = 3,
+    STROBE__FINISHED = 4,
+};
+
+/* Defaults of the environment switches (docs in runtime.c). */
+#define STROBE__TRACE_LIMIT_DEFAULT (1ull << 30)
+#define STROBE__PROFILE_LIMIT_DEFAULT (64ull << 20)
+
+struct strobe__config {
+    bool trace;             /* STROBE_TRACE */
+    bool profile;           /* STROBE_PROFILE */
+    int clock_kind;         /* enum strobe_clock_kind (STROBE_CLOCK) */
+    uint32_t chunk_size;    /* STROBE_CHUNK_SIZE */
+    uint64_t trace_limit;   /* STROBE_TRACE_LIMIT, bytes per stream, 0 = none */
+    uint64_t profile_limit; /* STROBE_PROFILE_LIMIT, bytes per profile file */
+};
+
+/* A loaded object (executable, shared library) as written in a MODULE
+ * record. Symbols are only loaded when a filter needs function names. */
+struct strobe__module {
+    uint64_t lo, hi; /* [lo, hi): union of its PT_LOAD segments */
+    uint64_t bias;
+    uint64_t path_hash; /* identity together with lo/hi (dlclose + dlopen) */
+    uint32_t sym_first; /* its slice of strobe__rt.syms, sorted by addr */
+    uint32_t sym_count;
+};
+
+/* A function symbol of a module: runtime address, offset of its name in
+ * strobe__rt.names, STROBE__SYM_* flags (symbols.h). */
+struct strobe__symbol {
+    uint64_t addr;
+    uint32_t name;
+    uint32_t flags;
+};
+
+/* Process table entry: function address -> region id (0 = excluded by the
+ * filter). addr 0 = empty slot. */
+struct strobe__addr_slot {
+    uintptr_t addr;
+    uint32_t id;
+    uint32_t unused;
+};
+
+/* pthread_t -> thread index, for THREAD_JOIN records. */
+struct strobe__join_slot {
+    pthread_t thread;
+    uint32_t index_plus1; /* 0 = empty slot */
+    uint32_t unused;
+};
+
+struct strobe_filter;
+struct strobe__thread;
+struct strobe__dw;
+
+struct strobe__runtime {
+    /* Read by every event: on a cache line of its own with read-mostly
+     * neighbours, away from the counters below that threads write. */
+    _Alignas(64) _Atomic int state; /* enum strobe__state */
+    struct strobe__config cfg;
+    uint32_t mode; /* STROBE__MODE_* bits for new threads (thread.h) */
+    pid_t pid;
+    struct strobe_filter *filter; /* STROBE_FILTER, NULL = measure everything */
+    uint64_t overhead_ticks;      /* self-measured cost of one event */
+    pthread_key_t thread_key;     /* its destructor ends threads that exit unseen */
+
+    /* Exit status for PROCESS_END, from the exit() wrapper or main()'s
+     * return value (see runtime.c). */
+    _Atomic int exit_status;
+    _Atomic bool exit_known;
+    int (*real_main)(int, char **, char **);
+
+    /* Real implementations behind the interposed functions. */
+    int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    int (*real_pthread_join)(pthread_t, void **);
+    int (*real_pthread_tryjoin_np)(pthread_t, void **);
+    int (*real_pthread_timedjoin_np)(pthread_t, void **, const struct timespec *);
+    void (*real_pthread_exit)(void *) __attribute__((noreturn));
+    pid_t (*real_fork)(void);
+    void (*real_exit)(int) __attribute__((noreturn));
+
+    /* Directories: all fixed after start-up (re-set in a fork child). */
+    char exp_dir[PATH_MAX]; /* absolute */
+    char proc_name[64];     /* proc-<pid>[-<n>] */
+    char exe[PATH_MAX];     /* /proc/self/exe */
+    int proc_fd;            /* the process directory, O_DIRECTORY */
+
+    _Alignas(64) _Atomic uint32_t next_index; /* thread index of the next created thread */
+    /* Exits of regions that were not on the stack (ignored); kept for a
+     * debugger, the format has no place for it. */
+    _Atomic uint64_t unmatched_exits;
+
+    pthread_mutex_t lock;
+    /* ---- everything below is protected by lock ---- */
+    struct strobe__mfile defs;
+    uint8_t *defs_pos;
+    uint64_t last_sync_ns; /* CLOCK_MONOTONIC of the latest CLOCK_SYNC */
+
+    uint32_t region_count; /* ids 1..region_count are taken */
+    uint32_t metric_count; /* ids 1..metric_count are taken */
+    struct strobe__addr_slot *addrs;
+    size_t addrs_cap, addrs_used;
+
+    struct strobe__module *modules;
+    size_t nmodules, modules_cap;
+    struct strobe__symbol *syms;
+    size_t nsyms, syms_cap;
+    char *names;
+    size_t names_len, names_cap;
+    struct strobe__dw *dw; /* libdw entry points once loaded (symbols.c) */
+
+    struct strobe__thread *threads; /* every thread with open files */
+    struct strobe__join_slot *joins;
+    size_t joins_cap, joins_used;
+};
+
+extern struct strobe__runtime strobe__rt;
+
+static inline bool strobe__active(void)
+{
+    return atomic_load_explicit(&strobe__rt.state, memory_order_relaxed) == STROBE__ACTIVE;
+}
+
+/* Starts the runtime if nobody has yet (the constructor normally did).
+ * Returns the resulting state. Thread-safe; a call made while another
+ * thread, or this one further up its stack, is starting the runtime
+ * returns INITIALIZING at once instead of waiting. */
+int strobe__runtime_ensure(void);
+
+/* Writes a CLOCK_SYNC point unless one was written less than min_gap_ns
+ * ago (0 = always). Caller holds lock. */
+void strobe__clock_sync_locked(uint64_t min_gap_ns);
+
+#endif

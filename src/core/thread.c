@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread life cycle (registration, THREAD_BEGIN/END, files) and the slow
+ * paths of the event recorder: chunk switches, drops, stack growth, EXT
+ * records. See thread.h.
+ */
+#define _GNU_SOURCE
+#include "core/thread.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/hotpath.h"
+#include "core/profile.h"
+#include "core/runtime.h"
+#include "core/util.h"
+#include "strobe/strobe.h"
+
+__thread struct strobe__tls strobe__tls __attribute__((tls_model("initial-exec")));
+
+/* Gap between two CLOCK_SYNC points written at chunk switches and thread
+ * ends: enough for a precise line over a long run, few enough records for
+ * a program that starts thousands of short threads. */
+#define SYNC_GAP_CHUNK_NS (100u * 1000 * 1000)
+#define SYNC_GAP_THREAD_NS (10u * 1000 * 1000)
+
+static size_t frames_bytes(uint32_t frames)
+{
+    return (size_t)frames * sizeof(struct strobe__frame);
+}
+
+struct strobe__thread *strobe__thread_alloc(uint32_t index, uint32_t parent_plus1)
+{
+    struct strobe__thread *t = strobe__pages_alloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->stack = strobe__pages_alloc(frames_bytes(STROBE__INITIAL_FRAMES));
+    if (!t->stack) {
+        strobe__pages_free(t, sizeof *t);
+        return NULL;
+    }
+    t->stack_cap = STROBE__INITIAL_FRAMES;
+    t->stack[0].key = 0; /* the root sentinel: no function or handle has address 0 */
+    t->stack[0].region = STROBE_PROF_NO_REGION;
+    t->sp = t->stack + 1;
+    t->stack_end = t->stack + t->stack_cap;
+    t->index = index;
+    t->parent_plus1 = parent_plus1;
+    t->mode = strobe__rt.mode;
+    t->last_region = 0; /* ids start at 1: the first ENTER is never ENTER_SAME */
+    t->evt.fd = -1;
+    t->prof.fd = -1;
+    struct strobe_prof_node *o = &t->overflow_node;
+    o->tag = STROBE_SLOT_NODE;
+    o->parent = o->first_child = o->next_sibling = o->first_metric = STROBE_PROF_NONE;
+    o->region = STROBE_PROF_NO_REGION;
+    o->min_ticks = UINT64_MAX;
+    return t;
+}
+
+void strobe__thread_free(struct strobe__thread *t)
+{
+    strobe__pages_free(t->stack, frames_bytes(t->stack_cap));
+    strobe__pages_free(t, sizeof *t);
+}
+
+/* ---- the thread list (under the lock) ---- */
+
+static void list_add(struct strobe__thread *t)
+{
+    t->next = strobe__rt.threads;
+    if (t->next)
+        t->next->prev_next = &t->next;
+    t->prev_next = &strobe__rt.threads;
+    strobe__rt.threads = t;
+}
+
+static void list_remove(struct strobe__thread *t)
+{
+    if (!t->prev_next)
+        return;
+    *t->prev_next = t->next;
+    if (t->next)
+        t->next->prev_next = t->prev_next;
+    t->next = NULL;
+    t->prev_next = NULL;
+}
+
+/* ---- stream ---- */
+
+static void set_limit(struct strobe__thread *t)
+{
+    t->limit = strobe__mfile_end(&t->evt) - (t->evt.last ? STROBE__TAIL_RESERVE : STROBE_MAX_EVENT_BYTES);
+}
+
+void strobe__count_dropped(struct strobe__thread *t, uint64_t n)
+{
+    if (t->evt.hdr)
+        __atomic_fetch_add(&t->evt.hdr->dropped, n, __ATOMIC_RELAXED);
+}
+
+/* Switches to the next chunk (under the lock, so that a fork child sees
+ * this thread's mappings consistently). NULL when there is none. */
+static uint8_t *next_chunk(struct strobe__thread *t)
+{
+    uint8_t *p = NULL;
+    pthread_mutex_lock(&strobe__rt.lock);
+    int rc = strobe__mfile_next(&t->evt, &p);
+    if (rc == 0)
+        strobe__clock_sync_locked(SYNC_GAP_CHUNK_NS);
+    pthread_mutex_unlock(&strobe__rt.lock);
+    if (rc) {
+        /* Limit reached or the disk is full: no more chunks for this
+         * stream; every later event lands in strobe__trace_room and is
+         * counted as dropped. */
+        t->evt.last = true;
+        t->limit = t->pos - 1;
+        return NULL;
+    }
+    /* Outside the lock: it touches a whole chunk (mfile.h). */
+    strobe__mfile_prefault(&t->evt);
+    t->pos = p;
+    set_limit(t);
+    return p;
+}
+
+uint8_t *strobe__trace_room(struct strobe__thread *t)
+{
+    if (t->pos <= t->limit)
+        return t->pos;
+    uint8_t *p = t->evt.last ? NULL : next_chunk(t);
+    if (!p)
+        strobe__count_dropped(t, 1);
+    return p;
+}
+
+int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
+                       size_t len)
+{
+    if (!(t->mode & STROBE__MODE_TRACE))
+        return 0;
+    size_t need = 1 + 10 + (len < 0x80 ? 1 : 2) + len;
+    uint8_t *p;
+    if (type != STROBE_EXT_THREAD_END) {
+        if (need > STROBE_MAX_EVENT_BYTES)
+            return STROBE_ERR_LIMIT; /* no such record type: STROBE_MAX_EVENT_BYTES is the contract */
+        p = strobe__trace_room(t);
+    } else {
+        /* THREAD_END may use the tail reserve of the last chunk (its whole
+         * purpose), but never a chunk that does not exist. */
+        p = t->pos;
+        if ((size_t)(strobe__mfile_end(&t->evt) - p) < need) {
+            p = t->evt.last ? NULL : next_chunk(t);
+            if (!p)
+                strobe__count_dropped(t, 1);
+        }
+    }
+    if (!p)
+        return STROBE_ERR_LIMIT;
+    uint64_t d = strobe__take_delta(t, now);
+    uint8_t *q = strobe_uleb_put(p + 1, d);
+    q = strobe_uleb_put(q, len);
+    memcpy(q, payload, len);
+    /* b0 last: a killed process leaves either the record or a zero byte. */
+    atomic_signal_fence(memory_order_seq_cst);
+    *p = (uint8_t)type;
+    t->pos = q + len;
+    return 0;
+}
+
+bool strobe__stack_grow(struct strobe__thread *t)
+{
+    if (t->stack_cap >= STROBE__MAX_FRAMES)
+        return false;
+    uint32_t cap = 2 * t->stack_cap;
+    size_t depth = (size_t)(t->sp - t->stack);
+    pthread_mutex_lock(&strobe__rt.lock); /* see next_chunk */
+    struct strobe__frame *s = strobe__pages_grow(t->stack, frames_bytes(t->stack_cap), frames_bytes(cap));
+    if (s) {
+        t->stack = s;
+        t->stack_cap = cap;
+        t->sp = s + depth;
+        t->stack_end = s + cap;
+    }
+    pthread_mutex_unlock(&strobe__rt.lock);
+    return s != NULL;
+}
+
+/* ---- begin / end ---- */
+
+static int write_thread_begin(struct strobe__thread *t, uint64_t now)
+{
+    uint8_t payload[20], *q = payload;
+    q = strobe_uleb_put(q, t->tid);
+    q = strobe_uleb_put(q, t->parent_plus1);
+    return strobe__ext_record(t, STROBE_EXT_THREAD_BEGIN, now, payload, (size_t)(q - payload));
+}
+
+/* Creates the thread's files in the current process directory. Called
+ * with STROBE__BUSY_IN set; clears mode bits of files it cannot create. */
+static void open_files(struct strobe__thread *t, uint64_t now)
+{
+    char name[40], num[24];
+    t->mode = strobe__rt.mode;
+    if (t->mode & STROBE__MODE_TRACE) {
+        strobe__concat(name, sizeof name, "t", strobe__fmt_u64(num, t->index), ".evt", (char *)NULL);
+        int rc = strobe__mfile_create(&t->evt, strobe__rt.proc_fd, name, STROBE_MAGIC_EVENTS,
+                                      strobe__rt.cfg.chunk_size, strobe__rt.cfg.trace_limit, t->index, now,
+                                      &t->pos);
+        if (rc == 0) {
+            t->last_ticks = now;
+            set_limit(t);
+            write_thread_begin(t, now);
+        } else {
+            strobe__say(name, ": ", strerror(-rc), "; this thread is not traced", (char *)NULL);
+            t->mode &= ~STROBE__MODE_TRACE;
+        }
+    }
+    if (t->mode & STROBE__MODE_PROFILE) {
+        int rc = strobe__profile_open(t);
+        if (rc) {
+            strobe__concat(name, sizeof name, "t", strobe__fmt_u64(num, t->index), ".prof", (char *)NULL);
+            strobe__say(name, ": ", strerror(-rc), "; this thread is not profiled", (char *)NULL);
+            t->mode &= ~STROBE__MODE_PROFILE;
+        }
+    }
+}
+
+int strobe__thread_attach(struct strobe__thread *t)
+{
+    struct strobe__tls *tl = &strobe__tls;
+    tl->state = STROBE__TLS_STARTING;
+    __atomic_store_n(&t->busy, STROBE__BUSY_IN, __ATOMIC_RELAXED);
+    t->tid = strobe__gettid();
+    open_files(t, strobe__clock_read(strobe__rt.cfg.clock_kind));
+    pthread_mutex_lock(&strobe__rt.lock);
+    list_add(t);
+    pthread_mutex_unlock(&strobe__rt.lock);
+    /* The key's destructor ends threads that leave without passing through
+     * our pthread_exit or start-routine wrapper (cancellation, threads the
+     * runtime did not see created). */
+    pthread_setspecific(strobe__rt.thread_key, t);
+    tl->t = t;
+    atomic_signal_fence(memory_order_seq_cst);
+    tl->state = STROBE__TLS_ACTIVE;
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return 0;
+}
+
+struct strobe__thread *strobe__thread_current(void)
+{
+    struct strobe__tls *tl = &strobe__tls;
+    if (STROBE_LIKELY(tl->t != NULL))
+        return tl->t;
+    if (tl->state != STROBE__TLS_NONE)
+        return NULL;
+    int rs = strobe__runtime_ensure();
+    if (rs != STROBE__ACTIVE) {
+        /* Off for good: later events of this thread stop at the TLS check
+         * instead of asking again. (INITIALIZING passes; ask next time.) */
+        if (rs == STROBE__OFF || rs == STROBE__FINISHED)
+            tl->state = STROBE__TLS_ENDED;
+        return NULL;
+    }
+    if (tl->t) /* start-up registered this thread */
+        return tl->t;
+    if (tl->state != STROBE__TLS_NONE)
+        return NULL;
+    if (tl->pending) { /* created through pthread_create (TSan builds) */
+        struct strobe__thread *t = tl->pending;
+        tl->pending = NULL;
+        strobe__thread_attach(t);
+        return t;
+    }
+    tl->state = STROBE__TLS_STARTING;
+    /* The process's main thread is always t0, whenever it shows up. */
+    uint32_t index = strobe__gettid() == (uint64_t)getpid()
+                         ? 0
+                         : atomic_fetch_add_explicit(&strobe__rt.next_index, 1, memory_order_relaxed);
+    struct strobe__thread *t = strobe__thread_alloc(index, 0);
+    if (!t) {
+        tl->state = STROBE__TLS_ENDED;
+        return NULL;
+    }
+    strobe__thread_attach(t);
+    return t;
+}
+
+static uint64_t tv_us(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+void strobe__thread_end(struct strobe__thread *t)
+{
+    struct strobe__tls *tl = &strobe__tls;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    /* From here on this thread's events are ignored, including those of a
+     * signal handler interrupting what follows. */
+    if (tl->t == t) {
+        tl->t = NULL;
+        atomic_signal_fence(memory_order_seq_cst);
+        tl->state = STROBE__TLS_ENDED;
+        pthread_setspecific(strobe__rt.thread_key, NULL);
+    }
+    uint64_t now = strobe__now(t);
+    if (t->mode & STROBE__MODE_TRACE) {
+        struct rusage ru;
+        uint8_t payload[70], *q = payload;
+        if (getrusage(RUSAGE_THREAD, &ru) != 0)
+            memset(&ru, 0, sizeof ru);
+        q = strobe_uleb_put(q, tv_us(ru.ru_utime));
+        q = strobe_uleb_put(q, tv_us(ru.ru_stime));
+        q = strobe_uleb_put(q, (uint64_t)ru.ru_maxrss);
+        q = strobe_uleb_put(q, (uint64_t)ru.ru_minflt);
+        q = strobe_uleb_put(q, (uint64_t)ru.ru_majflt);
+        q = strobe_uleb_put(q, (uint64_t)ru.ru_nvcsw);
+        q = strobe_uleb_put(q, (uint64_t)ru.ru_nivcsw);
+        strobe__ext_record(t, STROBE_EXT_THREAD_END, now, payload, (size_t)(q - payload));
+    }
+    /* Under the lock, like every change to a thread's mappings, so that a
+     * fork() in another thread sees either all of them or none. */
+    pthread_mutex_lock(&strobe__rt.lock);
+    strobe__clock_sync_locked(SYNC_GAP_THREAD_NS);
+    list_remove(t);
+    strobe__mfile_close(&t->evt, t->pos);
+    strobe__profile_close(t);
+    pthread_mutex_unlock(&strobe__rt.lock);
+    strobe__thread_free(t);
+}
+
+/* ---- fork ---- */
+
+void strobe__threads_abandon_after_fork(struct strobe__thread *keep)
+{
+    struct strobe__thread *t = strobe__rt.threads;
+    while (t) {
+        struct strobe__thread *next = t->next;
+        strobe__mfile_abandon(&t->evt);
+        strobe__profile_abandon(t);
+        t->next = NULL;
+        t->prev_next = NULL;
+        if (t != keep)
+            strobe__thread_free(t); /* that thread does not exist here */
+        t = next;
+    }
+    strobe__rt.threads = NULL;
+    strobe__pages_free(strobe__rt.joins, strobe__rt.joins_cap * sizeof *strobe__rt.joins);
+    strobe__rt.joins = NULL;
+    strobe__rt.joins_cap = strobe__rt.joins_used = 0;
+}
+
+int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
+{
+    t->index = 0;
+    t->parent_plus1 = 0;
+    t->tid = strobe__gettid();
+    t->last_region = 0;
+    open_files(t, now);
+    for (struct strobe__frame *f = t->stack + 1; f < t->sp; f++) {
+        uint8_t payload[10];
+        size_t n = (size_t)(strobe_uleb_put(payload, f->region) - payload);
+        if (strobe__ext_record(t, STROBE_EXT_INHERIT, now, payload, n) == 0)
+            t->last_region = f->region; /* INHERIT counts for ENTER_SAME */
+        f->start = now;                 /* the child's profile counts the child's time */
+        if (t->mode & STROBE__MODE_PROFILE)
+            f->node = strobe__prof_child(t, f[-1].node, f->region); /* visits stay 0 */
+    }
+    list_add(t);
+    return 0;
+}
+
+/* ---- pthread_t -> index ---- */
+
+static size_t join_hash(pthread_t th, size_t cap)
+{
+    return (size_t)(((uint64_t)th * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+void strobe__join_map_put(pthread_t thread, uint32_t index)
+{
+    struct strobe__runtime *rt = &strobe__rt;
+    if (2 * (rt->joins_used + 1) > rt->joins_cap) {
+        size_t cap = rt->joins_cap ? 2 * rt->joins_cap : 256;
+        struct strobe__join_slot *tab = strobe__pages_alloc(cap * sizeof *tab);
+        if (!tab)
+            return; /* out of memory: this thread's join will not be recorded */
+        for (size_t i = 0; i < rt->joins_cap; i++) {
+            if (!rt->joins[i].index_plus1)
+                continue;
+            size_t j = join_hash(rt->joins[i].thread, cap);
+            while (tab[j].index_plus1)
+                j = (j + 1) & (cap - 1);
+            tab[j] = rt->joins[i];
+        }
+        strobe__pages_free(rt->joins, rt->joins_cap * sizeof *tab);
+        rt->joins = tab;
+        rt->joins_cap = cap;
+    }
+    size_t i = join_hash(thread, rt->joins_cap);
+    while (rt->joins[i].index_plus1 && !pthread_equal(rt->joins[i].thread, thread))
+        i = (i + 1) & (rt->joins_cap - 1);
+    /* An existing entry for the same pthread_t belonged to a detached
+     * thread that ended without a join: its handle was reused. */
+    if (!rt->joins[i].index_plus1)
+        rt->joins_used++;
+    rt->joins[i].thread = thread;
+    rt->joins[i].index_plus1 = index + 1;
+}
+
+bool strobe__join_map_take(pthread_t thread, uint32_t *index)
+{
+    struct strobe__runtime *rt = &strobe__rt;
+    if (!rt->joins_cap)
+        return false;
+    size_t mask = rt->joins_cap - 1;
+    size_t i = join_hash(thread, rt->joins_cap);
+    while (rt->joins[i].index_plus1 && !pthread_equal(rt->joins[i].thread, thread))
+        i = (i + 1) & mask;
+    if (!rt->joins[i].index_plus1)
+        return false;
+    *index = rt->joins[i].index_plus1 - 1;
+    /* Backward-shift deletion keeps every probe chain unbroken. */
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask; rt->joins[j].index_plus1; j = (j + 1) & mask) {
+        size_t home = join_hash(rt->joins[j].thread, rt->joins_cap);
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            rt->joins[hole] = rt->joins[j];
+            hole = j;
+        }
+    }
+    rt->joins[hole].index_plus1 = 0;
+    rt->joins_used--;
+    return true;
+}

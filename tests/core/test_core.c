@@ -1,0 +1,1322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End-to-end tests of the runtime libstrobe.so: each case runs a small
+ * deterministic program (prog_*.c) under the runtime, preloaded with
+ * STROBE_EXPERIMENT_DIR pointing at a scratch directory (or linked, for
+ * the annotation API), and checks the files it left with the strict
+ * decoder of decode.h: exact record counts, visits per call path, metric
+ * sums, thread and process links, limits, filters, crash durability.
+ *
+ * Sanitizer builds: the programs are built with the same sanitizer as
+ * this test and libstrobe.so; see preload() for the library order each
+ * sanitizer needs.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "test.h"
+
+#define LIBSTROBE STROBE_LIB_DIR "/libstrobe.so"
+#define PBUF (2 * PATH_MAX)
+#define PROG(name) STROBE_TEST_BIN_DIR "/core_prog_" name
+
+/* ---- running programs ---- */
+
+/* snprintf that fails the test instead of truncating. */
+static void fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void fmt(char *buf, size_t cap, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(buf, cap, f, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap)
+        STROBE_FAIL("string too long for its buffer: %s", buf);
+}
+
+static int find_asan(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const char *name = info->dlpi_name, *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (strncmp(base, "libasan.so", 10) == 0 || strncmp(base, "libclang_rt.asan", 16) == 0) {
+        fmt(arg, PATH_MAX, "%s:", name);
+        return 1;
+    }
+    return 0;
+}
+
+/* LD_PRELOAD for the programs. ASan builds: libasan.so:libstrobe.so, since
+ * ASan insists on coming first in the library list. TSan builds:
+ * libstrobe.so alone (libtsan is loaded as its dependency, right after
+ * it): with libtsan in front, TSan's pthread_create interceptor would call
+ * the runtime's, whose start-routine wrapper, itself TSan-instrumented,
+ * would run on the new thread before TSan's own start routine has set the
+ * thread up, and crash. */
+static const char *preload(void)
+{
+    static char value[2 * PATH_MAX + 2];
+    if (!value[0]) {
+        char san[PATH_MAX] = "";
+        dl_iterate_phdr(find_asan, san);
+        fmt(value, sizeof value, "%s%s", san, LIBSTROBE);
+    }
+    return value;
+}
+
+/* Runs CMD (printf-style) in a shell with the runtime preloaded and
+ * STROBE_EXPERIMENT_DIR=exp; ENV holds extra assignments ("A=1 B=2" or "").
+ * Returns the exit status (128+signal when killed); *out gets stdout and
+ * stderr unless out is NULL. (In ASan builds LeakSanitizer stays on: the
+ * runtime must not leak either.) */
+static int run(char **out, const char *exp, const char *env, const char *cmd_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int run(char **out, const char *exp, const char *env, const char *cmd_fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, cmd_fmt);
+    vsnprintf(cmd, sizeof cmd, cmd_fmt, ap);
+    va_end(ap);
+    return strobe_test_sh(out,
+                          "env -u STROBE_FILTER -u STROBE_TRACE -u STROBE_PROFILE -u STROBE_ENABLE "
+                          "LD_PRELOAD='%s' STROBE_EXPERIMENT_DIR='%s' %s %s",
+                          preload(), exp, env, cmd);
+}
+
+/* The scratch experiment directory of a case: <work>/<name>.tmp/exp */
+static const char *exp_dir(const char *name)
+{
+    static char path[PBUF];
+    fmt(path, sizeof path, "%s/exp", strobe_test_tmpdir(name));
+    return path;
+}
+
+/* Names of the proc-* directories of exp, sorted; returns how many. */
+static int proc_dirs(const char *exp, char names[][256], int max)
+{
+    DIR *d = opendir(exp);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max)
+        if (strncmp(e->d_name, "proc-", 5) == 0)
+            fmt(names[n++], 256, "%s", e->d_name);
+    closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char tmp[256];
+            memcpy(tmp, names[j], 256);
+            memcpy(names[j], names[j - 1], 256);
+            memcpy(names[j - 1], tmp, 256);
+        }
+    return n;
+}
+
+/* The single proc-* directory of exp as a path. */
+static const char *only_proc(const char *exp)
+{
+    static char path[PBUF];
+    char names[8][256];
+    int n = proc_dirs(exp, names, 8);
+    if (n != 1)
+        STROBE_FAIL("%s: %d process directories, expected 1", exp, n);
+    fmt(path, sizeof path, "%s/%s", exp, names[0]);
+    return path;
+}
+
+static char *file_in(char *buf, const char *dir, const char *name)
+{
+    fmt(buf, PBUF, "%s/%s", dir, name);
+    return buf;
+}
+
+/* Address printed by a program as "fn <name> <address>". */
+static uint64_t fn_addr(const char *out, const char *name)
+{
+    char key[128];
+    fmt(key, sizeof key, "fn %s 0x", name);
+    const char *p = strstr(out, key);
+    if (!p)
+        STROBE_FAIL("no address of %s in:\n%s", name, out);
+    return strtoull(p + strlen(key), NULL, 16);
+}
+
+/* Region id of the function `name` in defs (via its printed address). */
+static uint32_t fn_id(const struct dec_defs *d, const char *out, const char *name)
+{
+    const struct dec_region *r = dec_region_by_addr(d, fn_addr(out, name));
+    if (!r)
+        STROBE_FAIL("no REGION record for function %s", name);
+    return r->id;
+}
+
+/* Number of entries in a directory (without . and ..). */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* Checks the parts of a stream every thread has: THREAD_BEGIN first with
+ * the given tid and parent, time never going backwards. */
+static void check_stream_basics(const struct dec_stream *s, uint64_t tid, uint64_t parent_plus1)
+{
+    CHECK(s->n > 0);
+    CHECK_EQ_INT(s->ev[0].kind, STROBE_EV_EXT);
+    CHECK_EQ_INT(s->ev[0].ext, STROBE_EXT_THREAD_BEGIN);
+    CHECK_EQ_INT(s->ev[0].npayload, 2);
+    if (tid)
+        CHECK_EQ_U64(s->ev[0].payload[0], tid);
+    CHECK_EQ_U64(s->ev[0].payload[1], parent_plus1);
+    CHECK_EQ_INT(dec_count_ext(s, STROBE_EXT_THREAD_BEGIN), 1);
+    CHECK(s->ev[0].time >= s->hdr.start_ticks);
+    for (size_t i = 1; i < s->n; i++)
+        if (s->ev[i].time < s->ev[i - 1].time)
+            STROBE_FAIL("record %zu goes back in time", i);
+}
+
+/* A THREAD_END as the last record, with the 7 rusage values. */
+static void check_thread_end(const struct dec_stream *s)
+{
+    CHECK_EQ_INT(dec_count_ext(s, STROBE_EXT_THREAD_END), 1);
+    const struct dec_event *e = &s->ev[s->n - 1];
+    CHECK_EQ_INT(e->kind, STROBE_EV_EXT);
+    CHECK_EQ_INT(e->ext, STROBE_EXT_THREAD_END);
+    CHECK_EQ_INT(e->npayload, 7);
+}
+
+/* Process-level facts of a normally exiting single process. */
+static void check_defs_basics(const struct dec_defs *d, uint64_t pid)
+{
+    CHECK_EQ_INT(d->nprocess, 1);
+    if (pid)
+        CHECK_EQ_U64(d->pid, pid);
+    CHECK(d->clock_kind == STROBE_CLOCK_TSC || d->clock_kind == STROBE_CLOCK_MONOTONIC);
+    CHECK(d->nsync >= 2);
+    CHECK(d->sync_ns[1] - d->sync_ns[0] >= 1000000); /* the ~1 ms calibration spin */
+    double rate = (double)(d->sync_ticks[d->nsync - 1] - d->sync_ticks[0]) /
+                  (double)(d->sync_ns[d->nsync - 1] - d->sync_ns[0]);
+    CHECK(rate > 0.05 && rate < 20); /* ticks per ns */
+    CHECK_EQ_INT(d->noverhead, 1);
+    CHECK(d->overhead > 0);
+    CHECK(d->nmodules >= 2); /* the program, libc, ... */
+}
+
+/* ---- single thread, compiler instrumentation ---- */
+
+#define N_CALLS 1000
+
+STROBE_TEST(calls_exact)
+{
+    const char *exp = exp_dir("calls_exact");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("calls") " %d", N_CALLS), 0);
+    const char *proc = only_proc(exp);
+    CHECK_EQ_INT(dir_entries(proc), 3); /* defs t0.evt t0.prof */
+
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    check_defs_basics(&d, 0);
+    CHECK_EQ_INT(d.nend, 1);
+    CHECK_EQ_INT(d.end_status, 0);
+    CHECK(d.exe[0] == '/' && strstr(d.exe, "core_prog_calls"));
+    CHECK_STR_EQ(d.parent_dir, "");
+    /* the program is a module, and its code is inside it */
+    bool found = false;
+    for (int i = 0; i < d.nmodules; i++)
+        if (strcmp(d.modules[i].path, d.exe) == 0) {
+            uint64_t a = fn_addr(out, "leaf");
+            CHECK(a >= d.modules[i].lo && a < d.modules[i].hi);
+            found = true;
+        }
+    CHECK(found);
+
+    uint32_t main_id = fn_id(&d, out, "main"), work = fn_id(&d, out, "work"), leaf = fn_id(&d, out, "leaf"),
+             rec = fn_id(&d, out, "rec"), twice = fn_id(&d, out, "twice");
+    CHECK_EQ_INT(d.nregions, 5); /* jumper, deep, deeper never ran */
+    for (int i = 0; i < d.nregions; i++) {
+        CHECK(d.regions[i].id >= 1 && d.regions[i].id <= 5); /* ids start at 1, dense */
+        CHECK_EQ_INT(d.regions[i].kind, STROBE_REGION_FUNCTION);
+        CHECK_STR_EQ(d.regions[i].name, ""); /* no filter: resolved offline */
+    }
+
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(s.hdr.thread_index, 0);
+    CHECK_EQ_U64(s.hdr.dropped, 0);
+    CHECK_EQ_U64(s.hdr.limit_bytes, 1u << 30);
+    check_stream_basics(&s, d.pid, 0);
+    check_thread_end(&s);
+    CHECK_EQ_INT(s.final_depth, 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, main_id), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, work), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), N_CALLS + 2);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, rec), 4);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, twice), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), N_CALLS + 9);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), N_CALLS + 9);
+    CHECK_EQ_INT(s.n, 2 * (N_CALLS + 9) + 2);
+    /* the loop's enters after the first are ENTER_SAME; rec(2..0) too */
+    size_t same = 0;
+    for (size_t i = 0; i < s.n; i++)
+        same += s.ev[i].same;
+    CHECK_EQ_INT(same, N_CALLS - 1 + 3 + 1);
+    /* compact: enter/exit records of the loop take 2 bytes each here */
+    double per_event = (double)s.data_bytes / (double)(2 * (N_CALLS + 9));
+    if (per_event > 3.0)
+        STROBE_FAIL("%.2f bytes per event", per_event);
+    dec_stream_free(&s);
+
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_INT(pr.hdr.thread_index, 0);
+    CHECK_EQ_INT(pr.hdr.flags, STROBE_PROF_ENDED);
+    uint32_t p_main[] = {main_id, 0}, p_work[] = {main_id, work, 0}, p_leaf[] = {main_id, work, leaf, 0},
+             p_rec4[] = {main_id, work, rec, rec, rec, rec, 0},
+             p_rec5[] = {main_id, work, rec, rec, rec, rec, rec, 0}, p_tl[] = {main_id, work, twice, leaf, 0};
+    struct strobe_prof_node *n;
+    n = &pr.slot[dec_prof_path(&pr, p_main)].node;
+    CHECK_EQ_U64(n->visits, 1);
+    uint64_t main_incl = n->incl_ticks;
+    n = &pr.slot[dec_prof_path(&pr, p_work)].node;
+    CHECK_EQ_U64(n->visits, 1);
+    CHECK(n->incl_ticks <= main_incl);
+    n = &pr.slot[dec_prof_path(&pr, p_leaf)].node;
+    CHECK_EQ_U64(n->visits, N_CALLS);
+    CHECK(n->min_ticks <= n->max_ticks && n->max_ticks <= n->incl_ticks);
+    CHECK(n->sumsq_ticks >= (double)n->incl_ticks * (double)n->incl_ticks / N_CALLS * 0.999);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_rec4)].node.visits, 1);
+    CHECK_EQ_INT(dec_prof_path(&pr, p_rec5), UINT32_MAX);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_tl)].node.visits, 2);
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), N_CALLS + 2);
+    CHECK_EQ_U64(dec_prof_visits(&pr, rec), 4);
+    CHECK_EQ_INT(pr.n, 1 + 1 + 1 + 1 + 4 + 1 + 1); /* root main work leaf rec*4 twice leaf */
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(killed_keeps_events)
+{
+    /* SIGKILL right after 5000 leaf calls: nothing after the kill, but
+     * every event before it, in trace and profile. */
+    const char *exp = exp_dir("killed_keeps_events");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("calls") " 5000 kill"), 128 + 9);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK(d.nsync >= 2); /* a tick->ns line despite the kill */
+    CHECK_EQ_INT(d.nend, 0);
+    uint32_t leaf = fn_id(&d, out, "leaf");
+
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_stream_basics(&s, d.pid, 0);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_END), 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 5000);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, leaf), 5000);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 5002); /* + main, work */
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 5000);
+    CHECK_EQ_INT(s.final_depth, 2);
+    CHECK(s.file_bytes > s.data_bytes); /* the zero tail a killed writer leaves */
+    dec_stream_free(&s);
+
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_INT(pr.hdr.flags, 0); /* not ENDED */
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 5000);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(killed_externally)
+{
+    /* SIGKILL from outside at an arbitrary point of a long run, 5 times
+     * (after 10 to 90 ms, a few million events):
+     * whatever the last event was doing, the files decode (records are
+     * committed by storing their first byte last), and trace and profile
+     * agree to within the one event in flight. */
+    for (int round = 0; round < 5; round++) {
+        const char *exp = exp_dir("killed_externally");
+        char *out, path[PBUF];
+        char *dir = strdup(exp);
+        *strrchr(dir, '/') = 0;
+        /* kill it 10 to 90 ms into main() (its first line says it got there) */
+        run(&out, exp, "STROBE_CHUNK_SIZE=64K",
+            PROG("calls") " 1000000000 >'%s/out' & pid=$!; "
+                          "until grep -q deeper '%s/out'; do sleep 0.001; done; "
+                          "sleep 0.0%d; kill -9 $pid; wait $pid; cat '%s/out'",
+            dir, dir, 1 + 2 * round, dir);
+        free(dir);
+        const char *proc = only_proc(exp);
+        static struct dec_defs d;
+        dec_defs_load(file_in(path, proc, "defs"), &d);
+        CHECK(d.nsync >= 2);
+        uint32_t leaf = fn_id(&d, out, "leaf");
+        static struct dec_stream s;
+        dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+        size_t enters = dec_count(&s, STROBE_EV_ENTER, leaf), exits = dec_count(&s, STROBE_EV_EXIT, leaf);
+        CHECK(enters > 1000);
+        CHECK(enters == exits || enters == exits + 1);
+        CHECK(s.final_depth == 2 || s.final_depth == 3);
+        dec_stream_free(&s);
+        struct dec_prof pr;
+        dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+        uint64_t visits = dec_prof_visits(&pr, leaf);
+        CHECK(visits + 1 >= enters && visits <= enters + 1);
+        dec_prof_free(&pr);
+        free(out);
+    }
+}
+
+STROBE_TEST(small_chunks)
+{
+    /* 4 KiB chunks: records never straddle one, padding is skipped. */
+    const char *exp = exp_dir("small_chunks");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_CHUNK_SIZE=4K", PROG("calls") " 20000"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(s.hdr.chunk_size, 4096);
+    CHECK(s.file_bytes > 10 * 4096);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), 20002);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 20009);
+    check_thread_end(&s);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(trace_limit)
+{
+    /* An 8 KiB stream limit: the file stops there, every event beyond is
+     * counted in `dropped`, and the thread's end still fits. */
+    const char *exp = exp_dir("trace_limit");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_CHUNK_SIZE=4K STROBE_TRACE_LIMIT=8K", PROG("calls") " 20000"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_U64(s.hdr.limit_bytes, 8192);
+    CHECK(s.file_bytes <= 8192);
+    CHECK(s.hdr.dropped > 0);
+    size_t recorded = dec_count(&s, STROBE_EV_ENTER, UINT32_MAX) + dec_count(&s, STROBE_EV_EXIT, UINT32_MAX);
+    CHECK_EQ_U64(recorded + s.hdr.dropped, 2 * (20000 + 9));
+    check_thread_end(&s);
+    dec_stream_free(&s);
+    /* the profile is not limited by the trace */
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "leaf")), 20002);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(profile_limit)
+{
+    /* 4 KiB = 63 slots: root, main, work, leaf, then rec nodes until the
+     * limit; the tree is cut there and flagged, twice never gets a node,
+     * and the nodes that exist keep counting. The trace is complete. */
+    const char *exp = exp_dir("profile_limit");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_PROFILE_LIMIT=4K", PROG("calls") " 100 rec 100"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    uint32_t leaf = fn_id(&d, out, "leaf"), rec = fn_id(&d, out, "rec");
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_INT(pr.hdr.flags, STROBE_PROF_ENDED | STROBE_PROF_OVERFLOW);
+    CHECK_EQ_INT(pr.n, 63);
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 100); /* the two leaf calls in twice are lost */
+    CHECK_EQ_U64(dec_prof_visits(&pr, rec), 63 - 4);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "twice")), 0);
+    dec_prof_free(&pr);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, rec), 101);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 102);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(trace_off)
+{
+    const char *exp = exp_dir("trace_off");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_TRACE=0", PROG("calls") " 300"), 0);
+    const char *proc = only_proc(exp);
+    CHECK(!dec_exists(file_in(path, proc, "t0.evt")));
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "leaf")), 302);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "rec")), 4);
+    CHECK_EQ_INT(pr.hdr.flags, STROBE_PROF_ENDED);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(profile_off)
+{
+    const char *exp = exp_dir("profile_off");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_PROFILE=0", PROG("calls") " 300"), 0);
+    const char *proc = only_proc(exp);
+    CHECK(!dec_exists(file_in(path, proc, "t0.prof")));
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), 302);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 309);
+    check_thread_end(&s);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(enable_off)
+{
+    const char *exp = exp_dir("enable_off");
+    char *out;
+    CHECK_EQ_INT(run(&out, exp, "STROBE_ENABLE=0", PROG("calls") " 10"), 0);
+    CHECK(!dec_exists(exp)); /* not even the experiment directory */
+    CHECK(!strstr(out, "strobe:"));
+    free(out);
+}
+
+STROBE_TEST(bad_environment)
+{
+    /* One line naming the problem, measurement off, the program runs. */
+    const char *exp = exp_dir("bad_environment");
+    char *out;
+    CHECK_EQ_INT(run(&out, exp, "STROBE_CHUNK_SIZE=12K", PROG("calls") " 10"), 0);
+    CHECK_CONTAINS(out, "strobe: STROBE_CHUNK_SIZE=12K: must be a power of two");
+    CHECK(!dec_exists(exp));
+    free(out);
+    CHECK_EQ_INT(run(&out, exp, "STROBE_CHUNK_SIZE=2K", PROG("calls") " 10"), 0);
+    CHECK_CONTAINS(out, "strobe: STROBE_CHUNK_SIZE=2K: out of range; measurement disabled\n");
+    CHECK(!dec_exists(exp));
+    free(out);
+    CHECK_EQ_INT(run(&out, exp, "STROBE_TRACE=maybe", PROG("calls") " 10"), 0);
+    CHECK_CONTAINS(out, "strobe: STROBE_TRACE=maybe: expected 0 or 1; measurement disabled\n");
+    free(out);
+    CHECK_EQ_INT(run(&out, exp, "STROBE_CLOCK=sundial", PROG("calls") " 10"), 0);
+    CHECK_CONTAINS(out, "strobe: STROBE_CLOCK=sundial: ");
+    CHECK(!dec_exists(exp));
+    free(out);
+    CHECK_EQ_INT(run(&out, exp, "STROBE_PROFILE_LIMIT=448", PROG("calls") " 10"), 0);
+    CHECK_CONTAINS(out, "strobe: STROBE_PROFILE_LIMIT=448: out of range; measurement disabled\n");
+    CHECK(!dec_exists(exp));
+    free(out);
+}
+
+STROBE_TEST(monotonic_clock)
+{
+    const char *exp = exp_dir("monotonic_clock");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_CLOCK=monotonic", PROG("calls") " 200"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    check_defs_basics(&d, 0);
+    CHECK_EQ_U64(d.clock_kind, STROBE_CLOCK_MONOTONIC);
+    for (int i = 0; i < d.nsync; i++)
+        CHECK_EQ_U64(d.sync_ticks[i], d.sync_ns[i]);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), 202);
+    CHECK(s.ev[0].time >= d.sync_ns[0]); /* ticks are CLOCK_MONOTONIC ns */
+    dec_stream_free(&s);
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "leaf")), 202);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(longjmp_exits)
+{
+    /* jumper > deep > deeper longjmp()s back to jumper: the exits of deep
+     * and deeper never come. leaf(7) then runs (recorded inside deeper,
+     * the innermost open frame), and jumper's exit closes deeper, deep and
+     * jumper, so the stream stays balanced. */
+    const char *exp = exp_dir("longjmp_exits");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("calls") " 10 longjmp"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    uint32_t jumper = fn_id(&d, out, "jumper"), deep = fn_id(&d, out, "deep"),
+             deeper = fn_id(&d, out, "deeper");
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(s.final_depth, 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 10 + 9 + 4);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 10 + 9 + 4);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, deeper), 1);
+    /* the three closing exits are consecutive and simultaneous */
+    size_t i = 0;
+    while (!(s.ev[i].kind == STROBE_EV_EXIT && s.ev[i].region == jumper))
+        i++;
+    CHECK(s.ev[i - 1].kind == STROBE_EV_EXIT && s.ev[i - 1].region == deep);
+    CHECK(s.ev[i - 2].kind == STROBE_EV_EXIT && s.ev[i - 2].region == deeper);
+    CHECK_EQ_U64(s.ev[i].time, s.ev[i - 2].time);
+    dec_stream_free(&s);
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    uint32_t p[] = {
+        fn_id(&d, out, "main"), fn_id(&d, out, "work"), jumper, deep, deeper, fn_id(&d, out, "leaf"), 0};
+    uint32_t node = dec_prof_path(&pr, p);
+    CHECK(node != UINT32_MAX);
+    CHECK_EQ_U64(pr.slot[node].node.visits, 1);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(exit_status)
+{
+    const char *exp = exp_dir("exit_status");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("calls") " 10 exit 3"), 3);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK_EQ_INT(d.nend, 1);
+    CHECK_EQ_INT(d.end_status, 3);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_thread_end(&s);
+    CHECK(d.end_ticks >= s.ev[s.n - 1].time);
+    /* exit() inside work: main and work stay open */
+    CHECK_EQ_INT(s.final_depth, 2);
+    dec_stream_free(&s);
+    free(out);
+}
+
+/* ---- filter ---- */
+
+static const char *write_filter(const char *name, const char *text)
+{
+    static char path[PBUF];
+    fmt(path, sizeof path, "%s/%s.tmp/filter.txt", STROBE_TEST_WORK_DIR, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        STROBE_FAIL("cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+STROBE_TEST(filter_excludes)
+{
+    const char *exp = exp_dir("filter_excludes");
+    const char *filter = write_filter("filter_excludes", "# no leaves\nexclude leaf\n");
+    char *out, path[PBUF], env[PBUF];
+    fmt(env, sizeof env, "STROBE_FILTER='%s'", filter);
+    CHECK_EQ_INT(run(&out, exp, env, PROG("calls") " 500"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK(dec_region_by_addr(&d, fn_addr(out, "leaf")) == NULL);
+    CHECK_EQ_INT(d.nregions, 4);
+    /* with a filter the runtime knows the names and records them */
+    CHECK_EQ_INT(dec_region_by_name(&d, "work")->id, fn_id(&d, out, "work"));
+    CHECK_EQ_INT(dec_region_by_name(&d, "rec")->id, fn_id(&d, out, "rec"));
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 7);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 7);
+    CHECK_EQ_INT(s.final_depth, 0);
+    dec_stream_free(&s);
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    uint32_t p[] = {fn_id(&d, out, "main"), fn_id(&d, out, "work"), fn_id(&d, out, "twice"), 0};
+    uint32_t node = dec_prof_path(&pr, p);
+    CHECK_EQ_U64(pr.slot[node].node.visits, 1);
+    CHECK_EQ_INT(pr.slot[node].node.first_child, STROBE_PROF_NONE);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(filter_includes)
+{
+    const char *exp = exp_dir("filter_includes");
+    const char *filter = write_filter("filter_includes", "exclude *\ninclude wor? rec\n");
+    char *out, path[PBUF], env[PBUF];
+    fmt(env, sizeof env, "STROBE_FILTER='%s'", filter);
+    CHECK_EQ_INT(run(&out, exp, env, PROG("calls") " 50"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK_EQ_INT(d.nregions, 2);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "work")), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "rec")), 4);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 5);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(filter_error)
+{
+    const char *exp = exp_dir("filter_error");
+    const char *filter = write_filter("filter_error", "exclude leaf\nfrobnicate rec\n");
+    char *out, env[PBUF], want[PBUF];
+    fmt(env, sizeof env, "STROBE_FILTER='%s'", filter);
+    CHECK_EQ_INT(run(&out, exp, env, PROG("calls") " 5 >/dev/null"), 0);
+    fmt(want, sizeof want, "strobe: %s:2: unknown keyword 'frobnicate' (expected include or exclude)\n",
+        filter);
+    CHECK_STR_EQ(out, want);
+    CHECK(!dec_exists(exp));
+    free(out);
+}
+
+/* ---- modules loaded later ---- */
+
+STROBE_TEST(dlopen_module)
+{
+    /* The plugin's functions are outside every module known at start-up:
+     * their first event rescans and describes the plugin. With a filter,
+     * its symbols are read then too. */
+    const char *exp = exp_dir("dlopen_module");
+    const char *filter = write_filter("dlopen_module", "exclude plugin_leaf\n");
+    char *out, path[PBUF], env[PBUF];
+    fmt(env, sizeof env, "STROBE_FILTER='%s'", filter);
+    for (int filtered = 0; filtered < 2; filtered++) {
+        if (filtered)
+            exp = exp_dir("dlopen_module2");
+        CHECK_EQ_INT(
+            run(&out, exp, filtered ? env : "", PROG("dlopen") " " STROBE_TEST_BIN_DIR "/core_plugin.so"), 0);
+        const char *proc = only_proc(exp);
+        static struct dec_defs d;
+        dec_defs_load(file_in(path, proc, "defs"), &d);
+        uint64_t work = fn_addr(out, "plugin_work");
+        const struct dec_module *m = NULL;
+        for (int i = 0; i < d.nmodules; i++)
+            if (strstr(d.modules[i].path, "/core_plugin.so") && work >= d.modules[i].lo &&
+                work < d.modules[i].hi)
+                m = &d.modules[i];
+        CHECK(m != NULL);
+        uint32_t work_id = fn_id(&d, out, "plugin_work");
+        static struct dec_stream s;
+        dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, work_id), 1);
+        if (!filtered) {
+            CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "plugin_leaf")), 5);
+            CHECK_STR_EQ(dec_region_by_id(&d, work_id)->name, "");
+        } else {
+            CHECK(dec_region_by_addr(&d, fn_addr(out, "plugin_leaf")) == NULL);
+            CHECK_STR_EQ(dec_region_by_id(&d, work_id)->name, "plugin_work");
+            CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 2);
+        }
+        dec_stream_free(&s);
+        free(out);
+    }
+}
+
+/* ---- threads ---- */
+
+STROBE_TEST(threads)
+{
+    const char *exp = exp_dir("threads");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("threads")), 0);
+    const char *proc = only_proc(exp);
+    CHECK_EQ_INT(dir_entries(proc), 1 + 2 * 5);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    uint32_t spawn = fn_id(&d, out, "spawn"), worker = fn_id(&d, out, "worker"),
+             compute = fn_id(&d, out, "compute"), leaf = fn_id(&d, out, "leaf");
+
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_stream_basics(&s, d.pid, 0);
+    check_thread_end(&s);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_CREATE), 4);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_JOIN), 4);
+    for (size_t k = 0; k < 4; k++) {
+        const struct dec_event *c = dec_find_ext(&s, STROBE_EXT_THREAD_CREATE, k);
+        const struct dec_event *j = dec_find_ext(&s, STROBE_EXT_THREAD_JOIN, k);
+        CHECK_EQ_U64(c->payload[0], k + 1);
+        CHECK_EQ_U64(j->payload[0], k + 1);
+        CHECK_EQ_INT(c->depth, 2); /* inside main > spawn */
+    }
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, spawn), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 2);
+    uint64_t created[5];
+    for (size_t k = 0; k < 4; k++)
+        created[k + 1] = dec_find_ext(&s, STROBE_EXT_THREAD_CREATE, k)->time;
+    dec_stream_free(&s);
+
+    uint64_t tids[5] = {d.pid};
+    for (unsigned k = 1; k <= 4; k++) {
+        char name[32];
+        fmt(name, sizeof name, "t%u.evt", k);
+        dec_stream_load(file_in(path, proc, name), &s);
+        CHECK_EQ_INT(s.hdr.thread_index, k);
+        check_stream_basics(&s, 0, 1); /* created by thread 0 */
+        check_thread_end(&s);
+        CHECK(s.ev[0].time >= created[k]); /* one clock for all threads */
+        tids[k] = s.ev[0].payload[0];
+        for (unsigned j = 0; j < k; j++)
+            CHECK(tids[j] != tids[k]);
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, worker), 1);
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, compute), 10 * k);
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 20 * k);
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 1 + 30 * k);
+        CHECK_EQ_INT(s.final_depth, 0);
+        dec_stream_free(&s);
+
+        fmt(name, sizeof name, "t%u.prof", k);
+        struct dec_prof pr;
+        dec_prof_load(file_in(path, proc, name), &pr);
+        CHECK_EQ_INT(pr.hdr.thread_index, k);
+        CHECK_EQ_INT(pr.hdr.flags, STROBE_PROF_ENDED);
+        uint32_t p[] = {worker, compute, leaf, 0};
+        CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p)].node.visits, 20 * k);
+        dec_prof_free(&pr);
+    }
+    free(out);
+}
+
+STROBE_TEST(thread_calls_exit)
+{
+    /* exit(5) from thread 2 while main waits: no crash, the status and
+     * the calling thread's end are recorded. */
+    const char *exp = exp_dir("thread_calls_exit");
+    char *out, path[PBUF];
+    /* (the threads exit() ends are never joined: no TSan leak report) */
+    CHECK_EQ_INT(run(&out, exp, "TSAN_OPTIONS=report_thread_leaks=0", PROG("threads") " exit 5"), 5);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK_EQ_INT(d.nend, 1);
+    CHECK_EQ_INT(d.end_status, 5);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t2.evt"), &s);
+    check_thread_end(&s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "compute")), 20);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(threads_pthread_exit)
+{
+    /* pthread_exit() from inside nested frames ends the thread's
+     * measurement there (its open frames stay open); main() leaving by
+     * pthread_exit() still gets a PROCESS_END with status 0. */
+    const char *exp = exp_dir("threads_pthread_exit");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("threads") " pexit"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK_EQ_INT(d.nend, 1);
+    CHECK_EQ_INT(d.end_status, 0);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t3.evt"), &s);
+    check_thread_end(&s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "compute")), 5);
+    CHECK_EQ_INT(s.final_depth, 2); /* worker > compute */
+    dec_stream_free(&s);
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_thread_end(&s);
+    CHECK_EQ_INT(s.final_depth, 1); /* main */
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_JOIN), 4);
+    dec_stream_free(&s);
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t3.prof"), &pr);
+    CHECK_EQ_INT(pr.hdr.flags, STROBE_PROF_ENDED);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(threads_c11)
+{
+    /* A thread the runtime did not see created (thrd_create calls libc's
+     * pthread_create internally): registered on its first event, no
+     * parent, ended by the TLS key destructor. */
+    const char *exp = exp_dir("threads_c11");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("threads") " c11"), 0);
+    const char *proc = only_proc(exp);
+    CHECK_EQ_INT(dir_entries(proc), 1 + 2 * 6);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t5.evt"), &s);
+    check_stream_basics(&s, 0, 0);
+    check_thread_end(&s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "compute")), 10);
+    dec_stream_free(&s);
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_CREATE), 4);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(many_threads)
+{
+    /* 300 short threads, 4 at a time: every one gets its stream and its
+     * profile, with a unique index, and t0 records each create and join. */
+    const char *exp = exp_dir("many_threads");
+    char *out, path[PBUF], name[32];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("stress") " many"), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    uint32_t leaf = fn_id(&d, out, "leaf");
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    size_t creates = dec_count_ext(&s, STROBE_EXT_THREAD_CREATE);
+    CHECK(creates >= 300); /* (+1 for TSan's background thread in TSan builds) */
+    static bool joined[400];
+    for (size_t i = 0; i < 300; i++) {
+        uint64_t k = dec_find_ext(&s, STROBE_EXT_THREAD_JOIN, i)->payload[0];
+        CHECK(k >= 1 && k < 400 && !joined[k]);
+        joined[k] = true;
+    }
+    dec_stream_free(&s);
+    int streams = 0;
+    for (unsigned k = 1; k < 400; k++) {
+        fmt(name, sizeof name, "t%u.evt", k);
+        if (!dec_exists(file_in(path, proc, name)))
+            continue;
+        streams++;
+        CHECK(joined[k]);
+        dec_stream_load(path, &s);
+        CHECK_EQ_INT(s.hdr.thread_index, k);
+        check_stream_basics(&s, 0, 1);
+        check_thread_end(&s);
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 10);
+        dec_stream_free(&s);
+    }
+    CHECK_EQ_INT(streams, 300);
+    free(out);
+}
+
+STROBE_TEST(fork_while_threads_run)
+{
+    /* fork() from the main thread while four threads record events into
+     * 4 KiB chunks (switching chunks, under the runtime's lock, all the
+     * time): every process's files decode and hold exact counts. */
+    const char *exp = exp_dir("fork_while_threads_run");
+    char *out, path[PBUF], dir[PBUF], name[32];
+    /* (TSan remembers the parent's threads in each child and calls them
+     * leaked when the child exits) */
+    CHECK_EQ_INT(
+        run(&out, exp, "STROBE_CHUNK_SIZE=4K TSAN_OPTIONS=report_thread_leaks=0", PROG("stress") " fork"), 0);
+    char names[8][256];
+    CHECK_EQ_INT(proc_dirs(exp, names, 8), 5);
+    int parents = 0;
+    for (int i = 0; i < 5; i++) {
+        static struct dec_defs d;
+        static struct dec_stream s;
+        fmt(dir, sizeof dir, "%s/%s", exp, names[i]);
+        dec_defs_load(file_in(path, dir, "defs"), &d);
+        CHECK_EQ_INT(d.nend, 1);
+        CHECK_EQ_INT(d.end_status, 0);
+        uint32_t leaf = fn_id(&d, out, "leaf");
+        if (d.parent_dir[0] == 0) { /* the parent */
+            parents++;
+            CHECK_EQ_INT(dir_entries(dir), 1 + 2 * 5);
+            for (unsigned k = 1; k <= 4; k++) {
+                fmt(name, sizeof name, "t%u.evt", k);
+                dec_stream_load(file_in(path, dir, name), &s);
+                CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 100000);
+                CHECK_EQ_INT(s.final_depth, 0);
+                check_thread_end(&s);
+                dec_stream_free(&s);
+            }
+            dec_stream_load(file_in(path, dir, "t0.evt"), &s);
+            CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_FORK), 4);
+            dec_stream_free(&s);
+        } else {
+            CHECK_EQ_INT(dir_entries(dir), 3); /* only the forking thread lives on */
+            dec_stream_load(file_in(path, dir, "t0.evt"), &s);
+            check_stream_basics(&s, d.pid, 0);
+            check_thread_end(&s);
+            CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_INHERIT), 2); /* main > forker */
+            CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "child_work")), 1);
+            CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 100);
+            dec_stream_free(&s);
+        }
+    }
+    CHECK_EQ_INT(parents, 1);
+    free(out);
+}
+
+/* ---- processes ---- */
+
+STROBE_TEST(fork_child)
+{
+    const char *exp = exp_dir("fork_child");
+    char *out, path[PBUF], parent[PBUF], child[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("fork")), 0);
+    char names[4][256];
+    CHECK_EQ_INT(proc_dirs(exp, names, 4), 2);
+    static struct dec_defs d0, d1;
+    fmt(parent, sizeof parent, "%s/%s", exp, names[0]);
+    fmt(child, sizeof child, "%s/%s", exp, names[1]);
+    dec_defs_load(file_in(path, parent, "defs"), &d0);
+    if (strcmp(d0.parent_dir, "") != 0) { /* sorted by name; the child's pid may sort first */
+        fmt(parent, sizeof parent, "%s/%s", exp, names[1]);
+        fmt(child, sizeof child, "%s/%s", exp, names[0]);
+        dec_defs_load(file_in(path, parent, "defs"), &d0);
+    }
+    dec_defs_load(file_in(path, child, "defs"), &d1);
+    check_defs_basics(&d0, 0);
+    check_defs_basics(&d1, 0);
+    CHECK_STR_EQ(d1.parent_dir, strrchr(parent, '/') + 1);
+    CHECK_EQ_U64(d1.ppid, d0.pid);
+    CHECK_EQ_INT(d0.nend, 1);
+    CHECK_EQ_INT(d1.nend, 1);
+    CHECK_EQ_INT(d1.end_status, 0);
+    /* ids inherited in memory mean the same in the child's defs */
+    uint32_t main_id = fn_id(&d0, out, "main"), forker = fn_id(&d0, out, "forker"),
+             leaf = fn_id(&d0, out, "leaf");
+    CHECK_EQ_INT(fn_id(&d1, out, "main"), main_id);
+    CHECK_EQ_INT(fn_id(&d1, out, "forker"), forker);
+    CHECK(d1.nsync >= 3); /* the parent's points, copied, and the child's own */
+
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, parent, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_FORK), 1);
+    const struct dec_event *f = dec_find_ext(&s, STROBE_EXT_FORK, 0);
+    CHECK_EQ_U64(f->payload[0], d1.pid);
+    CHECK_EQ_INT(f->depth, 2);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 3);
+    CHECK_EQ_INT(s.final_depth, 0);
+    dec_stream_free(&s);
+
+    dec_stream_load(file_in(path, child, "t0.evt"), &s);
+    check_stream_basics(&s, d1.pid, 0);
+    check_thread_end(&s);
+    CHECK_EQ_INT(s.ev[1].ext, STROBE_EXT_INHERIT);
+    CHECK_EQ_U64(s.ev[1].region, main_id);
+    CHECK_EQ_INT(s.ev[2].ext, STROBE_EXT_INHERIT);
+    CHECK_EQ_U64(s.ev[2].region, forker);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_INHERIT), 2);
+    /* ids registered after the fork are each process's own */
+    uint32_t child_leaf = fn_id(&d1, out, "leaf");
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d1, out, "child_work")), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, child_leaf), 3);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 6); /* leaf*3 child_work forker main */
+    CHECK_EQ_INT(s.final_depth, 0);
+    dec_stream_free(&s);
+
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, child, "t0.prof"), &pr);
+    uint32_t pm[] = {main_id, 0}, pf[] = {main_id, forker, 0},
+             pl[] = {main_id, forker, fn_id(&d1, out, "child_work"), child_leaf, 0};
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pm)].node.visits, 0);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pf)].node.visits, 0);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pl)].node.visits, 3);
+    dec_prof_free(&pr);
+    dec_prof_load(file_in(path, parent, "t0.prof"), &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 1);
+    CHECK_EQ_INT(pr.n, 4); /* root main forker leaf */
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(exec_new_image)
+{
+    /* The parent exec()s itself after the child: proc-P (before the exec,
+     * ended without PROCESS_END), proc-C (the child), proc-P-1 (after). */
+    const char *exp = exp_dir("exec_new_image");
+    char *out, path[PBUF], dir[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "", PROG("fork") " exec"), 0);
+    char names[4][256];
+    CHECK_EQ_INT(proc_dirs(exp, names, 4), 3);
+    int after = -1;
+    for (int i = 0; i < 3; i++)
+        if (strchr(names[i] + 5, '-'))
+            after = i;
+    CHECK(after >= 0);
+    char before[256];
+    fmt(before, sizeof before, "%.*s", (int)(strrchr(names[after], '-') - names[after]), names[after]);
+    static struct dec_defs d0, d2;
+    fmt(dir, sizeof dir, "%s/%s", exp, before);
+    dec_defs_load(file_in(path, dir, "defs"), &d0);
+    CHECK_EQ_INT(d0.nend, 0); /* exec() replaced it */
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, dir, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_END), 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 3);
+    dec_stream_free(&s);
+
+    fmt(dir, sizeof dir, "%s/%s", exp, names[after]);
+    dec_defs_load(file_in(path, dir, "defs"), &d2);
+    check_defs_basics(&d2, d0.pid);
+    CHECK_STR_EQ(d2.parent_dir, "");
+    CHECK_EQ_INT(d2.nend, 1);
+    CHECK_EQ_INT(d2.nregions, 2); /* main, leaf */
+    dec_stream_load(file_in(path, dir, "t0.evt"), &s);
+    check_stream_basics(&s, d0.pid, 0);
+    check_thread_end(&s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d2, out, "exec_leaf")), 2);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d2, out, "exec_main")), 1);
+    dec_stream_free(&s);
+    free(out);
+}
+
+/* ---- signals ---- */
+
+STROBE_TEST(signal_reentry)
+{
+    const char *exp = exp_dir("signal_reentry");
+    char *out, path[PBUF];
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    const long calls = 200000; /* sanitizers make each event ~10x slower */
+#else
+    const long calls = 1000000;
+#endif
+    CHECK_EQ_INT(run(&out, exp, "", PROG("signal") " %ld 20", calls), 0);
+    const char *p = strstr(out, "ticks ");
+    CHECK(p);
+    long ticks = atol(p + 6);
+    CHECK(ticks > 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), calls);
+    /* a handler that never ran unskipped has no REGION */
+    const struct dec_region *on_tick = dec_region_by_addr(&d, fn_addr(out, "on_tick"));
+    const struct dec_region *tick_leaf = dec_region_by_addr(&d, fn_addr(out, "tick_leaf"));
+    size_t handled = on_tick ? dec_count(&s, STROBE_EV_ENTER, on_tick->id) : 0;
+    CHECK_EQ_U64(s.hdr.dropped % 4, 0);
+    CHECK_EQ_U64(handled + s.hdr.dropped / 4, (uint64_t)ticks);
+    if (on_tick)
+        CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, tick_leaf->id), handled);
+    CHECK_EQ_INT(s.final_depth, 0);
+    printf("%ld ticks, %zu recorded, %llu events dropped\n", ticks, handled,
+           (unsigned long long)s.hdr.dropped);
+    dec_stream_free(&s);
+    free(out);
+}
+
+/* ---- annotation API (linked, not preloaded) ---- */
+
+static const char *annotate_cmd(char *buf, size_t cap, const char *exp, const char *env)
+{
+    fmt(buf, cap,
+        "env -u STROBE_FILTER -u STROBE_TRACE -u STROBE_PROFILE -u STROBE_ENABLE -u LD_PRELOAD "
+        "STROBE_EXPERIMENT_DIR='%s' %s " PROG("annotate"),
+        exp, env);
+    return buf;
+}
+
+STROBE_TEST(annotate)
+{
+    const char *exp = exp_dir("annotate");
+    char *out, path[PBUF], cmd[4 * PBUF];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", annotate_cmd(cmd, sizeof cmd, exp, "")), 0);
+    CHECK_CONTAINS(out, "active 1\n");
+    char want[PBUF];
+    fmt(want, sizeof want, "dir %s\n", exp);
+    CHECK_CONTAINS(out, want);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    check_defs_basics(&d, 0);
+    CHECK_EQ_INT(d.nend, 1);
+    CHECK_EQ_INT(d.nregions, 4);
+    const struct dec_region *outer = dec_region_by_name(&d, "outer"),
+                            *inner = dec_region_by_name(&d, "inner"),
+                            *block = dec_region_by_name(&d, "block"), *rec = dec_region_by_name(&d, "rec");
+    CHECK(outer && inner && block && rec);
+    CHECK_EQ_INT(outer->kind, STROBE_REGION_USER);
+    CHECK_EQ_U64(outer->addr, 0);
+    CHECK(strstr(outer->file, "prog_annotate.c") != NULL);
+    CHECK(outer->line > 0 && block->line > 0);
+    CHECK_EQ_INT(d.nmetrics, 2);
+    const struct dec_metric *bytes = dec_metric_by_name(&d, "bytes"),
+                            *items = dec_metric_by_name(&d, "items");
+    CHECK(bytes && items);
+    CHECK_STR_EQ(bytes->unit, "B");
+    CHECK_STR_EQ(items->unit, "");
+    CHECK(bytes->id >= 1 && items->id >= 1 && bytes->id != items->id);
+
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_thread_end(&s);
+    CHECK_EQ_INT(s.final_depth, 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, outer->id), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, block->id), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, inner->id), 10);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, rec->id), 5);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_METRIC), 11);
+    int64_t sum = 0;
+    for (size_t i = 0, k = 0; i < s.n; i++) {
+        const struct dec_event *e = &s.ev[i];
+        if (e->kind != STROBE_EV_EXT || e->ext != STROBE_EXT_METRIC)
+            continue;
+        CHECK_EQ_INT(e->npayload, 2);
+        if (e->payload[0] == bytes->id) {
+            CHECK_EQ_INT(strobe_unzigzag(e->payload[1]), (int64_t)k++);
+            CHECK_EQ_INT(e->depth, 2); /* outer > inner */
+            sum += strobe_unzigzag(e->payload[1]);
+        } else {
+            CHECK_EQ_U64(e->payload[0], items->id);
+            CHECK_EQ_INT(strobe_unzigzag(e->payload[1]), -3);
+        }
+    }
+    CHECK_EQ_INT(sum, 45);
+    dec_stream_free(&s);
+
+    struct dec_prof pr;
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    uint32_t po[] = {outer->id, 0}, pi[] = {outer->id, inner->id, 0},
+             pr5[] = {outer->id, rec->id, rec->id, rec->id, rec->id, rec->id, 0};
+    uint32_t no = dec_prof_path(&pr, po), ni = dec_prof_path(&pr, pi);
+    CHECK_EQ_U64(pr.slot[ni].node.visits, 10);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pr5)].node.visits, 1);
+    const struct strobe_prof_metric *m = dec_prof_metric(&pr, ni, bytes->id);
+    CHECK(m);
+    CHECK_EQ_U64(m->count, 10);
+    CHECK_EQ_INT(m->sum, 45);
+    CHECK_EQ_INT(m->min, 0);
+    CHECK_EQ_INT(m->max, 9);
+    m = dec_prof_metric(&pr, no, items->id);
+    CHECK(m);
+    CHECK_EQ_U64(m->count, 1);
+    CHECK_EQ_INT(m->sum, -3);
+    CHECK(dec_prof_metric(&pr, no, bytes->id) == NULL);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(annotate_thread)
+{
+    /* pthread_create/join are interposed when linked, too. (In a TSan
+     * build libtsan precedes libstrobe and starts its own background
+     * thread through our pthread_create on first use: that one is created
+     * first, never ends and makes no events, so our thread is the last
+     * one created.) */
+    const char *exp = exp_dir("annotate_thread");
+    char *out, path[PBUF], cmd[4 * PBUF], name[32];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s thread", annotate_cmd(cmd, sizeof cmd, exp, "")), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    size_t creates = dec_count_ext(&s, STROBE_EXT_THREAD_CREATE);
+    CHECK(creates >= 1);
+    uint64_t index = dec_find_ext(&s, STROBE_EXT_THREAD_CREATE, creates - 1)->payload[0];
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_JOIN), 1);
+    CHECK_EQ_U64(dec_find_ext(&s, STROBE_EXT_THREAD_JOIN, 0)->payload[0], index);
+    dec_stream_free(&s);
+    fmt(name, sizeof name, "t%u.evt", (unsigned)index);
+    dec_stream_load(file_in(path, proc, name), &s);
+    check_stream_basics(&s, 0, 1);
+    check_thread_end(&s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, dec_region_by_name(&d, "inner")->id), 3);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(annotate_disabled)
+{
+    const char *exp = exp_dir("annotate_disabled");
+    char *out, cmd[4 * PBUF];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", annotate_cmd(cmd, sizeof cmd, exp, "STROBE_ENABLE=0")), 0);
+    CHECK_STR_EQ(out, "active 0\ndir (none)\n");
+    CHECK(!dec_exists(exp));
+    free(out);
+}
+
+STROBE_TEST(annotate_filtered)
+{
+    const char *exp = exp_dir("annotate_filtered");
+    const char *filter = write_filter("annotate_filtered", "exclude in*\n");
+    char *out, path[PBUF], cmd[4 * PBUF], env[PBUF];
+    fmt(env, sizeof env, "STROBE_FILTER='%s'", filter);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", annotate_cmd(cmd, sizeof cmd, exp, env)), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK(dec_region_by_name(&d, "inner") == NULL);
+    CHECK_EQ_INT(d.nregions, 3);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 7);
+    /* the samples of the excluded region go to the enclosing one */
+    const struct dec_event *m = dec_find_ext(&s, STROBE_EXT_METRIC, 0);
+    CHECK_EQ_INT(m->depth, 1);
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(default_experiment_dir)
+{
+    /* No STROBE_EXPERIMENT_DIR: ./strobe-<prog>-<YYYYmmdd-HHMMSS>/ with a
+     * meta file, and the variable exported for children. */
+    const char *cwd = strobe_test_tmpdir("default_experiment_dir");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && env -u STROBE_EXPERIMENT_DIR -u LD_PRELOAD "
+                                "%s && ls",
+                                cwd, PROG("annotate")),
+                 0);
+    const char *line = strstr(out, "\nstrobe-core_prog_annotate-");
+    CHECK(line);
+    char name[128];
+    sscanf(line + 1, "%127s", name);
+    CHECK_EQ_INT(strlen(name), strlen("strobe-core_prog_annotate-") + 15);
+    CHECK(name[strlen(name) - 7] == '-');
+    char want[PBUF], path[PBUF];
+    fmt(want, sizeof want, "dir %s/%s\n", cwd, name);
+    CHECK_CONTAINS(out, want);
+    fmt(path, sizeof path, "%s/%s/meta", cwd, name);
+    size_t len;
+    char *meta = (char *)dec_read_file(path, &len);
+    meta[len] = 0;
+    CHECK_CONTAINS(meta, "strobe_version: ");
+    CHECK_CONTAINS(meta, "command: " PROG("annotate") "\n");
+    CHECK_CONTAINS(meta, "start_realtime_ns: ");
+    free(meta);
+    fmt(path, sizeof path, "%s/%s", cwd, name);
+    only_proc(path);
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STROBE_CASE(killed_externally),
+                 STROBE_CASE(small_chunks), STROBE_CASE(trace_limit), STROBE_CASE(profile_limit),
+                 STROBE_CASE(trace_off), STROBE_CASE(profile_off), STROBE_CASE(enable_off),
+                 STROBE_CASE(bad_environment), STROBE_CASE(monotonic_clock), STROBE_CASE(longjmp_exits),
+                 STROBE_CASE(exit_status), STROBE_CASE(filter_excludes), STROBE_CASE(filter_includes),
+                 STROBE_CASE(filter_error), STROBE_CASE(dlopen_module), STROBE_CASE(threads),
+                 STROBE_CASE(thread_calls_exit), STROBE_CASE(threads_pthread_exit), STROBE_CASE(threads_c11),
+                 STROBE_CASE(many_threads), STROBE_CASE(fork_while_threads_run), STROBE_CASE(fork_child),
+                 STROBE_CASE(exec_new_image), STROBE_CASE(signal_reentry), STROBE_CASE(annotate),
+                 STROBE_CASE(annotate_thread), STROBE_CASE(annotate_disabled), STROBE_CASE(annotate_filtered),
+                 STROBE_CASE(default_experiment_dir))
