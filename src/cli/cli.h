@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal interface of the `strobe` command: the subcommands, their help
+ * texts and the pieces they share (option parsing with one-line usage
+ * errors, the experiment meta file, finding the runtime to preload,
+ * terminal progress). Everything here runs in the single-threaded CLI
+ * process; nothing is async-signal-safe unless it says so.
+ *
+ * Exit codes used by every subcommand (docs/cli.md):
+ *   0 success, 1 the command failed (unreadable experiment, write error),
+ *   2 usage error or invalid input file (nothing was started).
+ * `strobe run` passes the program's own exit code through and adds
+ *   125 strobe failed before starting the program, 126 the program cannot
+ *   be executed, 127 the program was not found, 128+S killed by signal S.
+ */
+#ifndef STROBE_CLI_CLI_H
+#define STROBE_CLI_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+    STROBE_EXIT_FAILURE = 1,
+    STROBE_EXIT_USAGE = 2,
+    STROBE_EXIT_RUN_FAILED = 125,
+    STROBE_EXIT_CANNOT_EXEC = 126,
+    STROBE_EXIT_NOT_FOUND = 127,
+};
+
+/* ---- Subcommands: return the process exit code ------------------------ */
+int strobe__cmd_run(int argc, char **argv);
+int strobe__cmd_report(int argc, char **argv);
+int strobe__cmd_export(int argc, char **argv);
+
+extern const char strobe__run_help[];
+extern const char strobe__report_help[];
+extern const char strobe__export_help[];
+
+/* ---- Messages ----------------------------------------------------------- */
+
+/* Prints "strobe: <formatted>\n" on stderr (the one-line error style). */
+void strobe__cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "strobe: CMD: <formatted> (see 'strobe CMD --help')" and returns
+ * STROBE_EXIT_USAGE. */
+int strobe__cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* getopt_long with strobe's error messages: returns the option value, -1
+ * at the end of the options, or -2 after printing a usage error for an
+ * unknown option, a missing or unexpected argument. Resets getopt state,
+ * so each subcommand can call it on its own argv. optstring must start
+ * with ':' (after an optional '+'). */
+int strobe__cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+                       const struct option *longopts);
+
+/* Parses a decimal size_t in full ("12"); returns 0 or -1. */
+int strobe__cli_parse_size(const char *s, size_t *out);
+
+/* ---- Meta file (DIR/meta) ---------------------------------------------- */
+
+/* POSIX-shell quoting of argv joined by spaces, e.g. `./app 'a b' $'x\ny'`:
+ * pasting it into bash runs the same command. Returns a malloc'd string
+ * or NULL when out of memory. */
+char *strobe__shell_quote_argv(char *const *argv);
+
+/* "2026-11-22T10:45:00Z" (UTC, second precision) into buf[24]. */
+void strobe__iso8601_utc(char buf[24], int64_t sec);
+
+struct strobe__run_info {
+    char *const *argv;   /* program and its arguments */
+    const char *runtime; /* libstrobe.so being preloaded */
+    const char *filter;  /* absolute filter path or NULL */
+    int trace, profile;  /* -1: not set by strobe (runtime default), 0/1 */
+    int64_t start_sec;   /* CLOCK_REALTIME at start */
+    int64_t start_nsec;
+    long launcher_pid;
+};
+
+/* Writes the first part of the meta file (`key: value` lines, values on
+ * one line: control characters in paths become '?'). Returns 0 or -errno. */
+int strobe__meta_write_start(const char *path, const struct strobe__run_info *info);
+
+/* Appends end_time, end_realtime_ns and exit_status or signal. wstatus is
+ * from waitpid(). Returns 0 or -errno. */
+int strobe__meta_write_end(const char *path, int wstatus, int64_t end_sec, int64_t end_nsec);
+
+/* ---- Runtime lookup (preload.c) ----------------------------------------- */
+
+/* Finds libstrobe.so: $STROBE_RUNTIME, else <exe dir>/../lib/libstrobe.so,
+ * else <exe dir>/../<install libdir>/libstrobe.so. Returns 0 and a
+ * malloc'd absolute path, or a negative errno with a message in err
+ * naming every place looked at. */
+int strobe__find_runtime(char **out, char *err, size_t errlen);
+
+/* When the CLI itself runs under ASan/TSan, the path of the sanitizer
+ * runtime it has loaded (malloc'd); NULL otherwise or when it is linked
+ * statically. The child needs it first in LD_PRELOAD because the
+ * sanitized libstrobe.so requires it. */
+char *strobe__sanitizer_runtime(void);
+
+/* true when the CLI was built with AddressSanitizer. */
+bool strobe__built_with_asan(void);
+
+/* ---- Progress on a terminal (progress.c) -------------------------------- */
+
+struct strobe__progress {
+    FILE *out;          /* stderr */
+    const char *what;   /* "reading strobe-app-.../" */
+    uint64_t min_total; /* show nothing when total bytes are below this */
+    bool enabled;       /* out is a terminal */
+    bool shown;         /* a line is on screen and must be cleared */
+    int last_pct;
+};
+
+/* Traces smaller than this are processed too fast to need a progress line. */
+#define STROBE_PROGRESS_MIN_BYTES (64ull << 20)
+
+void strobe__progress_init(struct strobe__progress *p, const char *what);
+/* Callback for strobe_experiment_open() and the exporters: arg is the
+ * struct strobe__progress. Redraws "\r<what>: NN%" when NN changes. */
+void strobe__progress_cb(uint64_t done, uint64_t total, void *arg);
+/* Erases the line if one was drawn. */
+void strobe__progress_end(struct strobe__progress *p);
+
+#endif

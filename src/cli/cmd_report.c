@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `strobe report` and `strobe export`: open an experiment through the one
+ * reader (src/analysis), then hand the model to the report (src/report) or
+ * to an exporter (src/export). Reading and exporting large traces shows a
+ * progress line on a terminal.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/experiment.h"
+#include "cli/cli.h"
+#include "export/export.h"
+#include "report/report.h"
+#include "strobe/strobe.h"
+
+const char strobe__report_help[] =
+    "usage: strobe report DIR [--format text|json] [--threads] [--sort incl|excl|visits]\n"
+    "                         [--top N] [--source auto|profile|trace]\n"
+    "\n"
+    "Prints the report of the experiment in DIR: summary (command, duration,\n"
+    "threads, events, drops, estimated measurement overhead), flat profile,\n"
+    "call tree with user metrics, and with --threads the per-thread distribution.\n"
+    "\n"
+    "options:\n"
+    "  --format text|json  text for people (default) or JSON for programs\n"
+    "                      (schema: docs/formats/report-json.md; always complete)\n"
+    "  --threads           add the per-thread table and the thread x region table\n"
+    "  --sort KEY          order of the flat profile and of call-tree children:\n"
+    "                      excl (exclusive time, default), incl or visits\n"
+    "  --top N             text: rows of the flat profile and children shown per\n"
+    "                      call-tree node (the rest summed in one line); default 20,\n"
+    "                      0 = all\n"
+    "  --source SRC        build the call-path profile from the profile files\n"
+    "                      (profile), from the event trace (trace), or from the\n"
+    "                      profile files when every thread has one (auto, default)\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "exit status: 0 success, 1 the experiment cannot be read or the report not\n"
+    "written, 2 usage error.\n";
+
+const char strobe__export_help[] =
+    "usage: strobe export DIR --format otf2|chrome|cubex -o OUT\n"
+    "\n"
+    "Writes the experiment in DIR in a foreign format:\n"
+    "  otf2    OTF2 archive: OUT is a directory, OUT/traces.otf2 its anchor file\n"
+    "          (otf2-print, Vampir, Scalasca)\n"
+    "  chrome  Chrome Trace Event JSON file (Perfetto UI, speedscope)\n"
+    "  cubex   Cube4 file (CubeGUI, cube_dump)\n"
+    "\n"
+    "options:\n"
+    "  --format FMT        otf2, chrome or cubex (required)\n"
+    "  -o, --output OUT    output file or directory (required)\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "exit status: 0 success, 1 the experiment cannot be read or OUT not written\n"
+    "(a partial OUT is removed), 2 usage error.\n";
+
+/* Opens DIR with a progress line; prints the error and returns NULL. */
+static struct strobe_experiment *open_experiment(const char *cmd, const char *dir)
+{
+    struct strobe__progress prog;
+    char what[512];
+    snprintf(what, sizeof what, "reading %s", dir);
+    strobe__progress_init(&prog, what);
+    struct strobe_experiment *exp = NULL;
+    struct strobe_errbuf eb = {""};
+    int rc = strobe_experiment_open(dir, &exp, strobe__progress_cb, &prog, &eb);
+    strobe__progress_end(&prog);
+    if (rc) {
+        strobe__cli_say("%s: %s", cmd, eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        return NULL;
+    }
+    return exp;
+}
+
+/* ---- report ------------------------------------------------------------ */
+
+enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE };
+
+static const struct option report_options[] = {
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"threads", no_argument, NULL, OPT_THREADS},
+    {"sort", required_argument, NULL, OPT_SORT},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"source", required_argument, NULL, OPT_SOURCE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+int strobe__cmd_report(int argc, char **argv)
+{
+    struct strobe_report_opts opts;
+    strobe_report_opts_init(&opts);
+    bool json = false;
+    int source = STROBE_PROFILE_AUTO;
+    int c;
+    while ((c = strobe__cli_getopt("report", argc, argv, ":h", report_options)) != -1) {
+        switch (c) {
+        case OPT_FORMAT:
+            if (strcmp(optarg, "text") == 0)
+                json = false;
+            else if (strcmp(optarg, "json") == 0)
+                json = true;
+            else
+                return strobe__cli_usage_error("report", "--format: unknown format '%s' (text or json)",
+                                               optarg);
+            break;
+        case OPT_THREADS:
+            opts.threads = true;
+            break;
+        case OPT_SORT:
+            if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
+                return strobe__cli_usage_error("report", "--sort: unknown key '%s' (incl, excl or visits)",
+                                               optarg);
+            break;
+        case OPT_TOP:
+            if (strobe__cli_parse_size(optarg, &opts.top) != 0)
+                return strobe__cli_usage_error("report", "--top: '%s' is not a count (0 = all)", optarg);
+            break;
+        case OPT_SOURCE:
+            if (strcmp(optarg, "auto") == 0)
+                source = STROBE_PROFILE_AUTO;
+            else if (strcmp(optarg, "profile") == 0)
+                source = STROBE_PROFILE_FILES;
+            else if (strcmp(optarg, "trace") == 0)
+                source = STROBE_PROFILE_TRACE;
+            else
+                return strobe__cli_usage_error(
+                    "report", "--source: unknown source '%s' (auto, profile or trace)", optarg);
+            break;
+        case 'h':
+            fputs(strobe__report_help, stdout);
+            return 0;
+        default:
+            return STROBE_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return strobe__cli_usage_error("report", "missing experiment directory");
+    if (optind + 1 < argc)
+        return strobe__cli_usage_error("report", "unexpected argument '%s'", argv[optind + 1]);
+    const char *dir = argv[optind];
+
+    struct strobe_experiment *exp = open_experiment("report", dir);
+    if (!exp)
+        return STROBE_EXIT_FAILURE;
+    struct strobe_profile *prof = NULL;
+    struct strobe_errbuf eb = {""};
+    int rc = strobe_profile_build(exp, source, &prof, &eb);
+    if (rc) {
+        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        strobe_experiment_close(exp);
+        return STROBE_EXIT_FAILURE;
+    }
+    rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
+    strobe_profile_free(prof);
+    strobe_experiment_close(exp);
+    if (rc) {
+        if (rc == STROBE_ERR_FORMAT)
+            strobe__cli_say("report: %s: inconsistent call-path profile", dir);
+        else
+            strobe__cli_say("report: writing the report: %s", strobe_strerror(rc));
+        return STROBE_EXIT_FAILURE;
+    }
+    return 0;
+}
+
+/* ---- export ------------------------------------------------------------ */
+
+static const struct option export_options[] = {
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef int (*exporter_fn)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
+                           struct strobe_errbuf *);
+
+int strobe__cmd_export(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        exporter_fn fn;
+    } formats[] = {
+        {"otf2", strobe_export_otf2},
+        {"chrome", strobe_export_chrome},
+        {"cubex", strobe_export_cubex},
+    };
+    exporter_fn fn = NULL;
+    const char *out = NULL;
+    int c;
+    while ((c = strobe__cli_getopt("export", argc, argv, ":ho:", export_options)) != -1) {
+        switch (c) {
+        case OPT_FORMAT:
+            fn = NULL;
+            for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+                if (strcmp(optarg, formats[i].name) == 0)
+                    fn = formats[i].fn;
+            if (!fn)
+                return strobe__cli_usage_error(
+                    "export", "--format: unknown format '%s' (otf2, chrome or cubex)", optarg);
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            fputs(strobe__export_help, stdout);
+            return 0;
+        default:
+            return STROBE_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return strobe__cli_usage_error("export", "missing experiment directory");
+    if (optind + 1 < argc)
+        return strobe__cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
+    if (!fn)
+        return strobe__cli_usage_error("export", "missing --format (otf2, chrome or cubex)");
+    if (!out || !*out)
+        return strobe__cli_usage_error("export", "missing -o OUT");
+    const char *dir = argv[optind];
+
+    struct strobe_experiment *exp = open_experiment("export", dir);
+    if (!exp)
+        return STROBE_EXIT_FAILURE;
+    struct strobe__progress prog;
+    char what[512];
+    snprintf(what, sizeof what, "writing %s", out);
+    strobe__progress_init(&prog, what);
+    struct strobe_export_opts eo = {strobe__progress_cb, &prog};
+    struct strobe_errbuf eb = {""};
+    int rc = fn(exp, out, &eo, &eb);
+    strobe__progress_end(&prog);
+    strobe_experiment_close(exp);
+    if (rc) {
+        strobe__cli_say("export: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        return STROBE_EXIT_FAILURE;
+    }
+    return 0;
+}

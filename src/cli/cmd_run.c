@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `strobe run`: measures one program. Everything that can be checked is
+ * checked before anything is created or started (options, filter file,
+ * program, runtime); then the experiment directory and its meta file are
+ * created, the program is started with libstrobe.so preloaded, signals
+ * sent to strobe are forwarded to it, its exit is recorded in meta, and
+ * the run ends with one summary line read back through the analysis
+ * reader. The program's exit code is strobe's exit code.
+ */
+#define _GNU_SOURCE /* execvpe */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/experiment.h"
+#include "cli/cli.h"
+#include "common/filter.h"
+#include "report/units.h"
+#include "strobe/strobe.h"
+
+extern char **environ;
+
+const char strobe__run_help[] =
+    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--] PROG [ARGS...]\n"
+    "\n"
+    "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
+    "experiment directory: a call-path profile and an event trace per thread.\n"
+    "PROG needs no relinking; compile it with -finstrument-functions (and -g for\n"
+    "source locations) to measure its functions, or use the annotation API.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR   experiment directory (created; an existing one must be\n"
+    "                     empty). Default: strobe-<prog>-<YYYYmmdd-HHMMSS>, with a\n"
+    "                     -N suffix when that exists\n"
+    "  --filter FILE      region filter (include/exclude rules with globs); checked\n"
+    "                     before PROG is started\n"
+    "  --no-trace         record profiles only (no event trace)\n"
+    "  --no-profile       record event traces only (the report rebuilds the profile)\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
+    "2 usage error or invalid filter; 125 strobe failed before starting PROG;\n"
+    "126 PROG cannot be executed; 127 PROG not found.\n";
+
+enum { OPT_FILTER = 256, OPT_NO_TRACE, OPT_NO_PROFILE };
+
+static const struct option run_options[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"filter", required_argument, NULL, OPT_FILTER},
+    {"no-trace", no_argument, NULL, OPT_NO_TRACE},
+    {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* ---- Checks before starting ------------------------------------------- */
+
+static int check_exec(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EACCES; /* what execve says about a directory */
+    if (access(path, X_OK) != 0)
+        return -errno;
+    return 0;
+}
+
+/* The PATH search execvp() does, to report a missing program before the
+ * experiment directory is created. Returns 0, -ENOENT or -EACCES. */
+static int find_program(const char *prog)
+{
+    if (!*prog)
+        return -ENOENT;
+    if (strchr(prog, '/'))
+        return check_exec(prog);
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin"; /* glibc's default for execvp */
+    int best = -ENOENT;
+    size_t plen = strlen(prog);
+    while (1) {
+        const char *end = strchrnul(path, ':');
+        size_t dlen = (size_t)(end - path);
+        char *cand = malloc(dlen + plen + 3);
+        if (!cand)
+            return -ENOMEM;
+        if (dlen == 0)
+            sprintf(cand, "./%s", prog);
+        else
+            sprintf(cand, "%.*s/%s", (int)dlen, path, prog);
+        int rc = check_exec(cand);
+        free(cand);
+        if (rc == 0)
+            return 0;
+        if (rc == -EACCES)
+            best = rc;
+        if (!*end)
+            return best;
+        path = end + 1;
+    }
+}
+
+/* ---- Experiment directory ---------------------------------------------- */
+
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return -errno;
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            empty = 0;
+            break;
+        }
+    }
+    closedir(d);
+    return empty;
+}
+
+/* Creates the experiment directory; *dir is malloc'd, *created tells
+ * whether strobe made it (and may remove it again). Returns 0 or an exit
+ * code after printing the problem. */
+static int make_experiment_dir(const char *output, const char *prog, time_t start, char **dir, bool *created)
+{
+    *created = false;
+    if (output) {
+        if (mkdir(output, 0777) == 0) {
+            *created = true;
+        } else if (errno == EEXIST) {
+            int empty = dir_is_empty(output);
+            if (empty == -ENOTDIR) {
+                strobe__cli_say("run: %s: exists and is not a directory", output);
+                return STROBE_EXIT_USAGE;
+            }
+            if (empty < 0) {
+                strobe__cli_say("run: %s: %s", output, strerror(-empty));
+                return STROBE_EXIT_RUN_FAILED;
+            }
+            if (!empty) {
+                strobe__cli_say("run: %s: directory is not empty (choose a new -o DIR)", output);
+                return STROBE_EXIT_USAGE;
+            }
+        } else {
+            strobe__cli_say("run: %s: %s", output, strerror(errno));
+            return STROBE_EXIT_RUN_FAILED;
+        }
+        *dir = strdup(output);
+        if (!*dir) {
+            strobe__cli_say("run: %s", strerror(ENOMEM));
+            return STROBE_EXIT_RUN_FAILED;
+        }
+        return 0;
+    }
+    /* strobe-<basename>-<local time>, -1, -2, ... when taken */
+    const char *base = strrchr(prog, '/');
+    base = base && base[1] ? base + 1 : prog;
+    char name[256], stamp[32];
+    struct tm tm;
+    localtime_r(&start, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    int n = snprintf(name, sizeof name, "strobe-%.128s-%s", base, stamp);
+    for (char *p = name + 7; p < name + n - (int)strlen(stamp) - 1; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr("._+-", c)))
+            *p = '_';
+    }
+    for (unsigned i = 0; i < 10000; i++) {
+        char cand[300];
+        if (i == 0)
+            snprintf(cand, sizeof cand, "%s", name);
+        else
+            snprintf(cand, sizeof cand, "%s-%u", name, i);
+        if (mkdir(cand, 0777) == 0) {
+            *created = true;
+            *dir = strdup(cand);
+            if (!*dir) {
+                strobe__cli_say("run: %s", strerror(ENOMEM));
+                return STROBE_EXIT_RUN_FAILED;
+            }
+            return 0;
+        }
+        if (errno != EEXIST) {
+            strobe__cli_say("run: %s: %s", cand, strerror(errno));
+            return STROBE_EXIT_RUN_FAILED;
+        }
+    }
+    strobe__cli_say("run: %s: too many experiments with this name", name);
+    return STROBE_EXIT_RUN_FAILED;
+}
+
+/* ---- Child environment ------------------------------------------------- */
+
+struct env_builder {
+    char **v;
+    size_t n, cap;
+};
+
+static int env_add(struct env_builder *b, const char *name, const char *value)
+{
+    if (b->n + 2 > b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        char **v = realloc(b->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        b->v = v;
+        b->cap = cap;
+    }
+    char *e;
+    if (value) {
+        if (asprintf(&e, "%s=%s", name, value) < 0)
+            return -ENOMEM;
+    } else if (!(e = strdup(name))) {
+        return -ENOMEM;
+    }
+    b->v[b->n++] = e;
+    b->v[b->n] = NULL;
+    return 0;
+}
+
+static void env_free(struct env_builder *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->v[i]);
+    free(b->v);
+}
+
+static bool env_is(const char *entry, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+struct child_env {
+    const char *runtime, *exp_dir, *filter;
+    int trace, profile;
+};
+
+/* The program's environment: ours, minus what strobe sets, plus
+ *   LD_PRELOAD=[sanitizer runtime:]libstrobe.so[:previous LD_PRELOAD]
+ *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
+ *   run is what its command line says), STROBE_FILTER (only with --filter)
+ *   ASAN_OPTIONS += detect_leaks=0 (ASan builds; the program's leaks are
+ *   not strobe's business and would change its exit code). */
+static int build_env(struct env_builder *b, const struct child_env *ce)
+{
+    static const char *const replaced[] = {"LD_PRELOAD",   "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
+                                           "STROBE_TRACE", "STROBE_PROFILE",        "ASAN_OPTIONS"};
+    memset(b, 0, sizeof *b);
+    int rc = 0;
+    for (char **e = environ; *e && rc == 0; e++) {
+        bool skip = false;
+        for (size_t i = 0; i < sizeof replaced / sizeof replaced[0]; i++)
+            skip = skip || env_is(*e, replaced[i]);
+        if (!skip)
+            rc = env_add(b, *e, NULL);
+    }
+    if (rc)
+        return rc;
+    char *san = strobe__sanitizer_runtime();
+    const char *old = getenv("LD_PRELOAD");
+    char *preload;
+    int n = asprintf(&preload, "%s%s%s%s%s", san ? san : "", san ? ":" : "", ce->runtime,
+                     old && *old ? ":" : "", old && *old ? old : "");
+    free(san);
+    if (n < 0)
+        return -ENOMEM;
+    rc = env_add(b, "LD_PRELOAD", preload);
+    free(preload);
+    if (rc == 0)
+        rc = env_add(b, "STROBE_EXPERIMENT_DIR", ce->exp_dir);
+    if (rc == 0)
+        rc = env_add(b, "STROBE_TRACE", ce->trace ? "1" : "0");
+    if (rc == 0)
+        rc = env_add(b, "STROBE_PROFILE", ce->profile ? "1" : "0");
+    if (rc == 0 && ce->filter)
+        rc = env_add(b, "STROBE_FILTER", ce->filter);
+    const char *asan = getenv("ASAN_OPTIONS");
+    if (rc == 0 && strobe__built_with_asan()) {
+        char *v;
+        if (!asan || !*asan)
+            n = asprintf(&v, "detect_leaks=0");
+        else if (strstr(asan, "detect_leaks="))
+            n = asprintf(&v, "%s", asan);
+        else
+            n = asprintf(&v, "%s:detect_leaks=0", asan);
+        if (n < 0)
+            return -ENOMEM;
+        rc = env_add(b, "ASAN_OPTIONS", v);
+        free(v);
+    } else if (rc == 0 && asan) {
+        rc = env_add(b, "ASAN_OPTIONS", asan);
+    }
+    return rc;
+}
+
+/* ---- Signals ------------------------------------------------------------ */
+
+static volatile sig_atomic_t forward_pid;
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+/* Async-signal-safe. Signals from the terminal (Ctrl-C, hangup: si_code
+ * SI_KERNEL) already went to the whole foreground process group, the
+ * program included; forwarding those would deliver them twice. */
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    int saved = errno;
+    pid_t pid = forward_pid;
+    if (pid > 0 && !(si && si->si_code == SI_KERNEL))
+        kill(pid, sig);
+    errno = saved;
+}
+
+/* ---- Summary ------------------------------------------------------------ */
+
+static void report_experiment(const char *dir)
+{
+    const char *slash = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+    struct strobe__progress prog;
+    char what[512];
+    snprintf(what, sizeof what, "reading %s%s", dir, slash);
+    strobe__progress_init(&prog, what);
+    struct strobe_experiment *exp = NULL;
+    struct strobe_errbuf eb = {""};
+    int rc = strobe_experiment_open(dir, &exp, strobe__progress_cb, &prog, &eb);
+    strobe__progress_end(&prog);
+    if (rc) {
+        strobe__cli_say("experiment %s%s: cannot read: %s", dir, slash,
+                        eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        return;
+    }
+    char size[STROBE_UNITS_LEN];
+    strobe__cli_say("experiment %s%s: %zu thread%s, %" PRIu64 " events, %s, %" PRIu64 " dropped%s", dir,
+                    slash, exp->nthreads, exp->nthreads == 1 ? "" : "s", exp->total_events,
+                    strobe__fmt_bytes(size, exp->total_bytes), exp->total_dropped,
+                    exp->total_dropped ? " (trace size limit reached: trace incomplete)" : "");
+    strobe_experiment_close(exp);
+}
+
+/* ---- The command -------------------------------------------------------- */
+
+struct run_opts {
+    const char *output, *filter;
+    bool no_trace, no_profile;
+    char **argv; /* PROG ARGS..., NULL-terminated */
+};
+
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    int c;
+    /* '+': stop at PROG, whose own options are not ours */
+    while ((c = strobe__cli_getopt("run", argc, argv, "+:ho:", run_options)) != -1) {
+        switch (c) {
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_FILTER:
+            o->filter = optarg;
+            break;
+        case OPT_NO_TRACE:
+            o->no_trace = true;
+            break;
+        case OPT_NO_PROFILE:
+            o->no_profile = true;
+            break;
+        case 'h':
+            fputs(strobe__run_help, stdout);
+            return 0;
+        default:
+            return STROBE_EXIT_USAGE;
+        }
+    }
+    if (o->no_trace && o->no_profile)
+        return strobe__cli_usage_error("run", "'--no-trace' and '--no-profile' exclude each other");
+    if (o->output && !*o->output)
+        return strobe__cli_usage_error("run", "option '--output' needs a directory name");
+    if (optind >= argc)
+        return strobe__cli_usage_error("run", "missing program to run");
+    o->argv = argv + optind;
+    return -1;
+}
+
+/* Runs the program; returns strobe's exit code. */
+static int launch(const struct run_opts *o, const char *dir, const char *abs_dir, const char *runtime,
+                  const char *filter, const struct timespec *start)
+{
+    const char *prog = o->argv[0];
+    struct strobe__run_info info = {
+        .argv = o->argv,
+        .runtime = runtime,
+        .filter = filter,
+        .trace = !o->no_trace,
+        .profile = !o->no_profile,
+        .start_sec = start->tv_sec,
+        .start_nsec = start->tv_nsec,
+        .launcher_pid = (long)getpid(),
+    };
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/meta", abs_dir);
+    int rc = strobe__meta_write_start(meta, &info);
+    if (rc) {
+        strobe__cli_say("run: %s: %s", meta, strerror(-rc));
+        unlink(meta);
+        return STROBE_EXIT_RUN_FAILED;
+    }
+    struct env_builder env;
+    struct child_env ce = {runtime, abs_dir, filter, !o->no_trace, !o->no_profile};
+    if ((rc = build_env(&env, &ce)) != 0) {
+        env_free(&env);
+        strobe__cli_say("run: %s", strerror(-rc));
+        unlink(meta);
+        return STROBE_EXIT_RUN_FAILED;
+    }
+
+    /* Forwarding handlers are installed and the signals blocked across
+     * fork(), so a signal arriving in between is delivered (and forwarded)
+     * once forward_pid is set instead of being lost or killing strobe. */
+    struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO}, old_sa[NFORWARDED];
+    sigset_t block, old_mask;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(&block);
+    for (size_t i = 0; i < NFORWARDED; i++) {
+        sigaddset(&block, forwarded[i]);
+        sigaction(forwarded[i], &sa, &old_sa[i]);
+    }
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+
+    int pipefd[2] = {-1, -1}; /* close-on-exec: EOF = exec succeeded, else the errno */
+    pid_t pid = -1;
+    if (pipe2(pipefd, O_CLOEXEC) == 0)
+        pid = fork();
+    if (pid == 0) {
+        /* child: only async-signal-safe calls until exec */
+        close(pipefd[0]);
+        for (size_t i = 0; i < NFORWARDED; i++)
+            sigaction(forwarded[i], &old_sa[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        execvpe(prog, o->argv, env.v);
+        int err = errno;
+        ssize_t w = write(pipefd[1], &err, sizeof err);
+        (void)w;
+        _exit(STROBE_EXIT_NOT_FOUND);
+    }
+    int fork_errno = errno;
+    env_free(&env);
+    if (pid < 0) {
+        if (pipefd[0] >= 0) {
+            close(pipefd[0]);
+            close(pipefd[1]);
+        }
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        for (size_t i = 0; i < NFORWARDED; i++)
+            sigaction(forwarded[i], &old_sa[i], NULL);
+        strobe__cli_say("run: cannot start %s: %s", prog, strerror(fork_errno));
+        unlink(meta);
+        return STROBE_EXIT_RUN_FAILED;
+    }
+    forward_pid = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+
+    close(pipefd[1]);
+    int exec_errno = 0;
+    ssize_t got;
+    while ((got = read(pipefd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+        ;
+    close(pipefd[0]);
+    /* Wait for the end without reaping first: until the pid is reaped it
+     * cannot be reused, so the handler never signals an unrelated process. */
+    siginfo_t si;
+    int status = 0;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    forward_pid = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            status = -1;
+            break;
+        }
+    }
+    for (size_t i = 0; i < NFORWARDED; i++)
+        sigaction(forwarded[i], &old_sa[i], NULL);
+
+    if (got == (ssize_t)sizeof exec_errno) {
+        /* the program never ran: leave nothing behind */
+        unlink(meta);
+        strobe__cli_say("run: %s: %s", prog, strerror(exec_errno));
+        return exec_errno == ENOENT ? STROBE_EXIT_NOT_FOUND : STROBE_EXIT_CANNOT_EXEC;
+    }
+    if (status == -1) {
+        strobe__cli_say("run: waiting for %s: %s", prog, strerror(errno));
+        return STROBE_EXIT_RUN_FAILED;
+    }
+
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    if ((rc = strobe__meta_write_end(meta, status, end.tv_sec, end.tv_nsec)) != 0)
+        strobe__cli_say("run: %s: %s", meta, strerror(-rc));
+    int code;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        code = 128 + sig;
+        strobe__cli_say("run: %s killed by signal %d (%s)%s", prog, sig, strsignal(sig),
+                        WCOREDUMP(status) ? ", core dumped" : "");
+    } else {
+        code = WEXITSTATUS(status);
+    }
+    report_experiment(dir);
+    return code;
+}
+
+int strobe__cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+
+    char *filter = NULL;
+    const char *filter_path = o.filter;
+    if (filter_path) {
+        struct strobe_filter *f;
+        char err[512];
+        if ((rc = strobe__filter_load(filter_path, &f, err, sizeof err)) != 0) {
+            strobe__cli_say("%s", err);
+            return STROBE_EXIT_USAGE;
+        }
+        strobe__filter_free(f);
+        if (!(filter = realpath(filter_path, NULL))) {
+            strobe__cli_say("run: %s: %s", filter_path, strerror(errno));
+            return STROBE_EXIT_USAGE;
+        }
+    }
+
+    rc = find_program(o.argv[0]);
+    if (rc) {
+        strobe__cli_say("run: %s: %s", o.argv[0], strerror(-rc));
+        free(filter);
+        return rc == -EACCES ? STROBE_EXIT_CANNOT_EXEC : STROBE_EXIT_NOT_FOUND;
+    }
+
+    char *runtime = NULL;
+    char err[2 * PATH_MAX + 256];
+    if ((rc = strobe__find_runtime(&runtime, err, sizeof err)) != 0) {
+        strobe__cli_say("run: %s", err);
+        free(filter);
+        return STROBE_EXIT_RUN_FAILED;
+    }
+    if (strpbrk(runtime, ": \t\n")) {
+        /* the dynamic loader splits LD_PRELOAD at these characters */
+        strobe__cli_say("run: %s: LD_PRELOAD cannot name a path containing ':' or blanks", runtime);
+        free(runtime);
+        free(filter);
+        return STROBE_EXIT_RUN_FAILED;
+    }
+
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
+    char *dir = NULL, *abs_dir = NULL;
+    bool created;
+    int code = make_experiment_dir(o.output, o.argv[0], start.tv_sec, &dir, &created);
+    if (code == 0) {
+        if (!(abs_dir = realpath(dir, NULL))) {
+            strobe__cli_say("run: %s: %s", dir, strerror(errno));
+            code = STROBE_EXIT_RUN_FAILED;
+        } else {
+            code = launch(&o, dir, abs_dir, runtime, filter, &start);
+            /* nothing ran when exec failed: remove the directory we made */
+            if ((code == STROBE_EXIT_NOT_FOUND || code == STROBE_EXIT_CANNOT_EXEC ||
+                 code == STROBE_EXIT_RUN_FAILED) &&
+                created && dir_is_empty(abs_dir) == 1)
+                rmdir(abs_dir);
+        }
+    }
+    free(dir);
+    free(abs_dir);
+    free(runtime);
+    free(filter);
+    return code;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `strobe` command: dispatches to its subcommands (run, report,
+ * export) and answers --help, --version and `strobe help CMD`. See
+ * docs/cli.md for the user documentation.
+ */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/format.h"
+#include "strobe/strobe.h"
+
+static const char main_help[] =
+    "usage: strobe [--help | --version] COMMAND [ARGS...]\n"
+    "\n"
+    "Measures parallel programs and analyses what was recorded.\n"
+    "\n"
+    "commands:\n"
+    "  run      run a program under the strobe runtime, write an experiment directory\n"
+    "  report   print the report of an experiment (text or JSON)\n"
+    "  export   write an experiment as OTF2, Chrome trace JSON or Cube4\n"
+    "  help     show the help of a command: strobe help COMMAND\n"
+    "\n"
+    "Run 'strobe COMMAND --help' for the options of a command.\n";
+
+static const struct command {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"run", strobe__cmd_run, strobe__run_help},
+    {"report", strobe__cmd_report, strobe__report_help},
+    {"export", strobe__cmd_export, strobe__export_help},
+};
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int help(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(main_help, stdout);
+        return 0;
+    }
+    if (argc > 2) {
+        strobe__cli_say("help: unexpected argument '%s' (see 'strobe --help')", argv[2]);
+        return STROBE_EXIT_USAGE;
+    }
+    const struct command *c = find_command(argv[1]);
+    if (!c) {
+        strobe__cli_say("help: unknown command '%s' (see 'strobe --help')", argv[1]);
+        return STROBE_EXIT_USAGE;
+    }
+    fputs(c->help, stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return STROBE_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return help(1, argv + 1);
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("strobe %s (experiment format %u)\n", STROBE_VERSION_STRING, STROBE_FORMAT_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0)
+        return help(argc - 1, argv + 1);
+    const struct command *c = find_command(cmd);
+    if (!c) {
+        if (cmd[0] == '-')
+            strobe__cli_say("unknown option '%s' (see 'strobe --help')", cmd);
+        else
+            strobe__cli_say("unknown command '%s' (see 'strobe --help')", cmd);
+        return STROBE_EXIT_USAGE;
+    }
+    /* subcommands parse argv[1..]: their argv[0] is the command name */
+    int rc = c->fn(argc - 1, argv + 1);
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        strobe__cli_say("%s: write error on standard output", cmd);
+        return STROBE_EXIT_FAILURE;
+    }
+    return rc;
+}

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JSON rendering of the report (schema: docs/formats/report-json.md). The
+ * JSON is complete whatever the text options say (--top and --threads do
+ * not apply; --sort orders the flat profile and the children of each call
+ * tree node) and carries exact integers: nanoseconds and counts as read,
+ * never rounded or scaled. The call tree is a flat pre-order array of nodes
+ * with parent ids, so arbitrarily deep recursion neither nests the
+ * document nor exceeds a parser's nesting limit.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/view.h"
+#include "strobe/strobe.h"
+
+/* ---- A minimal streaming writer ----------------------------------------
+ * Containers opened "inline" print their members on one line; the others
+ * put each member on its own line, indented by two spaces per level. */
+#define JW_MAX_DEPTH 16
+
+struct jw {
+    FILE *out;
+    int depth;
+    bool first[JW_MAX_DEPTH];
+    bool inline_[JW_MAX_DEPTH];
+    char close[JW_MAX_DEPTH];
+};
+
+/* Length of the valid UTF-8 sequence at p, or 0 when it is not valid
+ * (overlong forms, surrogates and code points above U+10FFFF included). */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    unsigned char lo = 0x80, hi = 0xbf;
+    int n;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    if (c == 0xe0)
+        lo = 0xa0;
+    else if (c == 0xed)
+        hi = 0x9f;
+    else if (c == 0xf0)
+        lo = 0x90;
+    else if (c == 0xf4)
+        hi = 0x8f;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Writes s as a JSON string. Bytes that are not valid UTF-8 (file names
+ * are arbitrary bytes) become U+FFFD so the document stays valid JSON. */
+static void jw_string(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    fputc('"', out);
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            fputc('\\', out);
+            fputc(c, out);
+            p++;
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\n':
+                fputs("\\n", out);
+                break;
+            case '\t':
+                fputs("\\t", out);
+                break;
+            case '\r':
+                fputs("\\r", out);
+                break;
+            default:
+                fprintf(out, "\\u%04x", c);
+                break;
+            }
+            p++;
+        } else if (c < 0x80) {
+            fputc(c, out);
+            p++;
+        } else {
+            int n = utf8_len(p);
+            if (n) {
+                fwrite(p, 1, (size_t)n, out);
+                p += n;
+            } else {
+                fputs("\\ufffd", out);
+                p++;
+            }
+        }
+    }
+    fputc('"', out);
+}
+
+/* Separator and key before a member (key NULL inside arrays). */
+static void jw_key(struct jw *w, const char *key)
+{
+    int d = w->depth;
+    if (d > 0) {
+        bool first = w->first[d];
+        w->first[d] = false;
+        if (!first)
+            fputc(',', w->out);
+        if (w->inline_[d]) {
+            if (!first)
+                fputc(' ', w->out);
+        } else {
+            fputc('\n', w->out);
+            for (int i = 0; i < d; i++)
+                fputs("  ", w->out);
+        }
+    }
+    if (key) {
+        jw_string(w->out, key);
+        fputs(": ", w->out);
+    }
+}
+
+static void jw_open(struct jw *w, const char *key, char open, bool inl)
+{
+    jw_key(w, key);
+    fputc(open, w->out);
+    if (w->depth + 1 >= JW_MAX_DEPTH)
+        abort(); /* the schema nests 5 levels; deeper is a bug here */
+    bool parent_inline = w->depth > 0 && w->inline_[w->depth];
+    w->depth++;
+    w->first[w->depth] = true;
+    w->inline_[w->depth] = inl || parent_inline;
+    w->close[w->depth] = open == '{' ? '}' : ']';
+}
+
+static void jw_close(struct jw *w)
+{
+    int d = w->depth--;
+    if (!w->inline_[d] && !w->first[d]) {
+        fputc('\n', w->out);
+        for (int i = 0; i < w->depth; i++)
+            fputs("  ", w->out);
+    }
+    fputc(w->close[d], w->out);
+}
+
+static void jw_u64(struct jw *w, const char *key, uint64_t v)
+{
+    jw_key(w, key);
+    fprintf(w->out, "%" PRIu64, v);
+}
+
+static void jw_i64(struct jw *w, const char *key, int64_t v)
+{
+    jw_key(w, key);
+    fprintf(w->out, "%" PRId64, v);
+}
+
+static void jw_double(struct jw *w, const char *key, double v)
+{
+    jw_key(w, key);
+    if (isfinite(v))
+        fprintf(w->out, "%.17g", v);
+    else
+        fputs("null", w->out);
+}
+
+static void jw_null(struct jw *w, const char *key)
+{
+    jw_key(w, key);
+    fputs("null", w->out);
+}
+
+static void jw_bool(struct jw *w, const char *key, bool v)
+{
+    jw_key(w, key);
+    fputs(v ? "true" : "false", w->out);
+}
+
+static void jw_str(struct jw *w, const char *key, const char *s)
+{
+    jw_key(w, key);
+    jw_string(w->out, s);
+}
+
+/* Index or null for STROBE_NONE references. */
+static void jw_ref(struct jw *w, const char *key, uint32_t v)
+{
+    if (v == STROBE_NONE)
+        jw_null(w, key);
+    else
+        jw_u64(w, key, v);
+}
+
+/* ---- Document ---------------------------------------------------------- */
+
+/* visits, incl_ns, excl_ns, min_ns, max_ns (null without a completed
+ * visit), sumsq_ns2 */
+static void json_stats(struct jw *w, const struct strobe_stats *s)
+{
+    jw_u64(w, "visits", s->visits);
+    jw_u64(w, "incl_ns", s->incl_ns);
+    jw_u64(w, "excl_ns", s->excl_ns);
+    if (s->min_ns == UINT64_MAX) {
+        jw_null(w, "min_ns");
+        jw_null(w, "max_ns");
+    } else {
+        jw_u64(w, "min_ns", s->min_ns);
+        jw_u64(w, "max_ns", s->max_ns);
+    }
+    jw_double(w, "sumsq_ns2", s->sumsq_ns);
+}
+
+static void json_metric_stats(struct jw *w, const struct strobe_metric_stats *m)
+{
+    jw_u64(w, "count", m->count);
+    jw_i64(w, "sum", m->sum);
+    jw_i64(w, "min", m->min);
+    jw_i64(w, "max", m->max);
+}
+
+static void json_summary(struct jw *w, const struct strobe__report_view *v)
+{
+    const struct strobe_experiment *exp = v->exp;
+    jw_open(w, "summary", '{', false);
+    jw_u64(w, "duration_ns", exp->duration_ns);
+    jw_u64(w, "processes", exp->nprocesses);
+    jw_u64(w, "threads", exp->nthreads);
+    jw_u64(w, "events", exp->total_events);
+    jw_u64(w, "trace_bytes", exp->total_bytes);
+    jw_u64(w, "dropped", exp->total_dropped);
+    jw_u64(w, "thread_time_ns", v->thread_time_ns);
+    jw_u64(w, "total_excl_ns", v->total_excl_ns);
+    jw_u64(w, "overhead_events", v->overhead_events);
+    jw_bool(w, "overhead_events_estimated", v->events_estimated);
+    if (v->overhead_known)
+        jw_u64(w, "overhead_ns", (uint64_t)(v->overhead_ns + 0.5));
+    else
+        jw_null(w, "overhead_ns");
+    jw_str(w, "profile_source",
+           v->prof->source == STROBE_PROFILE_FILES   ? "profile"
+           : v->prof->source == STROBE_PROFILE_TRACE ? "trace"
+                                                     : "unknown");
+    jw_close(w);
+}
+
+static void json_system(struct jw *w, const struct strobe__report_view *v)
+{
+    const struct strobe_experiment *exp = v->exp;
+    jw_open(w, "processes", '[', false);
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        const struct strobe_process_info *pi = &exp->processes[p];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "index", p);
+        jw_str(w, "dir", pi->dir);
+        jw_u64(w, "pid", pi->pid);
+        jw_u64(w, "ppid", pi->ppid);
+        jw_str(w, "exe", pi->exe);
+        jw_ref(w, "parent", pi->parent);
+        jw_u64(w, "start_realtime_ns", pi->start_realtime_ns);
+        jw_bool(w, "exited", pi->exited);
+        if (pi->exited)
+            jw_i64(w, "exit_status", pi->exit_status);
+        else
+            jw_null(w, "exit_status");
+        jw_double(w, "overhead_ns_per_event", pi->overhead_ns_per_event);
+        jw_close(w);
+    }
+    jw_close(w);
+
+    jw_open(w, "threads", '[', false);
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        const struct strobe_thread_info *th = &exp->threads[t];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "index", t);
+        jw_u64(w, "process", th->process);
+        jw_u64(w, "thread", th->index);
+        jw_u64(w, "tid", th->tid);
+        jw_ref(w, "parent", th->parent);
+        jw_bool(w, "trace", th->stream_path != NULL);
+        jw_bool(w, "profile", th->profile_path != NULL);
+        jw_u64(w, "begin_ns", th->begin_ns);
+        jw_u64(w, "end_ns", th->end_ns);
+        jw_u64(w, "events", th->events);
+        jw_u64(w, "bytes", th->bytes);
+        jw_u64(w, "dropped", th->dropped);
+        jw_bool(w, "ended", th->ended);
+        jw_u64(w, "visits", v->thread_visits[t]);
+        jw_u64(w, "incl_ns", v->thread_incl_ns[t]);
+        if (th->has_rusage) {
+            const struct strobe_rusage *ru = &th->rusage;
+            jw_open(w, "rusage", '{', true);
+            jw_u64(w, "utime_us", ru->utime_us);
+            jw_u64(w, "stime_us", ru->stime_us);
+            jw_u64(w, "maxrss_kb", ru->maxrss_kb);
+            jw_u64(w, "minflt", ru->minflt);
+            jw_u64(w, "majflt", ru->majflt);
+            jw_u64(w, "nvcsw", ru->nvcsw);
+            jw_u64(w, "nivcsw", ru->nivcsw);
+            jw_close(w);
+        } else {
+            jw_null(w, "rusage");
+        }
+        jw_close(w);
+    }
+    jw_close(w);
+}
+
+static void json_defs(struct jw *w, const struct strobe_experiment *exp)
+{
+    jw_open(w, "regions", '[', false);
+    for (size_t r = 0; r < exp->nregions; r++) {
+        const struct strobe_region_def *d = &exp->regions[r];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "id", r);
+        jw_str(w, "name", d->name);
+        jw_str(w, "file", d->file);
+        jw_u64(w, "line", d->line);
+        jw_str(w, "module", d->module);
+        jw_u64(w, "address", d->address);
+        jw_str(w, "kind", d->kind == 1 ? "user" : "function");
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "metrics", '[', false);
+    for (size_t m = 0; m < exp->nmetrics; m++) {
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "id", m);
+        jw_str(w, "name", exp->metrics[m].name);
+        jw_str(w, "unit", exp->metrics[m].unit);
+        jw_close(w);
+    }
+    jw_close(w);
+}
+
+static void json_flat(struct jw *w, const struct strobe__report_view *v)
+{
+    jw_str(w, "sort", strobe_report_sort_name(v->sort));
+    jw_open(w, "flat", '[', false);
+    for (size_t i = 0; i < v->nflat; i++) {
+        const struct strobe__flat_row *r = &v->flat[i];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "region", r->region);
+        jw_u64(w, "visits", r->visits);
+        jw_u64(w, "incl_ns", r->incl_ns);
+        jw_u64(w, "excl_ns", r->excl_ns);
+        jw_u64(w, "sum_incl_ns", r->sum_incl_ns);
+        if (r->min_ns == UINT64_MAX) {
+            jw_null(w, "min_ns");
+            jw_null(w, "max_ns");
+        } else {
+            jw_u64(w, "min_ns", r->min_ns);
+            jw_u64(w, "max_ns", r->max_ns);
+        }
+        jw_double(w, "sumsq_ns2", r->sumsq_ns);
+        jw_close(w);
+    }
+    jw_close(w);
+}
+
+static void json_node(struct jw *w, const struct strobe__report_view *v, uint32_t n, uint32_t id,
+                      uint32_t parent_id, uint32_t depth)
+{
+    const struct strobe_experiment *exp = v->exp;
+    const struct strobe_cnode *node = &v->prof->nodes[n];
+    jw_open(w, NULL, '{', true);
+    jw_u64(w, "id", id);
+    jw_ref(w, "parent", parent_id);
+    jw_u64(w, "depth", depth);
+    jw_ref(w, "region", node->region);
+    if (n == 0) { /* the root: a container, not a region */
+        jw_close(w);
+        return;
+    }
+    json_stats(w, &node->total);
+    jw_open(w, "threads", '[', true);
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        const struct strobe_stats *s = strobe__node_thread(v, n, t);
+        if (!s->visits && !s->incl_ns)
+            continue;
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "thread", t);
+        json_stats(w, s);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "metrics", '[', true);
+    for (size_t m = 0; node->metrics && m < exp->nmetrics; m++) {
+        if (!node->metrics[m].count)
+            continue;
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "metric", m);
+        json_metric_stats(w, &node->metrics[m]);
+        jw_open(w, "threads", '[', true);
+        for (size_t t = 0; node->thread_metrics && t < exp->nthreads; t++) {
+            const struct strobe_metric_stats *tm = &node->thread_metrics[t * exp->nmetrics + m];
+            if (!tm->count)
+                continue;
+            jw_open(w, NULL, '{', true);
+            jw_u64(w, "thread", t);
+            json_metric_stats(w, tm);
+            jw_close(w);
+        }
+        jw_close(w);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_close(w);
+}
+
+/* Pre-order over the sorted children; ids are positions in this order. */
+static int json_tree(struct jw *w, const struct strobe__report_view *v)
+{
+    size_t n = v->prof->nnodes;
+    uint32_t *stack = malloc(n * sizeof *stack), *stack_id = malloc(n * sizeof *stack_id);
+    size_t *pos = malloc(n * sizeof *pos);
+    if (!stack || !stack_id || !pos) {
+        free(stack);
+        free(stack_id);
+        free(pos);
+        return -ENOMEM;
+    }
+    jw_open(w, "calltree", '[', false);
+    uint32_t next_id = 0;
+    json_node(w, v, 0, next_id++, STROBE_NONE, 0);
+    size_t sp = 0;
+    stack[sp] = 0;
+    stack_id[sp] = 0;
+    pos[sp++] = v->kids_start[0];
+    while (sp > 0) {
+        uint32_t top = stack[sp - 1];
+        if (pos[sp - 1] == v->kids_start[top + 1]) {
+            sp--;
+            continue;
+        }
+        uint32_t c = v->kids[pos[sp - 1]++];
+        uint32_t id = next_id++;
+        json_node(w, v, c, id, stack_id[sp - 1], (uint32_t)sp);
+        stack[sp] = c;
+        stack_id[sp] = id;
+        pos[sp++] = v->kids_start[c];
+    }
+    jw_close(w);
+    free(stack);
+    free(stack_id);
+    free(pos);
+    return 0;
+}
+
+int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                       const struct strobe_report_opts *opts)
+{
+    struct strobe__report_view v;
+    int rc = strobe__report_view_build(&v, exp, prof, opts ? opts->sort : STROBE_REPORT_SORT_EXCL);
+    if (rc)
+        return rc;
+    struct jw w = {.out = out};
+    jw_open(&w, NULL, '{', false);
+    jw_str(&w, "schema", "strobe-report");
+    jw_u64(&w, "version", STROBE_REPORT_JSON_VERSION);
+    jw_str(&w, "dir", exp->dir);
+    jw_open(&w, "meta", '{', false);
+    for (size_t i = 0; i < exp->nmeta; i++)
+        if (exp->meta_keys[i])
+            jw_str(&w, exp->meta_keys[i], exp->meta_values[i]);
+    jw_close(&w);
+    json_summary(&w, &v);
+    json_system(&w, &v);
+    json_defs(&w, exp);
+    json_flat(&w, &v);
+    rc = json_tree(&w, &v);
+    jw_close(&w);
+    fputc('\n', out);
+    strobe__report_view_free(&v);
+    if (rc)
+        return rc;
+    if (fflush(out) != 0)
+        return errno ? -errno : -EIO;
+    return ferror(out) ? -EIO : 0;
+}

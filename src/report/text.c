@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text rendering of the report: summary, flat profile, call tree and (with
+ * opts.threads) the per-thread distribution. Columns are right-aligned by
+ * display width so "µs" and UTF-8 names do not shift them; every number is
+ * printed through units.c so equal models print identical lines.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/units.h"
+#include "report/view.h"
+#include "strobe/strobe.h"
+
+/* At most this many region columns in the thread x region table: with
+ * 13-column cells that is about 120 columns. JSON has every region. */
+#define MATRIX_MAX_REGIONS 8
+
+void strobe_report_opts_init(struct strobe_report_opts *opts)
+{
+    opts->sort = STROBE_REPORT_SORT_EXCL;
+    opts->top = STROBE_REPORT_TOP_DEFAULT;
+    opts->threads = false;
+}
+
+int strobe_report_sort_parse(const char *s)
+{
+    if (strcmp(s, "excl") == 0)
+        return STROBE_REPORT_SORT_EXCL;
+    if (strcmp(s, "incl") == 0)
+        return STROBE_REPORT_SORT_INCL;
+    if (strcmp(s, "visits") == 0)
+        return STROBE_REPORT_SORT_VISITS;
+    return -1;
+}
+
+const char *strobe_report_sort_name(int sort)
+{
+    switch (sort) {
+    case STROBE_REPORT_SORT_INCL:
+        return "incl";
+    case STROBE_REPORT_SORT_VISITS:
+        return "visits";
+    default:
+        return "excl";
+    }
+}
+
+/* Writes s right-aligned (width > 0) or left-aligned (width <= 0) in
+ * |width| display columns; longer strings are written whole. */
+static void cell(FILE *out, const char *s, int width)
+{
+    size_t w = strobe__display_width(s);
+    size_t want = (size_t)(width < 0 ? -width : width);
+    if (width <= 0)
+        fputs(s, out);
+    for (; w < want; w++)
+        fputc(' ', out);
+    if (width > 0)
+        fputs(s, out);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* "name (file.c:12)", "name (file.c)", "name [libfoo.so]" or "name". */
+static void region_label(FILE *out, const struct strobe_experiment *exp, uint32_t r)
+{
+    const struct strobe_region_def *d = &exp->regions[r];
+    fputs(d->name, out);
+    if (d->file && d->file[0]) {
+        fprintf(out, " (%s", base_name(d->file));
+        if (d->line)
+            fprintf(out, ":%u", d->line);
+        fputc(')', out);
+    } else if (d->module && d->module[0]) {
+        fprintf(out, " [%s]", base_name(d->module));
+    }
+}
+
+static char *fmt_u64(char buf[STROBE_UNITS_LEN], uint64_t v)
+{
+    snprintf(buf, STROBE_UNITS_LEN, "%" PRIu64, v);
+    return buf;
+}
+
+/* Time, or "-" when the statistic does not exist (no completed visit). */
+static char *fmt_time_or_dash(char buf[STROBE_UNITS_LEN], uint64_t ns, bool valid)
+{
+    if (!valid) {
+        strcpy(buf, "-");
+        return buf;
+    }
+    return strobe__fmt_time(buf, ns);
+}
+
+static char *fmt_pct(char buf[STROBE_UNITS_LEN], double part, double whole)
+{
+    snprintf(buf, STROBE_UNITS_LEN, "%.2f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+    return buf;
+}
+
+static uint64_t div_round(uint64_t a, uint64_t b)
+{
+    return b ? (uint64_t)(((unsigned __int128)a + b / 2) / b) : 0;
+}
+
+/* ---- Summary ----------------------------------------------------------- */
+
+static void summary_line(FILE *out, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void summary_line(FILE *out, const char *label, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(out, "  %-16s ", label);
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+}
+
+static void text_summary(FILE *out, const struct strobe__report_view *v)
+{
+    const struct strobe_experiment *exp = v->exp;
+    char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN], c[STROBE_UNITS_LEN];
+
+    fprintf(out, "strobe report: %s\n", exp->dir ? exp->dir : "");
+    if (exp->total_dropped)
+        fprintf(out,
+                "WARNING: %" PRIu64 " events were dropped (trace size limit reached): the trace "
+                "and anything rebuilt from it are incomplete\n",
+                exp->total_dropped);
+    fputs("\nSummary\n", out);
+    static const struct {
+        const char *key, *label;
+    } meta_rows[] = {{"command", "command"}, {"host", "host"}, {"start_time", "started"}};
+    for (size_t i = 0; i < sizeof meta_rows / sizeof meta_rows[0]; i++) {
+        const char *val = strobe__report_meta(exp, meta_rows[i].key);
+        if (val)
+            summary_line(out, meta_rows[i].label, "%s", val);
+    }
+    summary_line(out, "duration", "%s", strobe__fmt_time(a, exp->duration_ns));
+    const char *status = strobe__report_meta(exp, "exit_status");
+    const char *sig = strobe__report_meta(exp, "signal");
+    if (sig)
+        summary_line(out, "exit", "killed by signal %s", sig);
+    else if (status)
+        summary_line(out, "exit", "status %s", status);
+    summary_line(out, "processes", "%zu", exp->nprocesses);
+    summary_line(out, "threads", "%zu", exp->nthreads);
+    if (exp->total_events) {
+        uint64_t hundredths = (uint64_t)(((unsigned __int128)exp->total_bytes * 100 + exp->total_events / 2) /
+                                         exp->total_events);
+        summary_line(out, "events", "%" PRIu64, exp->total_events);
+        summary_line(out, "trace", "%s (%" PRIu64 ".%02u bytes/event)",
+                     strobe__fmt_bytes(a, exp->total_bytes), hundredths / 100, (unsigned)(hundredths % 100));
+    } else {
+        summary_line(out, "events", "0 (no trace)");
+    }
+    summary_line(out, "dropped", "%" PRIu64 "%s", exp->total_dropped,
+                 exp->total_dropped ? " (WARNING: incomplete trace)" : "");
+    if (v->overhead_known)
+        summary_line(out, "overhead (est.)", "%s (%s of %s thread time%s)",
+                     strobe__fmt_time(a, (uint64_t)(v->overhead_ns + 0.5)),
+                     fmt_pct(b, v->overhead_ns, (double)v->thread_time_ns),
+                     strobe__fmt_time(c, v->thread_time_ns),
+                     v->events_estimated ? "; events estimated as 2 x visits" : "");
+    else
+        summary_line(out, "overhead (est.)", "unknown (no cost per event was measured)");
+    const char *src = v->prof->source == STROBE_PROFILE_FILES   ? "profile files (t<N>.prof)"
+                      : v->prof->source == STROBE_PROFILE_TRACE ? "event trace (rebuilt from t<N>.evt)"
+                                                                : "unknown";
+    summary_line(out, "profile source", "%s", src);
+}
+
+/* ---- Flat profile ------------------------------------------------------ */
+
+static void text_flat(FILE *out, const struct strobe__report_view *v, size_t top)
+{
+    char s[8][STROBE_UNITS_LEN];
+    size_t rows = top && top < v->nflat ? top : v->nflat;
+    fprintf(out, "\nFlat profile (sorted by %s; ", strobe_report_sort_name(v->sort));
+    if (rows < v->nflat)
+        fprintf(out, "top %zu of %zu regions)\n", rows, v->nflat);
+    else
+        fprintf(out, "%zu regions)\n", v->nflat);
+    static const char *const head[] = {"excl%", "excl", "incl", "visits", "min", "avg", "max", "stddev"};
+    static const int width[] = {7, 11, 11, 10, 11, 11, 11, 11};
+    for (int i = 0; i < 8; i++) {
+        fputs("  ", out);
+        cell(out, head[i], width[i]);
+    }
+    fputs("  region\n", out);
+    for (size_t i = 0; i < rows; i++) {
+        const struct strobe__flat_row *r = &v->flat[i];
+        bool timed = r->min_ns != UINT64_MAX;
+        fmt_pct(s[0], (double)r->excl_ns, (double)v->total_excl_ns);
+        strobe__fmt_time(s[1], r->excl_ns);
+        strobe__fmt_time(s[2], r->incl_ns);
+        fmt_u64(s[3], r->visits);
+        fmt_time_or_dash(s[4], r->min_ns, timed);
+        fmt_time_or_dash(s[5], div_round(r->sum_incl_ns, r->visits), timed && r->visits);
+        fmt_time_or_dash(s[6], r->max_ns, timed);
+        fmt_time_or_dash(s[7], (uint64_t)(strobe__stddev(r->visits, r->sum_incl_ns, r->sumsq_ns) + 0.5),
+                         timed && r->visits >= 2);
+        for (int k = 0; k < 8; k++) {
+            fputs("  ", out);
+            cell(out, s[k], width[k]);
+        }
+        fputs("  ", out);
+        region_label(out, v->exp, r->region);
+        fputc('\n', out);
+    }
+}
+
+/* ---- Call tree --------------------------------------------------------- */
+
+#define TREE_COLS 6
+static const int tree_width[TREE_COLS] = {11, 11, 10, 11, 11, 11};
+
+/* Indentation stops growing at this depth and deeper nodes are prefixed
+ * with "[depth N] ": a deeply recursive program would otherwise make the
+ * text quadratic in its recursion depth. */
+#define TREE_MAX_INDENT 32
+
+/* The numeric cells, then the indentation of a node at depth (0 = a child
+ * of the root); note lines under a node (metrics) pass note = true and are
+ * indented one more level, without a depth marker. */
+static void tree_cells(FILE *out, char s[TREE_COLS][STROBE_UNITS_LEN], uint32_t depth, bool note)
+{
+    for (int k = 0; k < TREE_COLS; k++) {
+        fputs("  ", out);
+        cell(out, s[k], tree_width[k]);
+    }
+    fputs("  ", out);
+    for (uint32_t d = 0; d < depth && d < TREE_MAX_INDENT; d++)
+        fputs("  ", out);
+    if (note)
+        fputs("  ", out);
+    else if (depth >= TREE_MAX_INDENT) /* the model's depth: root = 0 */
+        fprintf(out, "[depth %" PRIu32 "] ", depth + 1);
+}
+
+static void tree_node(FILE *out, const struct strobe__report_view *v, uint32_t n, uint32_t depth)
+{
+    const struct strobe_cnode *node = &v->prof->nodes[n];
+    const struct strobe_stats *t = &node->total;
+    const struct strobe_experiment *exp = v->exp;
+    char s[TREE_COLS][STROBE_UNITS_LEN];
+    bool timed = t->min_ns != UINT64_MAX;
+    strobe__fmt_time(s[0], t->incl_ns);
+    strobe__fmt_time(s[1], t->excl_ns);
+    fmt_u64(s[2], t->visits);
+    fmt_time_or_dash(s[3], t->min_ns, timed);
+    fmt_time_or_dash(s[4], div_round(t->incl_ns, t->visits), timed && t->visits);
+    fmt_time_or_dash(s[5], t->max_ns, timed);
+    tree_cells(out, s, depth, false);
+    region_label(out, exp, node->region);
+    fputc('\n', out);
+    if (!node->metrics)
+        return;
+    char blank[TREE_COLS][STROBE_UNITS_LEN] = {""};
+    for (size_t m = 0; m < exp->nmetrics; m++) {
+        const struct strobe_metric_stats *ms = &node->metrics[m];
+        if (!ms->count)
+            continue;
+        tree_cells(out, blank, depth, true);
+        const struct strobe_metric_def *md = &exp->metrics[m];
+        fputs(md->name, out);
+        if (md->unit && md->unit[0])
+            fprintf(out, " [%s]", md->unit);
+        fprintf(out, ": count %" PRIu64 ", sum %" PRId64 ", min %" PRId64 ", max %" PRId64 ", avg %.2f\n",
+                ms->count, ms->sum, ms->min, ms->max, (double)ms->sum / (double)ms->count);
+    }
+}
+
+/* Children beyond `top` are summarised in one "(N more)" line with their
+ * summed incl, excl and visits, so the totals of a level still add up. */
+static void tree_more(FILE *out, const struct strobe__report_view *v, uint32_t parent, size_t from,
+                      uint32_t depth)
+{
+    uint64_t incl = 0, excl = 0, visits = 0;
+    size_t end = v->kids_start[parent + 1];
+    for (size_t i = from; i < end; i++) {
+        const struct strobe_stats *t = &v->prof->nodes[v->kids[i]].total;
+        incl += t->incl_ns;
+        excl += t->excl_ns;
+        visits += t->visits;
+    }
+    char s[TREE_COLS][STROBE_UNITS_LEN] = {""};
+    strobe__fmt_time(s[0], incl);
+    strobe__fmt_time(s[1], excl);
+    fmt_u64(s[2], visits);
+    tree_cells(out, s, depth, false);
+    fprintf(out, "(%zu more)\n", end - from);
+}
+
+static int text_tree(FILE *out, const struct strobe__report_view *v, size_t top)
+{
+    size_t n = v->prof->nnodes;
+    fprintf(out, "\nCall tree (children sorted by %s", strobe_report_sort_name(v->sort));
+    if (top)
+        fprintf(out, "; at most %zu children per node)\n", top);
+    else
+        fputs(")\n", out);
+    static const char *const head[TREE_COLS] = {"incl", "excl", "visits", "min", "avg", "max"};
+    for (int k = 0; k < TREE_COLS; k++) {
+        fputs("  ", out);
+        cell(out, head[k], tree_width[k]);
+    }
+    fputs("  call path\n", out);
+
+    /* explicit stack: call paths can be as deep as the program's recursion */
+    uint32_t *stack = malloc(n * sizeof *stack);
+    size_t *pos = malloc(n * sizeof *pos);
+    if (!stack || !pos) {
+        free(stack);
+        free(pos);
+        return -ENOMEM;
+    }
+    size_t sp = 0;
+    stack[sp] = 0;
+    pos[sp++] = v->kids_start[0];
+    while (sp > 0) {
+        uint32_t top_node = stack[sp - 1];
+        size_t first = v->kids_start[top_node], end = v->kids_start[top_node + 1];
+        size_t shown_end = top && end - first > top ? first + top : end;
+        uint32_t depth = (uint32_t)(sp - 1);
+        if (pos[sp - 1] == shown_end) {
+            if (shown_end < end)
+                tree_more(out, v, top_node, shown_end, depth);
+            sp--;
+            continue;
+        }
+        uint32_t c = v->kids[pos[sp - 1]++];
+        tree_node(out, v, c, depth);
+        stack[sp] = c;
+        pos[sp++] = v->kids_start[c];
+    }
+    free(stack);
+    free(pos);
+    return 0;
+}
+
+/* ---- Threads ----------------------------------------------------------- */
+
+static void text_threads(FILE *out, const struct strobe__report_view *v)
+{
+    const struct strobe_experiment *exp = v->exp;
+    char s[12][STROBE_UNITS_LEN];
+    int pw = 7; /* "process" */
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        size_t w = exp->processes[p].dir ? strobe__display_width(exp->processes[p].dir) : 0;
+        if ((int)w > pw)
+            pw = (int)w;
+    }
+    fputs("\nThreads (incl = inclusive time of the thread's top-level regions)\n", out);
+    static const char *const head[] = {"thread", "process", "t",     "tid",   "parent", "incl",
+                                       "visits", "events",  "utime", "stime", "maxrss", "csw vol/invol"};
+    const int width[] = {6, -pw, 4, 10, 6, 11, 10, 10, 11, 11, 10, 0};
+    for (int k = 0; k < 12; k++) {
+        fputs("  ", out);
+        cell(out, head[k], width[k]);
+    }
+    fputc('\n', out);
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        const struct strobe_thread_info *th = &exp->threads[t];
+        const char *pdir = th->process < exp->nprocesses && exp->processes[th->process].dir
+                               ? exp->processes[th->process].dir
+                               : "?";
+        fmt_u64(s[0], t);
+        snprintf(s[1], sizeof s[1], "%s", pdir);
+        fmt_u64(s[2], th->index);
+        fmt_u64(s[3], th->tid);
+        if (th->parent == STROBE_NONE)
+            strcpy(s[4], "-");
+        else
+            fmt_u64(s[4], th->parent);
+        strobe__fmt_time(s[5], v->thread_incl_ns[t]);
+        fmt_u64(s[6], v->thread_visits[t]);
+        fmt_u64(s[7], v->thread_events[t]);
+        if (v->exp->threads[t].stream_path == NULL)
+            strcat(s[7], "*");
+        if (th->has_rusage) {
+            const struct strobe_rusage *ru = &th->rusage;
+            strobe__fmt_time(s[8], ru->utime_us * 1000);
+            strobe__fmt_time(s[9], ru->stime_us * 1000);
+            strobe__fmt_bytes(s[10], ru->maxrss_kb * 1024);
+            snprintf(s[11], sizeof s[11], "%" PRIu64 "/%" PRIu64, ru->nvcsw, ru->nivcsw);
+        } else {
+            for (int k = 8; k < 12; k++)
+                strcpy(s[k], "-");
+        }
+        for (int k = 0; k < 12; k++) {
+            fputs("  ", out);
+            /* process names can exceed STROBE_UNITS_LEN: print the original */
+            cell(out, k == 1 ? pdir : s[k], width[k]);
+        }
+        fputc('\n', out);
+    }
+    if (v->events_estimated)
+        fputs("  (* no trace: events estimated as 2 x visits)\n", out);
+}
+
+static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t top)
+{
+    const struct strobe_experiment *exp = v->exp;
+    size_t nt = exp->nthreads;
+    size_t k = top && top < v->nflat ? top : v->nflat;
+    if (k > MATRIX_MAX_REGIONS)
+        k = MATRIX_MAX_REGIONS;
+    if (k == 0)
+        return 0;
+    uint32_t regs[MATRIX_MAX_REGIONS];
+    for (size_t i = 0; i < k; i++)
+        regs[i] = v->flat[i].region;
+    uint64_t *incl, *visits;
+    int rc = strobe__report_region_threads(v, regs, k, &incl, &visits);
+    if (rc)
+        return rc;
+    fprintf(out,
+            "\nThread x region (inclusive time per thread of the top %zu regions by %s; "
+            "- = never entered; min/avg/max over the threads that entered)\n",
+            k, strobe_report_sort_name(v->sort));
+    for (size_t i = 0; i < k; i++) {
+        fprintf(out, "  [%zu] ", i + 1);
+        region_label(out, exp, regs[i]);
+        fputc('\n', out);
+    }
+    char s[STROBE_UNITS_LEN];
+    fputs("  ", out);
+    cell(out, "thread", 7);
+    for (size_t i = 0; i < k; i++) {
+        snprintf(s, sizeof s, "[%zu]", i + 1);
+        fputs("  ", out);
+        cell(out, s, 11);
+    }
+    fputc('\n', out);
+    for (size_t t = 0; t < nt; t++) {
+        fputs("  ", out);
+        cell(out, fmt_u64(s, t), 7);
+        for (size_t i = 0; i < k; i++) {
+            fputs("  ", out);
+            cell(out, fmt_time_or_dash(s, incl[i * nt + t], visits[i * nt + t] > 0), 11);
+        }
+        fputc('\n', out);
+    }
+    static const char *const label[] = {"min", "avg", "max", "max/avg"};
+    for (int row = 0; row < 4; row++) {
+        fputs("  ", out);
+        cell(out, label[row], 7);
+        for (size_t i = 0; i < k; i++) {
+            uint64_t mn = UINT64_MAX, mx = 0, sum = 0, cnt = 0;
+            for (size_t t = 0; t < nt; t++) {
+                if (!visits[i * nt + t])
+                    continue;
+                uint64_t x = incl[i * nt + t];
+                mn = x < mn ? x : mn;
+                mx = x > mx ? x : mx;
+                sum += x;
+                cnt++;
+            }
+            uint64_t avg = div_round(sum, cnt);
+            if (!cnt)
+                strcpy(s, "-");
+            else if (row == 0)
+                strobe__fmt_time(s, mn);
+            else if (row == 1)
+                strobe__fmt_time(s, avg);
+            else if (row == 2)
+                strobe__fmt_time(s, mx);
+            else if (avg)
+                snprintf(s, sizeof s, "%.2f", (double)mx / ((double)sum / (double)cnt));
+            else
+                strcpy(s, "-");
+            fputs("  ", out);
+            cell(out, s, 11);
+        }
+        fputc('\n', out);
+    }
+    free(incl);
+    free(visits);
+    return 0;
+}
+
+static int finish(FILE *out)
+{
+    if (fflush(out) != 0)
+        return errno ? -errno : -EIO;
+    return ferror(out) ? -EIO : 0;
+}
+
+int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                       const struct strobe_report_opts *opts)
+{
+    struct strobe_report_opts defaults;
+    if (!opts) {
+        strobe_report_opts_init(&defaults);
+        opts = &defaults;
+    }
+    struct strobe__report_view v;
+    int rc = strobe__report_view_build(&v, exp, prof, opts->sort);
+    if (rc)
+        return rc;
+    text_summary(out, &v);
+    text_flat(out, &v, opts->top);
+    rc = text_tree(out, &v, opts->top);
+    if (rc == 0 && opts->threads) {
+        text_threads(out, &v);
+        rc = text_matrix(out, &v, opts->top);
+    }
+    strobe__report_view_free(&v);
+    return rc ? rc : finish(out);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Derived views of a call-path profile shared by the text and JSON
+ * renderers: validated and sorted children of every call-tree node, the
+ * flat profile (per region), per-thread totals and the measurement summary.
+ * Everything is computed from struct strobe_profile / strobe_experiment;
+ * nothing is re-measured or re-parsed here.
+ */
+#ifndef STROBE_REPORT_VIEW_H
+#define STROBE_REPORT_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/experiment.h"
+
+/* One region of the flat profile. */
+struct strobe__flat_row {
+    uint32_t region;
+    uint64_t visits;  /* all visits, recursive ones included */
+    uint64_t incl_ns; /* outermost occurrences on each call path only, so
+                         recursion does not count the same time twice */
+    uint64_t excl_ns;
+    uint64_t sum_incl_ns; /* inclusive time of every visit (for avg/stddev) */
+    uint64_t min_ns;      /* per visit; UINT64_MAX when no visit completed */
+    uint64_t max_ns;
+    double sumsq_ns; /* sum of squared per-visit inclusive times */
+};
+
+struct strobe__report_view {
+    const struct strobe_experiment *exp;
+    const struct strobe_profile *prof;
+    int sort; /* enum strobe_report_sort */
+
+    /* children of node n, sorted by the sort key (descending, ties by region
+     * name then node index): kids[kids_start[n] .. kids_start[n + 1]) */
+    uint32_t *kids;
+    uint32_t *kids_start; /* [nnodes + 1] */
+    bool *outermost;      /* [nnodes]: region not on the path above the node */
+
+    struct strobe__flat_row *flat; /* regions present in the tree, sorted */
+    size_t nflat;
+    uint64_t total_excl_ns; /* sum of excl over all nodes but the root */
+
+    /* per thread [nthreads] */
+    uint64_t *thread_visits;  /* visits of all nodes */
+    uint64_t *thread_incl_ns; /* inclusive time of the root's children */
+    uint64_t *thread_events;  /* recorded events, or 2 x visits without a trace */
+
+    uint64_t thread_time_ns;  /* sum over threads of end - begin (or of
+                                 thread_incl_ns when the thread has no span) */
+    uint64_t overhead_events; /* events the overhead estimate is based on */
+    double overhead_ns;       /* sum of events x the process's ns/event */
+    bool overhead_known;      /* some process measured its cost per event */
+    bool events_estimated;    /* some thread had no trace: events = 2 x visits */
+};
+
+/* Builds the view. Returns 0, -ENOMEM, or STROBE_ERR_FORMAT when the tree
+ * links are inconsistent. On failure the view needs no free. */
+int strobe__report_view_build(struct strobe__report_view *v, const struct strobe_experiment *exp,
+                              const struct strobe_profile *prof, int sort);
+void strobe__report_view_free(struct strobe__report_view *v);
+
+/* Stats of node n for thread t (zeroed stats when the node has none). */
+const struct strobe_stats *strobe__node_thread(const struct strobe__report_view *v, uint32_t n, size_t t);
+
+/* Per-thread outermost inclusive time and visits of the regions
+ * regs[0..nregs): incl[k * nthreads + t], visits[k * nthreads + t].
+ * Returns 0 or -ENOMEM; the caller frees both arrays. */
+int strobe__report_region_threads(const struct strobe__report_view *v, const uint32_t *regs, size_t nregs,
+                                  uint64_t **incl, uint64_t **visits);
+
+/* Standard deviation of the per-visit inclusive time; 0 when < 2 visits. */
+double strobe__stddev(uint64_t visits, uint64_t sum_ns, double sumsq_ns);
+
+/* Value of a meta key or NULL (first match; the model keeps file order). */
+const char *strobe__report_meta(const struct strobe_experiment *exp, const char *key);
+
+#endif

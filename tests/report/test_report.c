@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the report (src/report) on an experiment model built in memory,
+ * so every expected number below is worked out by hand from the model:
+ *
+ *   thread 0:  main                1 visit   incl 1000 µs  excl 650 µs
+ *                rec               1 visit   incl  300 µs  excl 100 µs
+ *                  rec             2 visits  incl  200 µs  (recursion)
+ *                io                5 visits  incl   50 µs  (5,5,10,10,20 µs)
+ *                                  metric bytes [B]: count 5 sum 5000 min 500 max 2000
+ *   threads 1, 2: worker           1 visit each, incl 600 / 400 µs, excl 100 µs each
+ *                  compute         10 visits each, incl 500 / 300 µs (50 / 30 µs per visit)
+ *
+ * Total exclusive time 2000 µs; rec's inclusive time counts only its
+ * outermost occurrence (300 µs, not 500 µs).
+ */
+#include <errno.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "report/units.h"
+#include "strobe/strobe.h"
+#include "test.h"
+
+enum { R_MAIN, R_WORKER, R_COMPUTE, R_REC, R_IO, NREGIONS };
+enum { NTHREADS = 3, NNODES = 7 };
+
+struct model {
+    struct strobe_experiment exp;
+    struct strobe_profile prof;
+    struct strobe_process_info proc;
+    struct strobe_thread_info threads[NTHREADS];
+    struct strobe_region_def regions[NREGIONS];
+    struct strobe_metric_def metric;
+    struct strobe_cnode nodes[NNODES];
+    struct strobe_stats per_thread[NNODES][NTHREADS];
+    struct strobe_metric_stats io_metric, io_thread_metric[NTHREADS];
+    char *meta_keys[4], *meta_values[4];
+};
+
+static struct strobe_stats stats(uint64_t visits, uint64_t incl, uint64_t excl, uint64_t min, uint64_t max,
+                                 double sumsq)
+{
+    return (struct strobe_stats){visits, incl, excl, min, max, sumsq};
+}
+
+static void link_node(struct model *m, uint32_t n, uint32_t parent, uint32_t region)
+{
+    struct strobe_cnode *node = &m->nodes[n];
+    node->region = region;
+    node->parent = parent;
+    node->first_child = node->next_sibling = STROBE_NONE;
+    node->per_thread = m->per_thread[n];
+    node->depth = parent == STROBE_NONE ? 0 : m->nodes[parent].depth + 1;
+    for (size_t t = 0; t < NTHREADS; t++)
+        if (m->per_thread[n][t].visits == 0)
+            m->per_thread[n][t].min_ns = UINT64_MAX;
+    if (parent == STROBE_NONE)
+        return;
+    /* append to the parent's child list (order must not matter) */
+    uint32_t *link = &m->nodes[parent].first_child;
+    while (*link != STROBE_NONE)
+        link = &m->nodes[*link].next_sibling;
+    *link = n;
+}
+
+static void build_model(struct model *m)
+{
+    memset(m, 0, sizeof *m);
+    static const char *const names[NREGIONS] = {"main", "worker", "compute", "rec", "io"};
+    static const unsigned lines[NREGIONS] = {10, 20, 30, 40, 0};
+    for (int r = 0; r < NREGIONS; r++) {
+        m->regions[r].name = (char *)names[r];
+        m->regions[r].file = (char *)(r == R_IO ? "" : "/src/app.c");
+        m->regions[r].line = lines[r];
+        m->regions[r].module = (char *)(r == R_IO ? "/usr/lib/libio.so" : "/bin/app");
+        m->regions[r].address = 0x1000 + 16 * (uint64_t)r;
+    }
+    m->metric.name = "bytes";
+    m->metric.unit = "B";
+
+    m->proc.dir = "proc-4242";
+    m->proc.pid = 4242;
+    m->proc.ppid = 1;
+    m->proc.exe = "/bin/app";
+    m->proc.parent = STROBE_NONE;
+    m->proc.overhead_ns_per_event = 10.0;
+    m->proc.exited = true;
+    static const uint64_t begin[NTHREADS] = {0, 100000, 100000}, end[NTHREADS] = {1100000, 800000, 600000};
+    static const uint64_t events[NTHREADS] = {100, 50, 50}, bytes[NTHREADS] = {400, 150, 150};
+    for (uint32_t t = 0; t < NTHREADS; t++) {
+        struct strobe_thread_info *th = &m->threads[t];
+        th->process = 0;
+        th->index = t;
+        th->parent = t == 0 ? STROBE_NONE : 0;
+        th->tid = 4242 + t;
+        th->stream_path = "t.evt";
+        th->profile_path = "t.prof";
+        th->begin_ns = begin[t];
+        th->end_ns = end[t];
+        th->events = events[t];
+        th->bytes = bytes[t];
+        th->ended = true;
+        th->has_rusage = t == 0;
+    }
+    m->threads[0].rusage = (struct strobe_rusage){1500, 250, 2048, 10, 0, 3, 1};
+
+    /* per-thread statistics, then totals summed over threads */
+    m->per_thread[1][0] = stats(1, 1000000, 650000, 1000000, 1000000, 1e12);
+    m->per_thread[2][0] = stats(1, 300000, 100000, 300000, 300000, 9e10);
+    m->per_thread[3][0] = stats(2, 200000, 200000, 100000, 100000, 2e10);
+    m->per_thread[4][0] = stats(5, 50000, 50000, 5000, 20000, 6.5e8);
+    m->per_thread[5][1] = stats(1, 600000, 100000, 600000, 600000, 3.6e11);
+    m->per_thread[5][2] = stats(1, 400000, 100000, 400000, 400000, 1.6e11);
+    m->per_thread[6][1] = stats(10, 500000, 500000, 50000, 50000, 2.5e10);
+    m->per_thread[6][2] = stats(10, 300000, 300000, 30000, 30000, 9e9);
+    link_node(m, 0, STROBE_NONE, STROBE_NONE);
+    link_node(m, 1, 0, R_MAIN);
+    link_node(m, 2, 1, R_REC);
+    link_node(m, 3, 2, R_REC);
+    link_node(m, 4, 1, R_IO);
+    link_node(m, 5, 0, R_WORKER);
+    link_node(m, 6, 5, R_COMPUTE);
+    for (int n = 0; n < NNODES; n++) {
+        struct strobe_stats *tot = &m->nodes[n].total;
+        tot->min_ns = UINT64_MAX;
+        for (int t = 0; t < NTHREADS; t++) {
+            const struct strobe_stats *s = &m->per_thread[n][t];
+            tot->visits += s->visits;
+            tot->incl_ns += s->incl_ns;
+            tot->excl_ns += s->excl_ns;
+            tot->sumsq_ns += s->sumsq_ns;
+            if (s->visits && s->min_ns < tot->min_ns)
+                tot->min_ns = s->min_ns;
+            if (s->max_ns > tot->max_ns)
+                tot->max_ns = s->max_ns;
+        }
+    }
+    m->io_metric = (struct strobe_metric_stats){5, 5000, 500, 2000};
+    m->io_thread_metric[0] = m->io_metric;
+    m->nodes[4].metrics = &m->io_metric;
+    m->nodes[4].thread_metrics = m->io_thread_metric;
+
+    static const char *const keys[4] = {"strobe_version", "command", "host", "start_time"};
+    static const char *const values[4] = {"0.1.0", "./app 'a b'", "node1", "2026-11-22T10:45:00Z"};
+    for (int i = 0; i < 4; i++) {
+        m->meta_keys[i] = (char *)keys[i];
+        m->meta_values[i] = (char *)values[i];
+    }
+    struct strobe_experiment *e = &m->exp;
+    e->dir = "strobe-app-20261122-104500";
+    e->nmeta = 4;
+    e->meta_keys = m->meta_keys;
+    e->meta_values = m->meta_values;
+    e->processes = &m->proc;
+    e->nprocesses = 1;
+    e->threads = m->threads;
+    e->nthreads = NTHREADS;
+    e->regions = m->regions;
+    e->nregions = NREGIONS;
+    e->metrics = &m->metric;
+    e->nmetrics = 1;
+    e->duration_ns = 1100000;
+    e->total_events = 200;
+    e->total_bytes = 700;
+    m->prof.nodes = m->nodes;
+    m->prof.nnodes = NNODES;
+    m->prof.source = STROBE_PROFILE_FILES;
+}
+
+/* Renders into a malloc'd string. */
+static char *render(const struct model *m, int json, int sort, size_t top, bool threads, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    struct strobe_report_opts o;
+    strobe_report_opts_init(&o);
+    o.sort = sort;
+    o.top = top;
+    o.threads = threads;
+    *rc = json ? strobe_report_json(f, &m->exp, &m->prof, &o) : strobe_report_text(f, &m->exp, &m->prof, &o);
+    fclose(f);
+    return buf;
+}
+
+static char *render_ok(const struct model *m, int json, int sort, size_t top, bool threads)
+{
+    int rc;
+    char *s = render(m, json, sort, top, threads, &rc);
+    if (rc != 0)
+        STROBE_FAIL("report failed: %s", strobe_strerror(rc));
+    return s;
+}
+
+#define CHECK_PREFIX(text, prefix)                                                                           \
+    do {                                                                                                     \
+        const char *p_ = (prefix);                                                                           \
+        if (strncmp((text), p_, strlen(p_)) != 0)                                                            \
+            STROBE_FAIL("text does not start with:\n%s\ntext:\n%s", p_, (text));                             \
+    } while (0)
+
+/* The exact line (without its newline) must occur in text. */
+#define CHECK_LINE(text, line)                                                                               \
+    do {                                                                                                     \
+        char want_[512];                                                                                     \
+        snprintf(want_, sizeof want_, "\n%s\n", (line));                                                     \
+        CHECK_CONTAINS((text), want_);                                                                       \
+    } while (0)
+
+STROBE_TEST(units_time)
+{
+    char b[STROBE_UNITS_LEN];
+    CHECK_STR_EQ(strobe__fmt_time(b, 0), "0 ns");
+    CHECK_STR_EQ(strobe__fmt_time(b, 999), "999 ns");
+    CHECK_STR_EQ(strobe__fmt_time(b, 1000), "1.000 µs");
+    CHECK_STR_EQ(strobe__fmt_time(b, 999999), "999.999 µs");
+    CHECK_STR_EQ(strobe__fmt_time(b, 1000000), "1.000 ms");
+    CHECK_STR_EQ(strobe__fmt_time(b, 1234500), "1.235 ms"); /* half up */
+    CHECK_STR_EQ(strobe__fmt_time(b, 999999499), "999.999 ms");
+    CHECK_STR_EQ(strobe__fmt_time(b, 999999500), "1.000 s"); /* never "1000.000 ms" */
+    CHECK_STR_EQ(strobe__fmt_time(b, 3723000000000ull), "3723.000 s");
+    CHECK_STR_EQ(strobe__fmt_time(b, UINT64_MAX), "18446744073.710 s");
+    CHECK_EQ_INT(strobe__display_width("1.000 µs"), 8);
+}
+
+STROBE_TEST(units_bytes)
+{
+    char b[STROBE_UNITS_LEN];
+    CHECK_STR_EQ(strobe__fmt_bytes(b, 0), "0 B");
+    CHECK_STR_EQ(strobe__fmt_bytes(b, 1023), "1023 B");
+    CHECK_STR_EQ(strobe__fmt_bytes(b, 1024), "1.0 KiB");
+    CHECK_STR_EQ(strobe__fmt_bytes(b, 3250586), "3.1 MiB");
+    CHECK_STR_EQ(strobe__fmt_bytes(b, 1048575), "1.0 MiB"); /* never "1024.0 KiB" */
+    CHECK_STR_EQ(strobe__fmt_bytes(b, UINT64_MAX), "16.0 EiB");
+}
+
+STROBE_TEST(sort_parse)
+{
+    CHECK_EQ_INT(strobe_report_sort_parse("excl"), STROBE_REPORT_SORT_EXCL);
+    CHECK_EQ_INT(strobe_report_sort_parse("incl"), STROBE_REPORT_SORT_INCL);
+    CHECK_EQ_INT(strobe_report_sort_parse("visits"), STROBE_REPORT_SORT_VISITS);
+    CHECK_EQ_INT(strobe_report_sort_parse("time"), -1);
+    CHECK_STR_EQ(strobe_report_sort_name(STROBE_REPORT_SORT_VISITS), "visits");
+}
+
+STROBE_TEST(text_summary)
+{
+    struct model m;
+    build_model(&m);
+    char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
+    CHECK_PREFIX(t, "strobe report: strobe-app-20261122-104500\n\nSummary\n");
+    CHECK_LINE(t, "  command          ./app 'a b'");
+    CHECK_LINE(t, "  host             node1");
+    CHECK_LINE(t, "  started          2026-11-22T10:45:00Z");
+    CHECK_LINE(t, "  duration         1.100 ms");
+    CHECK_LINE(t, "  processes        1");
+    CHECK_LINE(t, "  threads          3");
+    CHECK_LINE(t, "  events           200");
+    CHECK_LINE(t, "  trace            700 B (3.50 bytes/event)");
+    CHECK_LINE(t, "  dropped          0");
+    /* 200 events x 10 ns = 2 µs of 1.1 + 0.7 + 0.5 ms thread time */
+    CHECK_LINE(t, "  overhead (est.)  2.000 µs (0.09% of 2.300 ms thread time)");
+    CHECK_LINE(t, "  profile source   profile files (t<N>.prof)");
+    CHECK(strstr(t, "WARNING") == NULL);
+    CHECK(strstr(t, "\n  exit") == NULL); /* no exit_status in meta */
+    free(t);
+}
+
+STROBE_TEST(text_drops_and_exit)
+{
+    struct model m;
+    build_model(&m);
+    m.exp.total_dropped = 1234;
+    char *k[5] = {"command", "signal"}, *v[5] = {"./app", "9"};
+    m.exp.meta_keys = k;
+    m.exp.meta_values = v;
+    m.exp.nmeta = 2;
+    char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
+    /* the warning comes right after the title, before anything else */
+    CHECK_PREFIX(t, "strobe report: strobe-app-20261122-104500\n"
+                    "WARNING: 1234 events were dropped (trace size limit reached): the trace and anything "
+                    "rebuilt from it are incomplete\n\nSummary\n");
+    CHECK_LINE(t, "  dropped          1234 (WARNING: incomplete trace)");
+    CHECK_LINE(t, "  exit             killed by signal 9");
+    free(t);
+}
+
+STROBE_TEST(text_flat)
+{
+    struct model m;
+    build_model(&m);
+    char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
+    CHECK_LINE(t, "Flat profile (sorted by excl; 5 regions)");
+    CHECK_LINE(t,
+               "    excl%         excl         incl      visits          min          avg          max       "
+               "stddev  region");
+    /* compute: 10 x 50 µs + 10 x 30 µs; stddev sqrt(1.7e9 - 1.6e9) = 10 µs */
+    const char *compute =
+        "   40.00%   800.000 µs   800.000 µs          20    30.000 µs    40.000 µs    50.000 µs"
+        "    10.000 µs  compute (app.c:30)";
+    const char *main_ =
+        "   32.50%   650.000 µs     1.000 ms           1     1.000 ms     1.000 ms     1.000 ms"
+        "            -  main (app.c:10)";
+    /* rec: incl = outermost 300 µs only; avg (300+100+100)/3 = 166.667 µs;
+     * stddev sqrt(1.1e11/3 - (5e5/3)^2) = 94280.9 ns */
+    const char *rec = "   15.00%   300.000 µs   300.000 µs           3   100.000 µs   166.667 µs   300.000 µs"
+                      "    94.281 µs  rec (app.c:40)";
+    const char *worker =
+        "   10.00%   200.000 µs     1.000 ms           2   400.000 µs   500.000 µs   600.000 µs"
+        "   100.000 µs  worker (app.c:20)";
+    /* io has no file: the module is shown; stddev sqrt(1.3e8 - 1e8) = 5477.2 ns */
+    const char *io = "    2.50%    50.000 µs    50.000 µs           5     5.000 µs    10.000 µs    20.000 µs"
+                     "     5.477 µs  io [libio.so]";
+    CHECK_LINE(t, compute);
+    CHECK_LINE(t, main_);
+    CHECK_LINE(t, rec);
+    CHECK_LINE(t, worker);
+    CHECK_LINE(t, io);
+    /* sorted by excl: compute, main, rec, worker, io */
+    CHECK(strstr(t, compute) < strstr(t, main_));
+    CHECK(strstr(t, main_) < strstr(t, rec));
+    CHECK(strstr(t, rec) < strstr(t, worker));
+    CHECK(strstr(t, worker) < strstr(t, io));
+    free(t);
+
+    /* --sort visits --top 2: compute (20), io (5) */
+    t = render_ok(&m, 0, STROBE_REPORT_SORT_VISITS, 2, false);
+    CHECK_LINE(t, "Flat profile (sorted by visits; top 2 of 5 regions)");
+    const char *flat = strstr(t, "Flat profile");
+    const char *tree = strstr(t, "Call tree");
+    CHECK(flat && tree);
+    const char *c = strstr(flat, "compute (app.c:30)"), *i = strstr(flat, "io [libio.so]");
+    CHECK(c && i && c < i && i < tree);
+    const char *w = strstr(flat, "worker (app.c:20)");
+    CHECK(w == NULL || w > tree);
+    free(t);
+
+    /* --sort incl: main and worker tie at 1 ms: name order decides */
+    t = render_ok(&m, 0, STROBE_REPORT_SORT_INCL, 0, false);
+    flat = strstr(t, "Flat profile");
+    CHECK(strstr(flat, "  main (app.c:10)") < strstr(flat, "  worker (app.c:20)"));
+    CHECK(strstr(flat, "  worker (app.c:20)") < strstr(flat, "  compute (app.c:30)"));
+    free(t);
+}
+
+STROBE_TEST(text_tree)
+{
+    struct model m;
+    build_model(&m);
+    char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
+    const char *expect =
+        "\nCall tree (children sorted by excl; at most 20 children per node)\n"
+        "         incl         excl      visits          min          avg          max  call path\n"
+        "     1.000 ms   650.000 µs           1     1.000 ms     1.000 ms     1.000 ms  main (app.c:10)\n"
+        "   300.000 µs   100.000 µs           1   300.000 µs   300.000 µs   300.000 µs    rec (app.c:40)\n"
+        "   200.000 µs   200.000 µs           2   100.000 µs   100.000 µs   100.000 µs      rec (app.c:40)\n"
+        "    50.000 µs    50.000 µs           5     5.000 µs    10.000 µs    20.000 µs    io [libio.so]\n"
+        "                                                                                   bytes [B]: "
+        "count 5, sum 5000, min 500, max 2000, avg 1000.00\n"
+        "     1.000 ms   200.000 µs           2   400.000 µs   500.000 µs   600.000 µs  worker (app.c:20)\n"
+        "   800.000 µs   800.000 µs          20    30.000 µs    40.000 µs    50.000 µs    compute "
+        "(app.c:30)\n";
+    CHECK_CONTAINS(t, expect);
+    /* the call tree ends the report without --threads */
+    CHECK(strcmp(strstr(t, expect), expect) == 0);
+    free(t);
+
+    /* --top 1: one child per node, the rest summed in "(N more)" */
+    t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 1, false);
+    const char *expect1 =
+        "\nCall tree (children sorted by excl; at most 1 children per node)\n"
+        "         incl         excl      visits          min          avg          max  call path\n"
+        "     1.000 ms   650.000 µs           1     1.000 ms     1.000 ms     1.000 ms  main (app.c:10)\n"
+        "   300.000 µs   100.000 µs           1   300.000 µs   300.000 µs   300.000 µs    rec (app.c:40)\n"
+        "   200.000 µs   200.000 µs           2   100.000 µs   100.000 µs   100.000 µs      rec (app.c:40)\n"
+        "    50.000 µs    50.000 µs           5%43s(1 more)\n"
+        "     1.000 ms   200.000 µs           2%41s(1 more)\n";
+    /* blank min/avg/max: 3 x (2 + 11) columns, 2 separator, 2 per level */
+    char want[2048];
+    snprintf(want, sizeof want, expect1, "", "");
+    CHECK_CONTAINS(t, want);
+    free(t);
+}
+
+STROBE_TEST(text_threads)
+{
+    struct model m;
+    build_model(&m);
+    char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, true);
+    CHECK_LINE(t, "Threads (incl = inclusive time of the thread's top-level regions)");
+    CHECK_LINE(
+        t, "  thread  process       t         tid  parent         incl      visits      events        utime"
+           "        stime      maxrss  csw vol/invol");
+    /* thread 0: 1+1+2+5 visits; rusage 1500 µs user, 250 µs system, 2048 KiB */
+    CHECK_LINE(
+        t, "       0  proc-4242     0        4242       -     1.000 ms           9         100     1.500 ms"
+           "   250.000 µs     2.0 MiB  3/1");
+    CHECK_LINE(
+        t, "       1  proc-4242     1        4243       0   600.000 µs          11          50            -"
+           "            -           -  -");
+    CHECK_LINE(
+        t, "       2  proc-4242     2        4244       0   400.000 µs          11          50            -"
+           "            -           -  -");
+    const char *matrix =
+        "\nThread x region (inclusive time per thread of the top 5 regions by excl; - = never "
+        "entered; min/avg/max over the threads that entered)\n"
+        "  [1] compute (app.c:30)\n"
+        "  [2] main (app.c:10)\n"
+        "  [3] rec (app.c:40)\n"
+        "  [4] worker (app.c:20)\n"
+        "  [5] io [libio.so]\n"
+        "   thread          [1]          [2]          [3]          [4]          [5]\n"
+        "        0            -     1.000 ms   300.000 µs            -    50.000 µs\n"
+        "        1   500.000 µs            -            -   600.000 µs            -\n"
+        "        2   300.000 µs            -            -   400.000 µs            -\n"
+        "      min   300.000 µs     1.000 ms   300.000 µs   400.000 µs    50.000 µs\n"
+        "      avg   400.000 µs     1.000 ms   300.000 µs   500.000 µs    50.000 µs\n"
+        "      max   500.000 µs     1.000 ms   300.000 µs   600.000 µs    50.000 µs\n"
+        "  max/avg         1.25         1.00         1.00         1.20         1.00\n";
+    CHECK_CONTAINS(t, matrix);
+    CHECK(strcmp(strstr(t, matrix), matrix) == 0);
+    free(t);
+
+    /* profile only: events are estimated from visits and marked */
+    for (int i = 0; i < NTHREADS; i++)
+        m.threads[i].stream_path = NULL;
+    m.exp.total_events = m.exp.total_bytes = 0;
+    t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, true);
+    CHECK_LINE(t, "  events           0 (no trace)");
+    /* (9 + 11 + 11) x 2 = 62 events x 10 ns */
+    CHECK_LINE(t,
+               "  overhead (est.)  620 ns (0.03% of 2.300 ms thread time; events estimated as 2 x visits)");
+    CHECK_CONTAINS(t, "\n       0  proc-4242     0        4242       -     1.000 ms           9         18*");
+    CHECK_LINE(t, "  (* no trace: events estimated as 2 x visits)");
+    free(t);
+}
+
+/* Parses the JSON with python3 and prints selected facts, one per line. */
+static char *json_facts(const char *json, const char *tag, const char *script)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/report.json", strobe_test_tmpdir(tag));
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(json, f);
+    fclose(f);
+    char *out;
+    int st = strobe_test_sh(&out, "python3 -c '%s' '%s'", script, path);
+    if (st != 0)
+        STROBE_FAIL("python3 failed (%d):\n%s", st, out);
+    return out;
+}
+
+/* Prints "path visits incl excl [per-thread visits]" for every call-tree
+ * node, path built from parent links. */
+static const char *const tree_script =
+    "import json,sys\n"
+    "d=json.load(open(sys.argv[1]))\n"
+    "names=[r[\"name\"] for r in d[\"regions\"]]\n"
+    "path={}\n"
+    "for n in d[\"calltree\"]:\n"
+    "  if n[\"parent\"] is None: path[n[\"id\"]]=\"\"; continue\n"
+    "  assert n[\"parent\"] < n[\"id\"]\n"
+    "  p=path[n[\"parent\"]]; path[n[\"id\"]]=(p+\"/\" if p else \"\")+names[n[\"region\"]]\n"
+    "  th=\",\".join(\"%d:%d\" % (x[\"thread\"], x[\"visits\"]) for x in n[\"threads\"])\n"
+    "  print(path[n[\"id\"]], n[\"visits\"], n[\"incl_ns\"], n[\"excl_ns\"], n[\"min_ns\"], n[\"max_ns\"], "
+    "th)\n";
+
+STROBE_TEST(json_tree)
+{
+    struct model m;
+    build_model(&m);
+    char *j = render_ok(&m, 1, STROBE_REPORT_SORT_EXCL, 1, false);
+    char *facts = json_facts(j, "json_tree", tree_script);
+    /* complete (--top ignored), pre-order, children sorted by excl */
+    CHECK_STR_EQ(facts, "main 1 1000000 650000 1000000 1000000 0:1\n"
+                        "main/rec 1 300000 100000 300000 300000 0:1\n"
+                        "main/rec/rec 2 200000 200000 100000 100000 0:2\n"
+                        "main/io 5 50000 50000 5000 20000 0:5\n"
+                        "worker 2 1000000 200000 400000 600000 1:1,2:1\n"
+                        "worker/compute 20 800000 800000 30000 50000 1:10,2:10\n");
+    free(facts);
+    free(j);
+}
+
+STROBE_TEST(json_fields)
+{
+    struct model m;
+    build_model(&m);
+    char *j = render_ok(&m, 1, STROBE_REPORT_SORT_EXCL, 20, false);
+    static const char *const script = "import json,sys\n"
+                                      "d=json.load(open(sys.argv[1]))\n"
+                                      "print(d[\"schema\"], d[\"version\"], d[\"dir\"], d[\"sort\"])\n"
+                                      "print(json.dumps(d[\"meta\"], sort_keys=True))\n"
+                                      "print(json.dumps(d[\"summary\"], sort_keys=True))\n"
+                                      "print(json.dumps(d[\"processes\"][0], sort_keys=True))\n"
+                                      "print(json.dumps(d[\"threads\"][0], sort_keys=True))\n"
+                                      "print(d[\"threads\"][1][\"rusage\"], d[\"threads\"][1][\"parent\"])\n"
+                                      "print(json.dumps(d[\"regions\"][4], sort_keys=True))\n"
+                                      "print(json.dumps(d[\"metrics\"], sort_keys=True))\n"
+                                      "print(\" \".join(\"%d:%d:%d:%d\" % (f[\"region\"], f[\"incl_ns\"], "
+                                      "f[\"excl_ns\"], f[\"sum_incl_ns\"]) "
+                                      "for f in d[\"flat\"]))\n"
+                                      "print(d[\"flat\"][2][\"sumsq_ns2\"] == 1.1e11)\n"
+                                      "io=[n for n in d[\"calltree\"] if n[\"region\"] == 4][0]\n"
+                                      "print(json.dumps(io[\"metrics\"], sort_keys=True))\n"
+                                      "print(json.dumps(d[\"calltree\"][0], sort_keys=True))\n";
+    char *facts = json_facts(j, "json_fields", script);
+    CHECK_STR_EQ(
+        facts,
+        "strobe-report 1 strobe-app-20261122-104500 excl\n"
+        "{\"command\": \"./app 'a b'\", \"host\": \"node1\", \"start_time\": \"2026-11-22T10:45:00Z\", "
+        "\"strobe_version\": \"0.1.0\"}\n"
+        "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"overhead_events\": 200, "
+        "\"overhead_events_estimated\": false, \"overhead_ns\": 2000, \"processes\": 1, "
+        "\"profile_source\": \"profile\", \"thread_time_ns\": 2300000, \"threads\": 3, "
+        "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
+        "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
+        "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
+        "\"start_realtime_ns\": 0}\n"
+        "{\"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, \"ended\": true, "
+        "\"events\": 100, \"incl_ns\": 1000000, \"index\": 0, \"parent\": null, \"process\": 0, "
+        "\"profile\": true, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
+        "\"nivcsw\": 1, \"nvcsw\": 3, \"stime_us\": 250, \"utime_us\": 1500}, \"thread\": 0, "
+        "\"tid\": 4242, \"trace\": true, \"visits\": 9}\n"
+        "None 0\n"
+        "{\"address\": 4160, \"file\": \"\", \"id\": 4, \"kind\": \"function\", \"line\": 0, "
+        "\"module\": \"/usr/lib/libio.so\", \"name\": \"io\"}\n"
+        "[{\"id\": 0, \"name\": \"bytes\", \"unit\": \"B\"}]\n"
+        "2:800000:800000:800000 0:1000000:650000:1000000 3:300000:300000:500000 "
+        "1:1000000:200000:1000000 4:50000:50000:50000\n"
+        "True\n"
+        "[{\"count\": 5, \"max\": 2000, \"metric\": 0, \"min\": 500, \"sum\": 5000, \"threads\": "
+        "[{\"count\": 5, \"max\": 2000, \"min\": 500, \"sum\": 5000, \"thread\": 0}]}]\n"
+        "{\"depth\": 0, \"id\": 0, \"parent\": null, \"region\": null}\n");
+    free(facts);
+    free(j);
+}
+
+STROBE_TEST(json_escapes)
+{
+    struct model m;
+    build_model(&m);
+    /* quotes, control characters, valid UTF-8 and an invalid byte */
+    m.regions[R_MAIN].name = "ma\"in\\\n\t\x01 \xc3\xa9 \xff";
+    char *j = render_ok(&m, 1, STROBE_REPORT_SORT_EXCL, 20, false);
+    CHECK_CONTAINS(j, "\"name\": \"ma\\\"in\\\\\\n\\t\\u0001 \xc3\xa9 \\ufffd\"");
+    char *facts = json_facts(j, "json_escapes",
+                             "import json,sys\nd=json.load(open(sys.argv[1]))\n"
+                             "print(ascii(d[\"regions\"][0][\"name\"]))\n");
+    CHECK_STR_EQ(facts, "'ma\"in\\\\\\n\\t\\x01 \\xe9 \\ufffd'\n");
+    free(facts);
+    free(j);
+}
+
+STROBE_TEST(deep_recursion)
+{
+    /* a 200000-deep chain of one recursive region: no stack overflow, and
+     * the flat inclusive time is the outermost node's only */
+    enum { DEPTH = 200000 };
+    struct model m;
+    build_model(&m);
+    struct strobe_cnode *nodes = calloc(DEPTH + 1, sizeof *nodes);
+    CHECK(nodes != NULL);
+    nodes[0].region = nodes[0].parent = STROBE_NONE;
+    nodes[0].next_sibling = STROBE_NONE;
+    for (uint32_t i = 1; i <= DEPTH; i++) {
+        nodes[i - 1].first_child = i;
+        nodes[i].region = R_REC;
+        nodes[i].parent = i - 1;
+        nodes[i].next_sibling = STROBE_NONE;
+        nodes[i].depth = i;
+        uint64_t incl = (uint64_t)(DEPTH - i + 1) * 10;
+        nodes[i].total = stats(1, incl, 10, incl, incl, (double)incl * (double)incl);
+    }
+    nodes[DEPTH].first_child = STROBE_NONE;
+    m.prof.nodes = nodes;
+    m.prof.nnodes = DEPTH + 1;
+    int rc;
+    char *j = render(&m, 1, STROBE_REPORT_SORT_EXCL, 20, true, &rc);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_CONTAINS(j, "{\"region\": 3, \"visits\": 200000, \"incl_ns\": 2000000, \"excl_ns\": 2000000, ");
+    CHECK_CONTAINS(j, "{\"id\": 200000, \"parent\": 199999, \"depth\": 200000, \"region\": 3, ");
+    free(j);
+    char *t = render(&m, 0, STROBE_REPORT_SORT_EXCL, 20, true, &rc);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_CONTAINS(t, "  100.00%     2.000 ms     2.000 ms      200000");
+    free(t);
+    free(nodes);
+}
+
+STROBE_TEST(bad_model)
+{
+    struct model m;
+    int rc;
+    char *s;
+    /* child index out of range */
+    build_model(&m);
+    m.nodes[6].first_child = 99;
+    s = render(&m, 0, 0, 20, false, &rc);
+    CHECK_EQ_INT(rc, STROBE_ERR_FORMAT);
+    free(s);
+    /* a sibling cycle */
+    build_model(&m);
+    m.nodes[5].next_sibling = 1;
+    s = render(&m, 1, 0, 20, false, &rc);
+    CHECK_EQ_INT(rc, STROBE_ERR_FORMAT);
+    free(s);
+    /* a child naming another parent */
+    build_model(&m);
+    m.nodes[3].parent = 1;
+    s = render(&m, 0, 0, 20, false, &rc);
+    CHECK_EQ_INT(rc, STROBE_ERR_FORMAT);
+    free(s);
+    /* an undefined region */
+    build_model(&m);
+    m.nodes[4].region = NREGIONS;
+    s = render(&m, 0, 0, 20, false, &rc);
+    CHECK_EQ_INT(rc, STROBE_ERR_FORMAT);
+    free(s);
+    /* a node no path reaches */
+    build_model(&m);
+    m.nodes[5].first_child = STROBE_NONE;
+    s = render(&m, 0, 0, 20, false, &rc);
+    CHECK_EQ_INT(rc, STROBE_ERR_FORMAT);
+    free(s);
+}
+
+STROBE_TEST(write_error)
+{
+    struct model m;
+    build_model(&m);
+    FILE *f = fopen("/dev/full", "w");
+    CHECK(f != NULL);
+    CHECK_EQ_INT(strobe_report_text(f, &m.exp, &m.prof, NULL), -ENOSPC);
+    fclose(f);
+    f = fopen("/dev/full", "w");
+    CHECK_EQ_INT(strobe_report_json(f, &m.exp, &m.prof, NULL), -ENOSPC);
+    fclose(f);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(units_time), STROBE_CASE(units_bytes), STROBE_CASE(sort_parse),
+                 STROBE_CASE(text_summary), STROBE_CASE(text_drops_and_exit), STROBE_CASE(text_flat),
+                 STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(json_tree),
+                 STROBE_CASE(json_fields), STROBE_CASE(json_escapes), STROBE_CASE(deep_recursion),
+                 STROBE_CASE(bad_model), STROBE_CASE(write_error))
