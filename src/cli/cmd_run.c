@@ -31,7 +31,8 @@
 extern char **environ;
 
 const char strobe__run_help[] =
-    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--] PROG [ARGS...]\n"
+    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
+    "                  [--tm] [--tm-monitor off|stats|events] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
     "experiment directory: a call-path profile and an event trace per thread.\n"
@@ -46,19 +47,27 @@ const char strobe__run_help[] =
     "                     before PROG is started\n"
     "  --no-trace         record profiles only (no event trace)\n"
     "  --no-profile       record event traces only (the report rebuilds the profile)\n"
+    "  --tm               run `gcc -fgnu-tm` transactions on strobe's monitored STM\n"
+    "                     (libstrobe-tm.so preloaded in place of libitm)\n"
+    "  --tm-monitor LEVEL what the STM records (implies --tm): off (statistics API\n"
+    "                     only), stats (atomic blocks and their rollbacks and\n"
+    "                     serializations in the profile), events (also every\n"
+    "                     transaction attempt in the trace). Default: events\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
     "2 usage error or invalid filter; 125 strobe failed before starting PROG;\n"
     "126 PROG cannot be executed; 127 PROG not found.\n";
 
-enum { OPT_FILTER = 256, OPT_NO_TRACE, OPT_NO_PROFILE };
+enum { OPT_FILTER = 256, OPT_NO_TRACE, OPT_NO_PROFILE, OPT_TM, OPT_TM_MONITOR };
 
 static const struct option run_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"filter", required_argument, NULL, OPT_FILTER},
     {"no-trace", no_argument, NULL, OPT_NO_TRACE},
     {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
+    {"tm", no_argument, NULL, OPT_TM},
+    {"tm-monitor", required_argument, NULL, OPT_TM_MONITOR},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -248,18 +257,22 @@ static bool env_is(const char *entry, const char *name)
 struct child_env {
     const char *runtime, *exp_dir, *filter;
     int trace, profile;
+    const char *tm_runtime, *tm_monitor; /* NULL without --tm */
 };
 
 /* The program's environment: ours, minus what strobe sets, plus
  *   LD_PRELOAD=[sanitizer runtime:]libstrobe.so[:previous LD_PRELOAD]
+ *   (with --tm, libstrobe-tm.so comes first, before libitm of the program)
  *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
- *   run is what its command line says), STROBE_FILTER (only with --filter)
+ *   run is what its command line says), STROBE_FILTER (only with --filter),
+ *   STROBE_TM_MONITOR (only with --tm)
  *   ASAN_OPTIONS += detect_leaks=0 (ASan builds; the program's leaks are
  *   not strobe's business and would change its exit code). */
 static int build_env(struct env_builder *b, const struct child_env *ce)
 {
-    static const char *const replaced[] = {"LD_PRELOAD",   "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
-                                           "STROBE_TRACE", "STROBE_PROFILE",        "ASAN_OPTIONS"};
+    static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
+                                           "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
+                                           "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     for (char **e = environ; *e && rc == 0; e++) {
@@ -274,7 +287,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     char *san = strobe__sanitizer_runtime();
     const char *old = getenv("LD_PRELOAD");
     char *preload;
-    int n = asprintf(&preload, "%s%s%s%s%s", san ? san : "", san ? ":" : "", ce->runtime,
+    int n = asprintf(&preload, "%s%s%s%s%s%s%s", san ? san : "", san ? ":" : "",
+                     ce->tm_runtime ? ce->tm_runtime : "", ce->tm_runtime ? ":" : "", ce->runtime,
                      old && *old ? ":" : "", old && *old ? old : "");
     free(san);
     if (n < 0)
@@ -289,6 +303,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_PROFILE", ce->profile ? "1" : "0");
     if (rc == 0 && ce->filter)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
+    if (rc == 0 && ce->tm_monitor)
+        rc = env_add(b, "STROBE_TM_MONITOR", ce->tm_monitor);
     const char *asan = getenv("ASAN_OPTIONS");
     if (rc == 0 && strobe__built_with_asan()) {
         char *v;
@@ -356,7 +372,7 @@ static void report_experiment(const char *dir)
 /* ---- The command -------------------------------------------------------- */
 
 struct run_opts {
-    const char *output, *filter;
+    const char *output, *filter, *tm_monitor; /* tm_monitor set = --tm */
     bool no_trace, no_profile;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
@@ -380,6 +396,16 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case OPT_NO_PROFILE:
             o->no_profile = true;
             break;
+        case OPT_TM:
+            if (!o->tm_monitor)
+                o->tm_monitor = "events";
+            break;
+        case OPT_TM_MONITOR:
+            if (strcmp(optarg, "off") != 0 && strcmp(optarg, "stats") != 0 && strcmp(optarg, "events") != 0)
+                return strobe__cli_usage_error("run", "option '--tm-monitor': '%s' is not off, stats or events",
+                                               optarg);
+            o->tm_monitor = optarg;
+            break;
         case 'h':
             fputs(strobe__run_help, stdout);
             return 0;
@@ -399,7 +425,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 
 /* Runs the program; returns strobe's exit code. */
 static int launch(const struct run_opts *o, const char *dir, const char *abs_dir, const char *runtime,
-                  const char *filter, const struct timespec *start)
+                  const char *tm_runtime, const char *filter, const struct timespec *start)
 {
     const char *prog = o->argv[0];
     struct strobe__run_info info = {
@@ -421,7 +447,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
         return STROBE_EXIT_RUN_FAILED;
     }
     struct env_builder env;
-    struct child_env ce = {runtime, abs_dir, filter, !o->no_trace, !o->no_profile};
+    struct child_env ce = {runtime, abs_dir, filter, !o->no_trace, !o->no_profile, tm_runtime, o->tm_monitor};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));
@@ -570,6 +596,22 @@ int strobe__cmd_run(int argc, char **argv)
         return STROBE_EXIT_RUN_FAILED;
     }
 
+    /* The STM is installed next to the runtime. */
+    char *tm_runtime = NULL;
+    if (o.tm_monitor) {
+        const char *slash = strrchr(runtime, '/');
+        int len = slash ? (int)(slash - runtime) : 1;
+        if (asprintf(&tm_runtime, "%.*s/libstrobe-tm.so", len, slash ? runtime : ".") < 0 ||
+            access(tm_runtime, R_OK) != 0) {
+            strobe__cli_say("run: --tm: %s: %s", tm_runtime ? tm_runtime : "libstrobe-tm.so",
+                            tm_runtime ? strerror(errno) : "out of memory");
+            free(tm_runtime);
+            free(runtime);
+            free(filter);
+            return STROBE_EXIT_RUN_FAILED;
+        }
+    }
+
     struct timespec start;
     clock_gettime(CLOCK_REALTIME, &start);
     char *dir = NULL, *abs_dir = NULL;
@@ -580,7 +622,7 @@ int strobe__cmd_run(int argc, char **argv)
             strobe__cli_say("run: %s: %s", dir, strerror(errno));
             code = STROBE_EXIT_RUN_FAILED;
         } else {
-            code = launch(&o, dir, abs_dir, runtime, filter, &start);
+            code = launch(&o, dir, abs_dir, runtime, tm_runtime, filter, &start);
             /* nothing ran when exec failed: remove the directory we made */
             if ((code == STROBE_EXIT_NOT_FOUND || code == STROBE_EXIT_CANNOT_EXEC ||
                  code == STROBE_EXIT_RUN_FAILED) &&
@@ -591,6 +633,7 @@ int strobe__cmd_run(int argc, char **argv)
     free(dir);
     free(abs_dir);
     free(runtime);
+    free(tm_runtime);
     free(filter);
     return code;
 }

@@ -105,6 +105,21 @@ enum strobe_ext_type {
     /* payload: uleb region id. Opens a region inherited from the parent
      * process at fork(): nests like ENTER but is not a new visit. */
     STROBE_EXT_INHERIT = 7,
+    /* Transactional memory (libstrobe-tm, monitoring level "events"),
+     * inside the region of the atomic block. payload: uleb event, then
+     *   1 START     uleb attempt number (0 = first attempt)
+     *   2 TRY_LOCK  (commit requested)
+     *   3 LOCKED    (commit time taken and reads validated; publishing)
+     *   4 COMMIT
+     *   5 ABORT     uleb cause (1 read conflict, 2 write conflict,
+     *               3 validation, 4 explicit, 5 irrevocable switch,
+     *               6 other), uleb culprit thread index + 1 (0 unknown)
+     *   6 SERIAL    uleb cause (1 irrevocable action, 2 max rollbacks,
+     *               3 other)
+     *   7 CANCEL    uleb 1 if the outermost transaction was cancelled
+     * An attempt is START ... then COMMIT, ABORT or CANCEL (TRY_LOCK and
+     * LOCKED only for attempts that reach their commit). */
+    STROBE_EXT_TM = 8,
 };
 
 /* ---- Definition records (defs) ----------------------------------------
@@ -146,6 +161,8 @@ enum strobe_clock_kind {
 enum strobe_region_kind {
     STROBE_REGION_FUNCTION = 0, /* -finstrument-functions: address */
     STROBE_REGION_USER = 1,     /* annotation API: name/file/line */
+    STROBE_REGION_TM_ATOMIC = 2,/* atomic block (TM runtime): address of its
+                                   call to _ITM_beginTransaction */
 };
 
 /* ---- Profile (t<N>.prof) ----------------------------------------------

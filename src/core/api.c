@@ -19,6 +19,7 @@
 #include "core/runtime.h"
 #include "core/thread.h"
 #include "core/util.h"
+#include "strobe/adapter.h"
 #include "strobe/strobe.h"
 
 /* An event arriving while the runtime works for this thread (a signal
@@ -117,15 +118,16 @@ static void exit_checked(struct strobe__thread *t, uintptr_t key)
         exit_general(t, t->sp - 1, now);
 }
 
-/* Region id of fn for this thread, through the cache. false on failure. */
-static bool function_id(struct strobe__thread *t, uintptr_t fn, uint32_t *id)
+/* Region id of the code at fn for this thread, through the cache. false
+ * on failure. */
+static bool code_id(struct strobe__thread *t, uintptr_t fn, unsigned kind, uint32_t *id)
 {
     struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
     if (e->addr == fn) {
         *id = e->id;
         return true;
     }
-    if (strobe__region_of_function(fn, id) != 0)
+    if (strobe__region_of_code(fn, kind, id) != 0)
         return false;
     e->id = *id;
     e->addr = fn;
@@ -134,33 +136,33 @@ static bool function_id(struct strobe__thread *t, uintptr_t fn, uint32_t *id)
 
 /* ---- -finstrument-functions ---- */
 
-void strobe__func_enter_slow(struct strobe__thread *t, uintptr_t fn)
+void strobe__code_enter_slow(struct strobe__thread *t, uintptr_t fn, unsigned kind)
 {
     if (reentered(t) || !strobe__active())
         return;
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id;
-    if (function_id(t, fn, &id) && id != 0)
+    if (code_id(t, fn, kind, &id) && id != 0)
         enter_checked(t, fn, id);
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
-void strobe__func_exit_slow(struct strobe__thread *t, uintptr_t fn)
+void strobe__code_exit_slow(struct strobe__thread *t, uintptr_t fn, unsigned kind)
 {
     if (reentered(t) || !strobe__active())
         return;
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id;
-    if (function_id(t, fn, &id) && id != 0)
+    if (code_id(t, fn, kind, &id) && id != 0)
         exit_checked(t, fn);
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
-static STROBE_COLD void func_enter_unregistered(uintptr_t fn)
+static STROBE_COLD void code_enter_unregistered(uintptr_t fn, unsigned kind)
 {
     struct strobe__thread *t = strobe__thread_current();
     if (t)
-        strobe__func_enter_slow(t, fn);
+        strobe__code_enter_slow(t, fn, kind);
 }
 
 STROBE_API void __cyg_profile_func_enter(void *fn, void *call_site)
@@ -168,10 +170,10 @@ STROBE_API void __cyg_profile_func_enter(void *fn, void *call_site)
     (void)call_site;
     struct strobe__thread *t = strobe__tls.t;
     if (STROBE_UNLIKELY(t == NULL)) {
-        func_enter_unregistered((uintptr_t)fn);
+        code_enter_unregistered((uintptr_t)fn, STROBE_REGION_FUNCTION);
         return;
     }
-    strobe__func_enter(t, (uintptr_t)fn);
+    strobe__code_enter(t, (uintptr_t)fn, STROBE_REGION_FUNCTION);
 }
 
 STROBE_API void __cyg_profile_func_exit(void *fn, void *call_site)
@@ -181,7 +183,7 @@ STROBE_API void __cyg_profile_func_exit(void *fn, void *call_site)
     /* A thread that has not entered anything has nothing to leave. */
     if (STROBE_UNLIKELY(t == NULL))
         return;
-    strobe__func_exit(t, (uintptr_t)fn);
+    strobe__code_exit(t, (uintptr_t)fn, STROBE_REGION_FUNCTION);
 }
 
 /* ---- annotations ---- */
@@ -316,6 +318,94 @@ STROBE_API int strobe_metric_add(strobe_metric_t *metric, int64_t value)
     strobe__busy_enter(t);
     record_metric(t, id, value);
     strobe__busy_leave(t);
+    return 0;
+}
+
+/* ---- adapters (include/strobe/adapter.h) ---- */
+
+static bool adapter_kind_ok(unsigned kind)
+{
+    return kind == STROBE_REGION_FUNCTION || kind == STROBE_REGION_TM_ATOMIC;
+}
+
+STROBE_API int strobe_code_region_enter(uintptr_t addr, unsigned kind)
+{
+    if (!adapter_kind_ok(kind))
+        return -EINVAL;
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL)) {
+        code_enter_unregistered(addr, kind);
+        return 0;
+    }
+    strobe__code_enter(t, addr, kind);
+    return 0;
+}
+
+STROBE_API int strobe_code_region_exit(uintptr_t addr, unsigned kind)
+{
+    if (!adapter_kind_ok(kind))
+        return -EINVAL;
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_LIKELY(t != NULL))
+        strobe__code_exit(t, addr, kind);
+    return 0;
+}
+
+STROBE_API int strobe_code_region_rewind(uintptr_t addr)
+{
+    struct strobe__thread *t = strobe__thread_current();
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    if (reentered(t))
+        return 0;
+    if (!strobe__active())
+        return STROBE_ERR_DISABLED;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    int rc = -ENOENT;
+    struct strobe__frame *f = t->sp - 1;
+    while (f > t->stack && f->key != addr)
+        f--;
+    if (f > t->stack) {
+        /* frames lost beyond the depth limit all lie above f */
+        if (t->busy & STROBE__BUSY_DEEP) {
+            t->lost_depth = 0;
+            strobe__busy_clear(t, STROBE__BUSY_DEEP);
+        }
+        uint64_t now = strobe__clock_read(strobe__rt.cfg.clock_kind);
+        while (t->sp > f + 1)
+            exit_general(t, t->sp - 1, now);
+        rc = 0;
+    }
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return rc;
+}
+
+STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len)
+{
+    if (type < STROBE_EXT_TM || type > 63 || len > STROBE_MAX_EXT_PAYLOAD || (len > 0 && payload == NULL))
+        return -EINVAL;
+    struct strobe__thread *t = strobe__thread_current();
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    if (reentered(t))
+        return 0;
+    if (!strobe__active())
+        return STROBE_ERR_DISABLED;
+    int rc = 0;
+    if (t->mode & STROBE__MODE_TRACE) {
+        strobe__busy_set(t, STROBE__BUSY_IN);
+        rc = strobe__ext_record(t, type, strobe__now(t), payload, len);
+        strobe__busy_clear(t, STROBE__BUSY_IN);
+    }
+    return rc;
+}
+
+STROBE_API int strobe_thread_index(uint32_t *index)
+{
+    struct strobe__thread *t = strobe__thread_current();
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    *index = t->index;
     return 0;
 }
 

@@ -193,15 +193,17 @@ STROBE_HOT_INLINE bool strobe__exit_fast(struct strobe__thread *t, uintptr_t key
     return true;
 }
 
-/* ---- the -finstrument-functions hooks' bodies ---- */
+/* ---- regions named by a code address: the -finstrument-functions
+ * hooks' bodies (kind STROBE_REGION_FUNCTION) and the adapters' code
+ * regions such as atomic blocks ---- */
 
 /* The general paths: thread not usable yet, re-entrancy, cache miss,
  * excluded function, full stack or chunk, new profile child, monotonic
  * clock, mismatched exit. They check everything again themselves. */
-void strobe__func_enter_slow(struct strobe__thread *t, uintptr_t fn);
-void strobe__func_exit_slow(struct strobe__thread *t, uintptr_t fn);
+void strobe__code_enter_slow(struct strobe__thread *t, uintptr_t fn, unsigned kind);
+void strobe__code_exit_slow(struct strobe__thread *t, uintptr_t fn, unsigned kind);
 
-STROBE_HOT_INLINE void strobe__func_enter(struct strobe__thread *t, uintptr_t fn)
+STROBE_HOT_INLINE void strobe__code_enter(struct strobe__thread *t, uintptr_t fn, unsigned kind)
 {
     if (STROBE_UNLIKELY(!strobe__event_ok(t)))
         goto slow;
@@ -221,10 +223,10 @@ STROBE_HOT_INLINE void strobe__func_enter(struct strobe__thread *t, uintptr_t fn
 slow_busy:
     strobe__busy_leave(t);
 slow:
-    strobe__func_enter_slow(t, fn);
+    strobe__code_enter_slow(t, fn, kind);
 }
 
-STROBE_HOT_INLINE void strobe__func_exit(struct strobe__thread *t, uintptr_t fn)
+STROBE_HOT_INLINE void strobe__code_exit(struct strobe__thread *t, uintptr_t fn, unsigned kind)
 {
     if (STROBE_UNLIKELY(!strobe__event_ok(t)))
         goto slow;
@@ -242,7 +244,7 @@ STROBE_HOT_INLINE void strobe__func_exit(struct strobe__thread *t, uintptr_t fn)
     strobe__busy_leave(t);
     return;
 slow:
-    strobe__func_exit_slow(t, fn);
+    strobe__code_exit_slow(t, fn, kind);
 }
 
 #endif

@@ -71,7 +71,7 @@ static bool module_known(uintptr_t addr)
     return false;
 }
 
-int strobe__region_of_function(uintptr_t addr, uint32_t *id)
+int strobe__region_of_code(uintptr_t addr, unsigned kind, uint32_t *id)
 {
     struct strobe__runtime *rt = &strobe__rt;
     int rc = 0;
@@ -87,7 +87,7 @@ int strobe__region_of_function(uintptr_t addr, uint32_t *id)
         strobe__modules_scan_locked();
     const char *name = "";
     bool measured = true;
-    if (rt->filter) {
+    if (rt->filter && kind == STROBE_REGION_FUNCTION) {
         const struct strobe__symbol *sym = strobe__symbol_at(addr);
         if (sym) {
             name = rt->names + sym->name;
@@ -107,7 +107,7 @@ int strobe__region_of_function(uintptr_t addr, uint32_t *id)
         goto out;
     if (measured) {
         rt->region_count = new_id;
-        strobe__defs_region(new_id, STROBE_REGION_FUNCTION, addr, name, "", 0);
+        strobe__defs_region(new_id, kind, addr, name, "", 0);
     }
     *id = new_id;
 out:

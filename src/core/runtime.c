@@ -300,8 +300,8 @@ static uint64_t realtime_ns(void)
  * compiler cannot merge the work of consecutive pairs. */
 static STROBE_NOINLINE void overhead_pair(struct strobe__thread *s, uintptr_t fn)
 {
-    strobe__func_enter(s, fn);
-    strobe__func_exit(s, fn);
+    strobe__code_enter(s, fn, STROBE_REGION_FUNCTION);
+    strobe__code_exit(s, fn, STROBE_REGION_FUNCTION);
     __asm__ volatile("" ::: "memory");
 }
 

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GCC TM ABI entry points other than begin and the barriers: commit,
+ * abort/cancel, irrevocability, user commit/undo actions, transactional
+ * allocation, clone tables and the informational calls.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm/abi.h"
+#include "tm/tx.h"
+
+#define TM_ABI __attribute__((visibility("default")))
+
+TM_ABI void _ITM_commitTransaction(void)
+{
+    strobe__tm_commit(tm_tx());
+}
+
+/* C++ exception variant: the exception object needs no special care here
+ * (no transactional exception support; see docs/tm.md). */
+TM_ABI void _ITM_commitTransactionEH(void *exc)
+{
+    (void)exc;
+    strobe__tm_commit(tm_tx());
+}
+
+TM_ABI void _ITM_abortTransaction(uint32_t reason)
+{
+    strobe__tm_cancel(tm_tx(), reason);
+}
+
+TM_ABI void _ITM_changeTransactionMode(int mode)
+{
+    (void)mode; /* the ABI defines only modeSerialIrrevocable */
+    strobe__tm_go_irrevocable(tm_tx(), TM_SERIAL_JMV);
+}
+
+TM_ABI int _ITM_inTransaction(void)
+{
+    struct tm_tx *tx = strobe__tm_self;
+    if (tx == NULL || tx->nesting == 0)
+        return ITM_OUTSIDE_TRANSACTION;
+    return tx->mode == TM_MODE_IRREVOCABLE ? ITM_IN_IRREVOCABLE_TRANSACTION : ITM_IN_RETRYABLE_TRANSACTION;
+}
+
+TM_ABI itm_transaction_id_t _ITM_getTransactionId(void)
+{
+    struct tm_tx *tx = strobe__tm_self;
+    return tx == NULL || tx->nesting == 0 ? ITM_NO_TRANSACTION_ID : tx->id;
+}
+
+TM_ABI int _ITM_versionCompatible(int version)
+{
+    return version == 1;
+}
+
+TM_ABI const char *_ITM_libraryVersion(void)
+{
+    return "strobe-tm " STROBE_VERSION_STRING ", GCC TM ABI 1";
+}
+
+TM_ABI void _ITM_error(const void *srcloc, int code)
+{
+    (void)srcloc;
+    fprintf(stderr, "strobe-tm: unrecoverable error %d reported by the program\n", code);
+    abort();
+}
+
+/* A hint that the program no longer needs transactional access to the
+ * range; nothing to do for this STM. */
+TM_ABI void _ITM_dropReferences(void *p, size_t n)
+{
+    (void)p;
+    (void)n;
+}
+
+TM_ABI void _ITM_addUserCommitAction(itm_user_commit_fn fn, itm_transaction_id_t resume, void *arg)
+{
+    (void)resume;
+    struct tm_tx *tx = tm_tx();
+    struct tm_action a = {fn, arg};
+    tm_vec_push(tx->commit_actions, a);
+}
+
+TM_ABI void _ITM_addUserUndoAction(itm_user_undo_fn fn, void *arg)
+{
+    struct tm_tx *tx = tm_tx();
+    if (tx->mode == TM_MODE_IRREVOCABLE)
+        return; /* cannot be undone any more */
+    struct tm_action a = {fn, arg};
+    tm_vec_push(tx->undo, a);
+}
+
+/* ---- allocation ----------------------------------------------------------
+ * Memory allocated in a transaction is freed if it aborts; memory freed in
+ * a transaction is freed only when it commits. */
+
+static void *tm_track(void *p)
+{
+    struct tm_tx *tx = tm_tx();
+    if (p != NULL && tx->nesting > 0 && tx->mode != TM_MODE_IRREVOCABLE)
+        tm_vec_push(tx->allocs, p);
+    return p;
+}
+
+TM_ABI void *_ITM_malloc(size_t n)
+{
+    return tm_track(malloc(n));
+}
+
+TM_ABI void *_ITM_calloc(size_t n, size_t size)
+{
+    return tm_track(calloc(n, size));
+}
+
+TM_ABI void _ITM_free(void *p)
+{
+    struct tm_tx *tx = tm_tx();
+    if (p == NULL)
+        return;
+    if (tx->nesting == 0 || tx->mode == TM_MODE_IRREVOCABLE) {
+        free(p);
+        return;
+    }
+    tm_vec_push(tx->frees, p);
+}
+
+/* ---- clone tables ----------------------------------------------------------
+ * crtbegin.o registers each loaded object's .tm_clone_table (pairs of
+ * original function, transactional clone) through these calls. Lookups
+ * (indirect calls inside transactions) take the read side of a lock. */
+
+struct tm_clone_table {
+    const struct itm_clone_pair *pairs;
+    size_t n;
+    struct tm_clone_table *next;
+};
+
+static pthread_rwlock_t tm_clone_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct tm_clone_table *tm_clone_tables;
+
+TM_ABI void _ITM_registerTMCloneTable(void *table, size_t n)
+{
+    struct tm_clone_table *t = malloc(sizeof *t);
+    if (t == NULL) {
+        fprintf(stderr, "strobe-tm: out of memory registering a clone table\n");
+        abort();
+    }
+    t->pairs = table;
+    t->n = n;
+    pthread_rwlock_wrlock(&tm_clone_lock);
+    t->next = tm_clone_tables;
+    tm_clone_tables = t;
+    pthread_rwlock_unlock(&tm_clone_lock);
+}
+
+TM_ABI void _ITM_deregisterTMCloneTable(void *table)
+{
+    pthread_rwlock_wrlock(&tm_clone_lock);
+    for (struct tm_clone_table **p = &tm_clone_tables; *p != NULL; p = &(*p)->next) {
+        if ((*p)->pairs == table) {
+            struct tm_clone_table *dead = *p;
+            *p = dead->next;
+            free(dead);
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&tm_clone_lock);
+}
+
+void *strobe__tm_clone_of(const void *fn)
+{
+    void *clone = NULL;
+    pthread_rwlock_rdlock(&tm_clone_lock);
+    for (struct tm_clone_table *t = tm_clone_tables; t != NULL && clone == NULL; t = t->next)
+        for (size_t i = 0; i < t->n; i++)
+            if (t->pairs[i].orig == fn) {
+                clone = t->pairs[i].clone;
+                break;
+            }
+    pthread_rwlock_unlock(&tm_clone_lock);
+    return clone;
+}
+
+/* Indirect call in a __transaction_relaxed: without a clone the callee
+ * runs uninstrumented, so the transaction must become irrevocable. */
+TM_ABI void *_ITM_getTMCloneOrIrrevocable(void *fn)
+{
+    void *clone = strobe__tm_clone_of(fn);
+    if (clone != NULL)
+        return clone;
+    strobe__tm_go_irrevocable(tm_tx(), TM_SERIAL_JMV);
+    return fn;
+}
+
+/* Indirect call in a __transaction_atomic: the callee was declared
+ * transaction_safe, so a missing clone is a broken program. */
+TM_ABI void *_ITM_getTMCloneSafe(void *fn)
+{
+    void *clone = strobe__tm_clone_of(fn);
+    if (clone == NULL) {
+        fprintf(stderr, "strobe-tm: indirect call in a transaction to %p, which has no transactional clone\n",
+                fn);
+        abort();
+    }
+    return clone;
+}

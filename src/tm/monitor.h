@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Monitoring of the TM runtime through strobe's measurement core
+ * (libstrobe.so): the hooks the engine calls at each step of a
+ * transaction. What they record depends on the level (STROBE_TM_MONITOR):
+ *   off     nothing (the statistics API of tm.h works at every level);
+ *   stats   each outermost transaction is a visit of a region "atomic
+ *           block" named by its call site, with its rollbacks,
+ *           serializations and cancels as metrics on that call path;
+ *   events  also the TMbox-style log of every attempt in the thread's
+ *           stream: start, try-lock, locked, commit, abort with cause and
+ *           culprit thread, serialization, cancel (docs/formats/trace.md).
+ * Each hook costs one predictable branch when monitoring is off.
+ */
+#ifndef STROBE_TM_MONITOR_H
+#define STROBE_TM_MONITOR_H
+
+#include "tm/tx.h"
+
+TM_HIDDEN extern int strobe__tm_monitor; /* enum strobe_tm_monitor, set once at start-up */
+
+TM_HIDDEN void strobe__tm_mon_init(void);
+TM_HIDDEN void strobe__tm_mon_thread_begin(struct tm_tx *tx);
+TM_HIDDEN void strobe__tm_mon_thread_end(struct tm_tx *tx);
+
+TM_HIDDEN void strobe__tm_mon_begin_slow(struct tm_tx *tx, uintptr_t site);
+TM_HIDDEN void strobe__tm_mon_event_slow(struct tm_tx *tx, unsigned kind, uint64_t a, uint64_t b);
+TM_HIDDEN void strobe__tm_mon_abort_slow(struct tm_tx *tx, enum tm_abort_cause cause, int culprit);
+TM_HIDDEN void strobe__tm_mon_end_slow(struct tm_tx *tx, bool cancelled);
+
+/* Event kinds of the TM record (STROBE_EXT_TM payload, first uleb). */
+enum tm_event {
+    TM_EV_START = 1,    /* uleb attempt number (0 = first) */
+    TM_EV_TRY_LOCK = 2, /* commit requested */
+    TM_EV_LOCKED = 3,   /* commit time taken, reads valid: publishing */
+    TM_EV_COMMIT = 4,
+    TM_EV_ABORT = 5,    /* uleb cause (enum tm_abort_cause), uleb culprit thread + 1 (0: unknown) */
+    TM_EV_SERIAL = 6,   /* uleb cause (enum tm_serial_cause) */
+    TM_EV_CANCEL = 7,   /* uleb 1 if the outermost transaction was cancelled */
+};
+
+static inline void strobe__tm_mon_begin(struct tm_tx *tx, uintptr_t site)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor))
+        strobe__tm_mon_begin_slow(tx, site);
+}
+static inline void strobe__tm_mon_attempt(struct tm_tx *tx)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
+        strobe__tm_mon_event_slow(tx, TM_EV_START, tx->retries, 0);
+}
+static inline void strobe__tm_mon_try_lock(struct tm_tx *tx)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
+        strobe__tm_mon_event_slow(tx, TM_EV_TRY_LOCK, 0, 0);
+}
+static inline void strobe__tm_mon_locked(struct tm_tx *tx)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
+        strobe__tm_mon_event_slow(tx, TM_EV_LOCKED, 0, 0);
+}
+static inline void strobe__tm_mon_serialize(struct tm_tx *tx, enum tm_serial_cause cause)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
+        strobe__tm_mon_event_slow(tx, TM_EV_SERIAL, cause, 0);
+}
+static inline void strobe__tm_mon_cancel(struct tm_tx *tx, bool outermost)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
+        strobe__tm_mon_event_slow(tx, TM_EV_CANCEL, outermost, 0);
+}
+static inline void strobe__tm_mon_abort(struct tm_tx *tx, enum tm_abort_cause cause, int culprit)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor))
+        strobe__tm_mon_abort_slow(tx, cause, culprit);
+}
+static inline void strobe__tm_mon_end(struct tm_tx *tx, bool cancelled)
+{
+    if (TM_UNLIKELY(strobe__tm_monitor))
+        strobe__tm_mon_end_slow(tx, cancelled);
+}
+
+#endif /* STROBE_TM_MONITOR_H */

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transaction engine of libstrobe-tm: a word-based software TM after
+ * TL2 (Dice, Shalev, Shavit, DISC 2006) with LSA-style snapshot extension
+ * (Riegel, Felber, Fetzer, DISC 2006). docs/tm.md gives the design and why.
+ *
+ *  - One global version clock; a table of 2^20 versioned locks, one per
+ *    8-byte word modulo the table size. An unlocked lock holds the commit
+ *    time of the last write and the TM thread number of its writer (so an
+ *    abort can name its culprit); a locked one holds its owner's number.
+ *  - Encounter-time locking with write-through and an undo log, like
+ *    libitm's default method (ml_wt) and TinySTM's WT mode: a write locks
+ *    its word, logs the old bytes and writes in place. Code compiled by GCC
+ *    may read memory that the same transaction wrote through a barrier
+ *    without a barrier (locals of transactional clones, memory it just
+ *    allocated), so memory must always hold the transaction's own view;
+ *    a redo log would break such programs.
+ *  - Every read checks its lock against the snapshot time and extends the
+ *    snapshot after re-validating the read set (LSA), so a transaction
+ *    never sees an inconsistent state (opacity).
+ *  - Commit takes a commit time from the clock, validates the read set and
+ *    releases the locks with the new version. An abort undoes the writes
+ *    and releases its locks with a fresh version, so a reader can never
+ *    mistake undone data for the old version (ABA).
+ *  - Privatization safety as GCC's model requires: a writing transaction,
+ *    after its commit, waits until every transaction that started before
+ *    it has finished (quiescence), as libitm does.
+ *  - Serial mode: one transaction runs alone, either irrevocably (I/O,
+ *    unsafe calls, __transaction_relaxed) or, after too many rollbacks,
+ *    still through the barriers so that it can be cancelled.
+ *
+ * Everything here is per thread except the clock, the lock table, the
+ * thread table and the serial flag, which live in the one runtime context
+ * `strobe__tm_rt`.
+ */
+#ifndef STROBE_TM_TX_H
+#define STROBE_TM_TX_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/tm.h"
+#include "tm/itm.h"
+
+#define TM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TM_HIDDEN __attribute__((visibility("hidden")))
+
+#define TM_LOCK_BITS 20
+#define TM_MAX_THREADS 2048 /* TM thread numbers are 11 bits of a lock word */
+#define TM_INACTIVE UINT64_MAX
+
+/* Lock word: bit 0 set = locked, bits 1..11 owner; clear = bits 1..11
+ * last writer, bits 12..63 version (commit time). */
+#define TM_LOCKED 1u
+#define TM_OWNER(l) ((uint32_t)(((l) >> 1) & (TM_MAX_THREADS - 1)))
+#define TM_VERSION(l) ((l) >> 12)
+#define TM_MAKE_VERSION(ts, slot) (((uint64_t)(ts) << 12) | ((uint64_t)(slot) << 1))
+#define TM_MAKE_LOCKED(slot) (((uint64_t)(slot) << 1) | TM_LOCKED)
+
+/* Why an attempt aborted (recorded in events and per-block statistics). */
+enum tm_abort_cause {
+    TM_ABORT_READ_CONFLICT = 1, /* a read met a location locked by a committer */
+    TM_ABORT_WRITE_CONFLICT = 2,/* commit could not lock a written location */
+    TM_ABORT_VALIDATION = 3,    /* a location read was overwritten since */
+    TM_ABORT_EXPLICIT = 4,      /* __transaction_cancel or a user retry */
+    TM_ABORT_IRREVOCABLE = 5,   /* restarted to run irrevocably */
+    TM_ABORT_OTHER = 6,         /* e.g. yielded to a serial transaction */
+};
+
+/* Why a transaction runs in serial mode. */
+enum tm_serial_cause { TM_SERIAL_NONE = 0, TM_SERIAL_JMV = 1, TM_SERIAL_MAXRB = 2, TM_SERIAL_OTHER = 3 };
+
+enum tm_mode {
+    TM_MODE_STM = 0,         /* through the barriers (alone if it holds the serial lock) */
+    TM_MODE_IRREVOCABLE = 1, /* alone, reads and writes memory directly */
+};
+
+/* Register checkpoint of _ITM_beginTransaction (checkpoint.S). */
+struct tm_jmpbuf {
+    uint64_t cfa; /* the caller's stack pointer after the call returns */
+    uint64_t rbx, rbp, r12, r13, r14, r15;
+    uint64_t rip; /* return address = the atomic block's call site */
+};
+
+/* Old contents of 1..8 bytes that do not cross an 8-byte word. */
+struct tm_undo {
+    uintptr_t addr;
+    uint64_t old;
+    uint32_t size;
+};
+
+struct tm_held_lock {
+    _Atomic uint64_t *lock;
+    uint64_t old;
+};
+
+/* A (possibly nested) transaction that can be cancelled on its own: the
+ * log lengths to truncate back to. Only nested transactions that may
+ * cancel (no pr_hasNoAbort) get one besides the outermost. */
+struct tm_checkpoint {
+    struct tm_jmpbuf jb;
+    uint32_t props;
+    uint32_t nesting;
+    size_t nlog, nundo, ncommit, nalloc, nfree;
+};
+
+struct tm_action {
+    void (*fn)(void *);
+    void *arg;
+};
+
+/* A growable array of T, grown by tm_vec_grow (never shrinks). */
+#define TM_VEC(T)                                                                                  \
+    struct {                                                                                       \
+        T *v;                                                                                      \
+        size_t n, cap;                                                                             \
+    }
+
+enum tm_stat {
+    TM_STAT_TRANSACTIONS,
+    TM_STAT_ROLLBACKS,
+    TM_STAT_SER_JMV,
+    TM_STAT_SER_MAXRB,
+    TM_STAT_SER_OTHER,
+    TM_STAT_CANCELS,
+    TM_STAT_COUNT
+};
+struct tm_stats {
+    _Atomic unsigned long c[TM_STAT_COUNT];
+};
+
+/* Per-thread transaction descriptor. Owned by its thread; other threads
+ * read only `active` and the statistics (relaxed atomics). */
+struct tm_tx {
+    /* hot: touched by every barrier */
+    uint64_t rv;     /* snapshot time */
+    uint32_t nesting;
+    uint32_t mode;   /* enum tm_mode */
+    uint32_t slot;   /* TM thread number */
+    uint32_t retries;
+    TM_VEC(_Atomic uint64_t *) rset;
+    TM_VEC(struct tm_undo) log;
+    TM_VEC(struct tm_held_lock) held;
+    TM_VEC(struct tm_checkpoint) cps;
+    TM_VEC(struct tm_action) undo; /* _ITM_addUserUndoAction */
+    TM_VEC(struct tm_action) commit_actions;
+    TM_VEC(void *) allocs; /* _ITM_malloc'd in this transaction */
+    TM_VEC(void *) frees;  /* _ITM_free'd, freed at commit */
+
+    uint32_t serial_cause; /* enum tm_serial_cause of the running transaction */
+    uint32_t next_serial;  /* serial cause requested for the next attempt */
+    bool holds_serial;     /* owns the serial lock */
+    bool in_use;           /* a live thread owns this descriptor */
+    bool spec;             /* running a speculative chunk (spec.c) */
+    uint64_t spec_seq;     /* that chunk's commit order (read by other threads) */
+    void *spec_ctx;        /* its loop (read by other threads) */
+    uintptr_t stack_lo;    /* lowest address of this thread's stack */
+    uint64_t rng;
+    itm_transaction_id_t id;
+
+    _Alignas(64) _Atomic uint64_t active; /* snapshot published, or TM_INACTIVE */
+    _Atomic int kill;                     /* an older speculative chunk needs our locks */
+    _Atomic int32_t core_thread;          /* strobe thread number (t<N>), -1 unmonitored */
+    uintptr_t site;                       /* call site of the running outermost transaction */
+    struct tm_stats stats;
+};
+
+/* The runtime context: the only global mutable state of libstrobe-tm. */
+struct tm_runtime {
+    _Alignas(64) _Atomic uint64_t clock;
+    _Alignas(64) _Atomic int serial; /* a serial transaction runs or is draining */
+    pthread_mutex_t serial_mutex;
+    pthread_mutex_t reg_mutex; /* thread table, retired statistics, clone tables */
+    _Atomic(struct tm_tx *) slots[TM_MAX_THREADS];
+    _Atomic uint32_t nslots; /* high-water mark of used slots */
+    struct tm_stats retired; /* statistics of ended threads */
+    unsigned long retired_threads;
+    unsigned max_retries;
+    pthread_key_t key;
+    _Atomic uint64_t next_id;
+    _Atomic unsigned long se[6]; /* strobe_se_report_t counters, in its order */
+};
+
+TM_HIDDEN extern struct tm_runtime strobe__tm_rt;
+TM_HIDDEN extern _Atomic uint64_t strobe__tm_locks[1u << TM_LOCK_BITS];
+TM_HIDDEN extern __thread struct tm_tx *strobe__tm_self __attribute__((tls_model("initial-exec")));
+
+static inline _Atomic uint64_t *tm_lock_of(uintptr_t word)
+{
+    return &strobe__tm_locks[(word >> 3) & ((1u << TM_LOCK_BITS) - 1)];
+}
+
+/* The calling thread's descriptor, created on first use. */
+TM_HIDDEN struct tm_tx *strobe__tm_tx_slow(void);
+static inline struct tm_tx *tm_tx(void)
+{
+    struct tm_tx *tx = strobe__tm_self;
+    return TM_LIKELY(tx != NULL) ? tx : strobe__tm_tx_slow();
+}
+
+/* Starts a transaction (called by checkpoint.S with the register
+ * checkpoint on its stack); returns the ITM action bits. */
+TM_HIDDEN uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb);
+/* Commits the innermost transaction; may abort (never returns then). */
+TM_HIDDEN void strobe__tm_commit(struct tm_tx *tx);
+/* Aborts the current attempt and restarts it (or, for a cancel, resumes
+ * after the cancelled block). Never returns. */
+TM_HIDDEN __attribute__((noreturn)) void strobe__tm_abort(struct tm_tx *tx, enum tm_abort_cause cause,
+                                                          int culprit);
+TM_HIDDEN __attribute__((noreturn)) void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason);
+/* Switches the running transaction to irrevocable mode (may restart it). */
+TM_HIDDEN void strobe__tm_go_irrevocable(struct tm_tx *tx, enum tm_serial_cause cause);
+/* Restores the checkpoint: returns into the atomic block's call site with
+ * `action` as _ITM_beginTransaction's result (checkpoint.S). */
+TM_HIDDEN __attribute__((noreturn)) void strobe__tm_longjmp(uint32_t action, const struct tm_jmpbuf *jb);
+
+/* The barriers' work (tx.c): n = 1..8 bytes at addr that do not cross an
+ * 8-byte word boundary. */
+TM_HIDDEN uint64_t strobe__tm_load(struct tm_tx *tx, const void *addr, unsigned n);
+TM_HIDDEN void strobe__tm_store(struct tm_tx *tx, void *addr, uint64_t val, unsigned n);
+TM_HIDDEN void strobe__tm_vec_grow(void *vec, size_t elem);
+
+/* Speculative chunks commit in order (spec.c). wait_turn waits, inside the
+ * attempt, until every earlier chunk has committed; it aborts the attempt
+ * if a serial transaction or an older chunk needs it out of the way.
+ * wait_turn_idle waits outside any attempt. committed passes the turn on. */
+TM_HIDDEN void strobe__tm_spec_wait_turn(struct tm_tx *tx);
+TM_HIDDEN void strobe__tm_spec_wait_turn_idle(struct tm_tx *tx);
+TM_HIDDEN void strobe__tm_spec_committed(struct tm_tx *tx);
+TM_HIDDEN bool strobe__tm_spec_is_older(const struct tm_tx *a, const struct tm_tx *b);
+/* The call site of the speculative loop a chunk belongs to. */
+TM_HIDDEN uintptr_t strobe__tm_spec_site(const struct tm_tx *tx);
+
+static inline void tm_stat_inc(struct tm_tx *tx, enum tm_stat which)
+{
+    /* single writer: a plain increment made visible to readers */
+    _Atomic unsigned long *c = &tx->stats.c[which];
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* Frames below the innermost checkpoint's stack pointer were created
+ * inside the transaction: their memory needs neither locks nor undo. */
+static inline uintptr_t tm_live_stack_top(const struct tm_tx *tx)
+{
+    return (uintptr_t)tx->cps.v[tx->cps.n - 1].jb.cfa;
+}
+
+#define tm_vec_push(vec, item)                                                                     \
+    do {                                                                                           \
+        if (TM_UNLIKELY((vec).n == (vec).cap))                                                     \
+            strobe__tm_vec_grow(&(vec), sizeof *(vec).v);                                          \
+        (vec).v[(vec).n++] = (item);                                                               \
+    } while (0)
+
+#endif /* STROBE_TM_TX_H */
