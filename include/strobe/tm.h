@@ -83,19 +83,27 @@ STROBE_API enum strobe_tm_monitor strobe_tm_monitor_level(void);
  * the runtime runs the clone. Chunks run in parallel as transactions and
  * commit in sequential order, so the result equals a sequential run. */
 
+/* GCC marks the bodies' pointer types transaction_safe, so that a
+ * transaction_safe function converts without a warning. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define STROBE_TM_SAFE __attribute__((transaction_safe))
+#else
+#define STROBE_TM_SAFE
+#endif
+
 /* Runs body(i, arg) for i = begin, begin+1, ..., end-1, in chunks of
  * `chunk` iterations, on `threads` threads (0: STROBE_TM_SPEC_THREADS, or
  * the number of online CPUs). Returns 0, -EINVAL (chunk == 0, or body has
  * no transactional clone), or -errno when threads cannot be created (the
  * loop then runs sequentially on the caller and still completes). */
-typedef void (*strobe_spec_body_fn)(long i, void *arg);
+typedef void (*strobe_spec_body_fn)(long i, void *arg) STROBE_TM_SAFE;
 STROBE_API int strobe_spec_for(long begin, long end, long chunk, strobe_spec_body_fn body, void *arg,
                                unsigned threads);
 
 /* Runs the n sections fns[k](arg) speculatively in parallel, committing
  * in the order k = 0, 1, ..., n-1. Same rules and returns as
  * strobe_spec_for. */
-typedef void (*strobe_spec_section_fn)(void *arg);
+typedef void (*strobe_spec_section_fn)(void *arg) STROBE_TM_SAFE;
 STROBE_API int strobe_spec_sections(const strobe_spec_section_fn *fns, size_t n, void *arg, unsigned threads);
 
 #ifdef __cplusplus

@@ -2,6 +2,11 @@
 /*
  * The TM runtime's monitoring hooks (monitor.h), recorded through the
  * adapter interface of libstrobe.so (include/strobe/adapter.h).
+ *
+ * libstrobe-tm does not depend on libstrobe.so: a program linked with
+ * -lstrobe-tm just runs on the STM. The measurement functions are weak
+ * references, bound only when libstrobe.so is in the process (`strobe run`
+ * preloads it, or the program links it); otherwise monitoring stays off.
  */
 #include "tm/monitor.h"
 
@@ -12,6 +17,14 @@
 #include "common/format.h"
 #include "strobe/adapter.h"
 #include "strobe/strobe.h"
+
+#pragma weak strobe_is_active
+#pragma weak strobe_metric_add
+#pragma weak strobe_code_region_enter
+#pragma weak strobe_code_region_exit
+#pragma weak strobe_code_region_rewind
+#pragma weak strobe_event_record
+#pragma weak strobe_thread_index
 
 int strobe__tm_monitor;
 
@@ -29,7 +42,7 @@ enum strobe_tm_monitor strobe_tm_monitor_level(void)
 void strobe__tm_mon_init(void)
 {
     const char *s = getenv("STROBE_TM_MONITOR");
-    bool active = strobe_is_active();
+    bool active = strobe_is_active != NULL && strobe_is_active();
     int level = active ? STROBE_TM_MONITOR_EVENTS : STROBE_TM_MONITOR_OFF;
     if (s != NULL && *s != '\0') {
         if (strcmp(s, "off") == 0)

@@ -19,7 +19,6 @@ struct tm_runtime strobe__tm_rt = {
     .serial_mutex = PTHREAD_MUTEX_INITIALIZER,
     .reg_mutex = PTHREAD_MUTEX_INITIALIZER,
     .max_retries = 10,
-    .next_id = ITM_NO_TRANSACTION_ID + 1,
 };
 _Atomic uint64_t strobe__tm_locks[1u << TM_LOCK_BITS];
 __thread struct tm_tx *strobe__tm_self __attribute__((tls_model("initial-exec")));
@@ -295,7 +294,8 @@ uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
     tx->next_serial = ((props & ITM_PR_DOES_GO_IRREVOCABLE) || !(props & ITM_PR_INSTRUMENTED_CODE))
                           ? TM_SERIAL_JMV
                           : TM_SERIAL_NONE;
-    tx->id = atomic_fetch_add_explicit(&rt.next_id, 1, memory_order_relaxed);
+    /* unique without a shared counter: thread slot and a per-thread count */
+    tx->id = ((uint64_t)(tx->slot + 1) << 44) + ++tx->count;
     tx->cps.n = 0;
     tm_push_checkpoint(tx, props, jb);
     strobe__tm_mon_begin(tx, tx->spec ? strobe__tm_spec_site(tx) : (uintptr_t)jb->rip);

@@ -161,6 +161,7 @@ struct tm_tx {
     uintptr_t stack_lo;    /* lowest address of this thread's stack */
     uint64_t rng;
     itm_transaction_id_t id;
+    uint64_t count; /* transactions begun by this thread */
 
     _Alignas(64) _Atomic uint64_t active; /* snapshot published, or TM_INACTIVE */
     _Atomic int kill;                     /* an older speculative chunk needs our locks */
@@ -181,7 +182,6 @@ struct tm_runtime {
     unsigned long retired_threads;
     unsigned max_retries;
     pthread_key_t key;
-    _Atomic uint64_t next_id;
     _Atomic unsigned long se[6]; /* strobe_se_report_t counters, in its order */
 };
 
