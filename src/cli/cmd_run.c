@@ -265,7 +265,7 @@ struct child_env {
  *   (with --tm, libstrobe-tm.so comes first, before libitm of the program)
  *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
  *   run is what its command line says), STROBE_FILTER (only with --filter),
- *   STROBE_TM_MONITOR (only with --tm)
+ *   STROBE_TM_MONITOR (only with --tm; it must stay last in `replaced`)
  *   ASAN_OPTIONS += detect_leaks=0 (ASan builds; the program's leaks are
  *   not strobe's business and would change its exit code). */
 static int build_env(struct env_builder *b, const struct child_env *ce)
@@ -275,9 +275,11 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
                                            "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
+    /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
+    size_t nreplaced = sizeof replaced / sizeof replaced[0] - (ce->tm_monitor ? 0 : 1);
     for (char **e = environ; *e && rc == 0; e++) {
         bool skip = false;
-        for (size_t i = 0; i < sizeof replaced / sizeof replaced[0]; i++)
+        for (size_t i = 0; i < nreplaced; i++)
             skip = skip || env_is(*e, replaced[i]);
         if (!skip)
             rc = env_add(b, *e, NULL);
@@ -402,7 +404,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_TM_MONITOR:
             if (strcmp(optarg, "off") != 0 && strcmp(optarg, "stats") != 0 && strcmp(optarg, "events") != 0)
-                return strobe__cli_usage_error("run", "option '--tm-monitor': '%s' is not off, stats or events",
+                return strobe__cli_usage_error("run", "--tm-monitor: unknown level '%s' (off, stats or events)",
                                                optarg);
             o->tm_monitor = optarg;
             break;

@@ -34,6 +34,34 @@ static bool reentered(struct strobe__thread *t)
     return true;
 }
 
+/* The calling thread, with *rc = 0, if an event of it can be recorded
+ * now; otherwise NULL and *rc = 0 (a re-entrant event, skipped and
+ * counted) or STROBE_ERR_DISABLED. For the slow paths of the API. */
+static struct strobe__thread *recording_thread(int *rc)
+{
+    struct strobe__thread *t = strobe__thread_current();
+    *rc = STROBE_ERR_DISABLED;
+    if (!t)
+        return NULL;
+    if (reentered(t)) {
+        *rc = 0;
+        return NULL;
+    }
+    if (!strobe__active())
+        return NULL;
+    *rc = 0;
+    return t;
+}
+
+/* The innermost frame of key, or t->stack (the root) when none is open. */
+static struct strobe__frame *find_frame(struct strobe__thread *t, uintptr_t key)
+{
+    struct strobe__frame *f = t->sp - 1;
+    while (f > t->stack && f->key != key)
+        f--;
+    return f;
+}
+
 /* The general recorder behind the fast paths of hotpath.h: any clock,
  * chunk switches and drops, new profile children. Frame f == t->sp has
  * room. Called with STROBE__BUSY_IN set. */
@@ -106,9 +134,7 @@ static void exit_checked(struct strobe__thread *t, uintptr_t key)
         strobe__count_dropped(t, 1);
         return;
     }
-    struct strobe__frame *f = t->sp - 1;
-    while (f > t->stack && f->key != key)
-        f--;
+    struct strobe__frame *f = find_frame(t, key);
     if (f == t->stack) {
         atomic_fetch_add_explicit(&strobe__rt.unmatched_exits, 1, memory_order_relaxed);
         return;
@@ -198,16 +224,12 @@ static STROBE_COLD int region_enter_slow(strobe_region_t *r)
 {
     if (!r)
         return -EINVAL;
-    struct strobe__thread *t = strobe__thread_current();
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
     if (!t)
-        return STROBE_ERR_DISABLED;
-    if (reentered(t))
-        return 0;
-    if (!strobe__active())
-        return STROBE_ERR_DISABLED;
+        return rc;
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id = __atomic_load_n(&r->id, __ATOMIC_ACQUIRE);
-    int rc = 0;
     if (id == 0)
         rc = strobe__region_of_handle(r, &id);
     if (rc == 0 && id != STROBE__REGION_EXCLUDED)
@@ -236,13 +258,10 @@ static STROBE_COLD int region_exit_slow(strobe_region_t *r)
 {
     if (!r)
         return -EINVAL;
-    struct strobe__thread *t = strobe__thread_current();
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
     if (!t)
-        return STROBE_ERR_DISABLED;
-    if (reentered(t))
-        return 0;
-    if (!strobe__active())
-        return STROBE_ERR_DISABLED;
+        return rc;
     uint32_t id = __atomic_load_n(&r->id, __ATOMIC_ACQUIRE);
     if (id == 0) { /* never entered in this process */
         atomic_fetch_add_explicit(&strobe__rt.unmatched_exits, 1, memory_order_relaxed);
@@ -289,16 +308,12 @@ static STROBE_COLD int metric_add_slow(strobe_metric_t *m, int64_t value)
 {
     if (!m)
         return -EINVAL;
-    struct strobe__thread *t = strobe__thread_current();
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
     if (!t)
-        return STROBE_ERR_DISABLED;
-    if (reentered(t))
-        return 0;
-    if (!strobe__active())
-        return STROBE_ERR_DISABLED;
+        return rc;
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id = __atomic_load_n(&m->id, __ATOMIC_ACQUIRE);
-    int rc = 0;
     if (id == 0)
         rc = strobe__metric_of_handle(m, &id);
     if (rc == 0)
@@ -353,18 +368,13 @@ STROBE_API int strobe_code_region_exit(uintptr_t addr, unsigned kind)
 
 STROBE_API int strobe_code_region_rewind(uintptr_t addr)
 {
-    struct strobe__thread *t = strobe__thread_current();
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
     if (!t)
-        return STROBE_ERR_DISABLED;
-    if (reentered(t))
-        return 0;
-    if (!strobe__active())
-        return STROBE_ERR_DISABLED;
+        return rc;
     strobe__busy_set(t, STROBE__BUSY_IN);
-    int rc = -ENOENT;
-    struct strobe__frame *f = t->sp - 1;
-    while (f > t->stack && f->key != addr)
-        f--;
+    rc = -ENOENT;
+    struct strobe__frame *f = find_frame(t, addr);
     if (f > t->stack) {
         /* frames lost beyond the depth limit all lie above f */
         if (t->busy & STROBE__BUSY_DEEP) {
@@ -384,14 +394,10 @@ STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t
 {
     if (type < STROBE_EXT_TM || type > 63 || len > STROBE_MAX_EXT_PAYLOAD || (len > 0 && payload == NULL))
         return -EINVAL;
-    struct strobe__thread *t = strobe__thread_current();
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
     if (!t)
-        return STROBE_ERR_DISABLED;
-    if (reentered(t))
-        return 0;
-    if (!strobe__active())
-        return STROBE_ERR_DISABLED;
-    int rc = 0;
+        return rc;
     if (t->mode & STROBE__MODE_TRACE) {
         strobe__busy_set(t, STROBE__BUSY_IN);
         rc = strobe__ext_record(t, type, strobe__now(t), payload, len);

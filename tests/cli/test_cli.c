@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "strobe/strobe.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
 #define WORKLOAD STROBE_TEST_BIN_DIR "/cli_workload"
+#define TM_WORKLOAD STROBE_TEST_BIN_DIR "/cli_tm_workload"
 
 static bool exists(const char *path)
 {
@@ -230,6 +232,8 @@ STROBE_TEST(usage_errors)
            STROBE " report x --source disk");
     expect(2, "strobe: report: missing experiment directory (see 'strobe report --help')\n",
            STROBE " report");
+    expect(2, "strobe: run: --tm-monitor: unknown level 'all' (off, stats or events) (see 'strobe run --help')\n",
+           STROBE " run --tm-monitor all -- true");
     expect(2, "strobe: report: unexpected argument 'y' (see 'strobe report --help')\n", STROBE " report x y");
     expect(2, "strobe: export: option '--output' needs an argument (see 'strobe export --help')\n",
            STROBE " export x --format chrome -o");
@@ -586,6 +590,22 @@ STROBE_TEST(export_dispatch)
     CHECK(exists(STROBE_TEST_WORK_DIR "/export_dispatch.tmp/exp.cubex"));
 }
 
+/* --tm: the program's transactions run on libstrobe-tm, not on libitm. */
+STROBE_TEST(run_tm)
+{
+    need_runtime();
+    char *out = expect_sh(0, NULL, TM_WORKLOAD);
+    CHECK(strstr(out, "strobe-tm") == NULL); /* on its own: GCC's libitm */
+    CHECK(strstr(out, " 100\n") != NULL);
+    free(out);
+    system("rm -rf tm-exp");
+    out = expect_sh(0, NULL, STROBE " run --tm -o tm-exp -- " TM_WORKLOAD);
+    static const char want[] = "strobe-tm " STROBE_VERSION_STRING ", GCC TM ABI 1 100\n";
+    CHECK(strncmp(out, want, sizeof want - 1) == 0);
+    free(out);
+    CHECK(exists("tm-exp/meta"));
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
@@ -593,4 +613,5 @@ STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(met
                  STROBE_CASE(report_unreadable), STROBE_CASE(run_exact_visits), STROBE_CASE(run_no_trace),
                  STROBE_CASE(run_no_profile), STROBE_CASE(exit_code_passthrough),
                  STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(child_environment),
-                 STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch))
+                 STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch),
+                 STROBE_CASE(run_tm))
