@@ -118,7 +118,7 @@ void strobe__tm_mon_end_slow(struct tm_tx *tx, bool cancelled)
         strobe__tm_mon_event_slow(tx, TM_EV_COMMIT, 0, 0);
     if (tx->retries > 0)
         strobe_metric_add(&m_rollbacks, tx->retries);
-    if (tx->serial_cause != TM_SERIAL_NONE)
+    if (tx->serial_cause != TM_SERIAL_NONE && tx->serial_cause != TM_SERIAL_ALONE)
         strobe_metric_add(tx->serial_cause == TM_SERIAL_JMV     ? &m_ser_jmv
                           : tx->serial_cause == TM_SERIAL_MAXRB ? &m_ser_maxrb
                                                                 : &m_ser_other,

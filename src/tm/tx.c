@@ -87,6 +87,7 @@ static void tm_thread_end(void *p)
     tm_stats_add(&rt.retired, &tx->stats, true);
     rt.retired_threads++;
     tx->in_use = false;
+    atomic_fetch_sub_explicit(&rt.live, 1, memory_order_relaxed);
     pthread_mutex_unlock(&rt.reg_mutex);
     strobe__tm_self = NULL;
 }
@@ -122,6 +123,7 @@ struct tm_tx *strobe__tm_tx_slow(void)
         atomic_store_explicit(&rt.nslots, n + 1, memory_order_release);
     }
     tx->in_use = true;
+    atomic_fetch_add_explicit(&rt.live, 1, memory_order_relaxed);
     pthread_mutex_unlock(&rt.reg_mutex);
 
     pthread_attr_t attr;
@@ -219,6 +221,8 @@ static void tm_publish(struct tm_tx *tx)
 static void tm_count_serial(struct tm_tx *tx, enum tm_serial_cause cause)
 {
     tx->serial_cause = cause;
+    if (cause == TM_SERIAL_ALONE)
+        return;
     if (!tx->spec) /* speculative chunks are counted by spec.c */
         tm_stat_inc(tx, cause == TM_SERIAL_JMV     ? TM_STAT_SER_JMV
                     : cause == TM_SERIAL_MAXRB ? TM_STAT_SER_MAXRB
@@ -294,6 +298,12 @@ uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
     tx->next_serial = ((props & ITM_PR_DOES_GO_IRREVOCABLE) || !(props & ITM_PR_INSTRUMENTED_CODE))
                           ? TM_SERIAL_JMV
                           : TM_SERIAL_NONE;
+    /* The only thread with transactions runs them serially on the
+     * uninstrumented code: no barriers at all. A thread that starts a
+     * transaction meanwhile waits at its start, as for any serial one. */
+    if (tx->next_serial == TM_SERIAL_NONE && !tx->spec && (props & ITM_PR_HAS_NO_ABORT) &&
+        (props & ITM_PR_UNINSTRUMENTED_CODE) && atomic_load_explicit(&rt.live, memory_order_relaxed) == 1)
+        tx->next_serial = TM_SERIAL_ALONE;
     /* unique without a shared counter: thread slot and a per-thread count */
     tx->id = ((uint64_t)(tx->slot + 1) << 44) + ++tx->count;
     tx->cps.n = 0;
@@ -646,8 +656,11 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
 
 void strobe__tm_go_irrevocable(struct tm_tx *tx, enum tm_serial_cause cause)
 {
-    if (tx->mode == TM_MODE_IRREVOCABLE)
+    if (tx->mode == TM_MODE_IRREVOCABLE) {
+        if (tx->serial_cause == TM_SERIAL_ALONE)
+            tm_count_serial(tx, cause); /* it would have had to serialize */
         return;
+    }
     if (!tx->holds_serial) {
         /* Waiting for the serial lock while running could deadlock with
          * the holder, which waits for us to finish: restart instead. A

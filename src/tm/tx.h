@@ -71,8 +71,16 @@ enum tm_abort_cause {
     TM_ABORT_OTHER = 6,         /* e.g. yielded to a serial transaction */
 };
 
-/* Why a transaction runs in serial mode. */
-enum tm_serial_cause { TM_SERIAL_NONE = 0, TM_SERIAL_JMV = 1, TM_SERIAL_MAXRB = 2, TM_SERIAL_OTHER = 3 };
+/* Why a transaction runs in serial mode. ALONE is not a serialization in
+ * the statistics' sense: the only thread that uses transactions runs them
+ * serially because that is cheapest (as libitm does); not counted. */
+enum tm_serial_cause {
+    TM_SERIAL_NONE = 0,
+    TM_SERIAL_JMV = 1,
+    TM_SERIAL_MAXRB = 2,
+    TM_SERIAL_OTHER = 3,
+    TM_SERIAL_ALONE = 4,
+};
 
 enum tm_mode {
     TM_MODE_STM = 0,         /* through the barriers (alone if it holds the serial lock) */
@@ -178,6 +186,7 @@ struct tm_runtime {
     pthread_mutex_t reg_mutex; /* thread table, retired statistics, clone tables */
     _Atomic(struct tm_tx *) slots[TM_MAX_THREADS];
     _Atomic uint32_t nslots; /* high-water mark of used slots */
+    _Atomic uint32_t live;   /* descriptors in use by live threads */
     struct tm_stats retired; /* statistics of ended threads */
     unsigned long retired_threads;
     unsigned max_retries;

@@ -160,6 +160,33 @@ STROBE_TEST(disjoint_no_rollbacks)
     free(mem);
 }
 
+static _Atomic int culprit_stop; /* ends the first thread of a pair */
+
+/* Two threads meet here after both have registered with the STM (the
+ * statistics call creates a thread's descriptor). A thread that is the
+ * only one with transactions runs them serially, so a transaction waiting
+ * for another thread's transaction, as the cases below do on purpose,
+ * needs the other thread to be known first. */
+static pthread_barrier_t pair_barrier;
+static void pair_up(void)
+{
+    strobe_tm_report_t r;
+    strobe_tm_get_stats(&r);
+    pthread_barrier_wait(&pair_barrier);
+}
+
+static void run_pair(void *(*a)(void *), void *(*b)(void *), void **b_result)
+{
+    pthread_barrier_init(&pair_barrier, NULL, 2);
+    pthread_t ta, tb;
+    CHECK_EQ_INT(pthread_create(&ta, NULL, a, NULL), 0);
+    CHECK_EQ_INT(pthread_create(&tb, NULL, b, NULL), 0);
+    CHECK_EQ_INT(pthread_join(tb, b_result), 0);
+    atomic_store(&culprit_stop, 1);
+    CHECK_EQ_INT(pthread_join(ta, NULL), 0);
+    pthread_barrier_destroy(&pair_barrier);
+}
+
 /* ---- forced conflicts ------------------------------------------------------
  * The victim reads X, then (inside its transaction) lets the culprit
  * commit a write to X and waits for that commit; its own commit must then
@@ -177,7 +204,7 @@ PURE static unsigned long completed(void)
 }
 
 static long conflict_x, conflict_y;
-static _Atomic int victim_attempts, culprit_go, culprit_stop;
+static _Atomic int victim_attempts, culprit_go;
 static int clean_from;
 
 PURE static void victim_sync(void)
@@ -194,6 +221,7 @@ PURE static void victim_sync(void)
 static void *culprit_thread(void *arg)
 {
     (void)arg;
+    pair_up();
     int served = 0;
     while (!atomic_load(&culprit_stop)) {
         int go = atomic_load(&culprit_go);
@@ -208,6 +236,7 @@ static void *culprit_thread(void *arg)
 static void *victim_thread(void *arg)
 {
     (void)arg;
+    pair_up();
     __transaction_atomic {
         long v = conflict_x;
         victim_sync();
@@ -222,13 +251,8 @@ static strobe_tm_report_t run_conflict(int clean)
 {
     clean_from = clean;
     atomic_store(&victim_attempts, 0);
-    pthread_t c, v;
-    CHECK_EQ_INT(pthread_create(&c, NULL, culprit_thread, NULL), 0);
-    CHECK_EQ_INT(pthread_create(&v, NULL, victim_thread, NULL), 0);
     void *res;
-    CHECK_EQ_INT(pthread_join(v, &res), 0);
-    atomic_store(&culprit_stop, 1);
-    CHECK_EQ_INT(pthread_join(c, NULL), 0);
+    run_pair(culprit_thread, victim_thread, &res);
     strobe_tm_report_t r = *(strobe_tm_report_t *)res;
     free(res);
     return r;
@@ -287,6 +311,7 @@ PURE static void reader_attempt(void)
 static void *holder_thread(void *arg)
 {
     (void)arg;
+    pair_up();
     __transaction_atomic {
         held_x = 42;
         holder_wait();
@@ -297,6 +322,7 @@ static void *holder_thread(void *arg)
 static void *reader_thread(void *arg)
 {
     (void)arg;
+    pair_up();
     while (!atomic_load(&holder_locked))
         ;
     long v;
@@ -312,12 +338,8 @@ static void *reader_thread(void *arg)
 
 STROBE_TEST(read_of_locked_word_aborts)
 {
-    pthread_t h, rd;
-    CHECK_EQ_INT(pthread_create(&h, NULL, holder_thread, NULL), 0);
-    CHECK_EQ_INT(pthread_create(&rd, NULL, reader_thread, NULL), 0);
     void *res;
-    CHECK_EQ_INT(pthread_join(rd, &res), 0);
-    CHECK_EQ_INT(pthread_join(h, NULL), 0);
+    run_pair(holder_thread, reader_thread, &res);
     strobe_tm_report_t *r = res;
     CHECK_EQ_INT(r->total_transactions, 1);
     CHECK_EQ_INT(r->total_rollbacks, 1);
