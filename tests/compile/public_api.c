@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Compiles the public header as strict C11; runs without libstrobe (the
+/* Compiles every public header as strict C11; runs without libstrobe (the
  * handles are plain data). */
+#include <strobe/adapter.h>
+#include <strobe/bgq_tm.h>
 #include <strobe/strobe.h>
+#include <strobe/tm.h>
 
 static strobe_region_t region = STROBE_REGION_INIT("compile");
 static strobe_metric_t metric = STROBE_METRIC_INIT("bytes", "B");
