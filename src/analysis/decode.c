@@ -216,7 +216,7 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
                                rec_off, (unsigned long long)r.id);
             goto bad_region;
         }
-        if (kind != STROBE_REGION_FUNCTION && kind != STROBE_REGION_USER) {
+        if (kind != STROBE_REGION_FUNCTION && kind != STROBE_REGION_USER && kind != STROBE_REGION_TM_ATOMIC) {
             rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: unknown region kind %llu", c->name,
                                rec_off, (unsigned long long)kind);
             goto bad_region;
@@ -372,6 +372,39 @@ static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, s
     return 0;
 }
 
+/* STROBE_EXT_TM (format.h): the event and its arguments, each checked
+ * against the values the runtime writes. */
+static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+                      struct strobe_errbuf *eb)
+{
+    /* largest argument per event: START attempt (any), ABORT cause, SERIAL
+     * cause, CANCEL flag; 0 = the event has no argument */
+    static const uint64_t max_arg[] = {0, UINT64_MAX, 0, 0, 0, 6, 3, 1};
+    int rc;
+    ev->kind = STROBE__RAW_TM;
+    ev->value = 0;
+    ev->parent = 0;
+    if ((rc = get_u(c, &ev->id, eb)))
+        return rc;
+    if (ev->id == 0 || ev->id >= sizeof max_arg / sizeof max_arg[0])
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: unknown TM event %llu", d->name,
+                             (unsigned long long)ev->offset, (unsigned long long)ev->id);
+    if (max_arg[ev->id] == 0)
+        return 0;
+    uint64_t arg;
+    if ((rc = get_u(c, &arg, eb)))
+        return rc;
+    bool cause = ev->id == STROBE_TM_ABORT || ev->id == STROBE_TM_SERIAL;
+    if (arg > max_arg[ev->id] || (cause && arg == 0))
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: TM event %llu: argument %llu out of range",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id,
+                             (unsigned long long)arg);
+    ev->value = (int64_t)arg;
+    if (ev->id == STROBE_TM_ABORT) /* culprit thread index + 1 */
+        return get_u(c, &ev->parent, eb);
+    return 0;
+}
+
 static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct cursor *c,
                        struct strobe__raw_event *ev, struct strobe_errbuf *eb)
 {
@@ -412,6 +445,8 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         if ((rc = get_u(c, &ev->region, eb)))
             return rc;
         return push(d, ev->region, (size_t)ev->offset, eb);
+    case STROBE_EXT_TM:
+        return tm_payload(d, c, ev, eb);
     default:
         ev->kind = 0; /* newer record type: skipped */
         return 0;
@@ -422,7 +457,7 @@ static const char *ext_name(unsigned type)
 {
     static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
                                          "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
-                                         "FORK record",         "INHERIT record" };
+                                         "FORK record",         "INHERIT record",       "TM record" };
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 

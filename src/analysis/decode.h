@@ -71,6 +71,7 @@ enum strobe__raw_kind {
     STROBE__RAW_THREAD_CREATE = 7,/* id = child thread index */
     STROBE__RAW_THREAD_JOIN = 8,  /* id = joined thread index */
     STROBE__RAW_FORK = 9,         /* value = child pid */
+    STROBE__RAW_TM = 10,          /* id = TM event, value = its argument, parent = culprit thread index + 1 */
 };
 
 struct strobe__raw_event {

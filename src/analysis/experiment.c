@@ -222,7 +222,7 @@ static int load_ids(struct loader *L, struct strobe_process_info *p, const struc
     int rc = strobe__symbols_resolve(d, res);
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];
-        if (r->kind == STROBE_REGION_FUNCTION)
+        if (r->kind == STROBE_REGION_FUNCTION || r->kind == STROBE_REGION_TM_ATOMIC)
             rc = unify_region(L, res[i].name, res[i].file, res[i].line, res[i].module, res[i].rel, r->kind,
                               &p->region_map[r->id]);
         else
@@ -756,6 +756,12 @@ int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev, s
             case STROBE__RAW_FORK:
                 ev->type = STROBE_EVENT_FORK;
                 ev->value = raw.value;
+                break;
+            case STROBE__RAW_TM:
+                ev->type = STROBE_EVENT_TM;
+                ev->tm_event = (uint32_t)raw.id;
+                ev->value = raw.value;
+                ev->other_thread = raw.parent ? global_thread(exp, t->process, raw.parent - 1) : STROBE_NONE;
                 break;
             }
             if (raw.kind == STROBE__RAW_ENTER || raw.kind == STROBE__RAW_EXIT || raw.kind == STROBE__RAW_INHERIT)

@@ -126,6 +126,9 @@ enum strobe_event_type {
     STROBE_EVENT_THREAD_JOIN = 7,  /* other_thread = joined */
     STROBE_EVENT_FORK = 8,         /* value = child pid */
     STROBE_EVENT_INHERIT = 9,      /* region entered before fork(); not a visit */
+    STROBE_EVENT_TM = 10,          /* tm_event (enum strobe_tm_event), value = its argument
+                                      (attempt number or cause), other_thread = culprit of an
+                                      ABORT (STROBE_NONE: unknown) */
 };
 
 struct strobe_event {
@@ -135,6 +138,7 @@ struct strobe_event {
     uint32_t metric;       /* global metric id (METRIC) */
     uint32_t other_thread; /* global thread index (CREATE/JOIN) or STROBE_NONE */
     uint32_t depth;        /* nesting depth after the event */
+    uint32_t tm_event;     /* TM */
     int64_t value;
     uint64_t offset;       /* byte offset of the record in the stream file */
     bool synthetic;        /* an EXIT added at the end for a region left open */

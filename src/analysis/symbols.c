@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libdwfl-based resolution of function addresses (see symbols.h). */
+/* libdwfl-based resolution of code addresses (see symbols.h). */
 #define _GNU_SOURCE /* asprintf */
 #include "analysis/symbols.h"
 
@@ -61,6 +61,20 @@ static void decl_of(Dwfl_Module *mod, uint64_t addr, const char **name, const ch
     free(scopes);
 }
 
+/* Source file:line of the instruction at ADDR, from the line table. */
+static void line_of(Dwfl_Module *mod, uint64_t addr, const char **file, int *line)
+{
+    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+    if (!l)
+        return;
+    int ln = 0;
+    const char *f = dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL);
+    if (f) {
+        *file = f;
+        *line = ln;
+    }
+}
+
 int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolved *out)
 {
     Dwfl *dwfl = dwfl_begin(&offline_callbacks);
@@ -76,24 +90,37 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
     int rc = 0;
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];
-        if (r->kind != STROBE_REGION_FUNCTION)
+        bool atomic = r->kind == STROBE_REGION_TM_ATOMIC;
+        if (r->kind != STROBE_REGION_FUNCTION && !atomic)
             continue;
-        const struct strobe__module *m = module_of(d, r->address);
+        /* An atomic block is named by the return address of its call to
+         * _ITM_beginTransaction; the call itself is the byte before. */
+        uint64_t addr = atomic ? r->address - 1 : r->address;
+        const struct strobe__module *m = module_of(d, addr);
         const char *name = NULL, *file = NULL;
         int line = 0;
-        Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, r->address) : NULL;
+        Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
         if (mod) {
             /* the ELF symbol table names static functions and the PLT too;
-             * DWARF supplies the declaration */
-            name = dwfl_module_addrname(mod, r->address);
-            decl_of(mod, r->address, &name, &file, &line);
+             * DWARF supplies the declaration, or for an atomic block the
+             * source line of the call */
+            name = dwfl_module_addrname(mod, addr);
+            if (atomic)
+                line_of(mod, addr, &file, &line);
+            else
+                decl_of(mod, addr, &name, &file, &line);
         }
         struct strobe__resolved *o = &out[i];
         if (r->name && r->name[0])
             name = r->name; /* the runtime already knew it (filtered runs) */
-        if (name)
-            o->name = strdup(name);
-        else if (asprintf(&o->name, "0x%" PRIx64, m ? r->address - m->bias : r->address) < 0)
+        int n;
+        if (atomic && name)
+            n = asprintf(&o->name, "atomic@%s", name);
+        else if (name)
+            n = (o->name = strdup(name)) ? 0 : -1;
+        else
+            n = asprintf(&o->name, "%s0x%" PRIx64, atomic ? "atomic@" : "", m ? r->address - m->bias : r->address);
+        if (n < 0)
             o->name = NULL;
         o->file = strdup(file ? file : "");
         o->line = line > 0 ? (unsigned)line : 0;

@@ -122,6 +122,30 @@ enum strobe_ext_type {
     STROBE_EXT_TM = 8,
 };
 
+/* STROBE_EXT_TM: events, abort causes, serialization causes. */
+enum strobe_tm_event {
+    STROBE_TM_START = 1,
+    STROBE_TM_TRY_LOCK = 2,
+    STROBE_TM_LOCKED = 3,
+    STROBE_TM_COMMIT = 4,
+    STROBE_TM_ABORT = 5,
+    STROBE_TM_SERIAL = 6,
+    STROBE_TM_CANCEL = 7,
+};
+enum strobe_tm_abort_cause {
+    STROBE_TM_ABORT_READ_CONFLICT = 1,
+    STROBE_TM_ABORT_WRITE_CONFLICT = 2,
+    STROBE_TM_ABORT_VALIDATION = 3,
+    STROBE_TM_ABORT_EXPLICIT = 4,
+    STROBE_TM_ABORT_IRREVOCABLE = 5,
+    STROBE_TM_ABORT_OTHER = 6,
+};
+enum strobe_tm_serial_cause {
+    STROBE_TM_SERIAL_IRREVOCABLE = 1,
+    STROBE_TM_SERIAL_MAX_ROLLBACKS = 2,
+    STROBE_TM_SERIAL_OTHER = 3,
+};
+
 /* ---- Definition records (defs) ----------------------------------------
  * Each record: byte type (1..255; 0 = chunk padding), uleb payload length,
  * payload. Readers skip unknown types.

@@ -87,9 +87,9 @@ void strobe__tm_mon_event_slow(struct tm_tx *tx, unsigned kind, uint64_t a, uint
     (void)tx;
     uint8_t payload[32], *q = payload;
     q = strobe_uleb_put(q, kind);
-    if (kind == TM_EV_START || kind == TM_EV_SERIAL || kind == TM_EV_CANCEL)
+    if (kind == STROBE_TM_START || kind == STROBE_TM_SERIAL || kind == STROBE_TM_CANCEL)
         q = strobe_uleb_put(q, a);
-    else if (kind == TM_EV_ABORT) {
+    else if (kind == STROBE_TM_ABORT) {
         q = strobe_uleb_put(q, a);
         q = strobe_uleb_put(q, b);
     }
@@ -105,7 +105,7 @@ void strobe__tm_mon_abort_slow(struct tm_tx *tx, enum tm_abort_cause cause, int 
             if (o != NULL)
                 c = atomic_load_explicit(&o->core_thread, memory_order_relaxed);
         }
-        strobe__tm_mon_event_slow(tx, TM_EV_ABORT, cause, (uint64_t)(c + 1));
+        strobe__tm_mon_event_slow(tx, STROBE_TM_ABORT, cause, (uint64_t)(c + 1));
     }
     /* Functions the aborted attempt had entered end here; the retry
      * enters them again under the same atomic block. */
@@ -115,7 +115,7 @@ void strobe__tm_mon_abort_slow(struct tm_tx *tx, enum tm_abort_cause cause, int 
 void strobe__tm_mon_end_slow(struct tm_tx *tx, bool cancelled)
 {
     if (strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS && !cancelled)
-        strobe__tm_mon_event_slow(tx, TM_EV_COMMIT, 0, 0);
+        strobe__tm_mon_event_slow(tx, STROBE_TM_COMMIT, 0, 0);
     if (tx->retries > 0)
         strobe_metric_add(&m_rollbacks, tx->retries);
     if (tx->serial_cause != TM_SERIAL_NONE && tx->serial_cause != TM_SERIAL_ALONE)

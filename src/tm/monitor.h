@@ -28,17 +28,6 @@ TM_HIDDEN void strobe__tm_mon_event_slow(struct tm_tx *tx, unsigned kind, uint64
 TM_HIDDEN void strobe__tm_mon_abort_slow(struct tm_tx *tx, enum tm_abort_cause cause, int culprit);
 TM_HIDDEN void strobe__tm_mon_end_slow(struct tm_tx *tx, bool cancelled);
 
-/* Event kinds of the TM record (STROBE_EXT_TM payload, first uleb). */
-enum tm_event {
-    TM_EV_START = 1,    /* uleb attempt number (0 = first) */
-    TM_EV_TRY_LOCK = 2, /* commit requested */
-    TM_EV_LOCKED = 3,   /* commit time taken, reads valid: publishing */
-    TM_EV_COMMIT = 4,
-    TM_EV_ABORT = 5,    /* uleb cause (enum tm_abort_cause), uleb culprit thread + 1 (0: unknown) */
-    TM_EV_SERIAL = 6,   /* uleb cause (enum tm_serial_cause) */
-    TM_EV_CANCEL = 7,   /* uleb 1 if the outermost transaction was cancelled */
-};
-
 static inline void strobe__tm_mon_begin(struct tm_tx *tx, uintptr_t site)
 {
     if (TM_UNLIKELY(strobe__tm_monitor))
@@ -47,27 +36,27 @@ static inline void strobe__tm_mon_begin(struct tm_tx *tx, uintptr_t site)
 static inline void strobe__tm_mon_attempt(struct tm_tx *tx)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, TM_EV_START, tx->retries, 0);
+        strobe__tm_mon_event_slow(tx, STROBE_TM_START, tx->retries, 0);
 }
 static inline void strobe__tm_mon_try_lock(struct tm_tx *tx)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, TM_EV_TRY_LOCK, 0, 0);
+        strobe__tm_mon_event_slow(tx, STROBE_TM_TRY_LOCK, 0, 0);
 }
 static inline void strobe__tm_mon_locked(struct tm_tx *tx)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, TM_EV_LOCKED, 0, 0);
+        strobe__tm_mon_event_slow(tx, STROBE_TM_LOCKED, 0, 0);
 }
 static inline void strobe__tm_mon_serialize(struct tm_tx *tx, enum tm_serial_cause cause)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, TM_EV_SERIAL, cause, 0);
+        strobe__tm_mon_event_slow(tx, STROBE_TM_SERIAL, cause, 0);
 }
 static inline void strobe__tm_mon_cancel(struct tm_tx *tx, bool outermost)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, TM_EV_CANCEL, outermost, 0);
+        strobe__tm_mon_event_slow(tx, STROBE_TM_CANCEL, outermost, 0);
 }
 static inline void strobe__tm_mon_abort(struct tm_tx *tx, enum tm_abort_cause cause, int culprit)
 {

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/format.h"
 #include "strobe/tm.h"
 #include "tm/itm.h"
 
@@ -61,14 +62,14 @@
 #define TM_MAKE_VERSION(ts, slot) (((uint64_t)(ts) << 12) | ((uint64_t)(slot) << 1))
 #define TM_MAKE_LOCKED(slot) (((uint64_t)(slot) << 1) | TM_LOCKED)
 
-/* Why an attempt aborted (recorded in events and per-block statistics). */
+/* Why an attempt aborted (the values of the trace format's TM records). */
 enum tm_abort_cause {
-    TM_ABORT_READ_CONFLICT = 1, /* a read met a location locked by a committer */
-    TM_ABORT_WRITE_CONFLICT = 2,/* commit could not lock a written location */
-    TM_ABORT_VALIDATION = 3,    /* a location read was overwritten since */
-    TM_ABORT_EXPLICIT = 4,      /* __transaction_cancel or a user retry */
-    TM_ABORT_IRREVOCABLE = 5,   /* restarted to run irrevocably */
-    TM_ABORT_OTHER = 6,         /* e.g. yielded to a serial transaction */
+    TM_ABORT_READ_CONFLICT = STROBE_TM_ABORT_READ_CONFLICT,   /* a read met a word locked by another */
+    TM_ABORT_WRITE_CONFLICT = STROBE_TM_ABORT_WRITE_CONFLICT, /* a write met a word locked by another */
+    TM_ABORT_VALIDATION = STROBE_TM_ABORT_VALIDATION,         /* a location read was overwritten since */
+    TM_ABORT_EXPLICIT = STROBE_TM_ABORT_EXPLICIT,             /* a user retry */
+    TM_ABORT_IRREVOCABLE = STROBE_TM_ABORT_IRREVOCABLE,       /* restarted to run irrevocably */
+    TM_ABORT_OTHER = STROBE_TM_ABORT_OTHER,                   /* e.g. yielded to a serial transaction */
 };
 
 /* Why a transaction runs in serial mode. ALONE is not a serialization in
@@ -76,9 +77,9 @@ enum tm_abort_cause {
  * serially because that is cheapest (as libitm does); not counted. */
 enum tm_serial_cause {
     TM_SERIAL_NONE = 0,
-    TM_SERIAL_JMV = 1,
-    TM_SERIAL_MAXRB = 2,
-    TM_SERIAL_OTHER = 3,
+    TM_SERIAL_JMV = STROBE_TM_SERIAL_IRREVOCABLE,
+    TM_SERIAL_MAXRB = STROBE_TM_SERIAL_MAX_ROLLBACKS,
+    TM_SERIAL_OTHER = STROBE_TM_SERIAL_OTHER,
     TM_SERIAL_ALONE = 4,
 };
 
