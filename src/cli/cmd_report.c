@@ -16,8 +16,8 @@
 #include "strobe/strobe.h"
 
 const char strobe__report_help[] =
-    "usage: strobe report DIR [--format text|json] [--threads] [--sort incl|excl|visits]\n"
-    "                         [--top N] [--source auto|profile|trace]\n"
+    "usage: strobe report DIR [--format text|json] [--threads] [--tm]\n"
+    "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "\n"
     "Prints the report of the experiment in DIR: summary (command, duration,\n"
     "threads, events, drops, estimated measurement overhead), flat profile,\n"
@@ -27,6 +27,10 @@ const char strobe__report_help[] =
     "  --format text|json  text for people (default) or JSON for programs\n"
     "                      (schema: docs/formats/report-json.md; always complete)\n"
     "  --threads           add the per-thread table and the thread x region table\n"
+    "  --tm                add the transactional-memory section (`strobe run --tm`):\n"
+    "                      per atomic block and thread, transactions, rollbacks,\n"
+    "                      serializations by cause, committed vs aborted time; the\n"
+    "                      time per TMbox state; who aborted whom; a verdict\n"
     "  --sort KEY          order of the flat profile and of call-tree children:\n"
     "                      excl (exclusive time, default), incl or visits\n"
     "  --top N             text: rows of the flat profile and children shown per\n"
@@ -77,11 +81,12 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 
 /* ---- report ------------------------------------------------------------ */
 
-enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE };
+enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM };
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"threads", no_argument, NULL, OPT_THREADS},
+    {"tm", no_argument, NULL, OPT_TM},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
@@ -93,7 +98,7 @@ int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false;
+    bool json = false, tm = false;
     int source = STROBE_PROFILE_AUTO;
     int c;
     while ((c = strobe__cli_getopt("report", argc, argv, ":h", report_options)) != -1) {
@@ -109,6 +114,9 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_THREADS:
             opts.threads = true;
+            break;
+        case OPT_TM:
+            tm = true;
             break;
         case OPT_SORT:
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
@@ -154,7 +162,16 @@ int strobe__cmd_report(int argc, char **argv)
         strobe_experiment_close(exp);
         return STROBE_EXIT_FAILURE;
     }
+    struct strobe_tm_model *tm_model = NULL;
+    if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0) {
+        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        strobe_profile_free(prof);
+        strobe_experiment_close(exp);
+        return STROBE_EXIT_FAILURE;
+    }
+    opts.tm = tm_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
+    strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);
     if (rc) {

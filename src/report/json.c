@@ -458,6 +458,78 @@ static int json_tree(struct jw *w, const struct strobe__report_view *v)
     return 0;
 }
 
+static void json_tm_cell(struct jw *w, const struct strobe_tm_cell *c, bool times)
+{
+    jw_u64(w, "transactions", c->transactions);
+    jw_u64(w, "rollbacks", c->rollbacks);
+    jw_u64(w, "cancels", c->cancels);
+    jw_open(w, "serialized", '{', true);
+    for (int k = 0; k < STROBE_TM_NSERIAL; k++)
+        jw_u64(w, strobe_tm_serial_name(k), c->serialized[k]);
+    jw_close(w);
+    if (!times) {
+        jw_null(w, "committed_ns");
+        jw_null(w, "aborted_ns");
+        jw_null(w, "aborts");
+        return;
+    }
+    jw_u64(w, "committed_ns", c->committed_ns);
+    jw_u64(w, "aborted_ns", c->aborted_ns);
+    jw_open(w, "aborts", '{', true);
+    for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+        jw_u64(w, strobe_tm_abort_name(k), c->aborts[k]);
+    jw_close(w);
+}
+
+/* The transactional-memory section (docs/formats/report-json.md). */
+static void json_tm(struct jw *w, const struct strobe_tm_model *m)
+{
+    jw_open(w, "tm", '{', false);
+    jw_bool(w, "has_events", m->has_events);
+    jw_open(w, "blocks", '[', false);
+    for (size_t b = 0; b < m->nblocks; b++) {
+        jw_open(w, NULL, '{', false);
+        jw_ref(w, "region", m->blocks[b]);
+        struct strobe_tm_cell sum;
+        strobe_tm_block_total(m, b, &sum);
+        json_tm_cell(w, &sum, m->has_events);
+        jw_open(w, "threads", '[', false);
+        for (size_t t = 0; t < m->nthreads; t++) {
+            jw_open(w, NULL, '{', true);
+            jw_u64(w, "thread", t);
+            json_tm_cell(w, &m->cells[b * m->nthreads + t], m->has_events);
+            jw_close(w);
+        }
+        jw_close(w);
+        jw_close(w);
+    }
+    jw_close(w);
+    if (m->has_events) {
+        jw_open(w, "states", '[', false);
+        for (size_t t = 0; t < m->nthreads; t++) {
+            jw_open(w, NULL, '{', true);
+            jw_u64(w, "thread", t);
+            for (int k = 0; k < STROBE_TM_STATE_COUNT; k++)
+                jw_u64(w, strobe_tm_state_name(k), m->states[t * STROBE_TM_STATE_COUNT + k]);
+            jw_close(w);
+        }
+        jw_close(w);
+        /* aborted_by[culprit][victim]; the last row: culprit unknown */
+        jw_open(w, "aborted_by", '[', false);
+        for (size_t c = 0; c <= m->nthreads; c++) {
+            jw_open(w, NULL, '[', true);
+            for (size_t t = 0; t < m->nthreads; t++)
+                jw_u64(w, NULL, m->aborted_by[c * m->nthreads + t]);
+            jw_close(w);
+        }
+        jw_close(w);
+    } else {
+        jw_null(w, "states");
+        jw_null(w, "aborted_by");
+    }
+    jw_close(w);
+}
+
 int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
                        const struct strobe_report_opts *opts)
 {
@@ -480,6 +552,8 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
     json_defs(&w, exp);
     json_flat(&w, &v);
     rc = json_tree(&w, &v);
+    if (rc == 0 && opts && opts->tm)
+        json_tm(&w, opts->tm);
     jw_close(&w);
     fputc('\n', out);
     strobe__report_view_free(&v);

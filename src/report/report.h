@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "analysis/experiment.h"
+#include "analysis/tm.h"
 
 /* Version of the JSON schema ("version" field); bump on incompatible change. */
 #define STROBE_REPORT_JSON_VERSION 1
@@ -34,9 +35,11 @@ struct strobe_report_opts {
                      node, regions of the thread x region table (at most 8);
                      0 = all. JSON ignores it and is always complete. */
     bool threads; /* text: add the per-thread section (JSON always has it) */
+    const struct strobe_tm_model *tm; /* add the transactional-memory section
+                                         (strobe_tm_model_build); NULL: none */
 };
 
-/* Default options: sort by excl, top 20, no thread section. */
+/* Default options: sort by excl, top 20, no thread or TM section. */
 void strobe_report_opts_init(struct strobe_report_opts *opts);
 
 /* Parses "incl" / "excl" / "visits"; returns the enum value or -1. */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ void strobe_report_opts_init(struct strobe_report_opts *opts)
     opts->sort = STROBE_REPORT_SORT_EXCL;
     opts->top = STROBE_REPORT_TOP_DEFAULT;
     opts->threads = false;
+    opts->tm = NULL;
 }
 
 int strobe_report_sort_parse(const char *s)
@@ -491,6 +493,217 @@ static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t to
     return 0;
 }
 
+/* ---- Transactional memory ---------------------------------------------- */
+
+/* "12.34%", or "-" when the whole is 0. */
+static char *fmt_ratio(char buf[STROBE_UNITS_LEN], uint64_t part, uint64_t whole)
+{
+    if (whole == 0) {
+        strcpy(buf, "-");
+        return buf;
+    }
+    return fmt_pct(buf, (double)part, (double)whole);
+}
+
+#define TM_COLS 10
+static const char *const tm_head[TM_COLS] = {"transactions", "rollbacks", "rb ratio", "ser.irrev", "ser.maxrb",
+                                             "ser.other",    "cancels",   "committed", "aborted", "wasted"};
+static const int tm_width[TM_COLS] = {12, 10, 9, 9, 9, 9, 8, 11, 11, 8};
+
+/* One row of the per-block table: label, then the counts and times. */
+static void tm_row(FILE *out, const char *label, int label_width, const struct strobe_tm_cell *c, bool times)
+{
+    char s[TM_COLS][STROBE_UNITS_LEN];
+    fmt_u64(s[0], c->transactions);
+    fmt_u64(s[1], c->rollbacks);
+    /* rollbacks per attempt: the share of attempts that were wasted */
+    fmt_ratio(s[2], c->rollbacks, c->rollbacks + c->transactions);
+    for (int k = 0; k < STROBE_TM_NSERIAL; k++)
+        fmt_u64(s[3 + k], c->serialized[k]);
+    fmt_u64(s[6], c->cancels);
+    fmt_time_or_dash(s[7], c->committed_ns, times);
+    fmt_time_or_dash(s[8], c->aborted_ns, times);
+    if (times)
+        fmt_ratio(s[9], c->aborted_ns, c->aborted_ns + c->committed_ns);
+    else
+        strcpy(s[9], "-");
+    fputs("  ", out);
+    cell(out, label, -label_width);
+    for (int k = 0; k < TM_COLS; k++) {
+        fputs("  ", out);
+        cell(out, s[k], tm_width[k]);
+    }
+    fputc('\n', out);
+}
+
+/* What the numbers say about one atomic block, in the seed paper's terms. */
+static void tm_verdict(FILE *out, const struct strobe_experiment *exp, uint32_t region,
+                       const struct strobe_tm_cell *c, bool times)
+{
+    fputs("  ", out);
+    region_label(out, exp, region);
+    double attempts = (double)(c->transactions + c->rollbacks);
+    double ratio = attempts > 0 ? (double)c->rollbacks / attempts : 0;
+    fprintf(out, ": %" PRIu64 " transactions, %.1f%% of attempts rolled back", c->transactions, 100 * ratio);
+    if (times && c->committed_ns + c->aborted_ns > 0)
+        fprintf(out, ", %.1f%% of transactional time wasted",
+                100.0 * (double)c->aborted_ns / (double)(c->committed_ns + c->aborted_ns));
+    uint64_t ser = c->serialized[0] + c->serialized[1] + c->serialized[2];
+    fprintf(out, ", %" PRIu64 " serialized", ser);
+    if (c->serialized[1])
+        fputs(". It reaches the rollback limit: contention is too high for TM here; a lock or"
+              " less shared data would serve better", out);
+    else if (ratio > 0.5)
+        fputs(". Most attempts are wasted: consider a lock, or smaller transactions", out);
+    else if (c->serialized[0] && c->serialized[0] * 2 >= c->transactions)
+        fputs(". Most transactions run irrevocably (I/O or unsafe calls): they serialize all"
+              " threads; move the irrevocable part out", out);
+    else if (ratio < 0.05)
+        fputs(". Conflicts are rare: TM suits this block; compare its time with an atomic or"
+              " lock version to see whether it pays off", out);
+    fputs(".\n", out);
+}
+
+static void text_tm(FILE *out, const struct strobe__report_view *v, const struct strobe_tm_model *m)
+{
+    const struct strobe_experiment *exp = v->exp;
+    fputs("\nTransactional memory", out);
+    if (m->nblocks == 0) {
+        fputs("\n  no atomic blocks (run the program with `strobe run --tm`)\n", out);
+        return;
+    }
+    fputs(m->has_events ? " (times from the event log)\n"
+                        : " (no event log: rerun with --tm-monitor events for times, states and culprits)\n",
+          out);
+    fputs("\nAtomic blocks (rb ratio = rollbacks / attempts; wasted = aborted / (committed + aborted) time)\n", out);
+    int lw = 6;
+    char label[512];
+    for (size_t b = 0; b < m->nblocks; b++) {
+        FILE *f = fmemopen(label, sizeof label, "w");
+        if (f) {
+            region_label(f, exp, m->blocks[b]);
+            fclose(f);
+        }
+        int w = (int)strobe__display_width(label) + 0;
+        if (w > lw)
+            lw = w;
+    }
+    fputs("  ", out);
+    cell(out, "block / thread", -lw);
+    for (int k = 0; k < TM_COLS; k++) {
+        fputs("  ", out);
+        cell(out, tm_head[k], tm_width[k]);
+    }
+    fputc('\n', out);
+    for (size_t b = 0; b < m->nblocks; b++) {
+        struct strobe_tm_cell sum;
+        strobe_tm_block_total(m, b, &sum);
+        FILE *f = fmemopen(label, sizeof label, "w");
+        if (f) {
+            region_label(f, exp, m->blocks[b]);
+            fclose(f);
+        }
+        tm_row(out, label, lw, &sum, m->has_events);
+        for (size_t t = 0; t < m->nthreads; t++) {
+            const struct strobe_tm_cell *c = &m->cells[b * m->nthreads + t];
+            if (c->transactions == 0 && c->rollbacks == 0)
+                continue;
+            snprintf(label, sizeof label, "  thread %zu", t);
+            tm_row(out, label, lw, c, m->has_events);
+        }
+    }
+    if (m->has_events) {
+        /* TMbox histogram (seed 001, Figure 5): state time per thread and
+         * the statistics over threads */
+        fputs("\nTime per TMbox state (threads with transactions)\n  ", out);
+        cell(out, "thread", -8);
+        for (int k = 0; k < STROBE_TM_STATE_COUNT; k++) {
+            fputs("  ", out);
+            cell(out, strobe_tm_state_name(k), 14);
+        }
+        fputc('\n', out);
+        double sum[STROBE_TM_STATE_COUNT] = {0}, sumsq[STROBE_TM_STATE_COUNT] = {0};
+        uint64_t mx[STROBE_TM_STATE_COUNT] = {0}, mn[STROBE_TM_STATE_COUNT];
+        size_t n = 0;
+        char s[STROBE_UNITS_LEN];
+        for (int k = 0; k < STROBE_TM_STATE_COUNT; k++)
+            mn[k] = UINT64_MAX;
+        for (size_t t = 0; t < m->nthreads; t++) {
+            const uint64_t *st = &m->states[t * STROBE_TM_STATE_COUNT];
+            uint64_t any = 0;
+            for (int k = 0; k < STROBE_TM_STATE_COUNT; k++)
+                any |= st[k];
+            if (!any)
+                continue;
+            n++;
+            snprintf(label, sizeof label, "%zu", t);
+            fputs("  ", out);
+            cell(out, label, -8);
+            for (int k = 0; k < STROBE_TM_STATE_COUNT; k++) {
+                fputs("  ", out);
+                cell(out, strobe__fmt_time(s, st[k]), 14);
+                sum[k] += (double)st[k];
+                sumsq[k] += (double)st[k] * (double)st[k];
+                mx[k] = st[k] > mx[k] ? st[k] : mx[k];
+                mn[k] = st[k] < mn[k] ? st[k] : mn[k];
+            }
+            fputc('\n', out);
+        }
+        static const char *const rows[] = {"Total", "Average", "Maximum", "Minimum", "StDev", "Avg/Max"};
+        for (int r = 0; r < 6 && n > 0; r++) {
+            fputs("  ", out);
+            cell(out, rows[r], -8);
+            for (int k = 0; k < STROBE_TM_STATE_COUNT; k++) {
+                double avg = sum[k] / (double)n;
+                double var = sumsq[k] / (double)n - avg * avg;
+                double val[] = {sum[k], avg, (double)mx[k], (double)mn[k], var > 0 ? sqrt(var) : 0};
+                if (r < 5)
+                    strobe__fmt_time(s, (uint64_t)(val[r] + 0.5));
+                else if (mx[k] == 0)
+                    strcpy(s, "-");
+                else
+                    snprintf(s, sizeof s, "%.2f", avg / (double)mx[k]);
+                fputs("  ", out);
+                cell(out, s, 14);
+            }
+            fputc('\n', out);
+        }
+        /* who aborted whom: rows culprits, columns victims */
+        fputs("\nWho aborted whom (rows: culprit thread, columns: aborted thread)\n  ", out);
+        cell(out, "culprit", -8);
+        for (size_t t = 0; t < m->nthreads; t++) {
+            snprintf(label, sizeof label, "%zu", t);
+            fputs("  ", out);
+            cell(out, label, 8);
+        }
+        fputc('\n', out);
+        for (size_t c = 0; c <= m->nthreads; c++) {
+            uint64_t row = 0;
+            for (size_t t = 0; t < m->nthreads; t++)
+                row += m->aborted_by[c * m->nthreads + t];
+            if (row == 0)
+                continue;
+            if (c == m->nthreads)
+                snprintf(label, sizeof label, "unknown");
+            else
+                snprintf(label, sizeof label, "%zu", c);
+            fputs("  ", out);
+            cell(out, label, -8);
+            for (size_t t = 0; t < m->nthreads; t++) {
+                fputs("  ", out);
+                cell(out, fmt_u64(s, m->aborted_by[c * m->nthreads + t]), 8);
+            }
+            fputc('\n', out);
+        }
+    }
+    fputs("\nVerdict\n", out);
+    for (size_t b = 0; b < m->nblocks; b++) {
+        struct strobe_tm_cell sum;
+        strobe_tm_block_total(m, b, &sum);
+        tm_verdict(out, exp, m->blocks[b], &sum, m->has_events);
+    }
+}
+
 static int finish(FILE *out)
 {
     if (fflush(out) != 0)
@@ -517,6 +730,8 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
         text_threads(out, &v);
         rc = text_matrix(out, &v, opts->top);
     }
+    if (rc == 0 && opts->tm)
+        text_tm(out, &v, opts->tm);
     strobe__report_view_free(&v);
     return rc ? rc : finish(out);
 }

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transactional-memory view of an experiment recorded with
+ * `strobe run --tm` (docs/tm.md): per atomic block and thread, the counts
+ * of the Blue Gene/Q-style statistics; from the TMbox-style event log, the
+ * time split between committed and aborted attempts, the per-thread time in
+ * each TMbox state and who aborted whom.
+ *
+ * Counts come from the call-path profile (visits of the atomic-block
+ * regions and the tm.* metrics on them), so they exist at both monitoring
+ * levels; times, states, abort causes and culprits need the event log
+ * (level "events", has_events).
+ */
+#ifndef STROBE_ANALYSIS_TM_H
+#define STROBE_ANALYSIS_TM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "analysis/experiment.h"
+
+/* TMbox states (seed 001, Figure 5). */
+enum strobe_tm_state {
+    STROBE_TM_STATE_COMPUTE = 0,        /* START -> TRY_LOCK (or end) of committed attempts */
+    STROBE_TM_STATE_WASTED = 1, /* START -> ABORT or outermost CANCEL */
+    STROBE_TM_STATE_TRY_LOCK = 2, /* TRY_LOCK -> LOCKED */
+    STROBE_TM_STATE_COMMIT_LOCKED = 3,  /* LOCKED -> COMMIT */
+    STROBE_TM_STATE_ABORT = 4,       /* ABORT -> next START: rollback and back-off */
+    STROBE_TM_STATE_COUNT = 5,
+};
+
+/* Serialization causes, indexed by enum strobe_tm_serial_cause - 1. */
+#define STROBE_TM_NSERIAL 3
+/* Abort causes, indexed by enum strobe_tm_abort_cause - 1. */
+#define STROBE_TM_NCAUSES 6
+
+/* One atomic block on one thread. */
+struct strobe_tm_cell {
+    /* from the profile */
+    uint64_t transactions; /* completed (committed or cancelled) */
+    uint64_t rollbacks;
+    uint64_t cancels;
+    uint64_t serialized[STROBE_TM_NSERIAL];
+    /* from the event log */
+    uint64_t committed_ns; /* time in attempts that committed */
+    uint64_t aborted_ns;   /* time in attempts that aborted or were cancelled */
+    uint64_t aborts[STROBE_TM_NCAUSES];
+};
+
+struct strobe_tm_model {
+    size_t nblocks;          /* atomic blocks, in region id order */
+    uint32_t *blocks;        /* global region ids */
+    size_t nthreads;         /* = exp->nthreads */
+    struct strobe_tm_cell *cells; /* [block * nthreads + thread] */
+    bool has_events;         /* some thread logged TM events */
+    uint64_t *states;        /* [thread * STROBE_TM_STATE_COUNT + state], ns */
+    uint64_t *aborted_by;    /* [culprit * nthreads + victim]; culprit row
+                                nthreads = unknown culprit */
+};
+
+/* Builds the model from EXP and its profile PROF (the event streams are
+ * read when any thread has a trace). Returns 0 and *out (free with
+ * strobe_tm_model_free), -ENOMEM, or a reader error (message in eb). An
+ * experiment without atomic blocks gives nblocks == 0. */
+int strobe_tm_model_build(const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                          struct strobe_tm_model **out, struct strobe_errbuf *eb);
+void strobe_tm_model_free(struct strobe_tm_model *m);
+
+/* The helpers below are inline so that the report (which reads models
+ * only, src/report/CMakeLists.txt) needs no code from the reader. */
+
+/* Sum of one block's cells over all threads into *sum. */
+static inline void strobe_tm_block_total(const struct strobe_tm_model *m, size_t block, struct strobe_tm_cell *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    for (size_t t = 0; t < m->nthreads; t++) {
+        const struct strobe_tm_cell *c = &m->cells[block * m->nthreads + t];
+        sum->transactions += c->transactions;
+        sum->rollbacks += c->rollbacks;
+        sum->cancels += c->cancels;
+        sum->committed_ns += c->committed_ns;
+        sum->aborted_ns += c->aborted_ns;
+        for (int k = 0; k < STROBE_TM_NSERIAL; k++)
+            sum->serialized[k] += c->serialized[k];
+        for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+            sum->aborts[k] += c->aborts[k];
+    }
+}
+
+/* "Compute", "Compute_Wasted", "Try_Lock", "Commit_Locked", "Abort". */
+static inline const char *strobe_tm_state_name(int state)
+{
+    static const char *const names[] = {"Compute", "Compute_Wasted", "Try_Lock", "Commit_Locked", "Abort"};
+    return state >= 0 && state < STROBE_TM_STATE_COUNT ? names[state] : "?";
+}
+
+/* "irrevocable", "max_rollbacks", "other" (index = cause - 1). */
+static inline const char *strobe_tm_serial_name(int index)
+{
+    static const char *const names[] = {"irrevocable", "max_rollbacks", "other"};
+    return index >= 0 && index < STROBE_TM_NSERIAL ? names[index] : "?";
+}
+
+/* "read_conflict", "write_conflict", "validation", "explicit",
+ * "irrevocable", "other" (index = cause - 1). */
+static inline const char *strobe_tm_abort_name(int index)
+{
+    static const char *const names[] = {"read_conflict", "write_conflict", "validation",
+                                        "explicit",      "irrevocable",    "other"};
+    return index >= 0 && index < STROBE_TM_NCAUSES ? names[index] : "?";
+}
+
+#endif
