@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/experiment.h"
+#include "analysis/tm.h"
 #include "common/format.h"
 #include "make_experiment.h"
 #include "strobe/strobe.h"
@@ -460,15 +461,20 @@ STROBE_TEST(corrupt_defs_meta_profiles)
 
 /* ---- real runs ---------------------------------------------------------- */
 
-static struct strobe_experiment *run(const char *name, const char *prog)
+static struct strobe_experiment *run_with(const char *name, const char *options, const char *prog)
 {
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
     char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s", STROBE_BIN_DIR, dir, prog);
+    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s", STROBE_BIN_DIR, options, dir, prog);
     if (rc != 0)
         STROBE_FAIL("strobe run %s: exit %d\n%s", prog, rc, out);
     free(out);
     return open_ok(dir);
+}
+
+static struct strobe_experiment *run(const char *name, const char *prog)
+{
+    return run_with(name, "", prog);
 }
 
 static const char *basename_of(const char *p)
@@ -549,9 +555,107 @@ STROBE_TEST(real_demo_profile_equals_trace)
     strobe_experiment_close(exp);
 }
 
+/* ---- transactional memory ------------------------------------------------ */
+
+/* Block index of the atomic block whose call is on LINE of tm_prog.c. */
+static size_t tm_block(const struct strobe_experiment *exp, const struct strobe_tm_model *m, unsigned line)
+{
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const struct strobe_region_def *r = &exp->regions[m->blocks[b]];
+        if (r->line == line && strcmp(basename_of(r->file), "tm_prog.c") == 0)
+            return b;
+    }
+    STROBE_FAIL("no atomic block at tm_prog.c:%u", line);
+}
+
+/* Line of the first line of tm_prog.c containing `marker`. */
+static unsigned tm_prog_line(const char *marker)
+{
+    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/analysis/tm_prog.c", "r");
+    CHECK(f != NULL);
+    char buf[512];
+    for (unsigned n = 1; fgets(buf, sizeof buf, f); n++)
+        if (strstr(buf, marker)) {
+            fclose(f);
+            return n;
+        }
+    STROBE_FAIL("tm_prog.c has no line with %s", marker);
+}
+
+static void check_tm_counts(const struct strobe_experiment *exp, const struct strobe_tm_model *m)
+{
+    CHECK_EQ_INT(m->nblocks, 4);
+    CHECK_EQ_INT(exp->nthreads, 3);
+    size_t a = tm_block(exp, m, tm_prog_line("/* block A */")), b = tm_block(exp, m, tm_prog_line("/* block B */"));
+    size_t c = tm_block(exp, m, tm_prog_line("/* block C */")), d = tm_block(exp, m, tm_prog_line("/* block D */"));
+    CHECK_STR_EQ(exp->regions[m->blocks[a]].name, "atomic@main");
+    CHECK_STR_EQ(exp->regions[m->blocks[c]].name, "atomic@culprit");
+    struct strobe_tm_cell s;
+    strobe_tm_block_total(m, a, &s);
+    CHECK_EQ_U64(s.transactions, 1000);
+    CHECK_EQ_U64(s.cancels, 10);
+    CHECK_EQ_U64(s.rollbacks, 0);
+    CHECK_EQ_U64(m->cells[a * 3 + 0].transactions, 1000);
+    strobe_tm_block_total(m, b, &s);
+    CHECK_EQ_U64(s.transactions, 1);
+    CHECK_EQ_U64(s.serialized[STROBE_TM_SERIAL_IRREVOCABLE - 1], 1);
+    CHECK_EQ_U64(s.rollbacks, 0);
+    CHECK_EQ_U64(m->cells[c * 3 + 1].transactions, 2);
+    CHECK_EQ_U64(m->cells[c * 3 + 1].rollbacks, 0);
+    CHECK_EQ_U64(m->cells[d * 3 + 2].transactions, 1);
+    CHECK_EQ_U64(m->cells[d * 3 + 2].rollbacks, 2);
+    for (int k = 0; k < STROBE_TM_NSERIAL; k++)
+        CHECK_EQ_U64(m->cells[d * 3 + 2].serialized[k], 0);
+}
+
+STROBE_TEST(real_tm_events)
+{
+    struct strobe_experiment *exp = run_with("tm", "--tm", STROBE_TEST_BIN_DIR "/analysis_tm_prog");
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
+    struct strobe_tm_model *m;
+    CHECK_EQ_INT(strobe_tm_model_build(exp, p, &m, &eb), 0);
+    CHECK(m->has_events);
+    check_tm_counts(exp, m);
+    size_t d = tm_block(exp, m, tm_prog_line("/* block D */"));
+    /* both rollbacks: validation failures caused by thread 1 */
+    CHECK_EQ_U64(m->cells[d * 3 + 2].aborts[STROBE_TM_ABORT_VALIDATION - 1], 2);
+    uint64_t total = 0;
+    for (size_t i = 0; i < 4 * 3; i++)
+        total += m->aborted_by[i];
+    CHECK_EQ_U64(total, 2);
+    CHECK_EQ_U64(m->aborted_by[1 * 3 + 2], 2);
+    /* the victim's wasted time and the abort state are those two attempts */
+    CHECK(m->states[2 * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_WASTED] > 0);
+    CHECK(m->cells[d * 3 + 2].aborted_ns == m->states[2 * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_WASTED]);
+    CHECK(m->states[2 * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_ABORT] > 0);
+    CHECK_EQ_U64(m->states[1 * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_WASTED], 0);
+    strobe_tm_model_free(m);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(real_tm_stats_level)
+{
+    struct strobe_experiment *exp =
+        run_with("tmstats", "--tm-monitor stats", STROBE_TEST_BIN_DIR "/analysis_tm_prog");
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
+    struct strobe_tm_model *m;
+    CHECK_EQ_INT(strobe_tm_model_build(exp, p, &m, &eb), 0);
+    CHECK(!m->has_events); /* counts only */
+    check_tm_counts(exp, m);
+    strobe_tm_model_free(m);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iterator_exact_events),
                  STROBE_CASE(profile_from_trace_exact), STROBE_CASE(killed_thread_closed_at_process_end),
                  STROBE_CASE(zero_tail_is_end_of_data), STROBE_CASE(records_across_chunks),
                  STROBE_CASE(profile_files_exact), STROBE_CASE(corrupt_stream_header),
                  STROBE_CASE(corrupt_stream_records), STROBE_CASE(corrupt_defs_meta_profiles),
-                 STROBE_CASE(real_symbols_pie_and_shared_library), STROBE_CASE(real_demo_profile_equals_trace))
+                 STROBE_CASE(real_symbols_pie_and_shared_library), STROBE_CASE(real_demo_profile_equals_trace),
+                 STROBE_CASE(real_tm_events), STROBE_CASE(real_tm_stats_level))
