@@ -33,4 +33,10 @@ int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
 int strobe_export_cubex(const struct strobe_experiment *exp, const char *out,
                         const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
 
+/* Paraver trace of a transactional-memory run: OUT.prv, OUT.pcf, OUT.row
+ * with per-thread TMbox states, attempt and abort-cause events, and
+ * culprit -> victim abort communications (paraver.c has the mapping). */
+int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
+                          const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
+
 #endif

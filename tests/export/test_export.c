@@ -350,6 +350,17 @@ STROBE_TEST(end_to_end)
     strobe_experiment_close(exp);
 }
 
+/* A real TM run (tests/analysis/tm_prog.c) exported to Paraver. */
+STROBE_TEST(paraver_tm)
+{
+    const char *dir = strobe_test_tmpdir("paraver");
+    run_check("rm -rf '%s/exp' && %s/strobe run --tm -o '%s/exp' -- %s/../tests/analysis/analysis_tm_prog "
+              ">/dev/null",
+              dir, STROBE_BIN_DIR, dir, STROBE_BIN_DIR);
+    run_check("%s/strobe export '%s/exp' --format paraver -o '%s/tm'", STROBE_BIN_DIR, dir, dir);
+    run_check("python3 %s/check_paraver.py '%s/tm'", CHECKS, dir);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(cubex), STROBE_CASE(progress),
                  STROBE_CASE(unwritable), STROBE_CASE(special_files), STROBE_CASE(escape),
-                 STROBE_CASE(end_to_end))
+                 STROBE_CASE(end_to_end), STROBE_CASE(paraver_tm))

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Paraver exporter for transactional-memory runs (TMbox's view, seed 001):
+ * OUT.prv (trace), OUT.pcf (state and event names, colours), OUT.row
+ * (resource and thread names).
+ *
+ * Every thread is one Paraver thread (application 1, task = process,
+ * thread = index in the process) on a CPU of its own. Its states over time:
+ *   Running        outside transactions, from its first to its last event
+ *   Compute        committed attempt, until commit is requested
+ *   Compute_Wasted attempt that aborted or was cancelled
+ *   Try_Lock       commit requested: commit time and read validation
+ *   Commit_Locked  publishing the writes (locks held)
+ *   Abort          rollback and back-off, until the next attempt starts
+ * Events: the end of each attempt (commit / abort / cancel, type
+ * 90000001), the abort cause (90000002) and the atomic block entered
+ * (90000003, value = region id + 1; 0 when it is left). Each abort with a
+ * known culprit is a communication from the culprit, at its last commit
+ * (LOCKED) before the abort, to the victim at the abort: TMbox's yellow
+ * lines. Records are sorted by time, as Paraver expects.
+ */
+#define _GNU_SOURCE /* asprintf */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/tm.h"
+#include "common/format.h"
+#include "export/export.h"
+#include "export/names.h"
+#include "export/output.h"
+
+enum { PV_IDLE = 0, PV_RUNNING = 1, PV_COMPUTE = 2, PV_WASTED = 3, PV_TRY_LOCK = 4, PV_LOCKED = 5, PV_ABORT = 6 };
+enum { PV_EV_END = 90000001, PV_EV_CAUSE = 90000002, PV_EV_BLOCK = 90000003 };
+
+struct pv_rec {
+    uint64_t t;       /* begin (state), time (event), send time (communication) */
+    uint64_t end;     /* state end, or receive time */
+    uint32_t thread;  /* the thread, or the sender */
+    uint32_t peer;    /* communication: receiver */
+    uint8_t kind;     /* 1 state, 2 event, 3 communication */
+    uint32_t type;    /* state value or event type */
+    uint64_t value;   /* event value */
+};
+
+struct pv {
+    const struct strobe_experiment *exp;
+    struct pv_rec *recs;
+    size_t n, cap;
+    uint64_t **locked; /* per thread: LOCKED times, ascending */
+    size_t *nlocked, *caplocked;
+};
+
+static int pv_push(struct pv *p, struct pv_rec r, struct strobe_errbuf *eb)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 4096;
+        struct pv_rec *v = realloc(p->recs, cap * sizeof *v);
+        if (!v)
+            return strobe__error(eb, -ENOMEM, "paraver: out of memory");
+        p->recs = v;
+        p->cap = cap;
+    }
+    p->recs[p->n++] = r;
+    return 0;
+}
+
+static int pv_state(struct pv *p, uint32_t t, uint64_t b, uint64_t e, uint32_t state, struct strobe_errbuf *eb)
+{
+    if (e <= b)
+        return 0;
+    return pv_push(p, (struct pv_rec){.t = b, .end = e, .thread = t, .kind = 1, .type = state}, eb);
+}
+
+static int pv_event(struct pv *p, uint32_t t, uint64_t when, uint32_t type, uint64_t value, struct strobe_errbuf *eb)
+{
+    return pv_push(p, (struct pv_rec){.t = when, .thread = t, .kind = 2, .type = type, .value = value}, eb);
+}
+
+/* Pass 1: when each thread published commits (the culprits' send times). */
+static int collect_locked(struct pv *p, uint32_t t, struct strobe_errbuf *eb)
+{
+    struct strobe_stream_iter *it;
+    int rc = strobe_stream_open(p->exp, t, &it, eb);
+    if (rc)
+        return rc;
+    struct strobe_event ev;
+    while ((rc = strobe_stream_next(it, &ev, eb)) == 1) {
+        if (ev.type != STROBE_EVENT_TM || ev.tm_event != STROBE_TM_LOCKED)
+            continue;
+        if (p->nlocked[t] == p->caplocked[t]) {
+            size_t cap = p->caplocked[t] ? p->caplocked[t] * 2 : 256;
+            uint64_t *v = realloc(p->locked[t], cap * sizeof *v);
+            if (!v) {
+                rc = strobe__error(eb, -ENOMEM, "paraver: out of memory");
+                break;
+            }
+            p->locked[t] = v;
+            p->caplocked[t] = cap;
+        }
+        p->locked[t][p->nlocked[t]++] = ev.time_ns;
+    }
+    strobe_stream_close(it);
+    return rc < 0 ? rc : 0;
+}
+
+/* The culprit's last commit at or before `when`, else `when` itself. */
+static uint64_t send_time(const struct pv *p, uint32_t culprit, uint64_t when)
+{
+    const uint64_t *v = p->locked[culprit];
+    size_t lo = 0, hi = p->nlocked[culprit];
+    while (lo < hi) { /* first entry > when */
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] <= when)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? v[lo - 1] : when;
+}
+
+/* Pass 2: one thread's states, events and incoming abort arrows. */
+static int thread_records(struct pv *p, uint32_t t, struct strobe_errbuf *eb)
+{
+    const struct strobe_experiment *exp = p->exp;
+    struct strobe_stream_iter *it;
+    int rc = strobe_stream_open(exp, t, &it, eb);
+    if (rc)
+        return rc;
+    struct strobe_event ev;
+    uint64_t mark = exp->threads[t].begin_ns; /* end of the last state written */
+    uint32_t block = STROBE_NONE;
+    uint64_t start = 0, try_t = 0, locked = 0;
+    bool open = false, have_try = false, have_locked = false, aborting = false;
+    while (rc == 0 && (rc = strobe_stream_next(it, &ev, eb)) == 1) {
+        rc = 0;
+        uint64_t now = ev.time_ns;
+        if (ev.type == STROBE_EVENT_ENTER && exp->regions[ev.region].kind == STROBE_REGION_TM_ATOMIC &&
+            block == STROBE_NONE) {
+            block = ev.region;
+            rc = pv_event(p, t, now, PV_EV_BLOCK, (uint64_t)block + 1, eb);
+            continue;
+        }
+        if (ev.type == STROBE_EVENT_EXIT && ev.region == block) {
+            block = STROBE_NONE;
+            rc = pv_event(p, t, now, PV_EV_BLOCK, 0, eb);
+            continue;
+        }
+        if (ev.type != STROBE_EVENT_TM)
+            continue;
+        switch (ev.tm_event) {
+        case STROBE_TM_START:
+            rc = pv_state(p, t, mark, now, aborting ? PV_ABORT : PV_RUNNING, eb);
+            mark = now;
+            aborting = have_try = have_locked = false;
+            open = true;
+            start = now;
+            break;
+        case STROBE_TM_TRY_LOCK:
+            have_try = true;
+            try_t = now;
+            break;
+        case STROBE_TM_LOCKED:
+            have_locked = true;
+            locked = now;
+            break;
+        case STROBE_TM_COMMIT:
+            if (!open)
+                break;
+            if (have_try) {
+                rc = pv_state(p, t, start, try_t, PV_COMPUTE, eb);
+                if (rc == 0 && have_locked) {
+                    rc = pv_state(p, t, try_t, locked, PV_TRY_LOCK, eb);
+                    if (rc == 0)
+                        rc = pv_state(p, t, locked, now, PV_LOCKED, eb);
+                } else if (rc == 0) {
+                    rc = pv_state(p, t, try_t, now, PV_TRY_LOCK, eb);
+                }
+            } else {
+                rc = pv_state(p, t, start, now, PV_COMPUTE, eb);
+            }
+            if (rc == 0)
+                rc = pv_event(p, t, now, PV_EV_END, 1, eb);
+            open = false;
+            mark = now;
+            break;
+        case STROBE_TM_ABORT:
+            if (open)
+                rc = pv_state(p, t, start, now, PV_WASTED, eb);
+            if (rc == 0)
+                rc = pv_event(p, t, now, PV_EV_END, 2, eb);
+            if (rc == 0)
+                rc = pv_event(p, t, now, PV_EV_CAUSE, (uint64_t)ev.value, eb);
+            if (rc == 0 && ev.other_thread < exp->nthreads)
+                rc = pv_push(p,
+                             (struct pv_rec){.t = send_time(p, ev.other_thread, now),
+                                             .end = now,
+                                             .thread = ev.other_thread,
+                                             .peer = t,
+                                             .kind = 3},
+                             eb);
+            open = false;
+            aborting = true;
+            mark = now;
+            break;
+        case STROBE_TM_CANCEL:
+            if (ev.value != 1 || !open)
+                break;
+            rc = pv_state(p, t, start, now, PV_WASTED, eb);
+            if (rc == 0)
+                rc = pv_event(p, t, now, PV_EV_END, 3, eb);
+            open = false;
+            mark = now;
+            break;
+        default:
+            break;
+        }
+    }
+    strobe_stream_close(it);
+    if (rc < 0)
+        return rc;
+    return pv_state(p, t, mark, exp->threads[t].end_ns, aborting ? PV_ABORT : PV_RUNNING, eb);
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const struct pv_rec *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* "cpu:appl:task:thread" of a strobe thread. */
+static void pv_where(FILE *f, const struct strobe_experiment *exp, uint32_t t)
+{
+    const struct strobe_thread_info *th = &exp->threads[t];
+    fprintf(f, "%" PRIu32 ":1:%" PRIu32 ":%" PRIu32, t + 1, th->process + 1, th->index + 1);
+}
+
+static void write_prv(FILE *f, const struct pv *p)
+{
+    const struct strobe_experiment *exp = p->exp;
+    time_t start = (time_t)(exp->nprocesses ? exp->processes[0].start_realtime_ns / 1000000000u : 0);
+    struct tm tmv;
+    gmtime_r(&start, &tmv);
+    /* threads per task (process) */
+    fprintf(f, "#Paraver (%02d/%02d/%04d at %02d:%02d):%" PRIu64 "_ns:1(%zu):1:%zu(", tmv.tm_mday, tmv.tm_mon + 1,
+            tmv.tm_year + 1900, tmv.tm_hour, tmv.tm_min, exp->duration_ns, exp->nthreads, exp->nprocesses);
+    for (size_t pr = 0; pr < exp->nprocesses; pr++) {
+        size_t n = 0;
+        for (size_t t = 0; t < exp->nthreads; t++)
+            n += exp->threads[t].process == pr;
+        fprintf(f, "%s%zu:1", pr ? "," : "", n);
+    }
+    fputs(")\n", f);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct pv_rec *r = &p->recs[i];
+        if (r->kind == 1) {
+            fputs("1:", f);
+            pv_where(f, exp, r->thread);
+            fprintf(f, ":%" PRIu64 ":%" PRIu64 ":%" PRIu32 "\n", r->t, r->end, r->type);
+        } else if (r->kind == 2) {
+            fputs("2:", f);
+            pv_where(f, exp, r->thread);
+            fprintf(f, ":%" PRIu64 ":%" PRIu32 ":%" PRIu64 "\n", r->t, r->type, r->value);
+        } else {
+            /* logical and physical send/receive times are the same */
+            fputs("3:", f);
+            pv_where(f, exp, r->thread);
+            fprintf(f, ":%" PRIu64 ":%" PRIu64 ":", r->t, r->t);
+            pv_where(f, exp, r->peer);
+            fprintf(f, ":%" PRIu64 ":%" PRIu64 ":0:0\n", r->end, r->end);
+        }
+    }
+}
+
+static void write_pcf(FILE *f, const struct strobe_experiment *exp)
+{
+    fputs("DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\n"
+          "LOOK_BACK           100\nSPEED               1\nFLAG_ICONS          ENABLED\n"
+          "NUM_OF_STATE_COLORS 7\nYMAX_SCALE          37\n\n\nDEFAULT_SEMANTIC\n\nTHREAD_FUNC         State As Is\n\n\n"
+          "STATES\n0    Idle\n1    Running\n2    Compute\n3    Compute_Wasted\n4    Try_Lock\n"
+          "5    Commit_Locked\n6    Abort\n\n\n"
+          "STATES_COLOR\n0    {255,255,255}\n1    {192,192,192}\n2    {0,0,160}\n3    {120,190,255}\n"
+          "4    {255,160,0}\n5    {0,140,0}\n6    {220,0,0}\n\n\n",
+          f);
+    fprintf(f, "EVENT_TYPE\n0    %d    TM attempt end\nVALUES\n1      commit\n2      abort\n3      cancel\n\n\n",
+            PV_EV_END);
+    fprintf(f, "EVENT_TYPE\n0    %d    TM abort cause\nVALUES\n", PV_EV_CAUSE);
+    for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+        fprintf(f, "%d      %s\n", k + 1, strobe_tm_abort_name(k));
+    fprintf(f, "\n\nEVENT_TYPE\n0    %d    TM atomic block\nVALUES\n0      (none)\n", PV_EV_BLOCK);
+    for (size_t r = 0; r < exp->nregions; r++) {
+        const struct strobe_region_def *d = &exp->regions[r];
+        if (d->kind != STROBE_REGION_TM_ATOMIC)
+            continue;
+        fprintf(f, "%zu      %s", r + 1, d->name);
+        if (d->file && d->file[0])
+            fprintf(f, " (%s:%u)", strobe__basename(d->file), d->line);
+        fputc('\n', f);
+    }
+    fputs("\n\n", f);
+}
+
+static void write_row(FILE *f, const struct strobe_experiment *exp)
+{
+    char name[512];
+    fprintf(f, "LEVEL CPU SIZE %zu\n", exp->nthreads);
+    for (size_t t = 0; t < exp->nthreads; t++)
+        fprintf(f, "CPU %zu\n", t + 1);
+    fprintf(f, "\nLEVEL NODE SIZE 1\n%s\n", strobe__host_name(exp));
+    fprintf(f, "\nLEVEL TASK SIZE %zu\n", exp->nprocesses);
+    for (size_t pr = 0; pr < exp->nprocesses; pr++) {
+        strobe__process_name(exp, (uint32_t)pr, name, sizeof name);
+        fprintf(f, "%s\n", name);
+    }
+    fprintf(f, "\nLEVEL THREAD SIZE %zu\n", exp->nthreads);
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        strobe__thread_name(exp, (uint32_t)t, name, sizeof name);
+        fprintf(f, "%s\n", name);
+    }
+}
+
+static void pv_free(struct pv *p)
+{
+    for (size_t t = 0; p->locked && t < p->exp->nthreads; t++)
+        free(p->locked[t]);
+    free(p->locked);
+    free(p->nlocked);
+    free(p->caplocked);
+    free(p->recs);
+}
+
+/* Writes one of the three files through the all-or-nothing output. */
+static int write_file(const char *base, const char *ext, const struct pv *p,
+                      void (*fn)(FILE *, const struct pv *), struct strobe_errbuf *eb)
+{
+    char *path;
+    if (asprintf(&path, "%s%s", base, ext) < 0)
+        return strobe__error(eb, -ENOMEM, "paraver: out of memory");
+    struct strobe__out_file o;
+    int rc = strobe__out_file_open(&o, path, eb);
+    if (rc == 0) {
+        fn(o.f, p);
+        rc = strobe__out_file_commit(&o, eb);
+    }
+    free(path);
+    return rc;
+}
+
+static void prv_file(FILE *f, const struct pv *p)
+{
+    write_prv(f, p);
+}
+static void pcf_file(FILE *f, const struct pv *p)
+{
+    write_pcf(f, p->exp);
+}
+static void row_file(FILE *f, const struct pv *p)
+{
+    write_row(f, p->exp);
+}
+
+int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
+                          const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
+{
+    struct pv p = {.exp = exp};
+    size_t nt = exp->nthreads ? exp->nthreads : 1;
+    p.locked = calloc(nt, sizeof *p.locked);
+    p.nlocked = calloc(nt, sizeof *p.nlocked);
+    p.caplocked = calloc(nt, sizeof *p.caplocked);
+    int rc = 0;
+    if (!p.locked || !p.nlocked || !p.caplocked)
+        rc = strobe__error(eb, -ENOMEM, "paraver: out of memory");
+    uint64_t done = 0;
+    strobe__export_progress(opts, 0, 2 * exp->total_bytes);
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++)
+        if (exp->threads[t].stream_path) {
+            rc = collect_locked(&p, t, eb);
+            done += exp->threads[t].bytes;
+            strobe__export_progress(opts, done, 2 * exp->total_bytes);
+        }
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++)
+        if (exp->threads[t].stream_path) {
+            rc = thread_records(&p, t, eb);
+            done += exp->threads[t].bytes;
+            strobe__export_progress(opts, done, 2 * exp->total_bytes);
+        }
+    if (rc == 0) {
+        qsort(p.recs, p.n, sizeof *p.recs, rec_cmp);
+        rc = write_file(out, ".pcf", &p, pcf_file, eb);
+        if (rc == 0)
+            rc = write_file(out, ".row", &p, row_file, eb);
+        if (rc == 0) /* last: a .prv exists only with its .pcf and .row */
+            rc = write_file(out, ".prv", &p, prv_file, eb);
+    }
+    pv_free(&p);
+    return rc;
+}
