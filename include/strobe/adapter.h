@@ -40,6 +40,11 @@ STROBE_API int strobe_code_region_rewind(uintptr_t addr);
  * stream with the current time. Nothing is recorded when tracing is off. */
 STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len);
 
+/* The current time in the clock of the calling thread's stream (the
+ * ticks of docs/formats/trace.md; 0 when the thread is not measured). For
+ * durations carried in event payloads. */
+STROBE_API uint64_t strobe_adapter_ticks(void);
+
 /* The calling thread's number in the experiment (N of t<N>). */
 STROBE_API int strobe_thread_index(uint32_t *index);
 

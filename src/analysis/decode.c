@@ -377,9 +377,9 @@ static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, s
 static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
                       struct strobe_errbuf *eb)
 {
-    /* largest argument per event: START attempt (any), ABORT cause, SERIAL
-     * cause, CANCEL flag; 0 = the event has no argument */
-    static const uint64_t max_arg[] = {0, UINT64_MAX, 0, 0, 0, 6, 3, 1};
+    /* largest argument per event: START attempt, LOCKED ticks, ABORT
+     * cause, SERIAL cause, CANCEL flag, LOGGING level */
+    static const uint64_t max_arg[] = {0, UINT64_MAX, UINT64_MAX, 6, 3, 1, 2};
     int rc;
     ev->kind = STROBE__RAW_TM;
     ev->value = 0;
@@ -389,13 +389,12 @@ static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct
     if (ev->id == 0 || ev->id >= sizeof max_arg / sizeof max_arg[0])
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: unknown TM event %llu", d->name,
                              (unsigned long long)ev->offset, (unsigned long long)ev->id);
-    if (max_arg[ev->id] == 0)
-        return 0;
     uint64_t arg;
     if ((rc = get_u(c, &arg, eb)))
         return rc;
-    bool cause = ev->id == STROBE_TM_ABORT || ev->id == STROBE_TM_SERIAL;
-    if (arg > max_arg[ev->id] || (cause && arg == 0))
+    bool positive = ev->id == STROBE_TM_ABORT || ev->id == STROBE_TM_SERIAL || ev->id == STROBE_TM_START ||
+                    ev->id == STROBE_TM_LOGGING;
+    if (arg > max_arg[ev->id] || (positive && arg == 0))
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: TM event %llu: argument %llu out of range",
                              d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id,
                              (unsigned long long)arg);

@@ -761,6 +761,8 @@ int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev, s
                 ev->type = STROBE_EVENT_TM;
                 ev->tm_event = (uint32_t)raw.id;
                 ev->value = raw.value;
+                if (raw.id == STROBE_TM_LOCKED) /* a duration in ticks */
+                    ev->value = (int64_t)((double)(uint64_t)raw.value * p->ns_per_tick + 0.5);
                 ev->other_thread = raw.parent ? global_thread(exp, t->process, raw.parent - 1) : STROBE_NONE;
                 break;
             }

@@ -127,7 +127,8 @@ enum strobe_event_type {
     STROBE_EVENT_FORK = 8,         /* value = child pid */
     STROBE_EVENT_INHERIT = 9,      /* region entered before fork(); not a visit */
     STROBE_EVENT_TM = 10,          /* tm_event (enum strobe_tm_event), value = its argument
-                                      (attempt number or cause), other_thread = culprit of an
+                                      (attempt number, cause; for LOCKED the ns since the
+                                      commit was requested), other_thread = culprit of an
                                       ABORT (STROBE_NONE: unknown) */
 };
 

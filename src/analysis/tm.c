@@ -58,108 +58,155 @@ static void counts_from_profile(struct strobe_tm_model *m, const struct strobe_e
     }
 }
 
-/* The TMbox state machine of one thread's attempts. */
-struct attempt {
-    uint32_t block;     /* block index of the open atomic block, or STROBE_NONE */
-    bool open;          /* an attempt started and has not ended */
-    bool have_try, have_locked, abort_pending;
+/* The TMbox state machine of one thread's attempts (format.h, STROBE_EXT_TM:
+ * the block's ENTER starts the first attempt, its EXIT ends the last). */
+struct walk {
+    const struct strobe_tm_visitor *v;
+    uint32_t block;  /* region of the open atomic block, or STROBE_NONE */
+    bool open;       /* an attempt started and has not ended */
+    bool have_locked, abort_pending;
     uint64_t start, try_t, locked, abort_t;
 };
 
-static void end_attempt(struct strobe_tm_model *m, uint32_t t, struct attempt *a, uint64_t now, bool committed)
+static int emit_state(struct walk *w, int state, uint64_t b, uint64_t e)
 {
-    if (!a->open)
-        return;
-    uint64_t *st = &m->states[(size_t)t * STROBE_TM_STATE_COUNT];
-    struct strobe_tm_cell *c = a->block != STROBE_NONE ? &m->cells[a->block * m->nthreads + t] : NULL;
-    if (committed) {
-        if (a->have_try) {
-            st[STROBE_TM_STATE_COMPUTE] += a->try_t - a->start;
-            if (a->have_locked) {
-                st[STROBE_TM_STATE_TRY_LOCK] += a->locked - a->try_t;
-                st[STROBE_TM_STATE_COMMIT_LOCKED] += now - a->locked;
-            } else {
-                st[STROBE_TM_STATE_TRY_LOCK] += now - a->try_t;
-            }
-        } else {
-            st[STROBE_TM_STATE_COMPUTE] += now - a->start;
-        }
-        if (c)
-            c->committed_ns += now - a->start;
-    } else {
-        st[STROBE_TM_STATE_WASTED] += now - a->start;
-        if (c)
-            c->aborted_ns += now - a->start;
-    }
-    a->open = false;
+    return w->v->state && e > b ? w->v->state(w->v->arg, w->block, state, b, e) : 0;
 }
 
-static void tm_event(struct strobe_tm_model *m, uint32_t t, struct attempt *a, const struct strobe_event *ev)
+static int end_attempt(struct walk *w, uint64_t now, int outcome)
+{
+    if (!w->open)
+        return 0;
+    w->open = false;
+    int rc;
+    if (outcome == 1 && w->have_locked) {
+        if ((rc = emit_state(w, STROBE_TM_STATE_COMPUTE, w->start, w->try_t)) ||
+            (rc = emit_state(w, STROBE_TM_STATE_TRY_LOCK, w->try_t, w->locked)) ||
+            (rc = emit_state(w, STROBE_TM_STATE_COMMIT_LOCKED, w->locked, now)))
+            return rc;
+    } else if ((rc = emit_state(w, outcome == 1 ? STROBE_TM_STATE_COMPUTE : STROBE_TM_STATE_WASTED, w->start,
+                                now))) {
+        return rc;
+    }
+    return w->v->attempt ? w->v->attempt(w->v->arg, w->block, outcome, w->start, now) : 0;
+}
+
+static void start_attempt(struct walk *w, uint64_t now)
+{
+    w->open = true;
+    w->have_locked = false;
+    w->start = now;
+}
+
+static int walk_tm_event(struct walk *w, const struct strobe_event *ev)
 {
     uint64_t now = ev->time_ns;
+    int rc = 0;
     switch (ev->tm_event) {
+    case STROBE_TM_LOGGING:
+        return w->v->logging ? w->v->logging(w->v->arg) : 0;
     case STROBE_TM_START:
-        if (a->abort_pending)
-            m->states[(size_t)t * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_ABORT] += now - a->abort_t;
-        a->abort_pending = false;
-        a->open = true;
-        a->have_try = a->have_locked = false;
-        a->start = now;
-        break;
-    case STROBE_TM_TRY_LOCK: /* the event */
-        a->have_try = true;
-        a->try_t = now;
-        break;
-    case STROBE_TM_LOCKED:
-        a->have_locked = true;
-        a->locked = now;
-        break;
-    case STROBE_TM_COMMIT:
-        end_attempt(m, t, a, now, true);
-        break;
-    case STROBE_TM_ABORT: {
-        end_attempt(m, t, a, now, false);
-        if (a->block != STROBE_NONE && ev->value >= 1 && ev->value <= STROBE_TM_NCAUSES)
-            m->cells[a->block * m->nthreads + t].aborts[ev->value - 1]++;
-        size_t culprit = ev->other_thread < m->nthreads ? ev->other_thread : m->nthreads;
-        m->aborted_by[culprit * m->nthreads + t]++;
-        a->abort_pending = true;
-        a->abort_t = now;
-        break;
-    }
+        if (w->abort_pending && (rc = emit_state(w, STROBE_TM_STATE_ABORT, w->abort_t, now)))
+            return rc;
+        w->abort_pending = false;
+        start_attempt(w, now);
+        return 0;
+    case STROBE_TM_LOCKED: /* value: ns since the commit was requested */
+        w->have_locked = true;
+        w->locked = now;
+        w->try_t = (uint64_t)ev->value <= now - w->start ? now - (uint64_t)ev->value : w->start;
+        return 0;
+    case STROBE_TM_ABORT:
+        if ((rc = end_attempt(w, now, 2)))
+            return rc;
+        w->abort_pending = true;
+        w->abort_t = now;
+        return w->v->abort ? w->v->abort(w->v->arg, w->block, now, (int)ev->value, ev->other_thread) : 0;
     case STROBE_TM_CANCEL:
-        if (ev->value == 1)
-            end_attempt(m, t, a, now, false);
-        break;
-    default: /* SERIAL: counted from the profile */
-        break;
+        return ev->value == 1 ? end_attempt(w, now, 3) : 0;
+    default: /* SERIAL: the profile counts serializations */
+        return 0;
     }
 }
 
-static int events_of_thread(struct strobe_tm_model *m, const struct strobe_experiment *exp, uint32_t t,
-                            const uint32_t *block_of, struct strobe_errbuf *eb)
+int strobe_tm_walk_thread(const struct strobe_experiment *exp, uint32_t thread, const struct strobe_tm_visitor *v,
+                          struct strobe_errbuf *eb)
 {
     struct strobe_stream_iter *it;
-    int rc = strobe_stream_open(exp, t, &it, eb);
+    int rc = strobe_stream_open(exp, thread, &it, eb);
     if (rc)
         return rc;
-    struct attempt a = {.block = STROBE_NONE};
+    struct walk w = {.v = v, .block = STROBE_NONE};
     struct strobe_event ev;
     while ((rc = strobe_stream_next(it, &ev, eb)) == 1) {
+        rc = 0;
         if (ev.type == STROBE_EVENT_TM) {
-            m->has_events = true;
-            tm_event(m, t, &a, &ev);
-        } else if (ev.type == STROBE_EVENT_ENTER && block_of[ev.region] != STROBE_NONE && a.block == STROBE_NONE) {
-            a.block = block_of[ev.region];
-        } else if (ev.type == STROBE_EVENT_EXIT && a.block != STROBE_NONE && block_of[ev.region] == a.block) {
-            /* the block ends: a START never came after a last abort only
-             * if the trace was cut; nothing of it is left open */
-            end_attempt(m, t, &a, ev.time_ns, false);
-            a = (struct attempt){.block = STROBE_NONE};
+            rc = walk_tm_event(&w, &ev);
+        } else if (ev.type == STROBE_EVENT_ENTER && w.block == STROBE_NONE &&
+                   exp->regions[ev.region].kind == STROBE_REGION_TM_ATOMIC) {
+            w.block = ev.region; /* the first attempt starts */
+            start_attempt(&w, ev.time_ns);
+            rc = v->block ? v->block(v->arg, ev.region, ev.time_ns) : 0;
+        } else if (ev.type == STROBE_EVENT_EXIT && ev.region == w.block) {
+            /* the last attempt ends: it committed unless a cancel or an
+             * abort (of a trace cut before the retry) already closed it */
+            if ((rc = end_attempt(&w, ev.time_ns, 1)) == 0 && w.abort_pending)
+                rc = emit_state(&w, STROBE_TM_STATE_ABORT, w.abort_t, ev.time_ns);
+            w.abort_pending = false;
+            w.block = STROBE_NONE;
+            if (rc == 0 && v->block)
+                rc = v->block(v->arg, STROBE_NONE, ev.time_ns);
         }
+        if (rc)
+            break;
     }
     strobe_stream_close(it);
     return rc < 0 ? rc : 0;
+}
+
+/* ---- the model: the walk's results summed ---- */
+
+struct model_walk {
+    struct strobe_tm_model *m;
+    const uint32_t *block_of;
+    uint32_t thread;
+};
+
+static int model_logging(void *arg)
+{
+    ((struct model_walk *)arg)->m->has_events = true;
+    return 0;
+}
+
+static int model_state(void *arg, uint32_t block, int state, uint64_t begin, uint64_t end)
+{
+    struct model_walk *mw = arg;
+    (void)block;
+    mw->m->states[(size_t)mw->thread * STROBE_TM_STATE_COUNT + state] += end - begin;
+    return 0;
+}
+
+static int model_attempt(void *arg, uint32_t block, int outcome, uint64_t start, uint64_t end)
+{
+    struct model_walk *mw = arg;
+    struct strobe_tm_cell *c = &mw->m->cells[mw->block_of[block] * mw->m->nthreads + mw->thread];
+    if (outcome == 1)
+        c->committed_ns += end - start;
+    else
+        c->aborted_ns += end - start;
+    return 0;
+}
+
+static int model_abort(void *arg, uint32_t block, uint64_t when, int cause, uint32_t culprit)
+{
+    struct model_walk *mw = arg;
+    struct strobe_tm_model *m = mw->m;
+    (void)when;
+    if (block != STROBE_NONE && cause >= 1 && cause <= STROBE_TM_NCAUSES)
+        m->cells[mw->block_of[block] * m->nthreads + mw->thread].aborts[cause - 1]++;
+    size_t row = culprit < m->nthreads ? culprit : m->nthreads;
+    m->aborted_by[row * m->nthreads + mw->thread]++;
+    return 0;
 }
 
 int strobe_tm_model_build(const struct strobe_experiment *exp, const struct strobe_profile *prof,
@@ -191,9 +238,17 @@ int strobe_tm_model_build(const struct strobe_experiment *exp, const struct stro
     if (m->nblocks == 0)
         goto out;
     counts_from_profile(m, exp, prof, block_of);
-    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++)
+    struct model_walk mw = {.m = m, .block_of = block_of};
+    struct strobe_tm_visitor v = {.arg = &mw,
+                                  .logging = model_logging,
+                                  .state = model_state,
+                                  .attempt = model_attempt,
+                                  .abort = model_abort};
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
+        mw.thread = t;
         if (exp->threads[t].stream_path)
-            rc = events_of_thread(m, exp, t, block_of, eb);
+            rc = strobe_tm_walk_thread(exp, t, &v, eb);
+    }
 out:
     free(block_of);
     if (rc) {

@@ -23,11 +23,11 @@
 
 /* TMbox states (seed 001, Figure 5). */
 enum strobe_tm_state {
-    STROBE_TM_STATE_COMPUTE = 0,        /* START -> TRY_LOCK (or end) of committed attempts */
-    STROBE_TM_STATE_WASTED = 1, /* START -> ABORT or outermost CANCEL */
-    STROBE_TM_STATE_TRY_LOCK = 2, /* TRY_LOCK -> LOCKED */
-    STROBE_TM_STATE_COMMIT_LOCKED = 3,  /* LOCKED -> COMMIT */
-    STROBE_TM_STATE_ABORT = 4,       /* ABORT -> next START: rollback and back-off */
+    STROBE_TM_STATE_COMPUTE = 0,       /* start -> commit request (or end) of committed attempts */
+    STROBE_TM_STATE_WASTED = 1,        /* start -> ABORT or outermost CANCEL */
+    STROBE_TM_STATE_TRY_LOCK = 2,      /* commit request -> LOCKED */
+    STROBE_TM_STATE_COMMIT_LOCKED = 3, /* LOCKED -> end of the block */
+    STROBE_TM_STATE_ABORT = 4,         /* ABORT -> next START: rollback and back-off */
     STROBE_TM_STATE_COUNT = 5,
 };
 
@@ -59,6 +59,27 @@ struct strobe_tm_model {
     uint64_t *aborted_by;    /* [culprit * nthreads + victim]; culprit row
                                 nthreads = unknown culprit */
 };
+
+/* The TMbox reading of one thread's event stream, shared by the model and
+ * the Paraver export: every callback may be NULL; a non-zero return stops
+ * the walk with that value. `block` is the global region id of the atomic
+ * block. Times are experiment ns. */
+struct strobe_tm_visitor {
+    void *arg;
+    /* the thread logs TM events (monitoring level "events") */
+    int (*logging)(void *arg);
+    /* entering (region) or leaving (STROBE_NONE) an atomic block */
+    int (*block)(void *arg, uint32_t region, uint64_t when);
+    /* a TMbox state interval, enum strobe_tm_state, begin < end */
+    int (*state)(void *arg, uint32_t block, int state, uint64_t begin, uint64_t end);
+    /* an attempt ended: outcome 1 commit, 2 abort, 3 cancel */
+    int (*attempt)(void *arg, uint32_t block, int outcome, uint64_t start, uint64_t end);
+    /* an abort: cause (enum strobe_tm_abort_cause), culprit thread or
+     * STROBE_NONE */
+    int (*abort)(void *arg, uint32_t block, uint64_t when, int cause, uint32_t culprit);
+};
+int strobe_tm_walk_thread(const struct strobe_experiment *exp, uint32_t thread, const struct strobe_tm_visitor *v,
+                          struct strobe_errbuf *eb);
 
 /* Builds the model from EXP and its profile PROF (the event streams are
  * read when any thread has a trace). Returns 0 and *out (free with

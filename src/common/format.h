@@ -106,31 +106,33 @@ enum strobe_ext_type {
      * process at fork(): nests like ENTER but is not a new visit. */
     STROBE_EXT_INHERIT = 7,
     /* Transactional memory (libstrobe-tm, monitoring level "events"),
-     * inside the region of the atomic block. payload: uleb event, then
-     *   1 START     uleb attempt number (0 = first attempt)
-     *   2 TRY_LOCK  (commit requested)
-     *   3 LOCKED    (commit time taken and reads validated; publishing)
-     *   4 COMMIT
-     *   5 ABORT     uleb cause (1 read conflict, 2 write conflict,
+     * inside the region of the atomic block, whose ENTER starts the first
+     * attempt and whose EXIT ends the last one. payload: uleb event, then
+     *   1 START     uleb attempt number (>= 1): a retry starts
+     *   2 LOCKED    uleb ticks since the commit was requested: commit time
+     *               taken and reads validated; the writes are being
+     *               published, until the block's EXIT
+     *   3 ABORT     uleb cause (1 read conflict, 2 write conflict,
      *               3 validation, 4 explicit, 5 irrevocable switch,
      *               6 other), uleb culprit thread index + 1 (0 unknown)
-     *   6 SERIAL    uleb cause (1 irrevocable action, 2 max rollbacks,
+     *   4 SERIAL    uleb cause (1 irrevocable action, 2 max rollbacks,
      *               3 other)
-     *   7 CANCEL    uleb 1 if the outermost transaction was cancelled
-     * An attempt is START ... then COMMIT, ABORT or CANCEL (TRY_LOCK and
-     * LOCKED only for attempts that reach their commit). */
+     *   5 CANCEL    uleb 1 if the outermost transaction was cancelled
+     *   6 LOGGING   uleb 2: this thread logs TM events from here on (once,
+     *               before its first transaction)
+     * A committed first attempt costs one record (LOCKED), or none when it
+     * ran serially. */
     STROBE_EXT_TM = 8,
 };
 
 /* STROBE_EXT_TM: events, abort causes, serialization causes. */
 enum strobe_tm_event {
     STROBE_TM_START = 1,
-    STROBE_TM_TRY_LOCK = 2,
-    STROBE_TM_LOCKED = 3,
-    STROBE_TM_COMMIT = 4,
-    STROBE_TM_ABORT = 5,
-    STROBE_TM_SERIAL = 6,
-    STROBE_TM_CANCEL = 7,
+    STROBE_TM_LOCKED = 2,
+    STROBE_TM_ABORT = 3,
+    STROBE_TM_SERIAL = 4,
+    STROBE_TM_CANCEL = 5,
+    STROBE_TM_LOGGING = 6,
 };
 enum strobe_tm_abort_cause {
     STROBE_TM_ABORT_READ_CONFLICT = 1,

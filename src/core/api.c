@@ -390,10 +390,8 @@ STROBE_API int strobe_code_region_rewind(uintptr_t addr)
     return rc;
 }
 
-STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len)
+static STROBE_COLD int event_record_slow(unsigned type, const uint8_t *payload, size_t len)
 {
-    if (type < STROBE_EXT_TM || type > 63 || len > STROBE_MAX_EXT_PAYLOAD || (len > 0 && payload == NULL))
-        return -EINVAL;
     int rc;
     struct strobe__thread *t = recording_thread(&rc);
     if (!t)
@@ -404,6 +402,27 @@ STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t
         strobe__busy_clear(t, STROBE__BUSY_IN);
     }
     return rc;
+}
+
+STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len)
+{
+    if (type < STROBE_EXT_TM || type > 63 || len > STROBE_MAX_EXT_PAYLOAD || (len > 0 && payload == NULL))
+        return -EINVAL;
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL) || !strobe__event_ok(t))
+        return event_record_slow(type, payload, len);
+    if (!(t->mode & STROBE__MODE_TRACE))
+        return 0;
+    strobe__busy_enter(t);
+    int rc = strobe__ext_record(t, type, strobe__now(t), payload, len);
+    strobe__busy_leave(t);
+    return rc;
+}
+
+STROBE_API uint64_t strobe_adapter_ticks(void)
+{
+    struct strobe__thread *t = strobe__tls.t;
+    return t ? strobe__now(t) : 0;
 }
 
 STROBE_API int strobe_thread_index(uint32_t *index)

@@ -12,12 +12,14 @@
  *   Try_Lock       commit requested: commit time and read validation
  *   Commit_Locked  publishing the writes (locks held)
  *   Abort          rollback and back-off, until the next attempt starts
+ * The states come from the TM model's walk of the stream
+ * (strobe_tm_walk_thread), the same reading as `strobe report --tm`.
  * Events: the end of each attempt (commit / abort / cancel, type
  * 90000001), the abort cause (90000002) and the atomic block entered
  * (90000003, value = region id + 1; 0 when it is left). Each abort with a
  * known culprit is a communication from the culprit, at its last commit
- * (LOCKED) before the abort, to the victim at the abort: TMbox's yellow
- * lines. Records are sorted by time, as Paraver expects.
+ * (start of Commit_Locked) before the abort, to the victim at the abort:
+ * TMbox's yellow lines. Records are sorted by time, as Paraver expects.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
@@ -32,7 +34,9 @@
 #include "export/names.h"
 #include "export/output.h"
 
-enum { PV_IDLE = 0, PV_RUNNING = 1, PV_COMPUTE = 2, PV_WASTED = 3, PV_TRY_LOCK = 4, PV_LOCKED = 5, PV_ABORT = 6 };
+/* Paraver states: 0 Idle, 1 Running, then the TMbox states of tm.h in
+ * their order (Compute, Compute_Wasted, Try_Lock, Commit_Locked, Abort). */
+enum { PV_RUNNING = 1, PV_COMPUTE = 2 };
 enum { PV_EV_END = 90000001, PV_EV_CAUSE = 90000002, PV_EV_BLOCK = 90000003 };
 
 struct pv_rec {
@@ -79,31 +83,40 @@ static int pv_event(struct pv *p, uint32_t t, uint64_t when, uint32_t type, uint
     return pv_push(p, (struct pv_rec){.t = when, .thread = t, .kind = 2, .type = type, .value = value}, eb);
 }
 
-/* Pass 1: when each thread published commits (the culprits' send times). */
+/* Pass 1: when each thread published commits (the culprits' send times):
+ * the starts of its Commit_Locked states. */
+struct locked_walk {
+    struct pv *p;
+    uint32_t thread;
+    struct strobe_errbuf *eb;
+};
+
+static int note_locked(void *arg, uint32_t block, int state, uint64_t begin, uint64_t end)
+{
+    struct locked_walk *lw = arg;
+    struct pv *p = lw->p;
+    uint32_t t = lw->thread;
+    (void)block;
+    (void)end;
+    if (state != STROBE_TM_STATE_COMMIT_LOCKED)
+        return 0;
+    if (p->nlocked[t] == p->caplocked[t]) {
+        size_t cap = p->caplocked[t] ? p->caplocked[t] * 2 : 256;
+        uint64_t *v = realloc(p->locked[t], cap * sizeof *v);
+        if (!v)
+            return strobe__error(lw->eb, -ENOMEM, "paraver: out of memory");
+        p->locked[t] = v;
+        p->caplocked[t] = cap;
+    }
+    p->locked[t][p->nlocked[t]++] = begin;
+    return 0;
+}
+
 static int collect_locked(struct pv *p, uint32_t t, struct strobe_errbuf *eb)
 {
-    struct strobe_stream_iter *it;
-    int rc = strobe_stream_open(p->exp, t, &it, eb);
-    if (rc)
-        return rc;
-    struct strobe_event ev;
-    while ((rc = strobe_stream_next(it, &ev, eb)) == 1) {
-        if (ev.type != STROBE_EVENT_TM || ev.tm_event != STROBE_TM_LOCKED)
-            continue;
-        if (p->nlocked[t] == p->caplocked[t]) {
-            size_t cap = p->caplocked[t] ? p->caplocked[t] * 2 : 256;
-            uint64_t *v = realloc(p->locked[t], cap * sizeof *v);
-            if (!v) {
-                rc = strobe__error(eb, -ENOMEM, "paraver: out of memory");
-                break;
-            }
-            p->locked[t] = v;
-            p->caplocked[t] = cap;
-        }
-        p->locked[t][p->nlocked[t]++] = ev.time_ns;
-    }
-    strobe_stream_close(it);
-    return rc < 0 ? rc : 0;
+    struct locked_walk lw = {p, t, eb};
+    struct strobe_tm_visitor v = {.arg = &lw, .state = note_locked};
+    return strobe_tm_walk_thread(p->exp, t, &v, eb);
 }
 
 /* The culprit's last commit at or before `when`, else `when` itself. */
@@ -121,107 +134,67 @@ static uint64_t send_time(const struct pv *p, uint32_t culprit, uint64_t when)
     return lo > 0 ? v[lo - 1] : when;
 }
 
-/* Pass 2: one thread's states, events and incoming abort arrows. */
+/* Pass 2: one thread's states, events and incoming abort arrows. Running
+ * fills the time between the TMbox states. */
+struct record_walk {
+    struct pv *p;
+    uint32_t thread;
+    uint64_t mark; /* end of the last state written */
+    struct strobe_errbuf *eb;
+};
+
+/* The TMbox states of the walk are 0..4; Paraver's are 2..6. */
+static int rec_state(void *arg, uint32_t block, int state, uint64_t begin, uint64_t end)
+{
+    struct record_walk *rw = arg;
+    (void)block;
+    int rc = pv_state(rw->p, rw->thread, rw->mark, begin, PV_RUNNING, rw->eb);
+    if (rc == 0)
+        rc = pv_state(rw->p, rw->thread, begin, end, (uint32_t)(PV_COMPUTE + state), rw->eb);
+    rw->mark = end;
+    return rc;
+}
+
+static int rec_block(void *arg, uint32_t region, uint64_t when)
+{
+    struct record_walk *rw = arg;
+    return pv_event(rw->p, rw->thread, when, PV_EV_BLOCK, region == STROBE_NONE ? 0 : (uint64_t)region + 1, rw->eb);
+}
+
+static int rec_attempt(void *arg, uint32_t block, int outcome, uint64_t start, uint64_t end)
+{
+    struct record_walk *rw = arg;
+    (void)block;
+    (void)start;
+    return pv_event(rw->p, rw->thread, end, PV_EV_END, (uint64_t)outcome, rw->eb);
+}
+
+static int rec_abort(void *arg, uint32_t block, uint64_t when, int cause, uint32_t culprit)
+{
+    struct record_walk *rw = arg;
+    (void)block;
+    int rc = pv_event(rw->p, rw->thread, when, PV_EV_CAUSE, (uint64_t)cause, rw->eb);
+    if (rc == 0 && culprit < rw->p->exp->nthreads)
+        rc = pv_push(rw->p,
+                     (struct pv_rec){.t = send_time(rw->p, culprit, when),
+                                     .end = when,
+                                     .thread = culprit,
+                                     .peer = rw->thread,
+                                     .kind = 3},
+                     rw->eb);
+    return rc;
+}
+
 static int thread_records(struct pv *p, uint32_t t, struct strobe_errbuf *eb)
 {
     const struct strobe_experiment *exp = p->exp;
-    struct strobe_stream_iter *it;
-    int rc = strobe_stream_open(exp, t, &it, eb);
-    if (rc)
-        return rc;
-    struct strobe_event ev;
-    uint64_t mark = exp->threads[t].begin_ns; /* end of the last state written */
-    uint32_t block = STROBE_NONE;
-    uint64_t start = 0, try_t = 0, locked = 0;
-    bool open = false, have_try = false, have_locked = false, aborting = false;
-    while (rc == 0 && (rc = strobe_stream_next(it, &ev, eb)) == 1) {
-        rc = 0;
-        uint64_t now = ev.time_ns;
-        if (ev.type == STROBE_EVENT_ENTER && exp->regions[ev.region].kind == STROBE_REGION_TM_ATOMIC &&
-            block == STROBE_NONE) {
-            block = ev.region;
-            rc = pv_event(p, t, now, PV_EV_BLOCK, (uint64_t)block + 1, eb);
-            continue;
-        }
-        if (ev.type == STROBE_EVENT_EXIT && ev.region == block) {
-            block = STROBE_NONE;
-            rc = pv_event(p, t, now, PV_EV_BLOCK, 0, eb);
-            continue;
-        }
-        if (ev.type != STROBE_EVENT_TM)
-            continue;
-        switch (ev.tm_event) {
-        case STROBE_TM_START:
-            rc = pv_state(p, t, mark, now, aborting ? PV_ABORT : PV_RUNNING, eb);
-            mark = now;
-            aborting = have_try = have_locked = false;
-            open = true;
-            start = now;
-            break;
-        case STROBE_TM_TRY_LOCK:
-            have_try = true;
-            try_t = now;
-            break;
-        case STROBE_TM_LOCKED:
-            have_locked = true;
-            locked = now;
-            break;
-        case STROBE_TM_COMMIT:
-            if (!open)
-                break;
-            if (have_try) {
-                rc = pv_state(p, t, start, try_t, PV_COMPUTE, eb);
-                if (rc == 0 && have_locked) {
-                    rc = pv_state(p, t, try_t, locked, PV_TRY_LOCK, eb);
-                    if (rc == 0)
-                        rc = pv_state(p, t, locked, now, PV_LOCKED, eb);
-                } else if (rc == 0) {
-                    rc = pv_state(p, t, try_t, now, PV_TRY_LOCK, eb);
-                }
-            } else {
-                rc = pv_state(p, t, start, now, PV_COMPUTE, eb);
-            }
-            if (rc == 0)
-                rc = pv_event(p, t, now, PV_EV_END, 1, eb);
-            open = false;
-            mark = now;
-            break;
-        case STROBE_TM_ABORT:
-            if (open)
-                rc = pv_state(p, t, start, now, PV_WASTED, eb);
-            if (rc == 0)
-                rc = pv_event(p, t, now, PV_EV_END, 2, eb);
-            if (rc == 0)
-                rc = pv_event(p, t, now, PV_EV_CAUSE, (uint64_t)ev.value, eb);
-            if (rc == 0 && ev.other_thread < exp->nthreads)
-                rc = pv_push(p,
-                             (struct pv_rec){.t = send_time(p, ev.other_thread, now),
-                                             .end = now,
-                                             .thread = ev.other_thread,
-                                             .peer = t,
-                                             .kind = 3},
-                             eb);
-            open = false;
-            aborting = true;
-            mark = now;
-            break;
-        case STROBE_TM_CANCEL:
-            if (ev.value != 1 || !open)
-                break;
-            rc = pv_state(p, t, start, now, PV_WASTED, eb);
-            if (rc == 0)
-                rc = pv_event(p, t, now, PV_EV_END, 3, eb);
-            open = false;
-            mark = now;
-            break;
-        default:
-            break;
-        }
-    }
-    strobe_stream_close(it);
-    if (rc < 0)
-        return rc;
-    return pv_state(p, t, mark, exp->threads[t].end_ns, aborting ? PV_ABORT : PV_RUNNING, eb);
+    struct record_walk rw = {p, t, exp->threads[t].begin_ns, eb};
+    struct strobe_tm_visitor v = {
+        .arg = &rw, .block = rec_block, .state = rec_state, .attempt = rec_attempt, .abort = rec_abort};
+    int rc = strobe_tm_walk_thread(exp, t, &v, eb);
+    if (rc == 0)
+        rc = pv_state(p, t, rw.mark, exp->threads[t].end_ns, PV_RUNNING, eb);
+    return rc;
 }
 
 static int rec_cmp(const void *a, const void *b)

@@ -25,6 +25,7 @@
 #pragma weak strobe_code_region_rewind
 #pragma weak strobe_event_record
 #pragma weak strobe_thread_index
+#pragma weak strobe_adapter_ticks
 
 int strobe__tm_monitor;
 
@@ -69,6 +70,9 @@ void strobe__tm_mon_thread_begin(struct tm_tx *tx)
     uint32_t index;
     int32_t v = strobe__tm_monitor && strobe_thread_index(&index) == 0 ? (int32_t)index : -1;
     atomic_store_explicit(&tx->core_thread, v, memory_order_relaxed);
+    /* tells the analysis that this thread's TM events are complete */
+    if (strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS)
+        strobe__tm_mon_event_slow(tx, STROBE_TM_LOGGING, STROBE_TM_MONITOR_EVENTS, 0);
 }
 
 void strobe__tm_mon_thread_end(struct tm_tx *tx)
@@ -87,13 +91,20 @@ void strobe__tm_mon_event_slow(struct tm_tx *tx, unsigned kind, uint64_t a, uint
     (void)tx;
     uint8_t payload[32], *q = payload;
     q = strobe_uleb_put(q, kind);
-    if (kind == STROBE_TM_START || kind == STROBE_TM_SERIAL || kind == STROBE_TM_CANCEL)
-        q = strobe_uleb_put(q, a);
-    else if (kind == STROBE_TM_ABORT) {
-        q = strobe_uleb_put(q, a);
+    q = strobe_uleb_put(q, a);
+    if (kind == STROBE_TM_ABORT)
         q = strobe_uleb_put(q, b);
-    }
     strobe_event_record(STROBE_EXT_TM, payload, (size_t)(q - payload));
+}
+
+void strobe__tm_mon_try_lock_slow(struct tm_tx *tx)
+{
+    tx->try_ticks = strobe_adapter_ticks();
+}
+
+void strobe__tm_mon_locked_slow(struct tm_tx *tx)
+{
+    strobe__tm_mon_event_slow(tx, STROBE_TM_LOCKED, strobe_adapter_ticks() - tx->try_ticks, 0);
 }
 
 void strobe__tm_mon_abort_slow(struct tm_tx *tx, enum tm_abort_cause cause, int culprit)
@@ -114,8 +125,6 @@ void strobe__tm_mon_abort_slow(struct tm_tx *tx, enum tm_abort_cause cause, int 
 
 void strobe__tm_mon_end_slow(struct tm_tx *tx, bool cancelled)
 {
-    if (strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS && !cancelled)
-        strobe__tm_mon_event_slow(tx, STROBE_TM_COMMIT, 0, 0);
     if (tx->retries > 0)
         strobe_metric_add(&m_rollbacks, tx->retries);
     if (tx->serial_cause != TM_SERIAL_NONE && tx->serial_cause != TM_SERIAL_ALONE)

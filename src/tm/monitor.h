@@ -8,8 +8,11 @@
  *           block" named by its call site, with its rollbacks,
  *           serializations and cancels as metrics on that call path;
  *   events  also the TMbox-style log of every attempt in the thread's
- *           stream: start, try-lock, locked, commit, abort with cause and
+ *           stream: retry start, commit phases, abort with cause and
  *           culprit thread, serialization, cancel (docs/formats/trace.md).
+ *           The first attempt starts at the block's region ENTER and the
+ *           last one ends at its EXIT, so a transaction that commits at
+ *           its first attempt costs one record besides its region.
  * Each hook costs one predictable branch when monitoring is off.
  */
 #ifndef STROBE_TM_MONITOR_H
@@ -35,18 +38,20 @@ static inline void strobe__tm_mon_begin(struct tm_tx *tx, uintptr_t site)
 }
 static inline void strobe__tm_mon_attempt(struct tm_tx *tx)
 {
-    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
+    if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS) && tx->retries > 0)
         strobe__tm_mon_event_slow(tx, STROBE_TM_START, tx->retries, 0);
 }
+TM_HIDDEN void strobe__tm_mon_try_lock_slow(struct tm_tx *tx);
+TM_HIDDEN void strobe__tm_mon_locked_slow(struct tm_tx *tx);
 static inline void strobe__tm_mon_try_lock(struct tm_tx *tx)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, STROBE_TM_TRY_LOCK, 0, 0);
+        strobe__tm_mon_try_lock_slow(tx);
 }
 static inline void strobe__tm_mon_locked(struct tm_tx *tx)
 {
     if (TM_UNLIKELY(strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS))
-        strobe__tm_mon_event_slow(tx, STROBE_TM_LOCKED, 0, 0);
+        strobe__tm_mon_locked_slow(tx);
 }
 static inline void strobe__tm_mon_serialize(struct tm_tx *tx, enum tm_serial_cause cause)
 {

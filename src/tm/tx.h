@@ -176,6 +176,7 @@ struct tm_tx {
     _Atomic int kill;                     /* an older speculative chunk needs our locks */
     _Atomic int32_t core_thread;          /* strobe thread number (t<N>), -1 unmonitored */
     uintptr_t site;                       /* call site of the running outermost transaction */
+    uint64_t try_ticks;                   /* monitor: when the commit was requested */
     struct tm_stats stats;
 };
 
