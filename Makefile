@@ -40,10 +40,11 @@ check-tsan: deps
 
 bench: build
 	@bench/run.sh $(BUILD)
+	@bench/tm/run.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_FUZZ=ON >/dev/null
-	@cmake --build build-fuzz -j $(JOBS)
+	@cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	@scripts/fuzz.sh build-fuzz $${FUZZ_SECONDS:-60}
 
 install: build
