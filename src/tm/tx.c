@@ -16,7 +16,6 @@
 #include "tm/monitor.h"
 
 struct tm_runtime strobe__tm_rt = {
-    .serial_mutex = PTHREAD_MUTEX_INITIALIZER,
     .reg_mutex = PTHREAD_MUTEX_INITIALIZER,
     .max_retries = 10,
 };
@@ -186,8 +185,14 @@ static void tm_serial_acquire(struct tm_tx *tx)
 {
     if (tx->spec)
         strobe__tm_spec_wait_turn_idle(tx);
-    pthread_mutex_lock(&rt.serial_mutex);
-    atomic_store_explicit(&rt.serial, 1, memory_order_seq_cst);
+    /* seq_cst: the Dekker pairing with tm_publish (see tm_drain) */
+    unsigned spins = 0;
+    int free_ = 0;
+    while (!atomic_compare_exchange_weak_explicit(&rt.serial, &free_, 1, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
+        free_ = 0;
+        tm_wait_step(&spins);
+    }
     tx->holds_serial = true;
     tm_drain(tx);
 }
@@ -198,7 +203,6 @@ static void tm_serial_release(struct tm_tx *tx)
         return;
     tx->holds_serial = false;
     atomic_store_explicit(&rt.serial, 0, memory_order_release);
-    pthread_mutex_unlock(&rt.serial_mutex);
 }
 
 /* Makes the transaction visible to serial drains and quiescence, and takes
@@ -258,19 +262,34 @@ static uint32_t tm_attempt(struct tm_tx *tx)
     return ITM_A_RUN_INSTRUMENTED_CODE;
 }
 
+/* Copies the checkpoint word by word. checkpoint.S has just stored it with
+ * 8-byte stores; the 16-byte loads of a vectorised struct copy cannot be
+ * forwarded from them and stall (a third of an uncontended transaction). */
+static inline void tm_copy_jmpbuf(struct tm_jmpbuf *dst, const struct tm_jmpbuf *src)
+{
+    const uint64_t *s = (const uint64_t *)src;
+    uint64_t *d = (uint64_t *)dst;
+    for (size_t i = 0; i < sizeof *src / 8; i++) {
+        uint64_t v = s[i];
+        __asm__("" : "+r"(v)); /* keeps the copy scalar */
+        d[i] = v;
+    }
+}
+
 static void tm_push_checkpoint(struct tm_tx *tx, uint32_t props, const struct tm_jmpbuf *jb)
 {
-    struct tm_checkpoint cp = {
-        .jb = *jb,
-        .props = props,
-        .nesting = tx->nesting,
-        .nlog = tx->log.n,
-        .nundo = tx->undo.n,
-        .ncommit = tx->commit_actions.n,
-        .nalloc = tx->allocs.n,
-        .nfree = tx->frees.n,
-    };
-    tm_vec_push(tx->cps, cp);
+    /* filled in place: a local copy would be moved with 16-byte loads too */
+    if (TM_UNLIKELY(tx->cps.n == tx->cps.cap))
+        strobe__tm_vec_grow(&tx->cps, sizeof *tx->cps.v);
+    struct tm_checkpoint *cp = &tx->cps.v[tx->cps.n++];
+    tm_copy_jmpbuf(&cp->jb, jb);
+    cp->props = props;
+    cp->nesting = tx->nesting;
+    cp->nlog = tx->log.n;
+    cp->nundo = tx->undo.n;
+    cp->ncommit = tx->commit_actions.n;
+    cp->nalloc = tx->allocs.n;
+    cp->nfree = tx->frees.n;
 }
 
 uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
@@ -665,11 +684,12 @@ void strobe__tm_go_irrevocable(struct tm_tx *tx, enum tm_serial_cause cause)
         /* Waiting for the serial lock while running could deadlock with
          * the holder, which waits for us to finish: restart instead. A
          * speculative chunk must also wait for its turn first. */
-        if (tx->spec || pthread_mutex_trylock(&rt.serial_mutex) != 0) {
+        int free_ = 0;
+        if (tx->spec || !atomic_compare_exchange_strong_explicit(&rt.serial, &free_, 1, memory_order_seq_cst,
+                                                                 memory_order_relaxed)) {
             tx->next_serial = cause;
             strobe__tm_abort(tx, TM_ABORT_IRREVOCABLE, -1);
         }
-        atomic_store_explicit(&rt.serial, 1, memory_order_seq_cst);
         tx->holds_serial = true;
         tm_drain(tx);
     }

@@ -183,8 +183,10 @@ struct tm_tx {
 /* The runtime context: the only global mutable state of libstrobe-tm. */
 struct tm_runtime {
     _Alignas(64) _Atomic uint64_t clock;
-    _Alignas(64) _Atomic int serial; /* a serial transaction runs or is draining */
-    pthread_mutex_t serial_mutex;
+    /* The serial lock: 1 while a serial transaction runs or waits for the
+     * others to drain. Taken by compare-and-swap, one atomic instruction,
+     * because the only thread with transactions takes it every time. */
+    _Alignas(64) _Atomic int serial;
     pthread_mutex_t reg_mutex; /* thread table, retired statistics, clone tables */
     _Atomic(struct tm_tx *) slots[TM_MAX_THREADS];
     _Atomic uint32_t nslots; /* high-water mark of used slots */
