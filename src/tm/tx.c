@@ -246,15 +246,7 @@ static uint32_t tm_attempt(struct tm_tx *tx)
         tx->rv = atomic_load_explicit(&rt.clock, memory_order_acquire);
         strobe__tm_mon_attempt(tx);
         /* Alone and unable to cancel: run the fast uninstrumented code. A
-         * transaction that may cancel keeps its undo log. The only thread
-         * (ALONE) keeps the instrumented code, whose barriers are then
-         * direct: GCC marks blocks that switch to irrevocable mode at run
-         * time as they were not, and only that code tells us when they do
-         * (_ITM_changeTransactionMode), which the statistics must count. */
-        if (tx->next_serial == TM_SERIAL_ALONE) {
-            tx->mode = TM_MODE_IRREVOCABLE;
-            return ITM_A_RUN_INSTRUMENTED_CODE;
-        }
+         * transaction that may cancel keeps its undo log. */
         if (tx->next_serial == TM_SERIAL_JMV || (props & ITM_PR_HAS_NO_ABORT) ||
             !(props & ITM_PR_INSTRUMENTED_CODE)) {
             tx->mode = TM_MODE_IRREVOCABLE;
@@ -325,9 +317,12 @@ uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
     tx->next_serial = ((props & ITM_PR_DOES_GO_IRREVOCABLE) || !(props & ITM_PR_INSTRUMENTED_CODE))
                           ? TM_SERIAL_JMV
                           : TM_SERIAL_NONE;
-    /* The only thread with transactions runs them serially, its barriers
-     * reading and writing memory directly. A thread that starts a
-     * transaction meanwhile waits at its start, as for any serial one. */
+    /* The only thread with transactions runs them serially on the
+     * uninstrumented code: no barriers at all. A thread that starts a
+     * transaction meanwhile waits at its start, as for any serial one.
+     * An irrevocable action in such a transaction goes unseen unless GCC
+     * marked the block as always irrevocable (then it is counted above);
+     * it costs nothing, as the transaction runs alone anyway. */
     if (tx->next_serial == TM_SERIAL_NONE && !tx->spec && (props & ITM_PR_HAS_NO_ABORT) &&
         (props & ITM_PR_INSTRUMENTED_CODE) && atomic_load_explicit(&rt.live, memory_order_relaxed) == 1)
         tx->next_serial = TM_SERIAL_ALONE;

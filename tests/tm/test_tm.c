@@ -187,6 +187,16 @@ static void run_pair(void *(*a)(void *), void *(*b)(void *), void **b_result)
     pthread_barrier_destroy(&pair_barrier);
 }
 
+/* A second thread known to the STM until culprit_stop. */
+static void *pair_and_wait(void *arg)
+{
+    (void)arg;
+    pair_up();
+    while (!atomic_load(&culprit_stop))
+        ;
+    return NULL;
+}
+
 /* ---- forced conflicts ------------------------------------------------------
  * The victim reads X, then (inside its transaction) lets the culprit
  * commit a write to X and waits for that commit; its own commit must then
@@ -362,8 +372,14 @@ STROBE_TEST(irrevocable_io_counts_jmv)
         }
     for (int i = 0; i < 7; i++)
         __transaction_atomic { irrevocable_count++; }
-    /* work before the unsafe call: GCC switches modes at run time
-     * (_ITM_changeTransactionMode) instead of starting irrevocably */
+    /* Work before the unsafe call: GCC switches modes at run time
+     * (_ITM_changeTransactionMode) instead of starting irrevocably. The
+     * switch is seen when the thread is not alone (docs/tm.md), so a
+     * second thread registers with the STM first. */
+    pthread_barrier_init(&pair_barrier, NULL, 2);
+    pthread_t other;
+    CHECK_EQ_INT(pthread_create(&other, NULL, pair_and_wait, NULL), 0);
+    pair_up();
     static long values[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     for (int i = 0; i < 3; i++)
         __transaction_relaxed {
@@ -373,6 +389,8 @@ STROBE_TEST(irrevocable_io_counts_jmv)
             fprintf(f, "%ld\n", sum);
             irrevocable_count++;
         }
+    atomic_store(&culprit_stop, 1);
+    CHECK_EQ_INT(pthread_join(other, NULL), 0);
     fclose(f);
     strobe_tm_report_t r;
     strobe_tm_get_stats(&r);
