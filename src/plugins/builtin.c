@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of built-in plugins, looked up by name before dlopen(). */
+#include <stddef.h>
+
+#include "plugins/plugins.h"
+#include "strobed/daemon.h"
+
+const struct strobe_plugin *const strobe__builtin_plugins[] = {
+    &strobe__plugin_synthetic,
+    &strobe__plugin_meminfo,
+    &strobe__plugin_vmstat,
+    &strobe__plugin_loadavg,
+    NULL,
+};

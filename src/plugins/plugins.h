@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed's built-in plugins. Each is an ordinary struct strobe_plugin
+ * (include/strobe/plugin.h): the daemon registers them exactly as it
+ * would a dlopen()ed one.
+ */
+#ifndef STROBE_PLUGINS_PLUGINS_H
+#define STROBE_PLUGINS_PLUGINS_H
+
+#include "strobe/plugin.h"
+
+extern const struct strobe_plugin strobe__plugin_synthetic;
+extern const struct strobe_plugin strobe__plugin_meminfo;
+extern const struct strobe_plugin strobe__plugin_vmstat;
+extern const struct strobe_plugin strobe__plugin_loadavg;
+
+#endif

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed aggregation (aggregator.h). Each producer has a client, a
+ * mirror of its sets and a thread. The network wait happens without the
+ * daemon lock; applying a reply to the mirror and dispatching the
+ * changes happens with it, so the server never reads a set while it is
+ * being overwritten.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "strobed/aggregator.h"
+#include "strobed/daemon.h"
+#include "transport/client.h"
+#include "transport/proto.h"
+
+struct strobe__aggregator {
+    struct strobe__daemon *d;
+    char *address;
+    uint64_t interval_ns, offset_ns, timeout_ns;
+    int push;
+    int publish;
+    const char *const *sets; /* globs, NULL = all */
+    size_t nsets;
+    const char **sets_owned;
+    struct strobe__client *client;
+    struct strobe__mirror mirror;
+    pthread_t thread;
+    int started;
+    int connected; /* last round succeeded (for log messages on change) */
+    uint64_t rounds, failures;
+};
+
+static const char *const producer_keys[] = { "address", "interval", "offset", "mode", "timeout",
+                                             "sets", "publish", NULL };
+
+static int fail_at(const struct strobe__cfg *c, const char *key, char *err, size_t errlen,
+                   const char *what, const char *value)
+{
+    snprintf(err, errlen, "%s:%d: producers: %s%s'%s' %s", c->file,
+             key ? strobe__cfg_key_line(c, key) : c->line, key ? key : "", key ? ": " : "",
+             value ? value : "", what);
+    return STROBE_ERR_SYNTAX;
+}
+
+static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
+                     struct strobe__aggregator *a, char *err, size_t errlen)
+{
+    if (c->kind != STROBE_CFG_MAP)
+        return fail_at(c, NULL, err, errlen, "an entry must be a mapping with 'address'", "");
+    for (size_t i = 0; i < c->n; i++) {
+        size_t k = 0;
+        while (producer_keys[k] && strcmp(producer_keys[k], c->keys[i]))
+            k++;
+        if (!producer_keys[k])
+            return fail_at(c, c->keys[i], err, errlen, "is not a producer key", c->keys[i]);
+        if (strcmp(c->keys[i], "sets") && c->items[i]->kind != STROBE_CFG_SCALAR)
+            return fail_at(c, c->keys[i], err, errlen, "expects a single value", "");
+    }
+    const struct strobe__cfg *v;
+    if (!(v = strobe__cfg_get(c, "address")))
+        return fail_at(c, NULL, err, errlen, "entry without 'address' (host:port)", "");
+    if (!strchr(v->scalar, ':'))
+        return fail_at(c, "address", err, errlen, "is not host:port", v->scalar);
+    a->address = strdup(v->scalar);
+    unsigned long long ns;
+    a->interval_ns = 1000000000ull;
+    a->timeout_ns = 0;
+    if ((v = strobe__cfg_get(c, "interval"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
+            return fail_at(c, "interval", err, errlen, "is not a positive duration", v->scalar);
+        a->interval_ns = ns;
+    }
+    if ((v = strobe__cfg_get(c, "offset"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns >= a->interval_ns)
+            return fail_at(c, "offset", err, errlen, "is not a duration below the interval", v->scalar);
+        a->offset_ns = ns;
+    }
+    if ((v = strobe__cfg_get(c, "timeout"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
+            return fail_at(c, "timeout", err, errlen, "is not a positive duration", v->scalar);
+        a->timeout_ns = ns;
+    }
+    if (!a->timeout_ns) /* default: one interval, at least 1 s, at most 10 s */
+        a->timeout_ns = a->interval_ns < 1000000000ull ? 1000000000ull
+                        : a->interval_ns > 10000000000ull ? 10000000000ull : a->interval_ns;
+    if ((v = strobe__cfg_get(c, "mode"))) {
+        if (strcmp(v->scalar, "push") == 0)
+            a->push = 1;
+        else if (strcmp(v->scalar, "pull") != 0)
+            return fail_at(c, "mode", err, errlen, "is not pull or push", v->scalar);
+    }
+    a->publish = 1;
+    if ((v = strobe__cfg_get(c, "publish"))) {
+        if (strcmp(v->scalar, "false") == 0 || strcmp(v->scalar, "no") == 0)
+            a->publish = 0;
+        else if (strcmp(v->scalar, "true") && strcmp(v->scalar, "yes"))
+            return fail_at(c, "publish", err, errlen, "is not true or false", v->scalar);
+    }
+    if ((v = strobe__cfg_get(c, "sets"))) {
+        size_t n = v->kind == STROBE_CFG_SEQ ? v->n : 1;
+        a->sets_owned = calloc(n + 1, sizeof *a->sets_owned);
+        if (!a->sets_owned)
+            return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+            const struct strobe__cfg *it = v->kind == STROBE_CFG_SEQ ? v->items[i] : v;
+            if (it->kind != STROBE_CFG_SCALAR)
+                return fail_at(c, "sets", err, errlen, "must be a list of set names or globs", "");
+            a->sets_owned[i] = it->scalar;
+        }
+        a->sets = a->sets_owned;
+        a->nsets = n;
+    }
+    int rc = strobe__client_open(a->address, d->secret,
+                                 (uint32_t)(a->timeout_ns / 1000000ull) +
+                                     (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
+                                 &a->client);
+    if (rc < 0)
+        return fail_at(c, "address", err, errlen, "cannot be dialed", a->address);
+    return 0;
+}
+
+int strobe__aggregators_new(struct strobe__daemon *d, const struct strobe__cfg *list, char *err,
+                            size_t errlen)
+{
+    if (list->kind != STROBE_CFG_SEQ) {
+        snprintf(err, errlen, "%s:%d: producers: expected a list of entries ('- address: host:port')",
+                 list->file, list->line);
+        return STROBE_ERR_SYNTAX;
+    }
+    d->prod = calloc(list->n ? list->n : 1, sizeof *d->prod);
+    if (!d->prod)
+        return -ENOMEM;
+    for (size_t i = 0; i < list->n; i++) {
+        struct strobe__aggregator *a = calloc(1, sizeof *a);
+        if (!a)
+            return -ENOMEM;
+        a->d = d;
+        d->prod[d->nprod++] = a;
+        int rc = parse_one(d, list->items[i], a, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int wanted(const struct strobe__aggregator *a, const char *name)
+{
+    if (!a->sets)
+        return 1;
+    for (size_t i = 0; i < a->nsets; i++)
+        if (fnmatch(a->sets[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* mirror callback, d->lock held */
+static void on_change(void *arg, strobe_set *set, enum strobe__mirror_event ev)
+{
+    struct strobe__aggregator *a = arg;
+    struct strobe__daemon *d = a->d;
+    const char *name = strobe_set_instance(set);
+    if (!wanted(a, name))
+        return;
+    struct strobe__set_entry *e = strobe__daemon_set_find(d, name);
+    if (e && e->set != set) {
+        if (ev == STROBE_MIRROR_NEW)
+            strobe__log(d, STROBE_LOG_WARN, "%s: set %s is already known from elsewhere; "
+                        "this copy is ignored", a->address, name);
+        return;
+    }
+    switch (ev) {
+    case STROBE_MIRROR_NEW:
+        if (strobe__daemon_set_add(d, set, (a->publish ? STROBE_SET_PUBLISH : 0) | STROBE__SET_BORROWED,
+                                   NULL) == 0)
+            strobe__daemon_set_updated(d, set);
+        return;
+    case STROBE_MIRROR_UPDATED:
+        strobe__daemon_set_updated(d, set);
+        return;
+    case STROBE_MIRROR_GONE:
+        strobe__daemon_set_remove(d, set);
+        return;
+    }
+}
+
+static uint64_t now_real(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps until the wall-clock time `until` or until the daemon stops. */
+static void sleep_until(struct strobe__daemon *d, uint64_t until)
+{
+    for (uint64_t now = now_real(); !d->stop && now < until; now = now_real()) {
+        uint64_t ms = (until - now + 999999) / 1000000;
+        struct pollfd pfd = { d->stop_pipe[0], POLLIN, 0 };
+        poll(&pfd, 1, (int)(ms > 200 ? 200 : ms));
+    }
+}
+
+static void round_done(struct strobe__aggregator *a, int rc)
+{
+    struct strobe__daemon *d = a->d;
+    a->rounds++;
+    if (rc < 0) {
+        a->failures++;
+        if (a->connected || a->failures == 1)
+            strobe__log(d, STROBE_LOG_WARN, "producer %s: %s (%s); retrying", a->address,
+                        strobe_strerror(rc), strobe__client_error(a->client));
+        a->connected = 0;
+    } else if (!a->connected) {
+        strobe__log(d, STROBE_LOG_INFO, "producer %s: connected, %zu set(s)", a->address, a->mirror.n);
+        a->connected = 1;
+    }
+}
+
+static void *producer_thread(void *arg)
+{
+    struct strobe__aggregator *a = arg;
+    struct strobe__daemon *d = a->d;
+    uint64_t interval = a->interval_ns;
+    while (!d->stop) {
+        if (!a->push) {
+            uint64_t now = now_real();
+            uint64_t base = now >= a->offset_ns ? now - a->offset_ns : 0;
+            sleep_until(d, (base / interval + 1) * interval + a->offset_ns);
+            if (d->stop)
+                break;
+        }
+        struct strobe__rd body;
+        /* push: the producer holds the reply until a set changes, at most
+         * one interval, so a silent producer still answers regularly */
+        uint32_t wait_ms = a->push ? (uint32_t)(interval / 1000000ull) : 0;
+        int rc = strobe__client_update_fetch(a->client, &a->mirror, NULL, 0, wait_ms, &body);
+        if (rc == 0) {
+            pthread_mutex_lock(&d->lock);
+            rc = strobe__client_update_apply(a->client, &a->mirror, &body, on_change, a);
+            pthread_mutex_unlock(&d->lock);
+        }
+        round_done(a, rc);
+        if (rc < 0 && a->push)
+            sleep_until(d, now_real() + interval); /* do not spin on a dead producer */
+    }
+    return NULL;
+}
+
+int strobe__aggregators_start(struct strobe__daemon *d)
+{
+    for (size_t i = 0; i < d->nprod; i++) {
+        int rc = pthread_create(&d->prod[i]->thread, NULL, producer_thread, d->prod[i]);
+        if (rc)
+            return -rc;
+        d->prod[i]->started = 1;
+    }
+    return 0;
+}
+
+void strobe__aggregators_free(struct strobe__daemon *d)
+{
+    for (size_t i = 0; i < d->nprod; i++)
+        if (d->prod[i] && d->prod[i]->started)
+            pthread_join(d->prod[i]->thread, NULL);
+    for (size_t i = 0; i < d->nprod; i++) {
+        struct strobe__aggregator *a = d->prod[i];
+        if (!a)
+            continue;
+        pthread_mutex_lock(&d->lock);
+        for (size_t k = 0; k < a->mirror.n; k++)
+            strobe__daemon_set_remove(d, a->mirror.sets[k]);
+        pthread_mutex_unlock(&d->lock);
+        strobe__client_close(a->client);
+        strobe__mirror_free(&a->mirror);
+        free(a->sets_owned);
+        free(a->address);
+        free(a);
+    }
+    free(d->prod);
+    d->prod = NULL;
+    d->nprod = 0;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Aggregation: strobed pulls the published sets of other daemons
+ * (`producers:` in the configuration), one thread per producer so that a
+ * slow or dead producer never delays the others, and mirrors them into
+ * its own registry where transforms, stores, the server and HTTP see
+ * them like local sets. Modes: pull on the interval/offset grid, or push
+ * on change (a long poll the producer answers as soon as a set changes).
+ */
+#ifndef STROBE_STROBED_AGGREGATOR_H
+#define STROBE_STROBED_AGGREGATOR_H
+
+#include <stddef.h>
+
+struct strobe__daemon;
+struct strobe__cfg;
+
+int strobe__aggregators_new(struct strobe__daemon *d, const struct strobe__cfg *list, char *err,
+                            size_t errlen);
+int strobe__aggregators_start(struct strobe__daemon *d);
+void strobe__aggregators_free(struct strobe__daemon *d);
+
+#endif

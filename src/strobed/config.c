@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed configuration files: YAML through libyaml's document loader,
+ * copied into a small tree that keeps line numbers (config.h). The copy
+ * bounds depth and size, so aliases cannot blow it up ("billion laughs").
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "strobe/strobe.h"
+#include "strobed/config.h"
+
+#define MAX_DEPTH 32
+#define MAX_NODES 100000
+#define MAX_FILE (4u << 20)
+
+struct conv {
+    yaml_document_t *doc;
+    const char *file;
+    size_t nodes;
+    char *err;
+    size_t errlen;
+};
+
+static int fail(struct conv *cv, int line, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(cv->err, cv->errlen, "%s:%d: ", cv->file, line);
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < cv->errlen)
+        vsnprintf(cv->err + n, cv->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return STROBE_ERR_SYNTAX;
+}
+
+static int convert(struct conv *cv, yaml_node_t *yn, int depth, struct strobe__cfg **out)
+{
+    int line = (int)yn->start_mark.line + 1;
+    if (depth > MAX_DEPTH)
+        return fail(cv, line, "nesting deeper than %d levels", MAX_DEPTH);
+    if (++cv->nodes > MAX_NODES)
+        return fail(cv, line, "more than %d values (aliases expanding?)", MAX_NODES);
+    struct strobe__cfg *c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    c->line = line;
+    c->file = cv->file;
+    *out = c;
+    switch (yn->type) {
+    case YAML_SCALAR_NODE:
+        c->kind = STROBE_CFG_SCALAR;
+        if (memchr(yn->data.scalar.value, 0, yn->data.scalar.length))
+            return fail(cv, line, "NUL byte in a value");
+        c->scalar = strndup((const char *)yn->data.scalar.value, yn->data.scalar.length);
+        return c->scalar ? 0 : -ENOMEM;
+    case YAML_SEQUENCE_NODE: {
+        c->kind = STROBE_CFG_SEQ;
+        size_t n = (size_t)(yn->data.sequence.items.top - yn->data.sequence.items.start);
+        c->items = calloc(n ? n : 1, sizeof *c->items);
+        if (!c->items)
+            return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *item = yaml_document_get_node(cv->doc, yn->data.sequence.items.start[i]);
+            int rc = convert(cv, item, depth + 1, &c->items[c->n++]);
+            if (rc < 0)
+                return rc;
+        }
+        return 0;
+    }
+    case YAML_MAPPING_NODE: {
+        c->kind = STROBE_CFG_MAP;
+        size_t n = (size_t)(yn->data.mapping.pairs.top - yn->data.mapping.pairs.start);
+        c->items = calloc(n ? n : 1, sizeof *c->items);
+        c->keys = calloc(n ? n : 1, sizeof *c->keys);
+        if (!c->items || !c->keys)
+            return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_pair_t *p = &yn->data.mapping.pairs.start[i];
+            yaml_node_t *k = yaml_document_get_node(cv->doc, p->key);
+            yaml_node_t *v = yaml_document_get_node(cv->doc, p->value);
+            int kl = (int)k->start_mark.line + 1;
+            if (k->type != YAML_SCALAR_NODE)
+                return fail(cv, kl, "a key must be a plain word");
+            char *key = strndup((const char *)k->data.scalar.value, k->data.scalar.length);
+            if (!key)
+                return -ENOMEM;
+            if (strobe__cfg_get(c, key)) {
+                int rc = fail(cv, kl, "%s: given twice", key);
+                free(key);
+                return rc;
+            }
+            c->keys[c->n] = key;
+            int rc = convert(cv, v, depth + 1, &c->items[c->n]);
+            c->n++;
+            if (rc < 0)
+                return rc;
+            c->items[c->n - 1]->line = v->type == YAML_SCALAR_NODE ? kl : c->items[c->n - 1]->line;
+        }
+        return 0;
+    }
+    default:
+        return fail(cv, line, "empty value");
+    }
+}
+
+int strobe__cfg_parse(const char *text, size_t len, const char *name, struct strobe__cfg **out,
+                      char *err, size_t errlen)
+{
+    yaml_parser_t p;
+    yaml_document_t doc;
+    struct conv cv = { &doc, name, 0, err, errlen };
+    *out = NULL;
+    if (!yaml_parser_initialize(&p))
+        return -ENOMEM;
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    int rc;
+    if (!yaml_parser_load(&p, &doc)) {
+        rc = fail(&cv, (int)p.problem_mark.line + 1, "%s%s%s", p.problem ? p.problem : "invalid YAML",
+                  p.context ? " " : "", p.context ? p.context : "");
+        yaml_parser_delete(&p);
+        return rc;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        rc = fail(&cv, 1, "the file is empty");
+    } else if (root->type != YAML_MAPPING_NODE) {
+        rc = fail(&cv, (int)root->start_mark.line + 1, "the top level must be a mapping of sections");
+    } else {
+        rc = convert(&cv, root, 0, out);
+    }
+    /* the tree shares one copy of the file name */
+    if (rc == 0) {
+        char *f = strdup(name);
+        if (!f) {
+            rc = -ENOMEM;
+        } else {
+            (*out)->file = f;
+            /* children point at the root's copy */
+            struct strobe__cfg *stack[MAX_DEPTH + 2];
+            size_t sp = 0;
+            stack[sp++] = *out;
+            while (sp) {
+                struct strobe__cfg *c = stack[--sp];
+                c->file = f;
+                for (size_t i = 0; i < c->n && sp < MAX_DEPTH + 2; i++)
+                    stack[sp++] = c->items[i];
+            }
+        }
+    }
+    if (rc < 0) {
+        strobe__cfg_free(*out);
+        *out = NULL;
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+int strobe__cfg_load(const char *path, struct strobe__cfg **out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    char *buf = malloc(MAX_FILE + 1);
+    size_t len = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf)
+        return -ENOMEM;
+    int rc;
+    if (bad) {
+        snprintf(err, errlen, "%s: read error", path);
+        rc = -EIO;
+    } else if (len > MAX_FILE) {
+        snprintf(err, errlen, "%s: larger than %u bytes", path, MAX_FILE);
+        rc = -EFBIG;
+    } else {
+        rc = strobe__cfg_parse(buf, len, path, out, err, errlen);
+    }
+    free(buf);
+    return rc;
+}
+
+static void free_node(struct strobe__cfg *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free_node(c->items[i]);
+        if (c->keys)
+            free(c->keys[i]);
+    }
+    free(c->items);
+    free(c->keys);
+    free(c->scalar);
+    free(c);
+}
+
+void strobe__cfg_free(struct strobe__cfg *c)
+{
+    if (!c)
+        return;
+    char *file = (char *)c->file;
+    free_node(c);
+    free(file);
+}
+
+struct strobe__cfg *strobe__cfg_get(const struct strobe__cfg *c, const char *key)
+{
+    if (!c || c->kind != STROBE_CFG_MAP)
+        return NULL;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->keys[i] && strcmp(c->keys[i], key) == 0)
+            return c->items[i];
+    return NULL;
+}
+
+int strobe__cfg_key_line(const struct strobe__cfg *c, const char *key)
+{
+    const struct strobe__cfg *v = strobe__cfg_get(c, key);
+    return v ? v->line : c->line;
+}
+
+int strobe__parse_duration(const char *s, unsigned long long *ns)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v < 0)
+        return STROBE_ERR_SYNTAX;
+    static const struct { const char *unit; double scale; } units[] = {
+        { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 }, { "m", 60e9 }, { "h", 3600e9 },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].unit) == 0) {
+            double r = v * units[i].scale;
+            if (r > 1e18)
+                return STROBE_ERR_SYNTAX;
+            *ns = (unsigned long long)llround(r);
+            return 0;
+        }
+    return STROBE_ERR_SYNTAX;
+}
+
+int strobe__parse_size(const char *s, unsigned long long *bytes)
+{
+    char *end;
+    errno = 0;
+    if (*s == '-')
+        return STROBE_ERR_SYNTAX;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno)
+        return STROBE_ERR_SYNTAX;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10;
+    else if (*end == 'M')
+        shift = 20;
+    else if (*end == 'G')
+        shift = 30;
+    if (shift)
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end || (shift && v > (~0ull >> shift)))
+        return STROBE_ERR_SYNTAX;
+    *bytes = v << shift;
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The strobed runtime context: configuration, plugin instances, the set
+ * registry, dispatch of set updates through transform chains to stores,
+ * and the sampler schedule. Everything a daemon holds lives in one
+ * struct strobe__daemon; network pieces (server.c, aggregator.c, http.c)
+ * attach to it.
+ *
+ * Locking: d->lock serialises every plugin call and every registry
+ * change. Threads that call into plugins (scheduler, one thread per
+ * producer) take it; readers of sets for the network take it only to find
+ * sets and snapshot them.
+ */
+#ifndef STROBE_STROBED_DAEMON_H
+#define STROBE_STROBED_DAEMON_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "strobe/plugin.h"
+#include "strobed/config.h"
+
+struct strobe__instance;
+struct strobe__server;
+struct strobe__http;
+struct strobe__aggregator;
+
+/* registry flag: the set belongs to someone else (an aggregator's mirror),
+ * removing the entry does not free it */
+#define STROBE__SET_BORROWED 0x100u
+
+struct strobe__set_entry {
+    strobe_set *set;
+    unsigned flags;                 /* STROBE_SET_PUBLISH */
+    struct strobe__instance *owner; /* NULL: mirrored from a producer */
+    uint64_t updates;               /* set_updated calls, for stats */
+};
+
+struct strobe__daemon {
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* broadcast on every set update and registry change */
+    uint64_t change_seq;    /* bumped with it */
+    struct strobe__cfg *cfg;
+    char producer[STROBE_SET_NAME_MAX + 1];
+    char *listen, *http_listen, *secret; /* NULL when not configured */
+    enum strobe_log_level log_level;
+    FILE *log;
+    int log_owned;
+
+    struct strobe__instance **inst; /* samplers, then transforms, then stores */
+    size_t ninst;
+    struct strobe__set_entry *sets;
+    size_t nsets, capsets;
+    int dispatch_depth;
+
+    struct strobe__aggregator **prod;
+    size_t nprod;
+    struct strobe__server *server;
+    struct strobe__http *http;
+    pthread_t sched;
+    int sched_started;
+    volatile int stop;
+    int stop_pipe[2]; /* wakes the scheduler */
+};
+
+/* Build a daemon from a parsed configuration (taken over on success).
+ * Plugin instances are opened; nothing runs yet. err gets one line naming
+ * file, line and key on STROBE_ERR_SYNTAX. */
+int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, char *err,
+                       size_t errlen);
+/* Start the scheduler, aggregators, server and HTTP endpoint. */
+int strobe__daemon_start(struct strobe__daemon *d, char *err, size_t errlen);
+/* Stop all threads, flush stores, close plugins, free. */
+void strobe__daemon_free(struct strobe__daemon *d);
+
+/* Flush every store (lock held): SIGHUP and shutdown. */
+void strobe__daemon_flush_stores(struct strobe__daemon *d);
+
+/* Run every sampler once, now (tests and `strobed --once`). */
+int strobe__daemon_sample_all(struct strobe__daemon *d, uint64_t now_ns);
+
+/* Registry (caller holds d->lock). */
+int strobe__daemon_set_add(struct strobe__daemon *d, strobe_set *set, unsigned flags,
+                           struct strobe__instance *owner);
+void strobe__daemon_set_remove(struct strobe__daemon *d, strobe_set *set);
+struct strobe__set_entry *strobe__daemon_set_find(struct strobe__daemon *d, const char *instance);
+/* A set changed: transforms and stores see it, waiters wake (lock held). */
+void strobe__daemon_set_updated(struct strobe__daemon *d, strobe_set *set);
+
+void strobe__log(struct strobe__daemon *d, enum strobe_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int strobe__log_level_parse(const char *s, enum strobe_log_level *out);
+
+/* The built-in plugins (src/plugins), NULL-terminated. */
+extern const struct strobe_plugin *const strobe__builtin_plugins[];
+
+#endif

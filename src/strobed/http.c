@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prometheus exposition (http.h). Each metric of a set becomes the family
+ * strobe_<schema>_<metric> (names sanitised to [a-zA-Z0-9_]) with labels
+ * instance and producer (and index for array elements); one family's
+ * samples from all sets of a schema are written together, as the format
+ * requires. Invalid values are exported as NaN; char metrics are left out
+ * (Prometheus values are numbers). The timestamp is the set's
+ * transaction time in ms.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <nng/supplemental/http/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strobed/daemon.h"
+#include "strobed/http.h"
+#include "transport/proto.h"
+
+struct strobe__http {
+    struct strobe__daemon *d;
+    nng_http_server *srv;
+    nng_http_handler *h;
+};
+
+static void put_name(struct strobe__wr *w, const char *s)
+{
+    for (; *s; s++) {
+        char c = *s;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        strobe__wr_u8(w, (uint8_t)(ok ? c : '_'));
+    }
+}
+
+static void put_label(struct strobe__wr *w, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            strobe__wr_u8(w, '\\');
+        if (*s == '\n') {
+            strobe__wr_bytes(w, "\\n", 2);
+            continue;
+        }
+        strobe__wr_u8(w, (uint8_t)*s);
+    }
+}
+
+static void put_text(struct strobe__wr *w, const char *s) { strobe__wr_bytes(w, s, strlen(s)); }
+
+static void family(struct strobe__wr *w, const char *schema, const char *metric)
+{
+    put_text(w, "strobe_");
+    put_name(w, schema);
+    strobe__wr_u8(w, '_');
+    put_name(w, metric);
+}
+
+int strobe__prometheus_text(struct strobe__daemon *d, struct strobe__wr *w)
+{
+    char *done = calloc(d->nsets + 1, 1); /* sets whose schema was written */
+    if (!done)
+        return -ENOMEM;
+    for (size_t a = 0; a < d->nsets; a++) {
+        if (done[a] || !(d->sets[a].flags & STROBE_SET_PUBLISH))
+            continue;
+        strobe_set *first = d->sets[a].set;
+        const char *schema = strobe_set_schema_name(first);
+        for (uint32_t m = 0; m < strobe_set_card(first); m++) {
+            if (strobe_set_metric_type(first, m) == STROBE_MT_CHAR)
+                continue;
+            const char *mname = strobe_set_metric_name(first, m);
+            put_text(w, "# TYPE ");
+            family(w, schema, mname);
+            put_text(w, " gauge\n");
+            if (*strobe_set_metric_unit(first, m)) {
+                put_text(w, "# HELP ");
+                family(w, schema, mname);
+                put_text(w, " unit: ");
+                put_text(w, strobe_set_metric_unit(first, m));
+                strobe__wr_u8(w, '\n');
+            }
+            for (size_t b = a; b < d->nsets; b++) {
+                strobe_set *s = d->sets[b].set;
+                if (!(d->sets[b].flags & STROBE_SET_PUBLISH) || strcmp(strobe_set_schema_name(s), schema))
+                    continue;
+                int i = strobe_set_metric_index(s, mname);
+                if (i < 0 || strobe_set_metric_type(s, (uint32_t)i) == STROBE_MT_CHAR ||
+                    !strobe_set_is_consistent(s))
+                    continue;
+                uint32_t cnt = strobe_set_metric_count(s, (uint32_t)i);
+                for (uint32_t j = 0; j < cnt; j++) {
+                    char val[64], tail[64];
+                    family(w, schema, mname);
+                    put_text(w, "{instance=\"");
+                    put_label(w, strobe_set_instance(s));
+                    put_text(w, "\",producer=\"");
+                    put_label(w, strobe_set_producer(s));
+                    if (cnt > 1) {
+                        snprintf(val, sizeof val, "\",index=\"%u", j);
+                        put_text(w, val);
+                    }
+                    put_text(w, "\"} ");
+                    if (!strobe_set_is_valid(s, (uint32_t)i))
+                        snprintf(val, sizeof val, "NaN");
+                    else
+                        strobe_set_format_value(s, (uint32_t)i, j, val, sizeof val);
+                    put_text(w, val);
+                    snprintf(tail, sizeof tail, " %llu\n",
+                             (unsigned long long)(strobe_set_timestamp(s) / 1000000ull));
+                    put_text(w, tail);
+                }
+            }
+        }
+        for (size_t b = a; b < d->nsets; b++)
+            if (!strcmp(strobe_set_schema_name(d->sets[b].set), schema))
+                done[b] = 1;
+    }
+    free(done);
+    return w->err;
+}
+
+static void metrics_cb(nng_aio *aio)
+{
+    nng_http_handler *h = nng_aio_get_input(aio, 1);
+    struct strobe__http *hs = nng_http_handler_get_data(h);
+    struct strobe__wr w = { 0 };
+    pthread_mutex_lock(&hs->d->lock);
+    int rc = strobe__prometheus_text(hs->d, &w);
+    pthread_mutex_unlock(&hs->d->lock);
+    nng_http_res *res;
+    if (nng_http_res_alloc(&res) != 0) {
+        strobe__wr_free(&w);
+        nng_aio_finish(aio, NNG_ENOMEM);
+        return;
+    }
+    if (rc < 0) {
+        nng_http_res_set_status(res, NNG_HTTP_STATUS_INTERNAL_SERVER_ERROR);
+    } else {
+        nng_http_res_set_header(res, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+        nng_http_res_copy_data(res, w.buf ? (void *)w.buf : (void *)"", w.len);
+    }
+    strobe__wr_free(&w);
+    nng_aio_set_output(aio, 0, res);
+    nng_aio_finish(aio, 0);
+}
+
+int strobe__http_start(struct strobe__daemon *d, const char *addr, struct strobe__http **out,
+                       char *err, size_t errlen)
+{
+    struct strobe__http *hs = calloc(1, sizeof *hs);
+    if (!hs)
+        return -ENOMEM;
+    hs->d = d;
+    char url[512];
+    snprintf(url, sizeof url, strstr(addr, "://") ? "%s" : "http://%s", addr);
+    nng_url *u = NULL;
+    int rv = nng_url_parse(&u, url);
+    if (rv == 0)
+        rv = nng_http_server_hold(&hs->srv, u);
+    if (rv == 0)
+        rv = nng_http_handler_alloc(&hs->h, "/metrics", metrics_cb);
+    if (rv == 0) {
+        nng_http_handler_set_data(hs->h, hs, NULL);
+        rv = nng_http_server_add_handler(hs->srv, hs->h);
+    }
+    if (rv == 0)
+        rv = nng_http_server_start(hs->srv);
+    if (u)
+        nng_url_free(u);
+    if (rv) {
+        snprintf(err, errlen, "http %s: %s", addr, nng_strerror(rv));
+        if (hs->srv)
+            nng_http_server_release(hs->srv);
+        free(hs);
+        return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
+    }
+    strobe__log(d, STROBE_LOG_INFO, "Prometheus exposition on %s/metrics", url);
+    *out = hs;
+    return 0;
+}
+
+void strobe__http_stop(struct strobe__http *hs)
+{
+    if (!hs)
+        return;
+    nng_http_server_stop(hs->srv);
+    nng_http_server_release(hs->srv);
+    free(hs);
+}

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed request server (server.h). nng's asynchronous pattern: a pool
+ * of contexts, each a small state machine (receive -> answer or park ->
+ * send -> receive) driven by aio callbacks on nng's threads. Parked long
+ * polls are answered by one waiter thread that sleeps on the daemon's
+ * change condition. Authentication state is per pipe (connection): a
+ * reconnect starts unauthenticated.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "monitor/set.h"
+#include "strobed/daemon.h"
+#include "strobed/server.h"
+#include "transport/auth.h"
+#include "transport/proto.h"
+
+#define WORKERS 32
+#define MAX_PIPES 4096
+
+enum wstate { W_RECV, W_SEND, W_PARKED };
+
+struct worker {
+    struct strobe__server *s;
+    enum wstate state;
+    nng_aio *aio;
+    nng_ctx ctx;
+    nng_msg *req;     /* parked request */
+    uint64_t deadline; /* parked: CLOCK_MONOTONIC ns */
+    uint64_t seq;      /* parked: daemon change_seq when parked */
+    struct strobe__wr wr;
+};
+
+struct pipe_auth {
+    uint32_t id;
+    int authed;
+    uint8_t expect[STROBE_PROTO_MAC]; /* the client proof we wait for */
+};
+
+struct strobe__server {
+    struct strobe__daemon *d;
+    nng_socket sock;
+    struct worker w[WORKERS];
+    pthread_mutex_t pmtx; /* guards pipes */
+    struct pipe_auth *pipes;
+    size_t npipes;
+    pthread_t waiter;
+    int waiter_started;
+    int stopping;
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- per-pipe authentication ------------------------------------------------ */
+
+static struct pipe_auth *pipe_get(struct strobe__server *s, uint32_t id, int create)
+{
+    for (size_t i = 0; i < s->npipes; i++)
+        if (s->pipes[i].id == id)
+            return &s->pipes[i];
+    if (!create || s->npipes == MAX_PIPES)
+        return NULL;
+    s->pipes[s->npipes] = (struct pipe_auth){ .id = id };
+    return &s->pipes[s->npipes++];
+}
+
+static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    struct strobe__server *s = arg;
+    if (ev != NNG_PIPE_EV_REM_POST)
+        return;
+    pthread_mutex_lock(&s->pmtx);
+    for (size_t i = 0; i < s->npipes; i++)
+        if (s->pipes[i].id == (uint32_t)nng_pipe_id(p)) {
+            s->pipes[i] = s->pipes[--s->npipes];
+            break;
+        }
+    pthread_mutex_unlock(&s->pmtx);
+}
+
+/* ---- request handling --------------------------------------------------------- */
+
+static int published(const struct strobe__set_entry *e)
+{
+    return e->flags & STROBE_SET_PUBLISH;
+}
+
+static void reply_dir(struct strobe__server *s, struct strobe__wr *w)
+{
+    struct strobe__daemon *d = s->d;
+    strobe__msg_begin(w, STROBE_MSG_DIR, 0);
+    pthread_mutex_lock(&d->lock);
+    uint32_t n = 0;
+    for (size_t i = 0; i < d->nsets; i++)
+        n += published(&d->sets[i]) != 0;
+    strobe__wr_u32(w, n);
+    for (size_t i = 0; i < d->nsets; i++) {
+        if (!published(&d->sets[i]))
+            continue;
+        strobe__wr_str(w, strobe_set_instance(d->sets[i].set));
+        strobe__wr_u64(w, strobe_set_meta_gn(d->sets[i].set));
+        strobe__wr_u64(w, strobe_set_data_gn(d->sets[i].set));
+    }
+    pthread_mutex_unlock(&d->lock);
+    strobe__msg_finish(w);
+}
+
+/* Appends one UPDATE item for set e, given what the client knows.
+ * Returns 1 when something changed. */
+static int put_item(struct strobe__wr *w, const char *name, strobe_set *set, uint64_t meta_gn,
+                    uint64_t data_gn)
+{
+    if (!set) {
+        strobe__wr_str(w, name);
+        strobe__wr_u8(w, STROBE_UPD_GONE);
+        strobe__wr_u64(w, 0);
+        strobe__wr_u64(w, 0);
+        return 1;
+    }
+    uint64_t mg = strobe_set_meta_gn(set), dg = strobe_set_data_gn(set);
+    uint8_t status = mg != meta_gn ? STROBE_UPD_FULL : dg != data_gn ? STROBE_UPD_DATA : STROBE_UPD_UNCHANGED;
+    strobe__wr_str(w, name);
+    strobe__wr_u8(w, status);
+    strobe__wr_u64(w, mg);
+    strobe__wr_u64(w, dg);
+    if (status == STROBE_UPD_FULL) {
+        size_t ml;
+        const void *meta = strobe_set_meta(set, &ml);
+        strobe__wr_u32(w, (uint32_t)ml);
+        strobe__wr_bytes(w, meta, ml);
+    }
+    if (status != STROBE_UPD_UNCHANGED) {
+        size_t dl;
+        strobe_set_data(set, &dl);
+        strobe__wr_u32(w, (uint32_t)dl);
+        /* snapshot straight into the message: reserve, then copy */
+        size_t at = w->len;
+        strobe__wr_bytes(w, strobe_set_data(set, NULL), dl);
+        if (!w->err) {
+            uint64_t tmp[512];
+            void *buf = dl <= sizeof tmp ? (void *)tmp : malloc(dl);
+            if (buf && strobe_set_snapshot_data(set, buf, dl) != -ENOSPC)
+                memcpy(w->buf + at, buf, dl);
+            if (buf != tmp)
+                free(buf);
+        }
+    }
+    return status != STROBE_UPD_UNCHANGED;
+}
+
+/* Builds the UPDATE reply for request body r (lock held). Returns the
+ * number of changed items, or a negative code for a malformed request. */
+static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t flags,
+                        struct strobe__wr *w, uint32_t *wait_ms)
+{
+    *wait_ms = strobe__rd_u32(&r);
+    uint32_t n = strobe__rd_u32(&r);
+    if (r.err || *wait_ms > STROBE_PROTO_MAX_WAIT_MS || n > r.n / 19)
+        return STROBE_ERR_FORMAT;
+    strobe__msg_begin(w, STROBE_MSG_UPDATE, 0);
+    size_t count_at = w->len;
+    strobe__wr_u32(w, 0);
+    uint32_t items = 0;
+    int changed = 0;
+    /* sets the client listed */
+    char name[256];
+    char *listed = calloc(d->nsets + 1, 1);
+    if (!listed)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        if (strobe__rd_str(&r, name, sizeof name) < 0)
+            break;
+        uint64_t mg = strobe__rd_u64(&r), dg = strobe__rd_u64(&r);
+        if (r.err)
+            break;
+        struct strobe__set_entry *e = strobe__daemon_set_find(d, name);
+        if (e && !published(e))
+            e = NULL;
+        if (e)
+            listed[e - d->sets] = 1;
+        changed += put_item(w, name, e ? e->set : NULL, mg, dg);
+        items++;
+    }
+    if (r.err || r.n) {
+        free(listed);
+        return STROBE_ERR_FORMAT;
+    }
+    /* and, when asked, every other published set in full */
+    if (flags & STROBE_UPDATE_ALL)
+        for (size_t i = 0; i < d->nsets; i++)
+            if (published(&d->sets[i]) && !listed[i]) {
+                changed += put_item(w, strobe_set_instance(d->sets[i].set), d->sets[i].set, 0, 0);
+                items++;
+            }
+    free(listed);
+    if (!w->err)
+        memcpy(w->buf + count_at, &items, 4);
+    strobe__msg_finish(w);
+    return w->err ? w->err : changed;
+}
+
+static void send_wr(struct worker *wk)
+{
+    nng_msg *msg;
+    if (wk->wr.err || nng_msg_alloc(&msg, 0) != 0 || nng_msg_append(msg, wk->wr.buf, wk->wr.len) != 0) {
+        /* cannot answer: drop the request, the client times out */
+        wk->state = W_RECV;
+        nng_ctx_recv(wk->ctx, wk->aio);
+        return;
+    }
+    wk->state = W_SEND;
+    nng_aio_set_msg(wk->aio, msg);
+    nng_ctx_send(wk->ctx, wk->aio);
+}
+
+/* Handles HELLO and AUTH itself (answer in w, returns 0); for any other
+ * request returns 1 when the connection may proceed, else 0 with an
+ * ERROR in w. */
+static int check_auth(struct strobe__server *s, nng_msg *req, uint8_t type, struct strobe__rd *r,
+                      struct strobe__wr *w)
+{
+    const char *secret = s->d->secret;
+    if (type != STROBE_MSG_HELLO && type != STROBE_MSG_AUTH && !secret)
+        return 1;
+    uint32_t pid = (uint32_t)nng_pipe_id(nng_msg_get_pipe(req));
+    pthread_mutex_lock(&s->pmtx);
+    struct pipe_auth *pa = pipe_get(s, pid, type == STROBE_MSG_HELLO);
+    int ok = 0;
+    if (type == STROBE_MSG_HELLO) {
+        const uint8_t *cn = strobe__rd_bytes(r, STROBE_PROTO_NONCE);
+        uint8_t sn[STROBE_PROTO_NONCE], proof[STROBE_PROTO_MAC] = { 0 };
+        if (!cn || r->n || !pa || strobe__auth_nonce(sn) < 0) {
+            strobe__msg_error(w, STROBE_ERR_FORMAT, pa ? "malformed HELLO" : "too many connections");
+        } else {
+            pa->authed = !secret;
+            if (secret) {
+                /* our proof now; the client's expected proof kept for AUTH */
+                strobe__auth_mac(secret, "server", cn, sn, proof);
+                strobe__auth_mac(secret, "client", sn, cn, pa->expect);
+            }
+            strobe__msg_begin(w, STROBE_MSG_HELLO, secret ? STROBE_HELLO_AUTH_REQUIRED : 0);
+            strobe__wr_bytes(w, sn, sizeof sn);
+            strobe__wr_bytes(w, proof, sizeof proof);
+            strobe__msg_finish(w);
+        }
+    } else if (type == STROBE_MSG_AUTH) {
+        const uint8_t *mac = strobe__rd_bytes(r, STROBE_PROTO_MAC);
+        if (pa && secret && mac && !r->n && strobe__auth_equal(mac, pa->expect)) {
+            pa->authed = 1;
+            strobe__msg_begin(w, STROBE_MSG_OK, 0);
+            strobe__msg_finish(w);
+        } else {
+            strobe__log(s->d, STROBE_LOG_WARN, "connection %u: authentication failed", pid);
+            strobe__msg_error(w, -EACCES, "authentication failed");
+        }
+    } else if (pa && pa->authed) {
+        ok = 1;
+    } else {
+        strobe__msg_error(w, -EACCES, "authenticate first (HELLO, AUTH)");
+    }
+    pthread_mutex_unlock(&s->pmtx);
+    return ok;
+}
+
+/* Handles a received request: answers now, or parks a long poll. */
+static void handle(struct worker *wk, nng_msg *req)
+{
+    struct strobe__server *s = wk->s;
+    struct strobe__daemon *d = s->d;
+    struct strobe__rd r;
+    uint8_t type;
+    uint16_t flags;
+    int rc = strobe__msg_open(&r, nng_msg_body(req), nng_msg_len(req), &type, &flags);
+    if (rc < 0) {
+        strobe__msg_error(&wk->wr, rc, rc == STROBE_ERR_VERSION ? "unsupported protocol version"
+                                                              : "malformed message");
+    } else if (!check_auth(s, req, type, &r, &wk->wr)) {
+        /* HELLO/AUTH answered, or refused */
+    } else if (type == STROBE_MSG_DIR) {
+        reply_dir(s, &wk->wr);
+    } else if (type == STROBE_MSG_UPDATE) {
+        uint32_t wait_ms;
+        pthread_mutex_lock(&d->lock);
+        rc = reply_update(d, r, flags, &wk->wr, &wait_ms);
+        if (rc == 0 && wait_ms > 0 && !s->stopping) {
+            /* nothing changed: park until something does */
+            wk->state = W_PARKED;
+            wk->req = req;
+            wk->seq = d->change_seq;
+            wk->deadline = mono_ns() + (uint64_t)wait_ms * 1000000ull;
+            pthread_cond_broadcast(&d->changed); /* the waiter re-computes its timeout */
+            pthread_mutex_unlock(&d->lock);
+            return;
+        }
+        pthread_mutex_unlock(&d->lock);
+        if (rc < 0)
+            strobe__msg_error(&wk->wr, rc, "malformed UPDATE request");
+    } else {
+        strobe__msg_error(&wk->wr, STROBE_ERR_UNSUPPORTED, "not a request type");
+    }
+    nng_msg_free(req);
+    send_wr(wk);
+}
+
+static void worker_cb(void *arg)
+{
+    struct worker *wk = arg;
+    int rv = nng_aio_result(wk->aio);
+    switch (wk->state) {
+    case W_RECV:
+        if (rv != 0) {
+            if (rv != NNG_ECLOSED && rv != NNG_ECANCELED)
+                nng_ctx_recv(wk->ctx, wk->aio);
+            return;
+        }
+        handle(wk, nng_aio_get_msg(wk->aio));
+        return;
+    case W_SEND:
+        if (rv != 0)
+            nng_msg_free(nng_aio_get_msg(wk->aio));
+        if (rv == NNG_ECLOSED || rv == NNG_ECANCELED)
+            return;
+        wk->state = W_RECV;
+        nng_ctx_recv(wk->ctx, wk->aio);
+        return;
+    case W_PARKED:
+        return;
+    }
+}
+
+/* Answers parked long polls whose sets changed or whose time is up. */
+static void *waiter(void *arg)
+{
+    struct strobe__server *s = arg;
+    struct strobe__daemon *d = s->d;
+    pthread_mutex_lock(&d->lock);
+    while (!s->stopping) {
+        uint64_t now = mono_ns(), next = now + 1000000000ull;
+        for (int i = 0; i < WORKERS; i++) {
+            struct worker *wk = &s->w[i];
+            if (wk->state != W_PARKED)
+                continue;
+            int due = now >= wk->deadline;
+            if (!due && wk->seq == d->change_seq) {
+                if (wk->deadline < next)
+                    next = wk->deadline;
+                continue;
+            }
+            struct strobe__rd r;
+            uint8_t type;
+            uint16_t flags;
+            uint32_t wait_ms;
+            strobe__msg_open(&r, nng_msg_body(wk->req), nng_msg_len(wk->req), &type, &flags);
+            int rc = reply_update(d, r, flags, &wk->wr, &wait_ms);
+            if (rc == 0 && !due) {
+                wk->seq = d->change_seq; /* a change, but not to these sets */
+                if (wk->deadline < next)
+                    next = wk->deadline;
+                continue;
+            }
+            nng_msg_free(wk->req);
+            wk->req = NULL;
+            send_wr(wk);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t wait = next > now ? next - now : 0;
+        ts.tv_sec += (time_t)(wait / 1000000000ull);
+        ts.tv_nsec += (long)(wait % 1000000000ull);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&d->changed, &d->lock, &ts);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+int strobe__server_start(struct strobe__daemon *d, const char *addr, struct strobe__server **out,
+                         char *err, size_t errlen)
+{
+    struct strobe__server *s = calloc(1, sizeof *s);
+    if (!s || !(s->pipes = calloc(MAX_PIPES, sizeof *s->pipes))) {
+        free(s);
+        return -ENOMEM;
+    }
+    s->d = d;
+    char url[512];
+    snprintf(url, sizeof url, strstr(addr, "://") ? "%s" : "tcp://%s", addr);
+    pthread_mutex_init(&s->pmtx, NULL);
+    int rv = nng_rep0_open(&s->sock);
+    if (rv) {
+        snprintf(err, errlen, "listen %s: %s", addr, nng_strerror(rv));
+        pthread_mutex_destroy(&s->pmtx);
+        free(s->pipes);
+        free(s);
+        return -EIO;
+    }
+    nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, 1u << 20); /* requests are small */
+    nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, pipe_event, s);
+    for (int i = 0; i < WORKERS && rv == 0; i++) {
+        s->w[i].s = s;
+        if ((rv = nng_aio_alloc(&s->w[i].aio, worker_cb, &s->w[i])) == 0)
+            rv = nng_ctx_open(&s->w[i].ctx, s->sock);
+    }
+    if (rv == 0)
+        rv = nng_listen(s->sock, url, NULL, 0);
+    if (rv) {
+        snprintf(err, errlen, "listen %s: %s", addr, nng_strerror(rv));
+        strobe__server_stop(s);
+        return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
+    }
+    if (pthread_create(&s->waiter, NULL, waiter, s) != 0) {
+        strobe__server_stop(s);
+        return -EAGAIN;
+    }
+    s->waiter_started = 1;
+    for (int i = 0; i < WORKERS; i++) {
+        s->w[i].state = W_RECV;
+        nng_ctx_recv(s->w[i].ctx, s->w[i].aio);
+    }
+    strobe__log(d, STROBE_LOG_INFO, "serving sets on %s%s", url, d->secret ? " (shared secret)" : "");
+    *out = s;
+    return 0;
+}
+
+void strobe__server_stop(struct strobe__server *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->d->lock);
+    s->stopping = 1;
+    pthread_cond_broadcast(&s->d->changed);
+    pthread_mutex_unlock(&s->d->lock);
+    if (s->waiter_started)
+        pthread_join(s->waiter, NULL);
+    nng_close(s->sock);
+    for (int i = 0; i < WORKERS; i++) {
+        if (s->w[i].aio) {
+            nng_aio_stop(s->w[i].aio);
+            nng_aio_free(s->w[i].aio);
+        }
+        if (s->w[i].req)
+            nng_msg_free(s->w[i].req);
+        strobe__wr_free(&s->w[i].wr);
+    }
+    pthread_mutex_destroy(&s->pmtx);
+    free(s->pipes);
+    free(s);
+}

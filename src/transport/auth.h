@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared-secret authentication for strobed connections: a challenge and
+ * response over both peers' random nonces with HMAC-SHA256 (mbed TLS), so
+ * the secret itself never crosses the network and each side proves it
+ * knows it. See docs/formats/protocol.md, "Authentication".
+ */
+#ifndef STROBE_TRANSPORT_AUTH_H
+#define STROBE_TRANSPORT_AUTH_H
+
+#include <stdint.h>
+
+#include "transport/proto.h"
+
+/* Fill a nonce from the kernel's random source: 0 or -errno. */
+int strobe__auth_nonce(uint8_t nonce[STROBE_PROTO_NONCE]);
+/* mac = HMAC-SHA256(secret, role || first || second); role is "server"
+ * or "client" so a proof cannot be reflected back. */
+int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[STROBE_PROTO_NONCE],
+                     const uint8_t second[STROBE_PROTO_NONCE], uint8_t mac[STROBE_PROTO_MAC]);
+/* Constant-time comparison of two MACs: 1 when equal. */
+int strobe__auth_equal(const uint8_t a[STROBE_PROTO_MAC], const uint8_t b[STROBE_PROTO_MAC]);
+
+#endif

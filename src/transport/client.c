@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed client (client.h): requests over nng req0, the shared-secret
+ * handshake done lazily whenever the server asks for it (a reconnect
+ * gives a fresh, unauthenticated pipe), and the set mirror.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/auth.h"
+#include "transport/client.h"
+#include "transport/proto.h"
+
+struct strobe__client {
+    nng_socket sock;
+    char *secret;
+    char err[512];
+    struct strobe__wr wr;
+    nng_msg *reply; /* the last reply, kept while the caller walks it */
+};
+
+static int from_nng(int rv)
+{
+    switch (rv) {
+    case 0: return 0;
+    case NNG_ETIMEDOUT: return -ETIMEDOUT;
+    case NNG_ECONNREFUSED: return -ECONNREFUSED;
+    case NNG_ENOMEM: return -ENOMEM;
+    case NNG_EADDRINVAL: case NNG_EINVAL: return -EINVAL;
+    case NNG_ECLOSED: return -EPIPE;
+    default: return -EIO;
+    }
+}
+
+int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms,
+                        struct strobe__client **out)
+{
+    struct strobe__client *c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    char url[512];
+    if (strstr(addr, "://"))
+        snprintf(url, sizeof url, "%s", addr);
+    else
+        snprintf(url, sizeof url, "tcp://%s", addr);
+    int rv = nng_req0_open(&c->sock);
+    if (rv == 0) {
+        nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, (nng_duration)timeout_ms);
+        nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, (nng_duration)timeout_ms);
+        nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100);
+        nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 2000);
+        /* a request is answered or times out; re-sending it on its own
+         * would only duplicate long polls */
+        nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+        nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, STROBE_PROTO_MAX_MSG);
+        rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
+        if (rv)
+            nng_close(c->sock);
+    }
+    if (rv) {
+        free(c);
+        return from_nng(rv);
+    }
+    if (secret && !(c->secret = strdup(secret))) {
+        strobe__client_close(c);
+        return -ENOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+void strobe__client_close(struct strobe__client *c)
+{
+    if (!c)
+        return;
+    nng_close(c->sock);
+    if (c->reply)
+        nng_msg_free(c->reply);
+    strobe__wr_free(&c->wr);
+    if (c->secret) {
+        memset(c->secret, 0, strlen(c->secret));
+        free(c->secret);
+    }
+    free(c);
+}
+
+const char *strobe__client_error(const struct strobe__client *c) { return c->err; }
+
+/* Sends c->wr, receives into c->reply and opens it. An ERROR reply gives
+ * its code (text in c->err). */
+static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t *type, uint16_t *flags)
+{
+    int rc = strobe__msg_finish(&c->wr);
+    if (rc < 0)
+        return rc;
+    if (c->reply) {
+        nng_msg_free(c->reply);
+        c->reply = NULL;
+    }
+    int rv = nng_send(c->sock, c->wr.buf, c->wr.len, 0);
+    if (rv == 0)
+        rv = nng_recvmsg(c->sock, &c->reply, 0);
+    if (rv) {
+        snprintf(c->err, sizeof c->err, "%s", nng_strerror(rv));
+        return from_nng(rv);
+    }
+    rc = strobe__msg_open(body, nng_msg_body(c->reply), nng_msg_len(c->reply), type, flags);
+    if (rc < 0) {
+        snprintf(c->err, sizeof c->err, "malformed reply (%s)", strobe_strerror(rc));
+        return rc;
+    }
+    if (*type == STROBE_MSG_ERROR) {
+        int code;
+        if (strobe__msg_read_error(body, &code, c->err, sizeof c->err) < 0) {
+            snprintf(c->err, sizeof c->err, "malformed error reply");
+            return STROBE_ERR_FORMAT;
+        }
+        return code;
+    }
+    return 0;
+}
+
+static int handshake(struct strobe__client *c)
+{
+    uint8_t cn[STROBE_PROTO_NONCE], mac[STROBE_PROTO_MAC];
+    int rc = strobe__auth_nonce(cn);
+    if (rc < 0)
+        return rc;
+    strobe__msg_begin(&c->wr, STROBE_MSG_HELLO, 0);
+    strobe__wr_bytes(&c->wr, cn, sizeof cn);
+    struct strobe__rd r;
+    uint8_t type;
+    uint16_t flags;
+    if ((rc = roundtrip(c, &r, &type, &flags)) < 0)
+        return rc;
+    const uint8_t *sn = strobe__rd_bytes(&r, STROBE_PROTO_NONCE);
+    const uint8_t *proof = strobe__rd_bytes(&r, STROBE_PROTO_MAC);
+    if (type != STROBE_MSG_HELLO || r.err || r.n) {
+        snprintf(c->err, sizeof c->err, "malformed HELLO reply");
+        return STROBE_ERR_FORMAT;
+    }
+    if (!(flags & STROBE_HELLO_AUTH_REQUIRED))
+        return 0;
+    if (!c->secret) {
+        snprintf(c->err, sizeof c->err, "the daemon requires a shared secret (--secret-file)");
+        return -EACCES;
+    }
+    /* the server proves it knows the secret before we answer */
+    if ((rc = strobe__auth_mac(c->secret, "server", cn, sn, mac)) < 0)
+        return rc;
+    if (!strobe__auth_equal(mac, proof)) {
+        snprintf(c->err, sizeof c->err, "the daemon does not know our shared secret");
+        return -EACCES;
+    }
+    if ((rc = strobe__auth_mac(c->secret, "client", sn, cn, mac)) < 0)
+        return rc;
+    strobe__msg_begin(&c->wr, STROBE_MSG_AUTH, 0);
+    strobe__wr_bytes(&c->wr, mac, sizeof mac);
+    if ((rc = roundtrip(c, &r, &type, &flags)) < 0)
+        return rc;
+    return type == STROBE_MSG_OK ? 0 : STROBE_ERR_FORMAT;
+}
+
+/* A request built by `build`; authenticates and retries once when the
+ * server says the connection is not authenticated. */
+static int request(struct strobe__client *c, void (*build)(struct strobe__client *, const void *),
+                   const void *arg, struct strobe__rd *body, uint8_t want)
+{
+    uint8_t type;
+    uint16_t flags;
+    for (int attempt = 0;; attempt++) {
+        build(c, arg);
+        int rc = roundtrip(c, body, &type, &flags);
+        if (rc == -EACCES && attempt == 0) {
+            if ((rc = handshake(c)) < 0)
+                return rc;
+            continue;
+        }
+        if (rc < 0)
+            return rc;
+        if (type != want) {
+            snprintf(c->err, sizeof c->err, "unexpected reply type %u", type);
+            return STROBE_ERR_FORMAT;
+        }
+        return 0;
+    }
+}
+
+static void build_dir(struct strobe__client *c, const void *arg)
+{
+    (void)arg;
+    strobe__msg_begin(&c->wr, STROBE_MSG_DIR, 0);
+}
+
+int strobe__client_dir(struct strobe__client *c, struct strobe__dir_entry **out, size_t *n)
+{
+    struct strobe__rd r;
+    int rc = request(c, build_dir, NULL, &r, STROBE_MSG_DIR);
+    if (rc < 0)
+        return rc;
+    uint32_t cnt = strobe__rd_u32(&r);
+    /* each entry takes at least 19 bytes: a count the body cannot hold is
+     * a lie, not a reason to allocate */
+    if (r.err || cnt > r.n / 19) {
+        snprintf(c->err, sizeof c->err, "malformed DIR reply");
+        return STROBE_ERR_FORMAT;
+    }
+    struct strobe__dir_entry *v = calloc(cnt ? cnt : 1, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < cnt; i++) {
+        strobe__rd_str(&r, v[i].name, sizeof v[i].name);
+        v[i].meta_gn = strobe__rd_u64(&r);
+        v[i].data_gn = strobe__rd_u64(&r);
+    }
+    if (r.err || r.n) {
+        free(v);
+        snprintf(c->err, sizeof c->err, "malformed DIR reply");
+        return STROBE_ERR_FORMAT;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- mirror ---------------------------------------------------------------- */
+
+static strobe_set **mirror_find(struct strobe__mirror *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(strobe_set_instance(m->sets[i]), name) == 0)
+            return &m->sets[i];
+    return NULL;
+}
+
+static void mirror_drop(struct strobe__mirror *m, strobe_set **slot,
+                        void (*on_change)(void *, strobe_set *, enum strobe__mirror_event), void *ctx)
+{
+    strobe_set *s = *slot;
+    *slot = m->sets[--m->n];
+    if (on_change)
+        on_change(ctx, s, STROBE_MIRROR_GONE);
+    strobe_set_free(s);
+}
+
+/* sections arrive at any alignment; the set API wants 8 */
+static int apply_data_aligned(strobe_set *s, const void *data, size_t len)
+{
+    uint64_t stackbuf[512];
+    void *buf = len <= sizeof stackbuf ? stackbuf : malloc(len + 8);
+    if (!buf)
+        return -ENOMEM;
+    memcpy(buf, data, len);
+    int rc = strobe_set_apply_data(s, buf, len);
+    if (buf != stackbuf)
+        free(buf);
+    return rc;
+}
+
+int strobe__mirror_apply(struct strobe__mirror *m, const struct strobe__update_item *it,
+                         void (*on_change)(void *, strobe_set *, enum strobe__mirror_event), void *ctx)
+{
+    strobe_set **slot = mirror_find(m, it->name);
+    int rc = 0;
+    switch (it->status) {
+    case STROBE_UPD_UNCHANGED:
+        return 0;
+    case STROBE_UPD_GONE:
+        if (slot)
+            mirror_drop(m, slot, on_change, ctx);
+        return 0;
+    case STROBE_UPD_DATA:
+        if (!slot)
+            return STROBE_ERR_FORMAT; /* data for a set we never got meta for */
+        rc = apply_data_aligned(*slot, it->data, it->data_len);
+        if (rc == 0 && on_change)
+            on_change(ctx, *slot, STROBE_MIRROR_UPDATED);
+        return rc;
+    case STROBE_UPD_FULL: {
+        strobe_set *fresh;
+        if ((rc = strobe_set_from_meta(it->meta, it->meta_len, &fresh)) < 0)
+            return rc;
+        if (strcmp(strobe_set_instance(fresh), it->name) != 0) {
+            strobe_set_free(fresh);
+            return STROBE_ERR_FORMAT;
+        }
+        if (slot && strobe_set_schema_sum(*slot) == strobe_set_schema_sum(fresh)) {
+            /* same layout: only meta values changed; keep the set object
+             * (the daemon's registry points at it) */
+            size_t ml;
+            const void *meta = strobe_set_meta(fresh, &ml);
+            rc = strobe_set_apply_meta(*slot, meta, ml);
+            strobe_set_free(fresh);
+            if (rc == 0)
+                rc = apply_data_aligned(*slot, it->data, it->data_len);
+            if (rc == 0 && on_change)
+                on_change(ctx, *slot, STROBE_MIRROR_UPDATED);
+            return rc;
+        }
+        if (slot)
+            mirror_drop(m, slot, on_change, ctx);
+        if ((rc = apply_data_aligned(fresh, it->data, it->data_len)) < 0) {
+            strobe_set_free(fresh);
+            return rc;
+        }
+        if (m->n == m->cap) {
+            size_t cap = m->cap ? m->cap * 2 : 16;
+            strobe_set **v = realloc(m->sets, cap * sizeof *v);
+            if (!v) {
+                strobe_set_free(fresh);
+                return -ENOMEM;
+            }
+            m->sets = v;
+            m->cap = cap;
+        }
+        m->sets[m->n++] = fresh;
+        if (on_change)
+            on_change(ctx, fresh, STROBE_MIRROR_NEW);
+        return 0;
+    }
+    }
+    return STROBE_ERR_FORMAT;
+}
+
+void strobe__mirror_free(struct strobe__mirror *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        strobe_set_free(m->sets[i]);
+    free(m->sets);
+    *m = (struct strobe__mirror){ 0 };
+}
+
+struct update_req {
+    struct strobe__mirror *m;
+    const char *const *names;
+    size_t nnames;
+    uint32_t wait_ms;
+};
+
+static void build_update(struct strobe__client *c, const void *arg)
+{
+    const struct update_req *u = arg;
+    strobe__msg_begin(&c->wr, STROBE_MSG_UPDATE, u->names ? 0 : STROBE_UPDATE_ALL);
+    strobe__wr_u32(&c->wr, u->wait_ms);
+    if (u->names) {
+        strobe__wr_u32(&c->wr, (uint32_t)u->nnames);
+        for (size_t i = 0; i < u->nnames; i++) {
+            strobe_set **s = mirror_find(u->m, u->names[i]);
+            strobe__wr_str(&c->wr, u->names[i]);
+            strobe__wr_u64(&c->wr, s ? strobe_set_meta_gn(*s) : 0);
+            strobe__wr_u64(&c->wr, s ? strobe_set_data_gn(*s) : 0);
+        }
+    } else {
+        strobe__wr_u32(&c->wr, (uint32_t)u->m->n);
+        for (size_t i = 0; i < u->m->n; i++) {
+            strobe__wr_str(&c->wr, strobe_set_instance(u->m->sets[i]));
+            strobe__wr_u64(&c->wr, strobe_set_meta_gn(u->m->sets[i]));
+            strobe__wr_u64(&c->wr, strobe_set_data_gn(u->m->sets[i]));
+        }
+    }
+}
+
+struct walk_ctx {
+    struct strobe__mirror *m;
+    void (*on_change)(void *, strobe_set *, enum strobe__mirror_event);
+    void *ctx;
+};
+
+static int walk_one(void *arg, const struct strobe__update_item *it)
+{
+    struct walk_ctx *w = arg;
+    w->m->bytes_in += it->meta_len + it->data_len;
+    int rc = strobe__mirror_apply(w->m, it, w->on_change, w->ctx);
+    /* a stale data section (meta changed between our request and the
+     * reply) is fixed by the next round, which asks with meta_gn 0 */
+    if (rc == -ESTALE) {
+        strobe_set **s = mirror_find(w->m, it->name);
+        if (s)
+            mirror_drop(w->m, s, w->on_change, w->ctx);
+        return 0;
+    }
+    return rc;
+}
+
+int strobe__client_update_fetch(struct strobe__client *c, const struct strobe__mirror *m,
+                                const char *const *names, size_t nnames, uint32_t wait_ms,
+                                struct strobe__rd *body)
+{
+    struct update_req u = { (struct strobe__mirror *)m, names, nnames, wait_ms };
+    return request(c, build_update, &u, body, STROBE_MSG_UPDATE);
+}
+
+int strobe__client_update_apply(struct strobe__client *c, struct strobe__mirror *m,
+                                struct strobe__rd *body,
+                                void (*on_change)(void *, strobe_set *, enum strobe__mirror_event),
+                                void *ctx)
+{
+    struct walk_ctx w = { m, on_change, ctx };
+    int rc = strobe__update_reply_walk(body, walk_one, &w);
+    if (rc < 0)
+        snprintf(c->err, sizeof c->err, "malformed UPDATE reply (%s)", strobe_strerror(rc));
+    return rc;
+}
+
+int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
+                          const char *const *names, size_t nnames, uint32_t wait_ms,
+                          void (*on_change)(void *, strobe_set *, enum strobe__mirror_event),
+                          void *ctx)
+{
+    struct strobe__rd r;
+    int rc = strobe__client_update_fetch(c, m, names, nnames, wait_ms, &r);
+    return rc < 0 ? rc : strobe__client_update_apply(c, m, &r, on_change, ctx);
+}

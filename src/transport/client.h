@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed client: one request/reply connection to a daemon (nng req0 over
+ * TCP; nng redials by itself after failures), the authentication
+ * handshake, and a mirror of the daemon's published sets kept current
+ * with UPDATE requests that carry the generations already known, so only
+ * changed sections travel. Used by aggregators and `strobe ls`.
+ * Not thread-safe: one thread per client.
+ */
+#ifndef STROBE_TRANSPORT_CLIENT_H
+#define STROBE_TRANSPORT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/metric_set.h"
+
+struct strobe__client;
+
+/* addr: "host:port" or a full nng URL. secret may be NULL. Returns at
+ * once; the connection is made in the background. */
+int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms,
+                        struct strobe__client **out);
+void strobe__client_close(struct strobe__client *c);
+/* Last error text (server's ERROR message or a local reason). */
+const char *strobe__client_error(const struct strobe__client *c);
+
+struct strobe__dir_entry {
+    char name[256];
+    uint64_t meta_gn, data_gn;
+};
+/* Published sets of the daemon (malloc'ed array in *out). */
+int strobe__client_dir(struct strobe__client *c, struct strobe__dir_entry **out, size_t *n);
+
+enum strobe__mirror_event { STROBE_MIRROR_NEW, STROBE_MIRROR_UPDATED, STROBE_MIRROR_GONE };
+
+struct strobe__mirror {
+    strobe_set **sets;
+    size_t n, cap;
+    size_t bytes_in; /* section bytes received, for statistics */
+};
+
+/* One UPDATE round: asks for every published set (or only `names` when
+ * given), applies the reply to the mirror and reports each change. For a
+ * GONE event the set is freed after the callback returns. wait_ms > 0
+ * asks the server to hold the reply until something changes (push on
+ * change) or the time passes. */
+int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
+                          const char *const *names, size_t nnames, uint32_t wait_ms,
+                          void (*on_change)(void *ctx, strobe_set *set, enum strobe__mirror_event ev),
+                          void *ctx);
+/* The two halves of strobe__client_update, for callers that must hold a
+ * lock while the mirror changes but not while the network waits. body
+ * points into the client's last reply until the next request. */
+struct strobe__rd;
+int strobe__client_update_fetch(struct strobe__client *c, const struct strobe__mirror *m,
+                                const char *const *names, size_t nnames, uint32_t wait_ms,
+                                struct strobe__rd *body);
+int strobe__client_update_apply(struct strobe__client *c, struct strobe__mirror *m,
+                                struct strobe__rd *body,
+                                void (*on_change)(void *ctx, strobe_set *set, enum strobe__mirror_event ev),
+                                void *ctx);
+void strobe__mirror_free(struct strobe__mirror *m);
+
+/* Applies one decoded UPDATE item to a mirror (exposed for the fuzzer). */
+struct strobe__update_item;
+int strobe__mirror_apply(struct strobe__mirror *m, const struct strobe__update_item *it,
+                         void (*on_change)(void *ctx, strobe_set *set, enum strobe__mirror_event ev),
+                         void *ctx);
+
+#endif
