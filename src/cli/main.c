@@ -19,6 +19,7 @@ static const char main_help[] =
     "  run      run a program under the strobe runtime, write an experiment directory\n"
     "  report   print the report of an experiment (text or JSON)\n"
     "  export   write an experiment as OTF2, Chrome trace JSON or Cube4\n"
+    "  ls       list the metric sets a strobed serves, with values\n"
     "  help     show the help of a command: strobe help COMMAND\n"
     "\n"
     "Run 'strobe COMMAND --help' for the options of a command.\n";
@@ -31,6 +32,7 @@ static const struct command {
     {"run", strobe__cmd_run, strobe__run_help},
     {"report", strobe__cmd_report, strobe__report_help},
     {"export", strobe__cmd_export, strobe__export_help},
+    {"ls", strobe__cmd_ls, strobe__ls_help},
 };
 
 static const struct command *find_command(const char *name)

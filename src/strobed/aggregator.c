@@ -118,7 +118,7 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
     int rc = strobe__client_open(a->address, d->secret,
                                  (uint32_t)(a->timeout_ns / 1000000ull) +
                                      (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
-                                 &a->client);
+                                 0, &a->client);
     if (rc < 0)
         return fail_at(c, "address", err, errlen, "cannot be dialed", a->address);
     return 0;

@@ -99,7 +99,7 @@ static int convert(struct conv *cv, yaml_node_t *yn, int depth, struct strobe__c
             c->n++;
             if (rc < 0)
                 return rc;
-            c->items[c->n - 1]->line = v->type == YAML_SCALAR_NODE ? kl : c->items[c->n - 1]->line;
+            c->items[c->n - 1]->line = kl; /* errors about a value point at its key */
         }
         return 0;
     }
@@ -113,47 +113,37 @@ int strobe__cfg_parse(const char *text, size_t len, const char *name, struct str
 {
     yaml_parser_t p;
     yaml_document_t doc;
-    struct conv cv = { &doc, name, 0, err, errlen };
     *out = NULL;
-    if (!yaml_parser_initialize(&p))
+    /* every node points at this one copy of the name; the root frees it */
+    char *file = strdup(name);
+    if (!file)
         return -ENOMEM;
+    struct conv cv = { &doc, file, 0, err, errlen };
+    if (!yaml_parser_initialize(&p)) {
+        free(file);
+        return -ENOMEM;
+    }
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     int rc;
     if (!yaml_parser_load(&p, &doc)) {
         rc = fail(&cv, (int)p.problem_mark.line + 1, "%s%s%s", p.problem ? p.problem : "invalid YAML",
                   p.context ? " " : "", p.context ? p.context : "");
         yaml_parser_delete(&p);
+        free(file);
         return rc;
     }
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root) {
+    if (!root)
         rc = fail(&cv, 1, "the file is empty");
-    } else if (root->type != YAML_MAPPING_NODE) {
+    else if (root->type != YAML_MAPPING_NODE)
         rc = fail(&cv, (int)root->start_mark.line + 1, "the top level must be a mapping of sections");
-    } else {
+    else
         rc = convert(&cv, root, 0, out);
-    }
-    /* the tree shares one copy of the file name */
-    if (rc == 0) {
-        char *f = strdup(name);
-        if (!f) {
-            rc = -ENOMEM;
-        } else {
-            (*out)->file = f;
-            /* children point at the root's copy */
-            struct strobe__cfg *stack[MAX_DEPTH + 2];
-            size_t sp = 0;
-            stack[sp++] = *out;
-            while (sp) {
-                struct strobe__cfg *c = stack[--sp];
-                c->file = f;
-                for (size_t i = 0; i < c->n && sp < MAX_DEPTH + 2; i++)
-                    stack[sp++] = c->items[i];
-            }
-        }
-    }
     if (rc < 0) {
-        strobe__cfg_free(*out);
+        if (*out)
+            strobe__cfg_free(*out); /* frees file too */
+        else
+            free(file);
         *out = NULL;
     }
     yaml_document_delete(&doc);

@@ -32,7 +32,8 @@ static int quick_config(const char *listen, const char *sample, const char *inte
     char text[8192];
     size_t n = 0;
 #define PUT(...) n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, __VA_ARGS__)
-    PUT("daemon:\n");
+    if (listen || http || producer || secret)
+        PUT("daemon:\n");
     if (listen)
         PUT("  listen: \"%s\"\n", listen);
     if (http)
@@ -97,6 +98,11 @@ int main(int argc, char **argv)
     }
     if (file && (listen || sample || interval || http || producer || secret)) {
         fprintf(stderr, "strobed: -c and the quick-start options exclude each other\n");
+        return 2;
+    }
+    unsigned long long ns;
+    if (interval && (strobe__parse_duration(interval, &ns) < 0 || ns == 0)) {
+        fprintf(stderr, "strobed: --interval %s: not a positive duration (e.g. 500ms, 1s)\n", interval);
         return 2;
     }
     char err[1024] = "";

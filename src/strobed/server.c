@@ -119,7 +119,7 @@ static void reply_dir(struct strobe__server *s, struct strobe__wr *w)
 /* Appends one UPDATE item for set e, given what the client knows.
  * Returns 1 when something changed. */
 static int put_item(struct strobe__wr *w, const char *name, strobe_set *set, uint64_t meta_gn,
-                    uint64_t data_gn)
+                    uint64_t data_gn, uint64_t schema_sum)
 {
     if (!set) {
         strobe__wr_str(w, name);
@@ -129,6 +129,10 @@ static int put_item(struct strobe__wr *w, const char *name, strobe_set *set, uin
         return 1;
     }
     uint64_t mg = strobe_set_meta_gn(set), dg = strobe_set_data_gn(set);
+    /* a different schema under the same name (a producer restarted with
+     * other metrics) needs the meta whatever the generations say */
+    if (schema_sum != strobe_set_schema_sum(set))
+        meta_gn = ~mg;
     uint8_t status = mg != meta_gn ? STROBE_UPD_FULL : dg != data_gn ? STROBE_UPD_DATA : STROBE_UPD_UNCHANGED;
     strobe__wr_str(w, name);
     strobe__wr_u8(w, status);
@@ -166,7 +170,7 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
 {
     *wait_ms = strobe__rd_u32(&r);
     uint32_t n = strobe__rd_u32(&r);
-    if (r.err || *wait_ms > STROBE_PROTO_MAX_WAIT_MS || n > r.n / 19)
+    if (r.err || *wait_ms > STROBE_PROTO_MAX_WAIT_MS || n > r.n / 27)
         return STROBE_ERR_FORMAT;
     strobe__msg_begin(w, STROBE_MSG_UPDATE, 0);
     size_t count_at = w->len;
@@ -181,7 +185,7 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
     for (uint32_t i = 0; i < n; i++) {
         if (strobe__rd_str(&r, name, sizeof name) < 0)
             break;
-        uint64_t mg = strobe__rd_u64(&r), dg = strobe__rd_u64(&r);
+        uint64_t mg = strobe__rd_u64(&r), dg = strobe__rd_u64(&r), sum = strobe__rd_u64(&r);
         if (r.err)
             break;
         struct strobe__set_entry *e = strobe__daemon_set_find(d, name);
@@ -189,7 +193,7 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
             e = NULL;
         if (e)
             listed[e - d->sets] = 1;
-        changed += put_item(w, name, e ? e->set : NULL, mg, dg);
+        changed += put_item(w, name, e ? e->set : NULL, mg, dg, sum);
         items++;
     }
     if (r.err || r.n) {
@@ -200,7 +204,8 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
     if (flags & STROBE_UPDATE_ALL)
         for (size_t i = 0; i < d->nsets; i++)
             if (published(&d->sets[i]) && !listed[i]) {
-                changed += put_item(w, strobe_set_instance(d->sets[i].set), d->sets[i].set, 0, 0);
+                changed += put_item(w, strobe_set_instance(d->sets[i].set), d->sets[i].set, 0, 0,
+                                    strobe_set_schema_sum(d->sets[i].set));
                 items++;
             }
     free(listed);

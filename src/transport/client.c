@@ -36,7 +36,7 @@ static int from_nng(int rv)
     }
 }
 
-int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms,
+int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out)
 {
     struct strobe__client *c = calloc(1, sizeof *c);
@@ -57,7 +57,9 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
          * would only duplicate long polls */
         nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
         nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, STROBE_PROTO_MAX_MSG);
-        rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
+        /* dial_now: fail at once on a refused connection (strobe ls);
+         * otherwise nng keeps redialing in the background (aggregators) */
+        rv = nng_dial(c->sock, url, NULL, dial_now ? 0 : NNG_FLAG_NONBLOCK);
         if (rv)
             nng_close(c->sock);
     }
@@ -353,6 +355,7 @@ static void build_update(struct strobe__client *c, const void *arg)
             strobe__wr_str(&c->wr, u->names[i]);
             strobe__wr_u64(&c->wr, s ? strobe_set_meta_gn(*s) : 0);
             strobe__wr_u64(&c->wr, s ? strobe_set_data_gn(*s) : 0);
+            strobe__wr_u64(&c->wr, s ? strobe_set_schema_sum(*s) : 0);
         }
     } else {
         strobe__wr_u32(&c->wr, (uint32_t)u->m->n);
@@ -360,6 +363,7 @@ static void build_update(struct strobe__client *c, const void *arg)
             strobe__wr_str(&c->wr, strobe_set_instance(u->m->sets[i]));
             strobe__wr_u64(&c->wr, strobe_set_meta_gn(u->m->sets[i]));
             strobe__wr_u64(&c->wr, strobe_set_data_gn(u->m->sets[i]));
+            strobe__wr_u64(&c->wr, strobe_set_schema_sum(u->m->sets[i]));
         }
     }
 }

@@ -17,9 +17,11 @@
 
 struct strobe__client;
 
-/* addr: "host:port" or a full nng URL. secret may be NULL. Returns at
- * once; the connection is made in the background. */
-int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms,
+/* addr: "host:port" or a full nng URL. secret may be NULL. With dial_now
+ * the first connection is made before returning (a refused one is an
+ * error); otherwise it returns at once and nng (re)connects in the
+ * background. */
+int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out);
 void strobe__client_close(struct strobe__client *c);
 /* Last error text (server's ERROR message or a local reason). */

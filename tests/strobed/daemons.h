@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helpers: start strobed processes from configuration text, stop or
+ * kill them, and read what a daemon serves through the client library.
+ */
+#ifndef STROBE_TESTS_STROBED_DAEMONS_H
+#define STROBE_TESTS_STROBED_DAEMONS_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "transport/client.h"
+
+/* A port block per test case (cases run in parallel): base + 0..9. */
+static inline int test_port(int slot)
+{
+    return 21000 + (int)(getpid() % 2000) * 10 + slot;
+}
+
+/* Starts `strobed -c <dir>/<name>.yaml` with the given text; its log goes
+ * to <dir>/<name>.log. */
+static inline pid_t start_daemon(const char *dir, const char *name, const char *yaml)
+{
+    char cfg[4096], log[4096];
+    snprintf(cfg, sizeof cfg, "%s/%s.yaml", dir, name);
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    FILE *f = fopen(cfg, "w");
+    CHECK(f != NULL);
+    fputs(yaml, f);
+    fclose(f);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        FILE *lf = freopen(log, "a", stderr);
+        (void)lf;
+        execl(STROBE_BIN_DIR "/strobed", "strobed", "-c", cfg, "--log-level", "debug", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static inline int stop_daemon(pid_t pid, int sig)
+{
+    int st;
+    kill(pid, sig);
+    waitpid(pid, &st, 0);
+    return st;
+}
+
+static inline void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* Value of metric `metric` (element 0) of set `set` at daemon `port`, or
+ * -1 when the set or the daemon is not there (yet). */
+static inline long long served_value(int port, const char *secret, const char *set, const char *metric,
+                                     int *valid)
+{
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    struct strobe__client *c;
+    if (strobe__client_open(addr, secret, 1000, 1, &c) < 0)
+        return -1;
+    struct strobe__mirror m = { 0 };
+    long long v = -1;
+    if (strobe__client_update(c, &m, NULL, 0, 0, NULL, NULL) == 0)
+        for (size_t i = 0; i < m.n; i++)
+            if (strcmp(strobe_set_instance(m.sets[i]), set) == 0) {
+                int k = strobe_set_metric_index(m.sets[i], metric);
+                if (k >= 0) {
+                    v = (long long)strobe_set_get_u64(m.sets[i], (uint32_t)k, 0);
+                    if (valid)
+                        *valid = strobe_set_is_valid(m.sets[i], (uint32_t)k);
+                }
+            }
+    strobe__mirror_free(&m);
+    strobe__client_close(c);
+    return v;
+}
+
+/* Waits until served_value(...) == want; fails the test after ms. */
+static inline void wait_value(int port, const char *secret, const char *set, const char *metric,
+                              long long want, long ms)
+{
+    long long v = -1;
+    for (long t = 0; t < ms; t += 50) {
+        if ((v = served_value(port, secret, set, metric, NULL)) == want)
+            return;
+        sleep_ms(50);
+    }
+    STROBE_FAIL("port %d: %s %s is %lld, expected %lld after %ld ms", port, set, metric, v, want, ms);
+}
+
+#endif

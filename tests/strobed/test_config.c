@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed configuration errors: each names file, line and key, and the
+ * daemon is not created. Plus the quick-start command line and an
+ * external plugin loaded with dlopen().
+ */
+#include "strobed/config.h"
+#include "strobed/daemon.h"
+#include "test.h"
+
+/* Builds a daemon from text; returns its code and the message in err. */
+static int build(const char *text, char *err, size_t cap)
+{
+    struct strobe__cfg *cfg;
+    err[0] = 0;
+    int rc = strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, cap);
+    if (rc < 0)
+        return rc;
+    struct strobe__daemon *d;
+    rc = strobe__daemon_new(cfg, &d, err, cap);
+    if (rc < 0) {
+        strobe__cfg_free(cfg);
+        return rc;
+    }
+    strobe__daemon_free(d);
+    return 0;
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+    char err[1024];
+    int rc = build(text, err, sizeof err);
+    if (rc != STROBE_ERR_SYNTAX)
+        STROBE_FAIL("expected a syntax error for:\n%s\ngot %d (%s)", text, rc, err);
+    CHECK_STR_EQ(err, msg);
+}
+
+STROBE_TEST(errors_name_line_and_key)
+{
+    expect_error("daemon:\n  producer: a\nbogus: 1\n", "t.yaml:3: bogus: unknown key");
+    expect_error("daemon:\n  lissten: x\n", "t.yaml:2: lissten: unknown key in daemon");
+    expect_error("daemon:\n  producer: a/b\n", "t.yaml:2: producer: 'a/b' is not a producer name (no '/')");
+    expect_error("daemon:\n  log_level: loud\n",
+                 "t.yaml:2: log_level: 'loud': expected error, warn, info or debug");
+    expect_error("samplers:\n  - plugin: synthetic\n    interval: soon\n",
+                 "t.yaml:3: interval: 'soon' is not a positive duration");
+    expect_error("samplers:\n  - plugin: synthetic\n    interval: 1s\n    offset: 2s\n",
+                 "t.yaml:4: offset: '2s' is not a duration below the interval");
+    expect_error("samplers:\n  - plugin: synthetic\n    colour: blue\n",
+                 "t.yaml:3: colour: unknown key for plugin synthetic");
+    expect_error("samplers:\n  - interval: 1s\n", "t.yaml:2: sampler entry without 'plugin'");
+    expect_error("samplers:\n  plugin: synthetic\n",
+                 "t.yaml:1: samplers: expected a list of entries ('- plugin: ...')");
+    expect_error("samplers:\n  - plugin: synthetic\n  - plugin: synthetic\n",
+                 "t.yaml:3: plugin: a second instance named 'synthetic' (give each a distinct 'name')");
+    expect_error("samplers:\n  - plugin: synthetic\n    metrics: 0\n",
+                 "t.yaml:2: synthetic: invalid configuration (see above)");
+    expect_error("samplers:\n  - plugin: synthetic\n    metrics: -3\n",
+                 "t.yaml:2: synthetic: invalid configuration (see above)");
+    expect_error("producers:\n  - interval: 1s\n",
+                 "t.yaml:2: producers: '' entry without 'address' (host:port)");
+    expect_error("producers:\n  - address: nowhere\n",
+                 "t.yaml:2: producers: address: 'nowhere' is not host:port");
+    expect_error("producers:\n  - address: 127.0.0.1:1\n    mode: shove\n",
+                 "t.yaml:3: producers: mode: 'shove' is not pull or push");
+    expect_error("daemon:\n  producer: a\n  producer: b\n", "t.yaml:3: producer: given twice");
+    expect_error("daemon: [\n", "t.yaml:2: did not find expected node content while parsing a flow node");
+    expect_error("- a\n- b\n", "t.yaml:1: the top level must be a mapping of sections");
+    expect_error("", "t.yaml:1: the file is empty");
+    char err[1024];
+    int rc = build("samplers:\n  - plugin: nope\n", err, sizeof err);
+    CHECK_EQ_INT(rc, STROBE_ERR_SYNTAX);
+    CHECK_CONTAINS(err, "t.yaml:2: plugin: no built-in plugin 'nope' and libstrobe_nope.so: cannot open");
+    /* aliases cannot be used to blow the tree up */
+    char bomb[4096] = "a: &a [x,x,x,x,x,x,x,x,x,x]\n";
+    for (char c = 'b'; c <= 'h'; c++) {
+        char line[128];
+        snprintf(line, sizeof line, "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, c - 1,
+                 c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+        strcat(bomb, line);
+    }
+    struct strobe__cfg *cfg;
+    CHECK_EQ_INT(strobe__cfg_parse(bomb, strlen(bomb), "bomb.yaml", &cfg, err, sizeof err), STROBE_ERR_SYNTAX);
+    CHECK_CONTAINS(err, "more than 100000 values");
+}
+
+STROBE_TEST(valid_config_runs)
+{
+    char err[1024];
+    CHECK_EQ_INT(build("daemon:\n  producer: n1\n  log_level: warn\nsamplers:\n"
+                       "  - plugin: synthetic\n    name: s1\n    interval: 250ms\n    offset: 100ms\n"
+                       "  - plugin: synthetic\n    name: s2\n    instance: n1/other\n"
+                       "  - plugin: meminfo\n  - plugin: vmstat\n  - plugin: loadavg\n",
+                       err, sizeof err), 0);
+    struct strobe__cfg *cfg;
+    const char *text = "daemon:\n  producer: n1\nsamplers:\n  - plugin: synthetic\n    base: 10\n";
+    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
+    struct strobe__daemon *d;
+    CHECK_EQ_INT(strobe__daemon_new(cfg, &d, err, sizeof err), 0);
+    strobe__daemon_sample_all(d, 0);
+    strobe__daemon_sample_all(d, 0);
+    pthread_mutex_lock(&d->lock);
+    struct strobe__set_entry *e = strobe__daemon_set_find(d, "n1/synthetic");
+    CHECK(e != NULL);
+    CHECK_EQ_U64(strobe_set_get_u64(e->set, 1, 0), 12); /* base + 2 * 1 */
+    CHECK_EQ_U64(strobe_set_get_u64(e->set, 4, 0), 18); /* base + 2 * 4 */
+    CHECK_EQ_U64(strobe_set_data_gn(e->set), 2);
+    pthread_mutex_unlock(&d->lock);
+    strobe__daemon_free(d);
+}
+
+STROBE_TEST(durations_and_sizes)
+{
+    unsigned long long v;
+    CHECK_EQ_INT(strobe__parse_duration("250ms", &v), 0);
+    CHECK_EQ_U64(v, 250000000ull);
+    CHECK_EQ_INT(strobe__parse_duration("1.5s", &v), 0);
+    CHECK_EQ_U64(v, 1500000000ull);
+    CHECK_EQ_INT(strobe__parse_duration("2m", &v), 0);
+    CHECK_EQ_U64(v, 120000000000ull);
+    CHECK_EQ_INT(strobe__parse_duration("3", &v), 0);
+    CHECK_EQ_U64(v, 3000000000ull);
+    CHECK_EQ_INT(strobe__parse_duration("10us", &v), 0);
+    CHECK_EQ_U64(v, 10000ull);
+    CHECK_EQ_INT(strobe__parse_duration("-1s", &v), STROBE_ERR_SYNTAX);
+    CHECK_EQ_INT(strobe__parse_duration("1 fortnight", &v), STROBE_ERR_SYNTAX);
+    CHECK_EQ_INT(strobe__parse_duration("nan", &v), STROBE_ERR_SYNTAX);
+    CHECK_EQ_INT(strobe__parse_size("64M", &v), 0);
+    CHECK_EQ_U64(v, 64ull << 20);
+    CHECK_EQ_INT(strobe__parse_size("10k", &v), 0);
+    CHECK_EQ_U64(v, 10240);
+    CHECK_EQ_INT(strobe__parse_size("12", &v), 0);
+    CHECK_EQ_U64(v, 12);
+    CHECK_EQ_INT(strobe__parse_size("1T", &v), STROBE_ERR_SYNTAX);
+    CHECK_EQ_INT(strobe__parse_size("-5", &v), STROBE_ERR_SYNTAX);
+}
+
+STROBE_TEST(cli_errors)
+{
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobed' -c /nonexistent.yaml", STROBE_BIN_DIR), 1);
+    CHECK_STR_EQ(out, "strobed: /nonexistent.yaml: No such file or directory\n");
+    free(out);
+    const char *dir = strobe_test_tmpdir("cli");
+    CHECK_EQ_INT(strobe_test_sh(&out, "printf 'samplers:\\n  - plugin: synthetic\\n    metrics: x\\n' > '%s/b.yaml'; "
+                                "'%s/strobed' -c '%s/b.yaml'", dir, STROBE_BIN_DIR, dir), 1);
+    CHECK_CONTAINS(out, "b.yaml:3: synthetic: metrics: 'x' is not a non-negative integer\n");
+    CHECK_CONTAINS(out, "strobed: ");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobed' --sample synthetic,loadavg --interval 1s --check",
+                                STROBE_BIN_DIR), 0);
+    CHECK_STR_EQ(out, "strobed: command line: configuration is valid\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobed' --sample synthetic --interval fast --check", STROBE_BIN_DIR), 2);
+    CHECK_STR_EQ(out, "strobed: --interval fast: not a positive duration (e.g. 500ms, 1s)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobed'", STROBE_BIN_DIR), 2);
+    free(out);
+}
+
+/* An out-of-tree plugin (examples/plugins/counter.c) loaded with dlopen. */
+STROBE_TEST(external_plugin)
+{
+    char err[1024];
+    char text[1024];
+    snprintf(text, sizeof text,
+             "daemon:\n  producer: n1\nplugin_path: %s\nsamplers:\n  - plugin: counter\n    step: 5\n",
+             STROBE_LIB_DIR);
+    struct strobe__cfg *cfg;
+    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
+    struct strobe__daemon *d;
+    if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
+        STROBE_FAIL("%s", err);
+    for (int i = 0; i < 3; i++)
+        strobe__daemon_sample_all(d, 0);
+    pthread_mutex_lock(&d->lock);
+    struct strobe__set_entry *e = strobe__daemon_set_find(d, "n1/counter");
+    CHECK(e != NULL);
+    CHECK_EQ_U64(strobe_set_get_u64(e->set, 0, 0), 15);
+    pthread_mutex_unlock(&d->lock);
+    strobe__daemon_free(d);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
+                 STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin))

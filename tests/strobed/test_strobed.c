@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strobed end to end on loopback: a three-level aggregation tree with
+ * exact values from the synthetic sampler, push on change, shared-secret
+ * authentication, producer and aggregator restarts, a producer that never
+ * answers, `strobe ls`, and a scrape by a real Prometheus server.
+ */
+#include "daemons.h"
+
+/* Synthetic sampler yaml: n samples of 3 metrics, then it stops, so the
+ * final values are known everywhere: m_i = base + n * (i + 1). */
+static void sampler_yaml(char *buf, size_t cap, const char *producer, int port, int comp, int samples,
+                         const char *extra)
+{
+    snprintf(buf, cap,
+             "daemon:\n  producer: %s\n  listen: 127.0.0.1:%d\n%s"
+             "samplers:\n  - plugin: synthetic\n    interval: 100ms\n    metrics: 3\n"
+             "    component_id: %d\n    samples: %d\n",
+             producer, port, extra ? extra : "", comp, samples);
+}
+
+STROBE_TEST(three_level_topology)
+{
+    const char *dir = strobe_test_tmpdir("three_level");
+    char y[2048];
+    pid_t p[6];
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i + 1);
+        sampler_yaml(y, sizeof y, name, test_port(i), 11 + i, 5, NULL);
+        p[i] = start_daemon(dir, name, y);
+    }
+    /* two aggregators with overlapping sources (n2 reaches the top twice),
+     * one top aggregator */
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: aggA\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(3), test_port(0), test_port(1));
+    p[3] = start_daemon(dir, "aggA", y);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: aggB\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(4), test_port(1), test_port(2));
+    p[4] = start_daemon(dir, "aggB", y);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: top\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n    offset: 50ms\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n    offset: 50ms\n",
+             test_port(5), test_port(3), test_port(4));
+    p[5] = start_daemon(dir, "top", y);
+    for (int i = 0; i < 3; i++) {
+        char set[32];
+        snprintf(set, sizeof set, "n%d/synthetic", i + 1);
+        wait_value(test_port(5), NULL, set, "m2", 15, 15000);
+        CHECK_EQ_INT(served_value(test_port(5), NULL, set, "m0", NULL), 5);
+        CHECK_EQ_INT(served_value(test_port(5), NULL, set, "m1", NULL), 10);
+        CHECK_EQ_INT(served_value(test_port(5), NULL, set, "component_id", NULL), 11 + i);
+    }
+    /* the middle level serves exactly its own sources */
+    CHECK_EQ_INT(served_value(test_port(3), NULL, "n3/synthetic", "m0", NULL), -1);
+    CHECK_EQ_INT(served_value(test_port(4), NULL, "n1/synthetic", "m0", NULL), -1);
+    CHECK_EQ_INT(served_value(test_port(4), NULL, "n3/synthetic", "m0", NULL), 5);
+    for (int i = 5; i >= 0; i--)
+        CHECK(WIFEXITED(stop_daemon(p[i], SIGTERM)));
+    char *log;
+    strobe_test_sh(&log, "cat '%s/top.log'", dir);
+    CHECK_CONTAINS(log, "set n2/synthetic is already known from elsewhere");
+    free(log);
+}
+
+/* A producer in push mode answers as soon as a set changes: with a pull
+ * interval of 10 s, values still arrive within a second of sampling. */
+STROBE_TEST(push_on_change)
+{
+    const char *dir = strobe_test_tmpdir("push");
+    char y[2048];
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
+             "samplers:\n  - plugin: synthetic\n    interval: 300ms\n    samples: 4\n",
+             test_port(0));
+    pid_t s = start_daemon(dir, "n1", y);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: agg\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    mode: push\n    interval: 10s\n",
+             test_port(1), test_port(0));
+    pid_t a = start_daemon(dir, "agg", y);
+    wait_value(test_port(1), NULL, "n1/synthetic", "m0", 4, 4000);
+    stop_daemon(a, SIGTERM);
+    stop_daemon(s, SIGTERM);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+STROBE_TEST(shared_secret)
+{
+    const char *dir = strobe_test_tmpdir("secret");
+    char good[4096], bad[4096], y[2048], extra[4200];
+    snprintf(good, sizeof good, "%s/good", dir);
+    snprintf(bad, sizeof bad, "%s/bad", dir);
+    write_file(good, "correct horse battery staple\n");
+    write_file(bad, "not the right secret\n");
+    snprintf(extra, sizeof extra, "  secret_file: %s\n", good);
+    sampler_yaml(y, sizeof y, "n1", test_port(0), 1, 2, extra);
+    pid_t s = start_daemon(dir, "n1", y);
+    /* the right secret gets the data, directly and through an aggregator */
+    wait_value(test_port(0), "correct horse battery staple", "n1/synthetic", "m0", 2, 5000);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: agg\n  listen: 127.0.0.1:%d\n  secret_file: %s\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(1), good, test_port(0));
+    pid_t a = start_daemon(dir, "agg", y);
+    wait_value(test_port(1), "correct horse battery staple", "n1/synthetic", "m0", 2, 5000);
+    char *out;
+    int rc = strobe_test_sh(&out, "'%s/strobe' ls --secret-file '%s' 127.0.0.1:%d", STROBE_BIN_DIR,
+                            bad, test_port(0));
+    CHECK_EQ_INT(rc, 1);
+    CHECK_CONTAINS(out, "the daemon does not know our shared secret");
+    free(out);
+    rc = strobe_test_sh(&out, "'%s/strobe' ls 127.0.0.1:%d", STROBE_BIN_DIR, test_port(0));
+    CHECK_EQ_INT(rc, 1);
+    CHECK_CONTAINS(out, "requires a shared secret");
+    free(out);
+    rc = strobe_test_sh(&out, "'%s/strobe' ls --secret-file '%s' 127.0.0.1:%d", STROBE_BIN_DIR,
+                        good, test_port(0));
+    CHECK_EQ_INT(rc, 0);
+    CHECK_STR_EQ(out, "n1/synthetic\n");
+    free(out);
+    /* the secret never crosses the wire: what the daemons send each
+     * other is HMACs of nonces (checked by construction in auth.c); an
+     * aggregator with the wrong secret gets nothing */
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: agg2\n  listen: 127.0.0.1:%d\n  secret_file: %s\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(2), bad, test_port(0));
+    pid_t a2 = start_daemon(dir, "agg2", y);
+    sleep_ms(1000);
+    CHECK_EQ_INT(served_value(test_port(2), "not the right secret", "n1/synthetic", "m0", NULL), -1);
+    stop_daemon(a2, SIGTERM);
+    stop_daemon(a, SIGTERM);
+    stop_daemon(s, SIGTERM);
+    strobe_test_sh(&out, "cat '%s/agg2.log'", dir);
+    CHECK_CONTAINS(out, "does not know our shared secret");
+    free(out);
+}
+
+/* A producer killed and restarted with other values, and an aggregator
+ * killed and restarted: the level above picks both up again. */
+STROBE_TEST(restarts)
+{
+    const char *dir = strobe_test_tmpdir("restarts");
+    char y[2048];
+    sampler_yaml(y, sizeof y, "n1", test_port(0), 1, 3, NULL);
+    pid_t s = start_daemon(dir, "n1", y);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: agg\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(1), test_port(0));
+    char agg_yaml[2048];
+    snprintf(agg_yaml, sizeof agg_yaml, "%s", y);
+    pid_t a = start_daemon(dir, "agg", agg_yaml);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: top\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(2), test_port(1));
+    pid_t t = start_daemon(dir, "top", y);
+    wait_value(test_port(2), NULL, "n1/synthetic", "m0", 3, 8000);
+    stop_daemon(s, SIGKILL);
+    /* the sampler comes back with base 100 and 2 samples: m0 = 102 */
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
+             "samplers:\n  - plugin: synthetic\n    interval: 100ms\n    metrics: 3\n"
+             "    base: 100\n    samples: 2\n    component_id: 1\n",
+             test_port(0));
+    s = start_daemon(dir, "n1b", y);
+    wait_value(test_port(2), NULL, "n1/synthetic", "m0", 102, 10000);
+    stop_daemon(a, SIGKILL);
+    sleep_ms(300);
+    a = start_daemon(dir, "agg", agg_yaml);
+    /* the new aggregator starts from nothing; the top keeps its last copy
+     * and then follows the new one */
+    wait_value(test_port(1), NULL, "n1/synthetic", "m1", 104, 8000);
+    wait_value(test_port(2), NULL, "n1/synthetic", "m1", 104, 8000);
+    stop_daemon(t, SIGTERM);
+    stop_daemon(a, SIGTERM);
+    stop_daemon(s, SIGTERM);
+}
+
+/* A producer that accepts the connection and never answers must not
+ * delay the others: the live one keeps updating every 100 ms. */
+STROBE_TEST(silent_producer_does_not_stall)
+{
+    const char *dir = strobe_test_tmpdir("silent");
+    char y[2048];
+    pid_t hole = fork();
+    if (hole == 0) {
+        char port[16];
+        snprintf(port, sizeof port, "%d", test_port(2));
+        execlp("python3", "python3", "-c",
+               "import socket,sys,time\n"
+               "s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+               "s.bind(('127.0.0.1',int(sys.argv[1])));s.listen(8)\n"
+               "c=[]\nwhile True:\n  a,_=s.accept();c.append(a)\n",
+               port, (char *)NULL);
+        _exit(127);
+    }
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
+             "samplers:\n  - plugin: synthetic\n    interval: 100ms\n",
+             test_port(0));
+    pid_t s = start_daemon(dir, "n1", y);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: agg\n  listen: 127.0.0.1:%d\nproducers:\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n    timeout: 5s\n"
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n",
+             test_port(1), test_port(2), test_port(0));
+    pid_t a = start_daemon(dir, "agg", y);
+    long long first = -1;
+    for (int i = 0; i < 100 && first <= 0; i++, sleep_ms(50))
+        first = served_value(test_port(1), NULL, "n1/synthetic", "m0", NULL);
+    CHECK(first > 0);
+    sleep_ms(1500);
+    long long later = served_value(test_port(1), NULL, "n1/synthetic", "m0", NULL);
+    /* 1.5 s at 10 Hz: at least 8 more samples arrived */
+    if (later < first + 8)
+        STROBE_FAIL("m0 went from %lld to %lld in 1.5 s", first, later);
+    stop_daemon(a, SIGTERM);
+    stop_daemon(s, SIGTERM);
+    stop_daemon(hole, SIGKILL);
+}
+
+STROBE_TEST(ls_listing)
+{
+    const char *dir = strobe_test_tmpdir("ls");
+    char y[2048];
+    sampler_yaml(y, sizeof y, "n1", test_port(0), 7, 2, NULL);
+    pid_t s = start_daemon(dir, "n1", y);
+    wait_value(test_port(0), NULL, "n1/synthetic", "m0", 2, 5000);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' ls -l 127.0.0.1:%d 'n1/*' | tail -n +2", STROBE_BIN_DIR,
+                                test_port(0)), 0);
+    CHECK_STR_EQ(out, "M u64   component_id                             7\n"
+                      "D u64   m0                                       2\n"
+                      "D u64   m1                                       4\n"
+                      "D u64   m2                                       6\n\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' ls --json 127.0.0.1:%d | python3 -c "
+                                "'import json,sys; d=json.load(sys.stdin); s=d[\"sets\"][0]; "
+                                "print(s[\"instance\"], s[\"metrics\"][3][\"name\"], s[\"metrics\"][3][\"value\"])'",
+                                STROBE_BIN_DIR, test_port(0)), 0);
+    CHECK_STR_EQ(out, "n1/synthetic m2 6\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' ls 127.0.0.1:%d 'nomatch*'", STROBE_BIN_DIR, test_port(0)), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    stop_daemon(s, SIGTERM);
+}
+
+/* A real Prometheus server (Debian's prometheus) scrapes /metrics. */
+STROBE_TEST(prometheus_scrape)
+{
+    if (access("/usr/bin/prometheus", X_OK) != 0)
+        STROBE_FAIL("/usr/bin/prometheus is missing (make deps installs Debian's prometheus)");
+    const char *dir = strobe_test_tmpdir("prometheus");
+    char y[2048];
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: n1\n  http: 127.0.0.1:%d\n"
+             "samplers:\n  - plugin: synthetic\n    interval: 100ms\n    metrics: 2\n    samples: 3\n"
+             "  - plugin: loadavg\n    interval: 500ms\n",
+             test_port(0));
+    pid_t s = start_daemon(dir, "n1", y);
+    char pcfg[4096];
+    snprintf(pcfg, sizeof pcfg, "%s/prometheus.yml", dir);
+    char text[1024];
+    /* honor_labels: keep strobe's own instance label (the set name) */
+    snprintf(text, sizeof text,
+             "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: strobe\n"
+             "    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n",
+             test_port(0));
+    write_file(pcfg, text);
+    pid_t prom = fork();
+    if (prom == 0) {
+        char listen[64], data[4096], cfgarg[4200];
+        snprintf(listen, sizeof listen, "--web.listen-address=127.0.0.1:%d", test_port(1));
+        snprintf(data, sizeof data, "--storage.tsdb.path=%s/data", dir);
+        snprintf(cfgarg, sizeof cfgarg, "--config.file=%s", pcfg);
+        FILE *lf = freopen("/dev/null", "w", stderr);
+        (void)lf;
+        execl("/usr/bin/prometheus", "prometheus", cfgarg, listen, data, (char *)NULL);
+        _exit(127);
+    }
+    char *out = NULL;
+    int ok = 0;
+    for (int i = 0; i < 300 && !ok; i++) {
+        sleep_ms(200);
+        free(out);
+        strobe_test_sh(&out,
+                       "curl -s 'http://127.0.0.1:%d/api/v1/query?query=strobe_synthetic_m1' | python3 -c "
+                       "'import json,sys; r=json.load(sys.stdin)[\"data\"][\"result\"]; "
+                       "print(r[0][\"metric\"][\"instance\"], r[0][\"metric\"][\"producer\"], r[0][\"value\"][1])'",
+                       test_port(1));
+        ok = strcmp(out, "n1/synthetic n1 6\n") == 0;
+    }
+    CHECK_STR_EQ(out, "n1/synthetic n1 6\n");
+    free(out);
+    /* the target is healthy: Prometheus parsed the whole exposition */
+    strobe_test_sh(&out, "curl -s 'http://127.0.0.1:%d/api/v1/targets' | python3 -c "
+                   "'import json,sys; t=json.load(sys.stdin)[\"data\"][\"activeTargets\"][0]; "
+                   "print(t[\"health\"], t[\"lastError\"])'", test_port(1));
+    CHECK_STR_EQ(out, "up \n");
+    free(out);
+    stop_daemon(prom, SIGTERM);
+    stop_daemon(s, SIGTERM);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(three_level_topology), STROBE_CASE(push_on_change),
+                 STROBE_CASE(shared_secret), STROBE_CASE(restarts),
+                 STROBE_CASE(silent_producer_does_not_stall), STROBE_CASE(ls_listing),
+                 STROBE_CASE(prometheus_scrape))
