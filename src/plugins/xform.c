@@ -18,8 +18,8 @@
 
 int strobe__xform_cfg_bool(const struct strobe_plugin_host *h, const char *key, int def, int *out)
 {
-    static const char *const yes[] = { "true", "yes", "on", "1", NULL };
-    static const char *const no[] = { "false", "no", "off", "0", NULL };
+    static const char *const yes[] = {"true", "yes", "on", "1", NULL};
+    static const char *const no[] = {"false", "no", "off", "0", NULL};
     const char *s = h->cfg_str(h, key);
     *out = def;
     if (!s)
@@ -37,8 +37,7 @@ int strobe__xform_cfg_bool(const struct strobe_plugin_host *h, const char *key, 
     return h->cfg_error(h, key, "'%s' is not true or false", s);
 }
 
-int strobe__xform_cfg_read(const struct strobe_plugin_host *h, unsigned what,
-                           struct strobe__xform_cfg *c)
+int strobe__xform_cfg_read(const struct strobe_plugin_host *h, unsigned what, struct strobe__xform_cfg *c)
 {
     int rc, publish;
     memset(c, 0, sizeof *c);
@@ -49,8 +48,7 @@ int strobe__xform_cfg_read(const struct strobe_plugin_host *h, unsigned what,
     for (size_t i = 0; i < c->ninputs; i++)
         if (!c->inputs[i][0])
             return h->cfg_error(h, "input", "item %zu is empty", i + 1);
-    if ((what & STROBE__XFORM_METRICS) &&
-        (rc = h->cfg_list(h, "metrics", &c->metrics, &c->nmetrics)) < 0)
+    if ((what & STROBE__XFORM_METRICS) && (rc = h->cfg_list(h, "metrics", &c->metrics, &c->nmetrics)) < 0)
         return rc;
     if (what & STROBE__XFORM_OUTPUT) {
         c->output = h->cfg_str(h, "output");
@@ -71,8 +69,7 @@ int strobe__xform_input_match(const struct strobe__xform_cfg *c, const char *ins
     return 0;
 }
 
-int strobe__xform_metric_selected(const struct strobe__xform_cfg *c, const strobe_set *set,
-                                  uint32_t i)
+int strobe__xform_metric_selected(const struct strobe__xform_cfg *c, const strobe_set *set, uint32_t i)
 {
     if (strobe_set_metric_type(set, i) == STROBE_MT_CHAR ||
         (strobe_set_metric_flags(set, i) & STROBE_METRIC_META))
@@ -97,8 +94,8 @@ static int append(char *buf, size_t cap, size_t *at, const char *s, size_t n)
     return 0;
 }
 
-int strobe__xform_out_name(const char *tmpl, const char *input, const char *suffix,
-                           const char *group, char *buf, size_t cap)
+int strobe__xform_out_name(const char *tmpl, const char *input, const char *suffix, const char *group,
+                           char *buf, size_t cap)
 {
     size_t at = 0;
     int rc = 0;
@@ -147,8 +144,8 @@ int strobe__xform_split_cfg(const struct strobe_plugin_host *h, struct strobe__x
     return 0;
 }
 
-int strobe__xform_split_name(const struct strobe__xform_split *s, const char *name, char *head,
-                             char *tail, size_t cap)
+int strobe__xform_split_name(const struct strobe__xform_split *s, const char *name, char *head, char *tail,
+                             size_t cap)
 {
     size_t sl = strlen(s->sep);
     const char *at = strstr(name, s->sep);
@@ -168,15 +165,20 @@ int strobe__xform_split_name(const struct strobe__xform_split *s, const char *na
 
 /* ---- values ------------------------------------------------------------------ */
 
-void strobe__xform_val_read(const strobe_set *set, uint32_t i, uint32_t j,
-                            struct strobe__xform_val *out)
+void strobe__xform_val_read(const strobe_set *set, uint32_t i, uint32_t j, struct strobe__xform_val *out)
 {
     switch (strobe_set_metric_type(set, i)) {
-    case STROBE_MT_U8: case STROBE_MT_U16: case STROBE_MT_U32: case STROBE_MT_U64:
+    case STROBE_MT_U8:
+    case STROBE_MT_U16:
+    case STROBE_MT_U32:
+    case STROBE_MT_U64:
         out->kind = STROBE__XV_U;
         out->v.u = strobe_set_get_u64(set, i, j);
         break;
-    case STROBE_MT_S8: case STROBE_MT_S16: case STROBE_MT_S32: case STROBE_MT_S64:
+    case STROBE_MT_S8:
+    case STROBE_MT_S16:
+    case STROBE_MT_S32:
+    case STROBE_MT_S64:
         out->kind = STROBE__XV_S;
         out->v.s = strobe_set_get_s64(set, i, j);
         break;
@@ -187,8 +189,8 @@ void strobe__xform_val_read(const strobe_set *set, uint32_t i, uint32_t j,
     }
 }
 
-int strobe__xform_val_diff(const struct strobe__xform_val *prev,
-                           const struct strobe__xform_val *cur, int counter, double *out)
+int strobe__xform_val_diff(const struct strobe__xform_val *prev, const struct strobe__xform_val *cur,
+                           int counter, double *out)
 {
     switch (cur->kind) {
     case STROBE__XV_U:
@@ -234,11 +236,9 @@ int strobe__xform_sum(const strobe_set *set, uint32_t i, double *out)
      * and rounded once (GCC/Clang __int128, as the whole tree assumes a
      * 64-bit GNU toolchain). */
     __int128 s = 0;
-    int is_unsigned = t == STROBE_MT_U8 || t == STROBE_MT_U16 || t == STROBE_MT_U32 ||
-                      t == STROBE_MT_U64;
+    int is_unsigned = t == STROBE_MT_U8 || t == STROBE_MT_U16 || t == STROBE_MT_U32 || t == STROBE_MT_U64;
     for (uint32_t j = 0; j < n; j++)
-        s += is_unsigned ? (__int128)strobe_set_get_u64(set, i, j)
-                         : (__int128)strobe_set_get_s64(set, i, j);
+        s += is_unsigned ? (__int128)strobe_set_get_u64(set, i, j) : (__int128)strobe_set_get_s64(set, i, j);
     *out = (double)s;
     return 0;
 }
@@ -267,9 +267,8 @@ void strobe__xform_invalidate(strobe_set *out, uint32_t k)
     strobe_set_valid(out, k, 0);
 }
 
-int strobe__xform_set_new(const struct strobe_plugin_host *h, const char *producer,
-                          const char *instance, const strobe_schema *schema, int publish,
-                          strobe_set **out)
+int strobe__xform_set_new(const struct strobe_plugin_host *h, const char *producer, const char *instance,
+                          const strobe_schema *schema, int publish, strobe_set **out)
 {
     strobe_set *s;
     int rc = strobe_set_new(schema, producer, instance, &s);
@@ -297,9 +296,8 @@ int strobe__xform_schema_new(const char *base, const char *suffix, strobe_schema
 
 /* ---- the per-input-set engine ---------------------------------------------------- */
 
-int strobe__xform_new(const struct strobe_plugin_host *h, unsigned what,
-                      const struct strobe__xform_ops *ops, const char *suffix, void *impl,
-                      struct strobe__xform **out)
+int strobe__xform_new(const struct strobe_plugin_host *h, unsigned what, const struct strobe__xform_ops *ops,
+                      const char *suffix, void *impl, struct strobe__xform **out)
 {
     struct strobe__xform *x = calloc(1, sizeof *x);
     if (!x)
@@ -364,8 +362,7 @@ int strobe__xform_owns(const struct strobe__xform *x, const strobe_set *set)
     return 0;
 }
 
-int strobe__xform_select(struct strobe__xform *x, const strobe_set *in,
-                         struct strobe__xform_port *p)
+int strobe__xform_select(struct strobe__xform *x, const strobe_set *in, struct strobe__xform_port *p)
 {
     uint32_t card = strobe_set_card(in);
     free(p->src);
@@ -378,12 +375,12 @@ int strobe__xform_select(struct strobe__xform *x, const strobe_set *in,
     return p->nsrc ? 0 : -ENOENT;
 }
 
-int strobe__xform_port_out(struct strobe__xform *x, struct strobe__xform_port *p,
-                           const strobe_set *in, const char *group, const strobe_schema *schema)
+int strobe__xform_port_out(struct strobe__xform *x, struct strobe__xform_port *p, const strobe_set *in,
+                           const char *group, const strobe_schema *schema)
 {
     char name[STROBE_SET_NAME_MAX + 1];
-    int rc = strobe__xform_out_name(x->cfg.output, strobe_set_instance(in), x->suffix, group,
-                                    name, sizeof name);
+    int rc =
+        strobe__xform_out_name(x->cfg.output, strobe_set_instance(in), x->suffix, group, name, sizeof name);
     if (rc < 0)
         return rc;
     strobe_set **v = realloc(p->outs, (p->nouts + 1) * sizeof *v);
@@ -391,8 +388,7 @@ int strobe__xform_port_out(struct strobe__xform *x, struct strobe__xform_port *p
         return -ENOMEM;
     p->outs = v;
     strobe_set *s;
-    if ((rc = strobe__xform_set_new(x->h, strobe_set_producer(in), name, schema, x->cfg.publish,
-                                    &s)) < 0)
+    if ((rc = strobe__xform_set_new(x->h, strobe_set_producer(in), name, schema, x->cfg.publish, &s)) < 0)
         return rc;
     p->outs[p->nouts++] = s;
     return 0;

@@ -38,23 +38,21 @@ struct strobe__xform_cfg {
  * Returns 0 or the host's STROBE_ERR_SYNTAX (already reported). The
  * strings stay valid for the instance's lifetime (they live in the config
  * tree and in lists the host frees with the instance). */
-int strobe__xform_cfg_read(const struct strobe_plugin_host *h, unsigned what,
-                           struct strobe__xform_cfg *c);
+int strobe__xform_cfg_read(const struct strobe_plugin_host *h, unsigned what, struct strobe__xform_cfg *c);
 /* A boolean key: true/false/yes/no/on/off/1/0. */
 int strobe__xform_cfg_bool(const struct strobe_plugin_host *h, const char *key, int def, int *out);
 /* 1 if the instance name matches one of the input globs. */
 int strobe__xform_input_match(const struct strobe__xform_cfg *c, const char *instance);
 /* 1 if metric i of `set` is numeric (not char), lives in the data section
  * and matches `metrics` (or `metrics` is empty). */
-int strobe__xform_metric_selected(const struct strobe__xform_cfg *c, const strobe_set *set,
-                                  uint32_t i);
+int strobe__xform_metric_selected(const struct strobe__xform_cfg *c, const strobe_set *set, uint32_t i);
 
 /* Output instance name. Without a template: input + suffix (+ "_" group
  * when group is not NULL). A template replaces "{input}" with the input
  * instance and "{group}" with group; other text is copied. Returns 0 or
  * -ENAMETOOLONG. */
-int strobe__xform_out_name(const char *tmpl, const char *input, const char *suffix,
-                           const char *group, char *buf, size_t cap);
+int strobe__xform_out_name(const char *tmpl, const char *input, const char *suffix, const char *group,
+                           char *buf, size_t cap);
 
 /* Name splitting for global_ratio and separate: a metric name is
  * head <separator> tail, split at the first (default) or last occurrence
@@ -67,8 +65,8 @@ struct strobe__xform_split {
 int strobe__xform_split_cfg(const struct strobe_plugin_host *h, struct strobe__xform_split *s);
 /* 0 with head and tail written (each cap bytes), -ENOENT when the name
  * has no separator or one side would be empty, -ENAMETOOLONG. */
-int strobe__xform_split_name(const struct strobe__xform_split *s, const char *name, char *head,
-                             char *tail, size_t cap);
+int strobe__xform_split_name(const struct strobe__xform_split *s, const char *name, char *head, char *tail,
+                             size_t cap);
 
 /* ---- values ------------------------------------------------------------- */
 
@@ -84,16 +82,15 @@ struct strobe__xform_val {
     } v;
 };
 
-void strobe__xform_val_read(const strobe_set *set, uint32_t i, uint32_t j,
-                            struct strobe__xform_val *out);
+void strobe__xform_val_read(const strobe_set *set, uint32_t i, uint32_t j, struct strobe__xform_val *out);
 /* cur - prev as a double. The difference is formed exactly in 64-bit
  * integer arithmetic (two's complement, wrapped differences recovered by
  * the sign of the comparison) and rounded once when converted. Unsigned
  * values with counter != 0 are counters: cur < prev (reset, or a wrap
  * that cannot be told from one) gives -ERANGE. A non-finite difference of
  * reals gives -EDOM. Otherwise 0. */
-int strobe__xform_val_diff(const struct strobe__xform_val *prev,
-                           const struct strobe__xform_val *cur, int counter, double *out);
+int strobe__xform_val_diff(const struct strobe__xform_val *prev, const struct strobe__xform_val *cur,
+                           int counter, double *out);
 /* Sum of the elements of metric i: integers are summed exactly in 128 bits
  * (no overflow for any array a set can hold) and rounded once; reals in
  * double. -EDOM when the sum is not finite, else 0. */
@@ -113,9 +110,8 @@ void strobe__xform_invalidate(strobe_set *out, uint32_t k);
 /* Create a set of `schema` named `instance`, add it to the daemon
  * (published when publish) and return it. The daemon owns it on success;
  * on failure nothing is left behind. */
-int strobe__xform_set_new(const struct strobe_plugin_host *h, const char *producer,
-                          const char *instance, const strobe_schema *schema, int publish,
-                          strobe_set **out);
+int strobe__xform_set_new(const struct strobe_plugin_host *h, const char *producer, const char *instance,
+                          const strobe_schema *schema, int publish, strobe_set **out);
 /* schema name for an output: the input's schema name + suffix ('/' is
  * not allowed in schema names, so it never appears in either). */
 int strobe__xform_schema_new(const char *base, const char *suffix, strobe_schema **out);
@@ -126,16 +122,16 @@ struct strobe__xform;
 
 /* State kept per matched input set. */
 struct strobe__xform_port {
-    char *input;          /* input instance name */
-    uint64_t schema_sum;  /* of the input when the outputs were planned */
+    char *input;         /* input instance name */
+    uint64_t schema_sum; /* of the input when the outputs were planned */
     uint32_t card;
-    uint64_t gn, ts;      /* last sample seen (duplicate deliveries are dropped) */
-    int seen, failed;     /* failed: planning failed once; the input is ignored */
-    strobe_set **outs;    /* owned by the daemon */
+    uint64_t gn, ts;   /* last sample seen (duplicate deliveries are dropped) */
+    int seen, failed;  /* failed: planning failed once; the input is ignored */
+    strobe_set **outs; /* owned by the daemon */
     size_t nouts;
-    uint32_t *src;        /* selected input metrics (strobe__xform_select) */
+    uint32_t *src; /* selected input metrics (strobe__xform_select) */
     uint32_t nsrc;
-    void *priv;           /* the plugin's, freed with ops->priv_free */
+    void *priv; /* the plugin's, freed with ops->priv_free */
 };
 
 struct strobe__xform_ops {
@@ -156,17 +152,16 @@ struct strobe__xform {
     const struct strobe_plugin_host *h;
     struct strobe__xform_cfg cfg;
     const struct strobe__xform_ops *ops;
-    const char *suffix; /* default output suffix, e.g. "_rate" */
-    void *impl;         /* the plugin's configuration */
+    const char *suffix;                /* default output suffix, e.g. "_rate" */
+    void *impl;                        /* the plugin's configuration */
     struct strobe__xform_port **ports; /* pointers: stable across nested updates */
     size_t nports;
 };
 
 /* Reads the common keys (what: STROBE__XFORM_*) and returns a new engine.
  * suffix must outlive it (a literal or a string in impl). */
-int strobe__xform_new(const struct strobe_plugin_host *h, unsigned what,
-                      const struct strobe__xform_ops *ops, const char *suffix, void *impl,
-                      struct strobe__xform **out);
+int strobe__xform_new(const struct strobe_plugin_host *h, unsigned what, const struct strobe__xform_ops *ops,
+                      const char *suffix, void *impl, struct strobe__xform **out);
 /* The plugin's update(): ignores sets it does not use, including its own
  * outputs. */
 int strobe__xform_update(struct strobe__xform *x, const strobe_set *in);
@@ -180,13 +175,12 @@ int strobe__xform_plugin_update(void *state, const strobe_set *in);
 void strobe__xform_plugin_close(void *state);
 
 /* Fill p->src with the selected metrics of `in`; -ENOENT when none. */
-int strobe__xform_select(struct strobe__xform *x, const strobe_set *in,
-                         struct strobe__xform_port *p);
+int strobe__xform_select(struct strobe__xform *x, const strobe_set *in, struct strobe__xform_port *p);
 /* Create an output for port p from `schema`, named from the `output`
  * template or input + x->suffix (+ "_" group), with the input's producer.
  * Appends it to p->outs. */
-int strobe__xform_port_out(struct strobe__xform *x, struct strobe__xform_port *p,
-                           const strobe_set *in, const char *group, const strobe_schema *schema);
+int strobe__xform_port_out(struct strobe__xform *x, struct strobe__xform_port *p, const strobe_set *in,
+                           const char *group, const strobe_schema *schema);
 /* 1 if `set` is an output of any port of x. */
 int strobe__xform_owns(const struct strobe__xform *x, const strobe_set *set);
 

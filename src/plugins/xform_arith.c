@@ -19,8 +19,8 @@
 
 /* Output schema with one d64 metric per selected input metric, same name,
  * element count `count` (0: the input's) and the input unit + unit_suffix. */
-static int plan_same_names(struct strobe__xform *x, const strobe_set *in,
-                           struct strobe__xform_port *p, uint32_t count, const char *unit_suffix)
+static int plan_same_names(struct strobe__xform *x, const strobe_set *in, struct strobe__xform_port *p,
+                           uint32_t count, const char *unit_suffix)
 {
     int rc = strobe__xform_select(x, in, p);
     strobe_schema *sc = NULL;
@@ -107,8 +107,7 @@ static int diff_compute(struct strobe__xform *x, const strobe_set *in, struct st
     }
     uint64_t ts = strobe_set_timestamp(in);
     /* dt in seconds, signed, without wrapping the unsigned timestamps */
-    double dt = ts >= d->prev_ts ? (double)(ts - d->prev_ts) / 1e9
-                                 : -(double)(d->prev_ts - ts) / 1e9;
+    double dt = ts >= d->prev_ts ? (double)(ts - d->prev_ts) / 1e9 : -(double)(d->prev_ts - ts) / 1e9;
     int dt_ok = c->per_second ? dt > 0 : dt >= 0;
     strobe_set *out = p->outs[0];
     strobe_set_begin(out);
@@ -135,8 +134,7 @@ static int diff_compute(struct strobe__xform *x, const strobe_set *in, struct st
 }
 
 static const struct strobe__xform_ops diff_ops = {
-    .plan = diff_plan, .compute = diff_compute, .priv_free = diff_priv_free
-};
+    .plan = diff_plan, .compute = diff_compute, .priv_free = diff_priv_free};
 
 static int open_diff(const struct strobe_plugin_host *h, void **state, int per_second)
 {
@@ -259,7 +257,7 @@ static int ratio_compute(struct strobe__xform *x, const strobe_set *in, struct s
     return 1;
 }
 
-static const struct strobe__xform_ops ratio_ops = { .plan = ratio_plan, .compute = ratio_compute };
+static const struct strobe__xform_ops ratio_ops = {.plan = ratio_plan, .compute = ratio_compute};
 
 static int open_ratio(const struct strobe_plugin_host *h, void **state)
 {
@@ -272,8 +270,7 @@ static int open_ratio(const struct strobe_plugin_host *h, void **state)
     if (rc == 0 && c->nnum == 0)
         rc = h->cfg_error(h, "numerator", "required: a metric name or a list of them");
     if (rc == 0 && (c->nden == 0 || (c->nden != 1 && c->nden != c->nnum)))
-        rc = h->cfg_error(h, "denominator", "required: one metric name, or one per numerator (%zu)",
-                          c->nnum);
+        rc = h->cfg_error(h, "denominator", "required: one metric name, or one per numerator (%zu)", c->nnum);
     struct strobe__xform *x;
     if (rc == 0)
         rc = strobe__xform_new(h, STROBE__XFORM_OUTPUT, &ratio_ops, "_ratio", c, &x);
@@ -317,13 +314,12 @@ static int sum_compute(struct strobe__xform *x, const strobe_set *in, struct str
     return 1;
 }
 
-static const struct strobe__xform_ops sum_ops = { .plan = sum_plan, .compute = sum_compute };
+static const struct strobe__xform_ops sum_ops = {.plan = sum_plan, .compute = sum_compute};
 
 static int open_sum_vector(const struct strobe_plugin_host *h, void **state)
 {
     struct strobe__xform *x;
-    int rc = strobe__xform_new(h, STROBE__XFORM_METRICS | STROBE__XFORM_OUTPUT, &sum_ops, "_sum",
-                               NULL, &x);
+    int rc = strobe__xform_new(h, STROBE__XFORM_METRICS | STROBE__XFORM_OUTPUT, &sum_ops, "_sum", NULL, &x);
     if (rc == 0)
         *state = x;
     return rc;

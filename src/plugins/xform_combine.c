@@ -67,7 +67,7 @@ struct combine {
     const struct strobe_plugin_host *h;
     struct strobe__xform_cfg cfg;
     uint64_t tol, timeout, expect;
-    int discovery; /* globs and no `expect`: learn inputs for one timeout */
+    int discovery;       /* globs and no `expect`: learn inputs for one timeout */
     struct slot **slots; /* sorted by input name */
     size_t nslots;
     strobe_set *out;
@@ -132,8 +132,10 @@ static int slot_plan(struct combine *c, struct slot *s, const strobe_set *in)
             const char *m = strobe_set_metric_name(in, i);
             size_t len = strlen(prefix) + 1 + strlen(m) + 1;
             if (len > STROBE_SET_NAME_MAX + 1) {
-                c->h->log(c->h, STROBE_LOG_WARN, "%s: metric %s left out: '%s.%s' is longer "
-                          "than %d bytes", s->input, m, prefix, m, STROBE_SET_NAME_MAX);
+                c->h->log(c->h, STROBE_LOG_WARN,
+                          "%s: metric %s left out: '%s.%s' is longer "
+                          "than %d bytes",
+                          s->input, m, prefix, m, STROBE_SET_NAME_MAX);
                 continue;
             }
             if (!(s->mname[s->nsrc] = malloc(len)))
@@ -145,8 +147,7 @@ static int slot_plan(struct combine *c, struct slot *s, const strobe_set *in)
         }
     s->failed = s->nsrc == 0;
     if (s->failed)
-        c->h->log(c->h, STROBE_LOG_WARN, "input %s ignored: none of the configured metrics",
-                  s->input);
+        c->h->log(c->h, STROBE_LOG_WARN, "input %s ignored: none of the configured metrics", s->input);
     return 0;
 }
 
@@ -183,8 +184,10 @@ static int slot_push(struct combine *c, struct slot *s, const strobe_set *in)
         c->dropped++;
     }
     struct sample *q = &s->q[(s->qhead + s->qlen) % QUEUE_MAX];
-    if (!q->vals && (!(q->vals = malloc(s->nelems * sizeof *q->vals)) ||
-                     !(q->ok = malloc(s->nsrc))))
+    /* buffers are kept across samples; sized for the slot's current plan */
+    if (!q->vals && !(q->vals = malloc(s->nelems * sizeof *q->vals)))
+        return -ENOMEM;
+    if (!q->ok && !(q->ok = malloc(s->nsrc)))
         return -ENOMEM;
     q->ts = strobe_set_timestamp(in);
     size_t e = 0;

@@ -106,15 +106,14 @@ static int gr_plan(struct strobe__xform *x, const strobe_set *in, struct strobe_
         return rc;
     if (!(g->group = calloc(p->nsrc, sizeof *g->group)))
         return -ENOMEM;
-    struct names groups = { 0 };
+    struct names groups = {0};
     char head[NAME_CAP], tail[NAME_CAP];
     uint32_t members = 0;
     /* keep only scalar metrics whose names split; p->src is compacted */
     for (uint32_t k = 0; rc >= 0 && k < p->nsrc; k++) {
         uint32_t i = p->src[k];
         if (strobe_set_metric_count(in, i) != 1 ||
-            strobe__xform_split_name(&c->split, strobe_set_metric_name(in, i), head, tail,
-                                     NAME_CAP) < 0)
+            strobe__xform_split_name(&c->split, strobe_set_metric_name(in, i), head, tail, NAME_CAP) < 0)
             continue;
         size_t at;
         if ((rc = names_index(&groups, c->group_tail ? tail : head, &at)) < 0)
@@ -133,14 +132,13 @@ static int gr_plan(struct strobe__xform *x, const strobe_set *in, struct strobe_
     for (size_t gi = 0; rc >= 0 && gi < groups.n; gi++) {
         char name[NAME_CAP + 8];
         snprintf(name, sizeof name, "%s_global", groups.v[gi]);
-        rc = strlen(name) > STROBE_SET_NAME_MAX
-                 ? -ENAMETOOLONG
-                 : strobe_schema_add(sc, name, NULL, STROBE_MT_D64, 1, 0);
+        rc = strlen(name) > STROBE_SET_NAME_MAX ? -ENAMETOOLONG
+                                                : strobe_schema_add(sc, name, NULL, STROBE_MT_D64, 1, 0);
     }
     g->ngroups = groups.n;
     names_free(&groups);
-    if (rc >= 0 && (!(g->sum = calloc(g->ngroups, sizeof *g->sum)) ||
-                    !(g->ok = calloc(g->ngroups, sizeof *g->ok))))
+    if (rc >= 0 &&
+        (!(g->sum = calloc(g->ngroups, sizeof *g->sum)) || !(g->ok = calloc(g->ngroups, sizeof *g->ok))))
         rc = -ENOMEM;
     if (rc >= 0)
         rc = strobe__xform_port_out(x, p, in, NULL, sc);
@@ -170,7 +168,8 @@ static int gr_compute(struct strobe__xform *x, const strobe_set *in, struct stro
         uint32_t gi = g->group[k];
         double s = g->sum[gi];
         int ok = g->ok[gi] && s != 0;
-        strobe_set_valid(out, k, strobe__xform_put(out, k, 0, ok ? strobe_set_get_d64(in, p->src[k], 0) / s : 0, ok));
+        strobe_set_valid(out, k,
+                         strobe__xform_put(out, k, 0, ok ? strobe_set_get_d64(in, p->src[k], 0) / s : 0, ok));
     }
     for (size_t gi = 0; gi < g->ngroups; gi++) {
         uint32_t k = p->nsrc + (uint32_t)gi;
@@ -180,8 +179,7 @@ static int gr_compute(struct strobe__xform *x, const strobe_set *in, struct stro
 }
 
 static const struct strobe__xform_ops gr_ops = {
-    .plan = gr_plan, .compute = gr_compute, .priv_free = gr_priv_free
-};
+    .plan = gr_plan, .compute = gr_compute, .priv_free = gr_priv_free};
 
 static int open_global_ratio(const struct strobe_plugin_host *h, void **state)
 {
@@ -193,8 +191,8 @@ static int open_global_ratio(const struct strobe_plugin_host *h, void **state)
     if (rc == 0)
         rc = side_cfg(h, "group", 1, &c->group_tail);
     if (rc == 0)
-        rc = strobe__xform_new(h, STROBE__XFORM_METRICS | STROBE__XFORM_OUTPUT, &gr_ops,
-                               "_global_ratio", c, &x);
+        rc = strobe__xform_new(h, STROBE__XFORM_METRICS | STROBE__XFORM_OUTPUT, &gr_ops, "_global_ratio", c,
+                               &x);
     if (rc < 0) {
         free(c);
         return rc;
@@ -222,7 +220,7 @@ struct sep_cfg {
     size_t ncommon;
 };
 
-static const char *const default_common[] = { "*_global", NULL };
+static const char *const default_common[] = {"*_global", NULL};
 
 /* Per output: the input metrics it carries, in its metric order. */
 struct sep_priv {
@@ -260,7 +258,7 @@ static int sep_plan(struct strobe__xform *x, const strobe_set *in, struct strobe
     if (rc < 0)
         return rc;
     /* pass 1: the keys (outputs), in order of first appearance */
-    struct names keys = { 0 };
+    struct names keys = {0};
     char head[NAME_CAP], tail[NAME_CAP];
     uint32_t *key_of = calloc(p->nsrc, sizeof *key_of); /* UINT32_MAX: common */
     if (!key_of)
@@ -323,8 +321,7 @@ static int sep_compute(struct strobe__xform *x, const strobe_set *in, struct str
 }
 
 static const struct strobe__xform_ops sep_ops = {
-    .plan = sep_plan, .compute = sep_compute, .priv_free = sep_priv_free
-};
+    .plan = sep_plan, .compute = sep_compute, .priv_free = sep_priv_free};
 
 static int open_separate(const struct strobe_plugin_host *h, void **state)
 {

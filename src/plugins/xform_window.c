@@ -129,21 +129,20 @@ static int window_compute(struct strobe__xform *x, const strobe_set *in, struct 
 }
 
 static const struct strobe__xform_ops window_ops = {
-    .plan = window_plan, .compute = window_compute, .priv_free = window_priv_free
-};
+    .plan = window_plan, .compute = window_compute, .priv_free = window_priv_free};
 
 static int open_window(const struct strobe_plugin_host *h, void **state)
 {
-    static const char *const ops[] = { [OP_MIN] = "min", [OP_MAX] = "max", [OP_AVG] = "avg" };
+    static const char *const ops[] = {[OP_MIN] = "min", [OP_MAX] = "max", [OP_AVG] = "avg"};
     struct window_cfg *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
     const char *op = h->cfg_str(h, "op");
     int rc = h->cfg_u64(h, "n", 0, &c->n);
     if (rc == 0 && (c->n == 0 || c->n > WINDOW_MAX))
-        rc = h->cfg_error(h, "n", c->n ? "must be at most %d samples"
-                                       : "required: the window length in samples (1..%d)",
-                          WINDOW_MAX);
+        rc = h->cfg_error(
+            h, "n", c->n ? "must be at most %d samples" : "required: the window length in samples (1..%d)",
+            WINDOW_MAX);
     if (rc == 0 && !op)
         rc = h->cfg_error(h, "op", "required: min, max or avg");
     if (rc == 0) {
@@ -157,8 +156,8 @@ static int open_window(const struct strobe_plugin_host *h, void **state)
     struct strobe__xform *x;
     if (rc == 0) {
         snprintf(c->suffix, sizeof c->suffix, "_%s_%llu", ops[c->op], (unsigned long long)c->n);
-        rc = strobe__xform_new(h, STROBE__XFORM_METRICS | STROBE__XFORM_OUTPUT, &window_ops,
-                               c->suffix, c, &x);
+        rc =
+            strobe__xform_new(h, STROBE__XFORM_METRICS | STROBE__XFORM_OUTPUT, &window_ops, c->suffix, c, &x);
     }
     if (rc < 0) {
         free(c);

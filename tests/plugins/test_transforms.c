@@ -117,26 +117,26 @@ static int metric(strobe_set *s, const char *name)
 }
 
 /* value of a valid metric, exactly */
-#define CHECK_VAL(set_name, m, expect)                                                         \
-    do {                                                                                      \
-        strobe_set *s_ = out_set(d, set_name);                                                \
-        int i_ = metric(s_, m);                                                               \
-        double v_ = strobe_set_get_d64(s_, (uint32_t)i_, 0), e_ = (expect);                   \
-        if (!strobe_set_is_valid(s_, (uint32_t)i_))                                           \
-            STROBE_FAIL("%s %s is invalid (expected %.17g)", set_name, m, e_);                \
-        if (v_ != e_)                                                                         \
-            STROBE_FAIL("%s %s = %.17g, expected %.17g", set_name, m, v_, e_);                \
+#define CHECK_VAL(set_name, m, expect)                                                                       \
+    do {                                                                                                     \
+        strobe_set *s_ = out_set(d, set_name);                                                               \
+        int i_ = metric(s_, m);                                                                              \
+        double v_ = strobe_set_get_d64(s_, (uint32_t)i_, 0), e_ = (expect);                                  \
+        if (!strobe_set_is_valid(s_, (uint32_t)i_))                                                          \
+            STROBE_FAIL("%s %s is invalid (expected %.17g)", set_name, m, e_);                               \
+        if (v_ != e_)                                                                                        \
+            STROBE_FAIL("%s %s = %.17g, expected %.17g", set_name, m, v_, e_);                               \
     } while (0)
 
-#define CHECK_INVALID(set_name, m)                                                             \
-    do {                                                                                      \
-        strobe_set *s_ = out_set(d, set_name);                                                \
-        int i_ = metric(s_, m);                                                               \
-        if (strobe_set_is_valid(s_, (uint32_t)i_))                                            \
-            STROBE_FAIL("%s %s is valid (%.17g), expected invalid", set_name, m,              \
-                        strobe_set_get_d64(s_, (uint32_t)i_, 0));                             \
-        if (!isnan(strobe_set_get_d64(s_, (uint32_t)i_, 0)))                                  \
-            STROBE_FAIL("%s %s: an invalid value is not NaN", set_name, m);                   \
+#define CHECK_INVALID(set_name, m)                                                                           \
+    do {                                                                                                     \
+        strobe_set *s_ = out_set(d, set_name);                                                               \
+        int i_ = metric(s_, m);                                                                              \
+        if (strobe_set_is_valid(s_, (uint32_t)i_))                                                           \
+            STROBE_FAIL("%s %s is valid (%.17g), expected invalid", set_name, m,                             \
+                        strobe_set_get_d64(s_, (uint32_t)i_, 0));                                            \
+        if (!isnan(strobe_set_get_d64(s_, (uint32_t)i_, 0)))                                                 \
+            STROBE_FAIL("%s %s: an invalid value is not NaN", set_name, m);                                  \
     } while (0)
 
 /* ---- delta and rate ------------------------------------------------------------ */
@@ -151,7 +151,7 @@ STROBE_TEST(rate_known_dt)
     (void)in;
     feed(d, u, 1 * S, 100.0);
     strobe_set *o = out_set(d, "n1/s_rate");
-    CHECK_EQ_U64(strobe_set_data_gn(o), 0); /* the first sample only starts the series */
+    CHECK_EQ_U64(strobe_set_data_gn(o), 0);           /* the first sample only starts the series */
     CHECK(!strobe__daemon_set_find(d, "n1/s2_rate")); /* not an input */
     feed(d, u, 3 * S, 130.0);
     CHECK_EQ_U64(strobe_set_data_gn(o), 1);
@@ -374,7 +374,7 @@ STROBE_TEST(window_invalid_sample)
     strobe_set_d64(g, 0, 0, 100.0);
     strobe_set_valid(g, 0, 0);
     publish(d, g, 4 * S);
-    const char *outs[] = { "n1/g_min_3", "n1/g_max_3", "n1/g_avg_3" };
+    const char *outs[] = {"n1/g_min_3", "n1/g_max_3", "n1/g_avg_3"};
     for (int k = 0; k < 3; k++)
         CHECK_INVALID(outs[k], "x");
     feed(d, g, 5 * S, 2.0);
@@ -407,7 +407,7 @@ STROBE_TEST(combine_missing_input)
     feed(d, a, 1 * S, 1.0);
     feed(d, b, 1 * S, 2.0);
     CHECK(!strobe__daemon_set_find(d, "agg/all")); /* waits for c */
-    feed(d, c, 1 * S + 50000000, 3.0);              /* 50 ms late: within tolerance */
+    feed(d, c, 1 * S + 50000000, 3.0);             /* 50 ms late: within tolerance */
     strobe_set *o = out_set(d, "agg/all");
     CHECK_EQ_INT(strobe_set_card(o), 3);
     CHECK_STR_EQ(strobe_set_metric_name(o, 0), "a_s.m");
@@ -518,8 +518,8 @@ STROBE_TEST(global_ratio_last_dot)
                                            "    input: agg/mem\n"
                                            "    separator: .\n"
                                            "    split: last\n");
-    strobe_set *s = input_set(d, "agg/mem", "a.b.Active c.d.Active a.b.MemFree c.d.MemFree",
-                              STROBE_MT_U64, 1);
+    strobe_set *s =
+        input_set(d, "agg/mem", "a.b.Active c.d.Active a.b.MemFree c.d.MemFree", STROBE_MT_U64, 1);
     feed(d, s, 1 * S, 1.0, 3.0, 6.0, 2.0);
     CHECK_VAL("agg/mem_global_ratio", "a.b.Active", 0.25);
     CHECK_VAL("agg/mem_global_ratio", "Active_global", 4.0);
@@ -533,8 +533,8 @@ STROBE_TEST(separate_exact)
     struct strobe__daemon *d = daemon_from("transforms:\n"
                                            "  - plugin: separate\n"
                                            "    input: agg/r\n");
-    strobe_set *s = input_set(d, "agg/r", "n1_x.read n2_x.read n1_x.write n2_x.write x.read_global",
-                              STROBE_MT_D64, 1);
+    strobe_set *s =
+        input_set(d, "agg/r", "n1_x.read n2_x.read n1_x.write n2_x.write x.read_global", STROBE_MT_D64, 1);
     begin(d, s);
     strobe_set_d64(s, 0, 0, 0.25);
     strobe_set_d64(s, 1, 0, 0.75);
@@ -642,7 +642,7 @@ STROBE_TEST(lustre_case_study)
                                            "  - plugin: separate\n"
                                            "    input: agg/lustre_all_global_ratio\n");
     strobe_set *node[4];
-    uint64_t read[4] = { 0 }, write[4] = { 0 }, open[4] = { 0 };
+    uint64_t read[4] = {0}, write[4] = {0}, open[4] = {0};
     for (int k = 0; k < 4; k++) {
         char name[32];
         snprintf(name, sizeof name, "node%d/lustre", k + 1);
@@ -672,8 +672,8 @@ STROBE_TEST(lustre_case_study)
     CHECK_EQ_INT(strobe_set_card(all), 48);
     CHECK_EQ_U64(strobe_set_data_gn(all), 2); /* rounds at 2 s (windows not full) and 3 s */
     CHECK_VAL("agg/lustre_all", "node4_lustre_rate_max_2.read", 120.0);
-    static const char *const win[] = { "avg", "min", "max" };
-    static const double sums[] = { 200.0, 100.0, 300.0 };
+    static const char *const win[] = {"avg", "min", "max"};
+    static const double sums[] = {200.0, 100.0, 300.0};
     for (int k = 0; k < 4; k++) {
         char set[64], m[64];
         snprintf(set, sizeof set, "agg/lustre_all_global_ratio_node%d", k + 1);
