@@ -10,5 +10,13 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_meminfo,
     &strobe__plugin_vmstat,
     &strobe__plugin_loadavg,
+    &strobe__plugin_delta,
+    &strobe__plugin_rate,
+    &strobe__plugin_ratio,
+    &strobe__plugin_sum_vector,
+    &strobe__plugin_window,
+    &strobe__plugin_combine,
+    &strobe__plugin_global_ratio,
+    &strobe__plugin_separate,
     NULL,
 };

@@ -13,5 +13,14 @@ extern const struct strobe_plugin strobe__plugin_synthetic;
 extern const struct strobe_plugin strobe__plugin_meminfo;
 extern const struct strobe_plugin strobe__plugin_vmstat;
 extern const struct strobe_plugin strobe__plugin_loadavg;
+/* transforms (docs/transforms.md) */
+extern const struct strobe_plugin strobe__plugin_delta;
+extern const struct strobe_plugin strobe__plugin_rate;
+extern const struct strobe_plugin strobe__plugin_ratio;
+extern const struct strobe_plugin strobe__plugin_sum_vector;
+extern const struct strobe_plugin strobe__plugin_window;
+extern const struct strobe_plugin strobe__plugin_combine;
+extern const struct strobe_plugin strobe__plugin_global_ratio;
+extern const struct strobe_plugin strobe__plugin_separate;
 
 #endif

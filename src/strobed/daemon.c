@@ -36,6 +36,7 @@ struct strobe__instance {
     char name[128];
     uint64_t interval_ns, offset_ns, next_ns; /* samplers */
     int sample_errors;
+    char cfg_err[1024]; /* the first problem cfg_error reported, for the caller's err */
 };
 
 static const char *const common_keys[] = { "plugin", "name", "interval", "offset", NULL };
@@ -118,6 +119,11 @@ static int host_cfg_error(const struct strobe_plugin_host *h, const char *key, c
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const char *file = in->cfg ? in->cfg->file : "command line";
+    /* strobe__daemon_new hands this line back in err, so callers (and
+     * tests) see file:line:key without reading the log */
+    if (!in->cfg_err[0])
+        snprintf(in->cfg_err, sizeof in->cfg_err, "%s:%d: %s: %s%s%s", file, line, in->name,
+                 key ? key : "", key ? ": " : "", msg);
     if (key)
         strobe__log(in->d, STROBE_LOG_ERROR, "%s:%d: %s: %s: %s", file, line, in->name, key, msg);
     else
@@ -475,9 +481,15 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
     int rc = p->open(&in->host, &in->state);
     if (rc < 0) {
         d->ninst--;
-        inst_free(in);
         /* the plugin reported configuration errors itself (logged with
-         * file:line:key); other failures get one line here */
+         * file:line:key, and the first one kept); other failures get one
+         * line here */
+        if (rc == STROBE_ERR_SYNTAX && in->cfg_err[0]) {
+            snprintf(err, errlen, "%s", in->cfg_err);
+            inst_free(in);
+            return rc;
+        }
+        inst_free(in);
         if (rc == STROBE_ERR_SYNTAX)
             return cfg_fail(c, NULL, err, errlen, "%s: invalid configuration (see above)", pname);
         return cfg_fail(c, NULL, err, errlen, "%s: cannot start: %s", pname, strobe_strerror(rc));
