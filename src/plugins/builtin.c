@@ -12,5 +12,6 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_loadavg,
     &strobe__plugin_procstat,
     &strobe__plugin_procnetdev,
+    &strobe__plugin_csv,
     NULL,
 };

@@ -15,5 +15,6 @@ extern const struct strobe_plugin strobe__plugin_vmstat;
 extern const struct strobe_plugin strobe__plugin_loadavg;
 extern const struct strobe_plugin strobe__plugin_procstat;
 extern const struct strobe_plugin strobe__plugin_procnetdev;
+extern const struct strobe_plugin strobe__plugin_csv;
 
 #endif
