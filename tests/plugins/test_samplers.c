@@ -223,6 +223,43 @@ STROBE_TEST(procstat_short_lines)
     strobe__daemon_free(d);
 }
 
+/* A file larger than the first read buffer (a long intr line, as on
+ * machines with many interrupt sources) and lines that are not /proc/stat
+ * syntax: the parser grows its buffer and skips what it does not know. */
+STROBE_TEST(procstat_big_and_junk)
+{
+    const char *dir = strobe_test_tmpdir("procstat_big_and_junk");
+    char path[4200], yaml[8400];
+    snprintf(path, sizeof path, "%s/stat", dir);
+    size_t cap = 200000, n = 0;
+    char *text = malloc(cap);
+    n += (size_t)snprintf(text + n, cap - n, "cpu  1 2 3 4 5 6 7 8 9 10\ncpux 9 9\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+                                             "\x01\x02junk\n\ncpu\nintr 77");
+    while (n < 150000)
+        n += (size_t)snprintf(text + n, cap - n, " 12345");
+    n += (size_t)snprintf(text + n, cap - n, "\nctxt 8\nbtime\nprocesses x\nprocs_running 3");
+    write_text(path, text);
+    free(text);
+    snprintf(yaml, sizeof yaml,
+             "daemon: {producer: node1}\n"
+             "samplers:\n"
+             "  - {plugin: procstat, path: %s}\n",
+             path);
+    struct strobe__daemon *d = daemon_from(yaml);
+    strobe_set *set = find_set(d, "node1/procstat");
+    CHECK_EQ_INT(strobe_set_metric_count(set, (uint32_t)metric(set, "user")), 2);
+    strobe__daemon_sample_all(d, 1);
+    CHECK_EQ_U64(get(set, "guest_nice", 0), 10);
+    CHECK_EQ_U64(get(set, "system", 1), 3);
+    CHECK_EQ_U64(get(set, "intr", 0), 77);
+    CHECK_EQ_U64(get(set, "ctxt", 0), 8);
+    CHECK_EQ_U64(get(set, "procs_running", 0), 3); /* last line, no newline */
+    CHECK(!valid(set, "btime"));
+    CHECK(!valid(set, "processes"));
+    CHECK(!valid(set, "procs_blocked"));
+    strobe__daemon_free(d);
+}
+
 STROBE_TEST(procstat_real)
 {
     struct strobe__daemon *d = daemon_from("daemon: {producer: node1}\n"
@@ -385,6 +422,7 @@ STROBE_TEST(config_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(procstat_fixture), STROBE_CASE(procstat_short_lines),
+                 STROBE_CASE(procstat_big_and_junk),
                  STROBE_CASE(procstat_real), STROBE_CASE(procnetdev_fixture),
                  STROBE_CASE(procnetdev_listed), STROBE_CASE(procnetdev_real),
                  STROBE_CASE(config_errors))
