@@ -153,8 +153,8 @@ static int parse_size(const char *s, uint64_t *out)
 
 static int parse_bool(const char *s, int *out)
 {
-    static const char *const yes[] = { "true", "yes", "on", "1" };
-    static const char *const no[] = { "false", "no", "off", "0" };
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
     for (int i = 0; i < 4; i++) {
         if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
             *out = strcmp(s, yes[i]) == 0;
@@ -208,8 +208,8 @@ static void note_error(struct csv *s, struct csv_file *f, const char *what, int 
 {
     s->errors++;
     if (!f->failing)
-        s->h->log(s->h, STROBE_LOG_ERROR, "%s: %s: %s; rows are dropped (and counted) until "
-                  "it works again", f->path, what, strerror(err));
+        s->h->log(s->h, STROBE_LOG_ERROR, "%s: %s: %s; rows are dropped (and counted) until it works again",
+                  f->path, what, strerror(err));
     f->failing = 1;
 }
 
@@ -246,8 +246,8 @@ static int file_write(struct csv *s, struct csv_file *f)
         f->header_end = 0;
         f->rows = 0;
         if (f->failing) {
-            s->h->log(s->h, STROBE_LOG_INFO, "%s: writing again; %" PRIu64 " row(s) were lost",
-                      f->path, f->lost);
+            s->h->log(s->h, STROBE_LOG_INFO, "%s: writing again; %" PRIu64 " row(s) were lost", f->path,
+                      f->lost);
             f->failing = 0;
             f->lost = 0;
         }
@@ -395,11 +395,10 @@ static int row_line(struct csv_buf *b, const strobe_set *set)
 {
     uint64_t ts = strobe_set_timestamp(set);
     char tmp[64];
-    int n = snprintf(tmp, sizeof tmp, "%" PRIu64 ".%06" PRIu64 ",", ts / 1000000000u,
-                     ts % 1000000000u / 1000u);
+    int n =
+        snprintf(tmp, sizeof tmp, "%" PRIu64 ".%06" PRIu64 ",", ts / 1000000000u, ts % 1000000000u / 1000u);
     int rc = buf_put(b, tmp, (size_t)n);
-    if (rc == 0 && (rc = buf_field(b, strobe_set_producer(set), 0)) == 0 &&
-        (rc = buf_putc(b, ',')) == 0)
+    if (rc == 0 && (rc = buf_field(b, strobe_set_producer(set), 0)) == 0 && (rc = buf_putc(b, ',')) == 0)
         rc = buf_field(b, strobe_set_instance(set), 0);
     for (uint32_t i = 0; rc == 0 && i < strobe_set_card(set); i++) {
         enum strobe_metric_type t = strobe_set_metric_type(set, i);
@@ -414,7 +413,10 @@ static int row_line(struct csv_buf *b, const strobe_set *set)
             if ((rc = buf_putc(b, ',')) || !valid)
                 continue;
             switch (t) {
-            case STROBE_MT_S8: case STROBE_MT_S16: case STROBE_MT_S32: case STROBE_MT_S64: {
+            case STROBE_MT_S8:
+            case STROBE_MT_S16:
+            case STROBE_MT_S32:
+            case STROBE_MT_S64: {
                 int64_t v = strobe_set_get_s64(set, i, j);
                 if (v < 0 && (rc = buf_putc(b, '-')) == 0)
                     rc = buf_u64(b, (uint64_t)0 - (uint64_t)v);
@@ -422,7 +424,8 @@ static int row_line(struct csv_buf *b, const strobe_set *set)
                     rc = buf_u64(b, (uint64_t)v);
                 break;
             }
-            case STROBE_MT_F32: case STROBE_MT_D64:
+            case STROBE_MT_F32:
+            case STROBE_MT_D64:
                 /* shortest text that reads back as the same value */
                 if ((rc = strobe_set_format_value(set, i, j, tmp, sizeof tmp)) == 0)
                     rc = buf_put(b, tmp, strlen(tmp));
@@ -534,8 +537,8 @@ static void close_csv(void *state)
         file_free(s->files[i]);
     }
     if (s->errors)
-        s->h->log(s->h, STROBE_LOG_WARN, "%" PRIu64 " error(s), %" PRIu64 " row(s) dropped",
-                  s->errors, s->dropped);
+        s->h->log(s->h, STROBE_LOG_WARN, "%" PRIu64 " error(s), %" PRIu64 " row(s) dropped", s->errors,
+                  s->dropped);
     free(s->files);
     free(s->row.p);
     free(s->dir);

@@ -23,24 +23,23 @@
 #include "plugins/plugins.h"
 
 #define NCOUNTERS 16
-#define MAX_IFACES 4000        /* 16 metrics each stays below STROBE_SET_MAX_METRICS */
+#define MAX_IFACES 4000 /* 16 metrics each stays below STROBE_SET_MAX_METRICS */
 #define FILE_CAP_MAX (64u << 20)
 
 /* The kernel's column order: eight receive, eight transmit counters. */
 static const char *const counter_names[NCOUNTERS] = {
-    "rx_bytes", "rx_packets", "rx_errs", "rx_drop", "rx_fifo", "rx_frame", "rx_compressed",
-    "rx_multicast", "tx_bytes", "tx_packets", "tx_errs", "tx_drop", "tx_fifo", "tx_colls",
-    "tx_carrier", "tx_compressed",
+    "rx_bytes", "rx_packets", "rx_errs", "rx_drop", "rx_fifo", "rx_frame", "rx_compressed", "rx_multicast",
+    "tx_bytes", "tx_packets", "tx_errs", "tx_drop", "tx_fifo", "tx_colls", "tx_carrier",    "tx_compressed",
 };
 
 struct procnetdev {
     const struct strobe_plugin_host *h;
     int fd;
     strobe_set *set;
-    size_t n;             /* interfaces; interface i has metrics 1 + 16 i ... */
+    size_t n; /* interfaces; interface i has metrics 1 + 16 i ... */
     char **names;
     size_t *nlen;
-    unsigned char *seen;  /* per interface, this sample */
+    unsigned char *seen; /* per interface, this sample */
     char *buf;
     size_t cap;
 };
@@ -205,8 +204,10 @@ static int open_procnetdev(const struct strobe_plugin_host *h, void **state)
                 continue;
             rc = add_iface(s, name, nlen);
             if (rc == STROBE_ERR_LIMIT) {
-                h->log(h, STROBE_LOG_WARN, "%s: more than %d interfaces; list the ones to "
-                       "sample in `interfaces`", file, MAX_IFACES);
+                h->log(h, STROBE_LOG_WARN,
+                       "%s: more than %d interfaces; list the ones to "
+                       "sample in `interfaces`",
+                       file, MAX_IFACES);
                 break;
             }
             if (rc < 0 && rc != -EEXIST)
@@ -225,8 +226,7 @@ static int open_procnetdev(const struct strobe_plugin_host *h, void **state)
     for (size_t i = 0; i < s->n && rc >= 0; i++)
         for (int k = 0; k < NCOUNTERS && rc >= 0; k++) {
             char name[STROBE_SET_NAME_MAX + 1];
-            if ((size_t)snprintf(name, sizeof name, "%s.%s", s->names[i], counter_names[k]) >=
-                sizeof name) {
+            if ((size_t)snprintf(name, sizeof name, "%s.%s", s->names[i], counter_names[k]) >= sizeof name) {
                 rc = h->cfg_error(h, "interfaces", "interface name '%s' too long", s->names[i]);
                 goto fail;
             }

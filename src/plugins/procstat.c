@@ -26,17 +26,16 @@
 #include "plugins/plugins.h"
 
 #define NFIELDS 10
-#define MAX_CPUS 65534u                 /* count is a u32 but the set must fit 64 MiB */
-#define FILE_CAP_MAX (64u << 20)        /* give up on a /proc/stat larger than this */
+#define MAX_CPUS 65534u          /* count is a u32 but the set must fit 64 MiB */
+#define FILE_CAP_MAX (64u << 20) /* give up on a /proc/stat larger than this */
 
-static const char *const field_names[NFIELDS] = { "user", "nice", "system", "idle", "iowait",
-                                                  "irq", "softirq", "steal", "guest",
-                                                  "guest_nice" };
+static const char *const field_names[NFIELDS] = {"user", "nice",    "system", "idle",  "iowait",
+                                                 "irq",  "softirq", "steal",  "guest", "guest_nice"};
 
 /* Scalar lines, in the kernel's order (which the parser does not rely on). */
 enum { SC_INTR, SC_CTXT, SC_BTIME, SC_PROCESSES, SC_RUNNING, SC_BLOCKED, NSCALARS };
-static const char *const scalar_names[NSCALARS] = { "intr", "ctxt", "btime", "processes",
-                                                    "procs_running", "procs_blocked" };
+static const char *const scalar_names[NSCALARS] = {"intr",      "ctxt",          "btime",
+                                                   "processes", "procs_running", "procs_blocked"};
 
 /* Metric indices in the set. */
 #define M_COMP 0
@@ -48,10 +47,10 @@ struct procstat {
     const struct strobe_plugin_host *h;
     int fd;
     strobe_set *set;
-    uint32_t slots;     /* ncpu + 1 */
-    int warned_extra;   /* a cpuN beyond the slots was logged once */
-    unsigned char *seen;    /* per slot, this sample */
-    unsigned char *ncols;   /* per slot: columns the line had */
+    uint32_t slots;       /* ncpu + 1 */
+    int warned_extra;     /* a cpuN beyond the slots was logged once */
+    unsigned char *seen;  /* per slot, this sample */
+    unsigned char *ncols; /* per slot: columns the line had */
     char *buf;
     size_t cap;
 };
@@ -143,14 +142,11 @@ static int make_set(struct procstat *s, uint64_t comp, const char *instance)
         return rc;
     strobe_schema_add(sc, "component_id", NULL, STROBE_MT_U64, 1, STROBE_METRIC_META);
     for (int f = 0; f < NFIELDS && rc >= 0; f++)
-        rc = strobe_schema_add(sc, field_names[f], "ticks", STROBE_MT_U64, s->slots,
-                               STROBE_METRIC_ARRAY);
+        rc = strobe_schema_add(sc, field_names[f], "ticks", STROBE_MT_U64, s->slots, STROBE_METRIC_ARRAY);
     if (rc >= 0)
-        rc = strobe_schema_add(sc, "cpu_online", NULL, STROBE_MT_U8, s->slots,
-                               STROBE_METRIC_ARRAY);
+        rc = strobe_schema_add(sc, "cpu_online", NULL, STROBE_MT_U8, s->slots, STROBE_METRIC_ARRAY);
     for (int k = 0; k < NSCALARS && rc >= 0; k++)
-        rc = strobe_schema_add(sc, scalar_names[k], k == SC_BTIME ? "s" : NULL, STROBE_MT_U64, 1,
-                               0);
+        rc = strobe_schema_add(sc, scalar_names[k], k == SC_BTIME ? "s" : NULL, STROBE_MT_U64, 1, 0);
     if (rc >= 0)
         rc = strobe_set_new(sc, h->producer, instance, &s->set);
     strobe_schema_free(sc);
@@ -188,8 +184,7 @@ static int open_procstat(const struct strobe_plugin_host *h, void **state)
     const char *instance = h->cfg_str(h, "instance");
     const char *path = h->cfg_str(h, "path");
     const char *file = path ? path : "/proc/stat";
-    if ((rc = h->cfg_u64(h, "component_id", 0, &comp)) < 0 ||
-        (rc = h->cfg_u64(h, "cpus", 0, &cpus)) < 0)
+    if ((rc = h->cfg_u64(h, "component_id", 0, &comp)) < 0 || (rc = h->cfg_u64(h, "cpus", 0, &cpus)) < 0)
         goto fail;
     if (cpus > MAX_CPUS) {
         rc = h->cfg_error(h, "cpus", "at most %u", MAX_CPUS);
@@ -253,7 +248,7 @@ static int sample_procstat(void *state, uint64_t now_ns)
         return (int)len;
     }
     memset(s->seen, 0, s->slots);
-    int scalar_seen[NSCALARS] = { 0 };
+    int scalar_seen[NSCALARS] = {0};
     const char *p = s->buf, *end = s->buf + len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -272,7 +267,8 @@ static int sample_procstat(void *state, uint64_t now_ns)
                 if (!s->warned_extra++)
                     s->h->log(s->h, STROBE_LOG_WARN,
                               "cpu%ld is beyond the %u CPU slots of the set; set `cpus` higher "
-                              "to sample it", slot - 1, s->slots - 1);
+                              "to sample it",
+                              slot - 1, s->slots - 1);
                 p = next;
                 continue;
             }

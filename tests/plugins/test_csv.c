@@ -84,8 +84,7 @@ static strobe_set *add_set(struct strobe__daemon *d, const char *schema, const c
 }
 
 /* One transaction stamped ts_ns: metric i gets v[i] (n values). */
-static void update(struct strobe__daemon *d, strobe_set *set, uint64_t ts_ns, const uint64_t *v,
-                   size_t n)
+static void update(struct strobe__daemon *d, strobe_set *set, uint64_t ts_ns, const uint64_t *v, size_t n)
 {
     pthread_mutex_lock(&d->lock);
     strobe_set_begin(set);
@@ -173,7 +172,7 @@ STROBE_TEST(all_types)
     CHECK_EQ_INT(count_files(dir), 1);
 }
 
-static const char *const one_metric[] = { "v", NULL };
+static const char *const one_metric[] = {"v", NULL};
 
 static void rows(struct strobe__daemon *d, strobe_set *set, const uint64_t *secs, size_t n)
 {
@@ -192,8 +191,7 @@ STROBE_TEST(roll_bytes)
     struct strobe__daemon *d = daemon_from(
         "daemon: {producer: node1}\nstores:\n  - {plugin: csv, path: %s, roll_bytes: 100}\n", dir);
     strobe_set *set = add_set(d, "r", "node1/r", one_metric);
-    static const uint64_t secs[] = { 1700000000, 1700000001, 1700000002, 1700000003,
-                                     1700000004 };
+    static const uint64_t secs[] = {1700000000, 1700000001, 1700000002, 1700000003, 1700000004};
     rows(d, set, secs, 5);
     flush(d);
     check_file(dir, "r.csv.1700000000",
@@ -217,7 +215,7 @@ STROBE_TEST(roll_bytes)
                     "stores:\n  - {plugin: csv, path: %s, roll_bytes: 10, header: false}\n",
                     dir);
     set = add_set(d, "r", "node1/r", one_metric);
-    static const uint64_t same[] = { 1700000000, 1700000000, 1700000000 };
+    static const uint64_t same[] = {1700000000, 1700000000, 1700000000};
     rows(d, set, same, 3);
     strobe__daemon_free(d);
     check_file(dir, "r.csv.1700000000", "1700000000.000000,node1,node1/r,1\n");
@@ -233,7 +231,7 @@ STROBE_TEST(roll_interval)
         "daemon: {producer: node1}\nstores:\n  - {plugin: csv, path: %s, roll_interval: 10s}\n", dir);
     strobe_set *set = add_set(d, "r", "node1/r", one_metric);
     /* periods are aligned to multiples of 10 s since the epoch */
-    static const uint64_t secs[] = { 1700000005, 1700000009, 1700000010, 1700000035 };
+    static const uint64_t secs[] = {1700000005, 1700000009, 1700000010, 1700000035};
     rows(d, set, secs, 4);
     strobe__daemon_free(d);
     check_file(dir, "r.csv.1700000005",
@@ -254,12 +252,12 @@ STROBE_TEST(schema_clash)
     const char *dir = strobe_test_tmpdir("schema_clash");
     struct strobe__daemon *d =
         daemon_from("daemon: {producer: node1}\nstores:\n  - {plugin: csv, path: %s}\n", dir);
-    static const char *const m1[] = { "x", NULL }, *const m2[] = { "y", "z", NULL };
+    static const char *const m1[] = {"x", NULL}, *const m2[] = {"y", "z", NULL};
     strobe_set *a = add_set(d, "t", "node1/a", m1);
     strobe_set *b = add_set(d, "t", "node1/b", m2);
     strobe_set *a2 = add_set(d, "t", "node2/a", m1);
     CHECK(strobe_set_schema_sum(a) != strobe_set_schema_sum(b));
-    uint64_t v[2] = { 1, 2 };
+    uint64_t v[2] = {1, 2};
     update(d, a, 1 * SEC, v, 1);
     update(d, b, 2 * SEC, v, 2);
     update(d, a2, 3 * SEC, v, 1);
@@ -312,7 +310,7 @@ STROBE_TEST(existing_file)
     snprintf(path, sizeof path, "%s/r.csv", dir);
     FILE *f = fopen(path, "w");
     CHECK(f && fputs("old\n", f) >= 0 && fclose(f) == 0);
-    struct utimbuf ut = { 1600000000, 1600000000 };
+    struct utimbuf ut = {1600000000, 1600000000};
     CHECK(utime(path, &ut) == 0);
     struct strobe__daemon *d =
         daemon_from("daemon: {producer: node1}\nstores:\n  - {plugin: csv, path: %s}\n", dir);
@@ -367,11 +365,11 @@ STROBE_TEST(disk_full)
 STROBE_TEST(config_errors)
 {
     static const char *const bad[][2] = {
-        { "{plugin: csv}", "path" },
-        { "{plugin: csv, path: %s, roll_bytes: 12X}", "roll_bytes" },
-        { "{plugin: csv, path: %s, roll_interval: soon}", "roll_interval" },
-        { "{plugin: csv, path: %s, header: maybe}", "header" },
-        { "{plugin: csv, path: %s, rollbytes: 1}", "rollbytes: unknown key" },
+        {"{plugin: csv}", "path"},
+        {"{plugin: csv, path: %s, roll_bytes: 12X}", "roll_bytes"},
+        {"{plugin: csv, path: %s, roll_interval: soon}", "roll_interval"},
+        {"{plugin: csv, path: %s, header: maybe}", "header"},
+        {"{plugin: csv, path: %s, rollbytes: 1}", "rollbytes: unknown key"},
     };
     const char *dir = strobe_test_tmpdir("config_errors");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

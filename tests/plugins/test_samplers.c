@@ -99,15 +99,15 @@ static int valid(const strobe_set *set, const char *name)
     return strobe_set_is_valid(set, (uint32_t)metric(set, name));
 }
 
-static const char *const fields[10] = { "user", "nice", "system", "idle", "iowait",
-                                        "irq", "softirq", "steal", "guest", "guest_nice" };
+static const char *const fields[10] = {"user", "nice",    "system", "idle",  "iowait",
+                                       "irq",  "softirq", "steal",  "guest", "guest_nice"};
 
 static void check_cpu(const strobe_set *set, uint32_t slot, const uint64_t want[10])
 {
     for (int f = 0; f < 10; f++)
         if (get(set, fields[f], slot) != want[f])
-            STROBE_FAIL("%s[%u] = %" PRIu64 ", expected %" PRIu64, fields[f], slot,
-                        get(set, fields[f], slot), want[f]);
+            STROBE_FAIL("%s[%u] = %" PRIu64 ", expected %" PRIu64, fields[f], slot, get(set, fields[f], slot),
+                        want[f]);
 }
 
 STROBE_TEST(procstat_fixture)
@@ -134,9 +134,9 @@ STROBE_TEST(procstat_fixture)
     strobe__daemon_sample_all(d, 1);
     CHECK(strobe_set_is_consistent(set));
     CHECK_EQ_U64(strobe_set_data_gn(set), 1);
-    static const uint64_t total[10] = { 1000, 20, 300, 40000, 50, 6, 7, 8, 9, 10 };
-    static const uint64_t cpu0[10] = { 400, 10, 100, 20000, 20, 3, 4, 5, 6, 7 };
-    static const uint64_t cpu1[10] = { 600, 10, 200, 20000, 30, 3, 3, 3, 3, 3 };
+    static const uint64_t total[10] = {1000, 20, 300, 40000, 50, 6, 7, 8, 9, 10};
+    static const uint64_t cpu0[10] = {400, 10, 100, 20000, 20, 3, 4, 5, 6, 7};
+    static const uint64_t cpu1[10] = {600, 10, 200, 20000, 30, 3, 3, 3, 3, 3};
     check_cpu(set, 0, total);
     check_cpu(set, 1, cpu0);
     check_cpu(set, 2, cpu1);
@@ -153,9 +153,9 @@ STROBE_TEST(procstat_fixture)
     install_fixture("stat_cpu1_offline", path);
     strobe__daemon_sample_all(d, 2);
     CHECK_EQ_U64(strobe_set_data_gn(set), 2);
-    static const uint64_t total2[10] = { 1100, 21, 350, 40500, 51, 7, 8, 9, 10, 11 };
-    static const uint64_t cpu0b[10] = { 500, 11, 150, 20500, 21, 4, 5, 6, 7, 8 };
-    static const uint64_t zero[10] = { 0 };
+    static const uint64_t total2[10] = {1100, 21, 350, 40500, 51, 7, 8, 9, 10, 11};
+    static const uint64_t cpu0b[10] = {500, 11, 150, 20500, 21, 4, 5, 6, 7, 8};
+    static const uint64_t zero[10] = {0};
     check_cpu(set, 0, total2);
     check_cpu(set, 1, cpu0b);
     check_cpu(set, 2, zero);
@@ -206,7 +206,7 @@ STROBE_TEST(procstat_short_lines)
     CHECK(!valid(set, "guest_nice"));
     CHECK(!valid(set, "procs_blocked"));
     CHECK_EQ_U64(get(set, "procs_running", 0), 1);
-    static const uint64_t online[5] = { 1, 1, 0, 0, 0 };
+    static const uint64_t online[5] = {1, 1, 0, 0, 0};
     for (uint32_t k = 0; k < 5; k++)
         CHECK_EQ_U64(get(set, "cpu_online", k), online[k]);
 
@@ -233,8 +233,9 @@ STROBE_TEST(procstat_big_and_junk)
     snprintf(path, sizeof path, "%s/stat", dir);
     size_t cap = 200000, n = 0;
     char *text = malloc(cap);
-    n += (size_t)snprintf(text + n, cap - n, "cpu  1 2 3 4 5 6 7 8 9 10\ncpux 9 9\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
-                                             "\x01\x02junk\n\ncpu\nintr 77");
+    n += (size_t)snprintf(text + n, cap - n,
+                          "cpu  1 2 3 4 5 6 7 8 9 10\ncpux 9 9\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+                          "\x01\x02junk\n\ncpu\nintr 77");
     while (n < 150000)
         n += (size_t)snprintf(text + n, cap - n, " 12345");
     n += (size_t)snprintf(text + n, cap - n, "\nctxt 8\nbtime\nprocesses x\nprocs_running 3");
@@ -284,9 +285,8 @@ STROBE_TEST(procstat_real)
 }
 
 static const char *const counters[16] = {
-    "rx_bytes", "rx_packets", "rx_errs", "rx_drop", "rx_fifo", "rx_frame", "rx_compressed",
-    "rx_multicast", "tx_bytes", "tx_packets", "tx_errs", "tx_drop", "tx_fifo", "tx_colls",
-    "tx_carrier", "tx_compressed",
+    "rx_bytes", "rx_packets", "rx_errs", "rx_drop", "rx_fifo", "rx_frame", "rx_compressed", "rx_multicast",
+    "tx_bytes", "tx_packets", "tx_errs", "tx_drop", "tx_fifo", "tx_colls", "tx_carrier",    "tx_compressed",
 };
 
 static uint64_t counter(const strobe_set *set, const char *iface, int k)
@@ -328,8 +328,7 @@ STROBE_TEST(procnetdev_fixture)
     CHECK_STR_EQ(strobe_set_metric_unit(set, (uint32_t)metric(set, "eth0.tx_bytes")), "B");
     CHECK(!iface_valid(set, "eth0")); /* not sampled yet */
     strobe__daemon_sample_all(d, 1);
-    static const uint64_t eth0[16] = { UINT64_MAX, 2007, 1, 2, 3, 4, 5, 6,
-                                       91601, 1207, 7, 8, 9, 10, 11, 12 };
+    static const uint64_t eth0[16] = {UINT64_MAX, 2007, 1, 2, 3, 4, 5, 6, 91601, 1207, 7, 8, 9, 10, 11, 12};
     for (int k = 0; k < 16; k++)
         CHECK_EQ_U64(counter(set, "eth0", k), eth0[k]);
 
@@ -369,7 +368,7 @@ STROBE_TEST(procnetdev_listed)
     CHECK(!iface_valid(set, "wlan0"));
     CHECK(iface_valid(set, "lo"));
     CHECK(iface_valid(set, "eth0"));
-    static const uint64_t lo[16] = { 46728, 232, 0, 0, 0, 0, 0, 0, 46728, 232, 0, 0, 0, 0, 0, 0 };
+    static const uint64_t lo[16] = {46728, 232, 0, 0, 0, 0, 0, 0, 46728, 232, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < 16; k++)
         CHECK_EQ_U64(counter(set, "lo", k), lo[k]);
     CHECK_EQ_U64(counter(set, "eth0", 9), 1207);
@@ -406,23 +405,18 @@ STROBE_TEST(procnetdev_real)
 STROBE_TEST(config_errors)
 {
     char yaml[8192];
-    snprintf(yaml, sizeof yaml, "samplers:\n  - {plugin: procstat, path: %s/stat_2cpu, pth: x}\n",
-             FIXTURES);
+    snprintf(yaml, sizeof yaml, "samplers:\n  - {plugin: procstat, path: %s/stat_2cpu, pth: x}\n", FIXTURES);
     daemon_refuses(yaml, "pth: unknown key for plugin procstat");
-    daemon_refuses("samplers:\n  - {plugin: procstat, path: /nonexistent/stat}\n",
-                   "cannot start");
+    daemon_refuses("samplers:\n  - {plugin: procstat, path: /nonexistent/stat}\n", "cannot start");
     snprintf(yaml, sizeof yaml,
-             "samplers:\n  - {plugin: procnetdev, path: %s/netdev_lo, interfaces: [lo, lo]}\n",
-             FIXTURES);
+             "samplers:\n  - {plugin: procnetdev, path: %s/netdev_lo, interfaces: [lo, lo]}\n", FIXTURES);
     daemon_refuses(yaml, "invalid configuration");
     snprintf(yaml, sizeof yaml,
-             "samplers:\n  - {plugin: procnetdev, path: %s/netdev_lo, interfaces: ['a:b']}\n",
-             FIXTURES);
+             "samplers:\n  - {plugin: procnetdev, path: %s/netdev_lo, interfaces: ['a:b']}\n", FIXTURES);
     daemon_refuses(yaml, "invalid configuration");
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(procstat_fixture), STROBE_CASE(procstat_short_lines),
-                 STROBE_CASE(procstat_big_and_junk),
-                 STROBE_CASE(procstat_real), STROBE_CASE(procnetdev_fixture),
-                 STROBE_CASE(procnetdev_listed), STROBE_CASE(procnetdev_real),
-                 STROBE_CASE(config_errors))
+                 STROBE_CASE(procstat_big_and_junk), STROBE_CASE(procstat_real),
+                 STROBE_CASE(procnetdev_fixture), STROBE_CASE(procnetdev_listed),
+                 STROBE_CASE(procnetdev_real), STROBE_CASE(config_errors))
