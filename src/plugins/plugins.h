@@ -13,6 +13,10 @@ extern const struct strobe_plugin strobe__plugin_synthetic;
 extern const struct strobe_plugin strobe__plugin_meminfo;
 extern const struct strobe_plugin strobe__plugin_vmstat;
 extern const struct strobe_plugin strobe__plugin_loadavg;
+/* samplers and stores (docs/plugins.md) */
+extern const struct strobe_plugin strobe__plugin_procstat;
+extern const struct strobe_plugin strobe__plugin_procnetdev;
+extern const struct strobe_plugin strobe__plugin_csv;
 /* transforms (docs/transforms.md) */
 extern const struct strobe_plugin strobe__plugin_delta;
 extern const struct strobe_plugin strobe__plugin_rate;
