@@ -410,10 +410,10 @@ STROBE_TEST(config_errors)
     daemon_refuses("samplers:\n  - {plugin: procstat, path: /nonexistent/stat}\n", "cannot start");
     snprintf(yaml, sizeof yaml,
              "samplers:\n  - {plugin: procnetdev, path: %s/netdev_lo, interfaces: [lo, lo]}\n", FIXTURES);
-    daemon_refuses(yaml, "invalid configuration");
+    daemon_refuses(yaml, "test.yaml:2: procnetdev: interfaces: 'lo' is listed twice");
     snprintf(yaml, sizeof yaml,
              "samplers:\n  - {plugin: procnetdev, path: %s/netdev_lo, interfaces: ['a:b']}\n", FIXTURES);
-    daemon_refuses(yaml, "invalid configuration");
+    daemon_refuses(yaml, "test.yaml:2: procnetdev: interfaces: 'a:b' is not an interface name");
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(procstat_fixture), STROBE_CASE(procstat_short_lines),

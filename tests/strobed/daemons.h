@@ -17,10 +17,14 @@
 #include "test.h"
 #include "transport/client.h"
 
-/* A port block per test case (cases run in parallel): base + 0..9. */
+/* A port block per test case (cases run in parallel): base + 0..9,
+ * fixed at the first call so forked children agree with their parent. */
 static inline int test_port(int slot)
 {
-    return 21000 + (int)(getpid() % 2000) * 10 + slot;
+    static int base;
+    if (!base)
+        base = 21000 + (int)(getpid() % 2000) * 10;
+    return base + slot;
 }
 
 /* Starts `strobed -c <dir>/<name>.yaml` with the given text; its log goes

@@ -54,9 +54,9 @@ STROBE_TEST(errors_name_line_and_key)
     expect_error("samplers:\n  - plugin: synthetic\n  - plugin: synthetic\n",
                  "t.yaml:3: plugin: a second instance named 'synthetic' (give each a distinct 'name')");
     expect_error("samplers:\n  - plugin: synthetic\n    metrics: 0\n",
-                 "t.yaml:2: synthetic: invalid configuration (see above)");
+                 "t.yaml:3: synthetic: metrics: must be between 1 and 10000");
     expect_error("samplers:\n  - plugin: synthetic\n    metrics: -3\n",
-                 "t.yaml:2: synthetic: invalid configuration (see above)");
+                 "t.yaml:3: synthetic: metrics: '-3' is not a non-negative integer");
     expect_error("producers:\n  - interval: 1s\n",
                  "t.yaml:2: producers: '' entry without 'address' (host:port)");
     expect_error("producers:\n  - address: nowhere\n",
