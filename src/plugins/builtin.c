@@ -10,6 +10,7 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_meminfo,
     &strobe__plugin_vmstat,
     &strobe__plugin_loadavg,
+    &strobe__plugin_shm,
     &strobe__plugin_procstat,
     &strobe__plugin_procnetdev,
     &strobe__plugin_csv,

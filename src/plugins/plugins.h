@@ -13,6 +13,7 @@ extern const struct strobe_plugin strobe__plugin_synthetic;
 extern const struct strobe_plugin strobe__plugin_meminfo;
 extern const struct strobe_plugin strobe__plugin_vmstat;
 extern const struct strobe_plugin strobe__plugin_loadavg;
+extern const struct strobe_plugin strobe__plugin_shm;
 /* samplers and stores (docs/plugins.md) */
 extern const struct strobe_plugin strobe__plugin_procstat;
 extern const struct strobe_plugin strobe__plugin_procnetdev;
