@@ -32,7 +32,8 @@ extern char **environ;
 
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
-    "                  [--tm] [--tm-monitor off|stats|events] [--] PROG [ARGS...]\n"
+    "                  [--tm] [--tm-monitor off|stats|events] [--publish] [--mpi]\n"
+    "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
     "experiment directory: a call-path profile and an event trace per thread.\n"
@@ -53,13 +54,20 @@ const char strobe__run_help[] =
     "                     only), stats (atomic blocks and their rollbacks and\n"
     "                     serializations in the profile), events (also every\n"
     "                     transaction attempt in the trace). Default: events\n"
+    "  --publish          publish region visits and time live, every\n"
+    "                     $STROBE_PUBLISH_INTERVAL seconds (default 1), as the\n"
+    "                     metric set <host>/regions/<pid> in the shared-memory\n"
+    "                     index $STROBE_SHM_INDEX (strobed's shm sampler reads it)\n"
+    "  --mpi              also preload the MPI profiler (libstrobe-mpi.so): calls\n"
+    "                     and bytes per MPI function, published live; query in\n"
+    "                     $STROBE_MPI_QUERY (docs/mpi-profiler.md)\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
     "2 usage error or invalid filter; 125 strobe failed before starting PROG;\n"
     "126 PROG cannot be executed; 127 PROG not found.\n";
 
-enum { OPT_FILTER = 256, OPT_NO_TRACE, OPT_NO_PROFILE, OPT_TM, OPT_TM_MONITOR };
+enum { OPT_FILTER = 256, OPT_NO_TRACE, OPT_NO_PROFILE, OPT_TM, OPT_TM_MONITOR, OPT_PUBLISH, OPT_MPI };
 
 static const struct option run_options[] = {
     {"output", required_argument, NULL, 'o'},
@@ -68,6 +76,8 @@ static const struct option run_options[] = {
     {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
     {"tm", no_argument, NULL, OPT_TM},
     {"tm-monitor", required_argument, NULL, OPT_TM_MONITOR},
+    {"publish", no_argument, NULL, OPT_PUBLISH},
+    {"mpi", no_argument, NULL, OPT_MPI},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -257,14 +267,18 @@ static bool env_is(const char *entry, const char *name)
 struct child_env {
     const char *runtime, *exp_dir, *filter;
     int trace, profile;
-    const char *tm_runtime, *tm_monitor; /* NULL without --tm */
+    const char *extra_preload; /* libraries before the runtime ("a.so:b.so"), or NULL */
+    const char *tm_monitor;    /* NULL without --tm */
+    bool publish;
 };
 
 /* The program's environment: ours, minus what strobe sets, plus
  *   LD_PRELOAD=[sanitizer runtime:]libstrobe.so[:previous LD_PRELOAD]
- *   (with --tm, libstrobe-tm.so comes first, before libitm of the program)
+ *   (with --tm and --mpi, libstrobe-tm.so and libstrobe-mpi.so come first:
+ *   before libitm, and so that the MPI wrappers come before the MPI library)
  *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
  *   run is what its command line says), STROBE_FILTER (only with --filter),
+ *   STROBE_PUBLISH=1 (only with --publish)
  *   STROBE_TM_MONITOR (only with --tm; it must stay last in `replaced`)
  *   ASAN_OPTIONS += detect_leaks=0 (ASan builds; the program's leaks are
  *   not strobe's business and would change its exit code). */
@@ -272,7 +286,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
 {
     static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
                                            "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
-                                           "STROBE_TM_MONITOR"};
+                                           "STROBE_PUBLISH", "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -290,7 +304,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     const char *old = getenv("LD_PRELOAD");
     char *preload;
     int n = asprintf(&preload, "%s%s%s%s%s%s%s", san ? san : "", san ? ":" : "",
-                     ce->tm_runtime ? ce->tm_runtime : "", ce->tm_runtime ? ":" : "", ce->runtime,
+                     ce->extra_preload ? ce->extra_preload : "", ce->extra_preload ? ":" : "", ce->runtime,
                      old && *old ? ":" : "", old && *old ? old : "");
     free(san);
     if (n < 0)
@@ -305,6 +319,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_PROFILE", ce->profile ? "1" : "0");
     if (rc == 0 && ce->filter)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
+    if (rc == 0 && ce->publish)
+        rc = env_add(b, "STROBE_PUBLISH", "1");
     if (rc == 0 && ce->tm_monitor)
         rc = env_add(b, "STROBE_TM_MONITOR", ce->tm_monitor);
     const char *asan = getenv("ASAN_OPTIONS");
@@ -375,7 +391,7 @@ static void report_experiment(const char *dir)
 
 struct run_opts {
     const char *output, *filter, *tm_monitor; /* tm_monitor set = --tm */
-    bool no_trace, no_profile;
+    bool no_trace, no_profile, publish, mpi;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -408,6 +424,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
                                                optarg);
             o->tm_monitor = optarg;
             break;
+        case OPT_PUBLISH:
+            o->publish = true;
+            break;
+        case OPT_MPI:
+            o->mpi = true;
+            break;
         case 'h':
             fputs(strobe__run_help, stdout);
             return 0;
@@ -427,7 +449,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 
 /* Runs the program; returns strobe's exit code. */
 static int launch(const struct run_opts *o, const char *dir, const char *abs_dir, const char *runtime,
-                  const char *tm_runtime, const char *filter, const struct timespec *start)
+                  const char *extra_preload, const char *filter, const struct timespec *start)
 {
     const char *prog = o->argv[0];
     struct strobe__run_info info = {
@@ -449,7 +471,8 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
         return STROBE_EXIT_RUN_FAILED;
     }
     struct env_builder env;
-    struct child_env ce = {runtime, abs_dir, filter, !o->no_trace, !o->no_profile, tm_runtime, o->tm_monitor};
+    struct child_env ce = {runtime, abs_dir, filter, !o->no_trace, !o->no_profile, extra_preload, o->tm_monitor,
+                           o->publish};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));
@@ -598,20 +621,30 @@ int strobe__cmd_run(int argc, char **argv)
         return STROBE_EXIT_RUN_FAILED;
     }
 
-    /* The STM is installed next to the runtime. */
-    char *tm_runtime = NULL;
-    if (o.tm_monitor) {
+    /* The STM and the MPI profiler are installed next to the runtime. */
+    char *extra_preload = NULL;
+    static const struct { const char *opt, *lib; } extras[] = {
+        {"--tm", "libstrobe-tm.so"}, {"--mpi", "libstrobe-mpi.so"}};
+    for (size_t i = 0; i < 2; i++) {
+        if (!(i == 0 ? o.tm_monitor != NULL : o.mpi))
+            continue;
         const char *slash = strrchr(runtime, '/');
         int len = slash ? (int)(slash - runtime) : 1;
-        if (asprintf(&tm_runtime, "%.*s/libstrobe-tm.so", len, slash ? runtime : ".") < 0 ||
-            access(tm_runtime, R_OK) != 0) {
-            strobe__cli_say("run: --tm: %s: %s", tm_runtime ? tm_runtime : "libstrobe-tm.so",
-                            tm_runtime ? strerror(errno) : "out of memory");
-            free(tm_runtime);
+        char *lib = NULL, *joined = NULL;
+        if (asprintf(&lib, "%.*s/%s", len, slash ? runtime : ".", extras[i].lib) < 0 || access(lib, R_OK) != 0) {
+            strobe__cli_say("run: %s: %s: %s", extras[i].opt, lib ? lib : extras[i].lib,
+                            lib ? strerror(errno) : "out of memory");
+            free(lib);
+            free(extra_preload);
             free(runtime);
             free(filter);
             return STROBE_EXIT_RUN_FAILED;
         }
+        if (asprintf(&joined, "%s%s%s", extra_preload ? extra_preload : "", extra_preload ? ":" : "", lib) < 0)
+            joined = NULL;
+        free(lib);
+        free(extra_preload);
+        extra_preload = joined;
     }
 
     struct timespec start;
@@ -624,7 +657,7 @@ int strobe__cmd_run(int argc, char **argv)
             strobe__cli_say("run: %s: %s", dir, strerror(errno));
             code = STROBE_EXIT_RUN_FAILED;
         } else {
-            code = launch(&o, dir, abs_dir, runtime, tm_runtime, filter, &start);
+            code = launch(&o, dir, abs_dir, runtime, extra_preload, filter, &start);
             /* nothing ran when exec failed: remove the directory we made */
             if ((code == STROBE_EXIT_NOT_FOUND || code == STROBE_EXIT_CANNOT_EXEC ||
                  code == STROBE_EXIT_RUN_FAILED) &&
@@ -635,7 +668,7 @@ int strobe__cmd_run(int argc, char **argv)
     free(dir);
     free(abs_dir);
     free(runtime);
-    free(tm_runtime);
+    free(extra_preload);
     free(filter);
     return code;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Region, metric and module registry (see registry.h). */
 #define _GNU_SOURCE
+#include "core/publish.h"
 #include "core/registry.h"
 
 #include <errno.h>
@@ -108,6 +109,7 @@ int strobe__region_of_code(uintptr_t addr, unsigned kind, uint32_t *id)
     if (measured) {
         rt->region_count = new_id;
         strobe__defs_region(new_id, kind, addr, name, "", 0);
+        strobe__publish_region_locked(new_id, addr, name);
     }
     *id = new_id;
 out:
@@ -131,6 +133,7 @@ int strobe__region_of_handle(strobe_region_t *r, uint32_t *id)
             cur = ++rt->region_count;
             strobe__defs_region(cur, STROBE_REGION_USER, 0, name, r->file ? r->file : "",
                                 r->line > 0 ? (uint64_t)r->line : 0);
+            strobe__publish_region_locked(cur, 0, name);
         }
         /* Pairs with the acquire load in strobe_region_enter/exit: a thread
          * that sees the id also sees that it was registered. */

@@ -30,6 +30,7 @@
  * killed process. fork() is handled explicitly (see atfork_child).
  */
 #define _GNU_SOURCE
+#include "core/publish.h"
 #include "core/runtime.h"
 
 #include <dlfcn.h>
@@ -484,6 +485,7 @@ int strobe__runtime_ensure(void)
     pthread_mutex_lock(&rt->lock);
     strobe__clock_sync_locked(0);
     pthread_mutex_unlock(&rt->lock);
+    strobe__publish_start();
     return s;
 }
 
@@ -501,6 +503,8 @@ static void runtime_finish(void)
     if (!atomic_compare_exchange_strong_explicit(&rt->state, &expected, STROBE__FINISHED,
                                                  memory_order_acq_rel, memory_order_relaxed))
         return;
+    /* the live set goes first: an application that exits withdraws it */
+    strobe__publish_stop();
     /* Every hook returns at once from now on. Only the calling thread is
      * finalized: other threads may still be running (exit() from a
      * thread), their data is in their files already and the process is
@@ -557,6 +561,7 @@ static void atfork_child(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     pthread_mutex_init(&rt->lock, NULL); /* locked by the parent's thread */
+    strobe__publish_after_fork_child();
     struct strobe__tls *tl = &strobe__tls;
     if (atomic_load_explicit(&rt->state, memory_order_relaxed) != STROBE__ACTIVE)
         return;

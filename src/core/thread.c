@@ -5,6 +5,7 @@
  * records. See thread.h.
  */
 #define _GNU_SOURCE
+#include "core/publish.h"
 #include "core/thread.h"
 
 #include <errno.h>
@@ -325,6 +326,7 @@ void strobe__thread_end(struct strobe__thread *t)
     pthread_mutex_lock(&strobe__rt.lock);
     strobe__clock_sync_locked(SYNC_GAP_THREAD_NS);
     list_remove(t);
+    strobe__publish_retire_locked(t);
     strobe__mfile_close(&t->evt, t->pos);
     strobe__profile_close(t);
     pthread_mutex_unlock(&strobe__rt.lock);

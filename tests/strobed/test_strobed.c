@@ -319,7 +319,47 @@ STROBE_TEST(prometheus_scrape)
     stop_daemon(s, SIGTERM);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(three_level_topology), STROBE_CASE(push_on_change),
+/* `strobe run --publish`: the runtime's region totals appear in strobed
+ * through the shared-memory index while the program runs, and disappear
+ * with it, leaving nothing in /dev/shm. */
+STROBE_TEST(publish_regions)
+{
+    const char *dir = strobe_test_tmpdir("publish");
+    char index[64], y[2048], cmd[8192];
+    snprintf(index, sizeof index, "strobe-test-pub-%d", (int)getpid());
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: node\n  listen: 127.0.0.1:%d\n"
+             "samplers:\n  - plugin: shm\n    index: %s\n    interval: 100ms\n",
+             test_port(0), index);
+    pid_t s = start_daemon(dir, "node", y);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && STROBE_SHM_INDEX=%s STROBE_PUBLISH_INTERVAL=0.1 '%s/strobe' run --publish -o exp -- "
+             "'%s/publish_app' 3000 > run.log 2>&1 & echo $!",
+             dir, index, STROBE_BIN_DIR, STROBE_TEST_BIN_DIR);
+    char *out;
+    strobe_test_sh(&out, "%s", cmd);
+    free(out);
+    /* the set is <host>/regions/<pid of the program>: find it by listing */
+    char name[256] = "";
+    for (int i = 0; i < 100 && !name[0]; i++, sleep_ms(50)) {
+        strobe_test_sh(&out, "'%s/strobe' ls 127.0.0.1:%d '*/regions/*'", STROBE_BIN_DIR, test_port(0));
+        if (strchr(out, '\n'))
+            snprintf(name, sizeof name, "%.*s", (int)(strchr(out, '\n') - out), out);
+        free(out);
+    }
+    CHECK(name[0] != 0);
+    wait_value(test_port(0), NULL, name, "phase.visits", 10, 5000);
+    CHECK_EQ_INT(served_value(test_port(0), NULL, name, "io.visits", NULL), 3);
+    CHECK_EQ_INT(served_value(test_port(0), NULL, name, "threads", NULL), 1);
+    /* the program exits: its set goes, with its segment */
+    wait_value(test_port(0), NULL, name, "phase.visits", -1, 8000);
+    stop_daemon(s, SIGTERM);
+    strobe_test_sh(&out, "ls /dev/shm | grep -c '%s' || true", index);
+    CHECK_STR_EQ(out, "0\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(publish_regions), STROBE_CASE(three_level_topology), STROBE_CASE(push_on_change),
                  STROBE_CASE(shared_secret), STROBE_CASE(restarts),
                  STROBE_CASE(silent_producer_does_not_stall), STROBE_CASE(ls_listing),
                  STROBE_CASE(prometheus_scrape))
