@@ -663,7 +663,14 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
     if (!d)
         return -ENOMEM;
     pthread_mutex_init(&d->lock, NULL);
-    pthread_cond_init(&d->changed, NULL);
+    /* the server's waiter computes its deadlines on CLOCK_MONOTONIC; with
+     * the default (CLOCK_REALTIME) every timed wait would be long past
+     * and return at once, a busy loop on d->lock */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->changed, &ca);
+    pthread_condattr_destroy(&ca);
     d->stop_pipe[0] = d->stop_pipe[1] = -1;
     d->cfg = cfg;
     d->log_level = STROBE_LOG_INFO;

@@ -4,6 +4,9 @@
  * daemon is not created. Plus the quick-start command line and an
  * external plugin loaded with dlopen().
  */
+#include <time.h>
+#include <unistd.h>
+
 #include "strobed/config.h"
 #include "strobed/daemon.h"
 #include "test.h"
@@ -181,5 +184,32 @@ STROBE_TEST(external_plugin)
     strobe__daemon_free(d);
 }
 
+/* A started daemon with a listener and nothing to do sleeps: the server's
+ * waiter once timed its waits on the wrong clock and spun on the lock.
+ * Half a second of CPU time over 1 s of wall time is far above an idle
+ * daemon (a few ms) and far below the spin (about 1 s). */
+STROBE_TEST(idle_daemon_sleeps)
+{
+    char err[1024], text[256];
+    snprintf(text, sizeof text, "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n",
+             23000 + (int)(getpid() % 1000));
+    struct strobe__cfg *cfg;
+    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
+    struct strobe__daemon *d;
+    if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
+        STROBE_FAIL("%s", err);
+    if (strobe__daemon_start(d, err, sizeof err) < 0)
+        STROBE_FAIL("start: %s", err);
+    struct timespec t0, t1, pause = { 1, 0 };
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    nanosleep(&pause, NULL);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    double cpu = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (cpu > 0.5)
+        STROBE_FAIL("an idle daemon used %.3f s of CPU in 1 s", cpu);
+    strobe__daemon_free(d);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
-                 STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin))
+                 STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin),
+                 STROBE_CASE(idle_daemon_sleeps))

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU cost of strobed's sampling path, measured in-process
+ * (bench/monitor/run.sh, docs/performance.md "Live monitoring"):
+ *
+ *   strobe-bench-monitor sample meminfo|vmstat N ROT
+ *       A daemon with only that sampler, strobe__daemon_sample_all() N
+ *       times, against two anchors measured in the same process and run:
+ *       "floor", N pread()s of the same /proc file (what the kernel costs
+ *       to produce the text, the least any sampler can pay), and "naive",
+ *       N fopen/fscanf/fclose parses of it (what a simple sampler costs).
+ *   strobe-bench-monitor xform N ROT
+ *       Three daemons, each with a synthetic sampler of 43 metrics (the
+ *       size of meminfo): alone ("base"), with a `rate` transform on it
+ *       ("rate"), and with rate -> window avg n=5 ("chain"). The added
+ *       cost of a transform per set is the difference to base.
+ *
+ * ROT rotates the order of the configurations so that none always runs
+ * first (run.sh passes the repetition number). Each configuration is
+ * warmed up with N/10 samples, then timed with CLOCK_PROCESS_CPUTIME_ID
+ * (user + kernel time: reading /proc is mostly kernel time); the user /
+ * system split comes from getrusage(), whose split is tick-sampled and so
+ * only approximate. No daemon thread is started, so the process's CPU
+ * time is the sampling path's. The samplers' results are checked against
+ * the naive parse and the transforms' outputs against the synthetic
+ * values, so a broken path cannot look fast.
+ *
+ * Output, one line per configuration:
+ *   <mode> <config> us=<CPU us per sample> user_us=<...> sys_us=<...>
+ * then one line of ratios computed within this run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "strobed/config.h"
+#include "strobed/daemon.h"
+
+#define MAX_FILE (64 * 1024)
+#define MAX_LINES 1024
+#define XFORM_METRICS 43
+
+struct cost {
+    double us, user_us, sys_us; /* per iteration */
+};
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("strobe-bench-monitor: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double tv_us(struct timeval tv)
+{
+    return (double)tv.tv_sec * 1e6 + (double)tv.tv_usec;
+}
+
+/* ---- the configurations ---------------------------------------------------- */
+
+struct config {
+    const char *name;
+    /* one iteration; returns 0 or a negative code */
+    int (*step)(struct config *c);
+    struct strobe__daemon *d; /* daemon configurations */
+    const char *path;         /* anchors */
+    int fd;
+    char *buf;
+    unsigned long long vals[MAX_LINES];
+    size_t nvals;
+};
+
+static int step_daemon(struct config *c)
+{
+    return strobe__daemon_sample_all(c->d, 0);
+}
+
+static int step_pread(struct config *c)
+{
+    ssize_t n = pread(c->fd, c->buf, MAX_FILE - 1, 0);
+    if (n <= 0)
+        return n < 0 ? -errno : -EIO;
+    c->buf[n] = 0;
+    return 0;
+}
+
+/* What a simple sampler does: open, parse "name value [unit]" lines with
+ * fscanf, close. The names are read (a sampler needs them to place the
+ * values) but not compared. */
+static int step_naive(struct config *c)
+{
+    FILE *f = fopen(c->path, "r");
+    if (!f)
+        return -errno;
+    char name[128];
+    unsigned long long v;
+    size_t n = 0;
+    while (n < MAX_LINES && fscanf(f, "%127s %llu%*[^\n]", name, &v) == 2)
+        c->vals[n++] = v;
+    fclose(f);
+    c->nvals = n;
+    return 0;
+}
+
+static struct cost measure(struct config *c, long n)
+{
+    for (long i = 0; i < n / 10 + 1; i++)
+        if (c->step(c) < 0)
+            die("%s: warm-up failed", c->name);
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
+    double t0 = cpu_ns();
+    for (long i = 0; i < n; i++)
+        if (c->step(c) < 0)
+            die("%s: iteration %ld failed", c->name, i);
+    double t1 = cpu_ns();
+    getrusage(RUSAGE_SELF, &r1);
+    return (struct cost){
+        .us = (t1 - t0) / 1e3 / (double)n,
+        .user_us = (tv_us(r1.ru_utime) - tv_us(r0.ru_utime)) / (double)n,
+        .sys_us = (tv_us(r1.ru_stime) - tv_us(r0.ru_stime)) / (double)n,
+    };
+}
+
+static struct strobe__daemon *daemon_from(const char *yaml)
+{
+    char err[1024] = "";
+    struct strobe__cfg *cfg;
+    struct strobe__daemon *d;
+    if (strobe__cfg_parse(yaml, strlen(yaml), "bench", &cfg, err, sizeof err) < 0)
+        die("configuration: %s", err);
+    if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
+        die("daemon: %s", err);
+    return d;
+}
+
+static strobe_set *find_set(struct strobe__daemon *d, const char *instance)
+{
+    pthread_mutex_lock(&d->lock);
+    struct strobe__set_entry *e = strobe__daemon_set_find(d, instance);
+    pthread_mutex_unlock(&d->lock);
+    if (!e)
+        die("no set %s", instance);
+    return e->set;
+}
+
+/* Runs the configurations in the order rotated by rot and prints them. */
+static void run_all(const char *mode, struct config *cfgs, size_t n, long iters, long rot, struct cost *out)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (k + (size_t)rot) % n;
+        out[i] = measure(&cfgs[i], iters);
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%s %s us=%.3f user_us=%.3f sys_us=%.3f\n", mode, cfgs[i].name, out[i].us, out[i].user_us,
+               out[i].sys_us);
+}
+
+/* ---- sample: meminfo / vmstat ---------------------------------------------- */
+
+static void bench_sample(const char *plugin, long iters, long rot)
+{
+    char path[64], yaml[256];
+    snprintf(path, sizeof path, "/proc/%s", plugin);
+    snprintf(yaml, sizeof yaml, "daemon:\n  producer: bench\n  log_level: error\nsamplers:\n  - plugin: %s\n",
+             plugin);
+    static char buf[MAX_FILE];
+    struct config c[3] = {
+        {.name = "floor", .step = step_pread, .path = path, .buf = buf},
+        {.name = "naive", .step = step_naive, .path = path},
+        {.name = "strobe", .step = step_daemon, .d = daemon_from(yaml)},
+    };
+    if ((c[0].fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        die("%s: %s", path, strerror(errno));
+    struct cost r[3];
+    run_all(plugin, c, 3, iters, rot, r);
+
+    /* the daemon's set has a value per line the naive parse found (plus
+     * component_id), and the first line agrees where it cannot change */
+    char instance[64];
+    snprintf(instance, sizeof instance, "bench/%s", plugin);
+    strobe_set *s = find_set(c[2].d, instance);
+    if (strobe_set_card(s) != c[1].nvals + 1)
+        die("%s: %u metrics in the set, %zu lines parsed naively", plugin, strobe_set_card(s) - 1,
+            c[1].nvals);
+    if (strobe_set_data_gn(s) != (uint64_t)(iters + iters / 10 + 1))
+        die("%s: %llu samples taken, expected %ld", plugin, (unsigned long long)strobe_set_data_gn(s),
+            iters + iters / 10 + 1);
+    if (strcmp(plugin, "meminfo") == 0 && strobe_set_get_u64(s, 1, 0) != c[1].vals[0])
+        die("meminfo: MemTotal %llu in the set, %llu parsed naively",
+            (unsigned long long)strobe_set_get_u64(s, 1, 0), c[1].vals[0]);
+    printf("%s ratios metrics=%zu strobe/naive=%.3f strobe/floor=%.3f naive/floor=%.3f\n", plugin, c[1].nvals,
+           r[2].us / r[1].us, r[2].us / r[0].us, r[1].us / r[0].us);
+    close(c[0].fd);
+    strobe__daemon_free(c[2].d);
+}
+
+/* ---- xform: synthetic, + rate, + rate -> window avg ------------------------ */
+
+#define XFORM_SAMPLER                                                                                        \
+    "daemon:\n  producer: bench\n  log_level: error\n"                                                       \
+    "samplers:\n  - plugin: synthetic\n    metrics: 43\n"
+#define XFORM_RATE "  - plugin: rate\n    input: bench/synthetic\n"
+#define XFORM_WINDOW "  - plugin: window\n    input: bench/synthetic_rate\n    op: avg\n    n: 5\n"
+
+static void bench_xform(long iters, long rot)
+{
+    struct config c[3] = {
+        {.name = "base", .step = step_daemon, .d = daemon_from(XFORM_SAMPLER)},
+        {.name = "rate", .step = step_daemon, .d = daemon_from(XFORM_SAMPLER "transforms:\n" XFORM_RATE)},
+        {.name = "chain",
+         .step = step_daemon,
+         .d = daemon_from(XFORM_SAMPLER "transforms:\n" XFORM_RATE XFORM_WINDOW)},
+    };
+    struct cost r[3];
+    run_all("xform", c, 3, iters, rot, r);
+
+    /* synthetic metric i grows by i + 1 per sample, so every rate and
+     * every window average of metric i is (i + 1) times metric 0's */
+    strobe_set *outs[2] = {find_set(c[1].d, "bench/synthetic_rate"),
+                           find_set(c[2].d, "bench/synthetic_rate_avg_5")};
+    for (int k = 0; k < 2; k++) {
+        strobe_set *o = outs[k];
+        if (strobe_set_card(o) != XFORM_METRICS)
+            die("%s: %u metrics, expected %d", strobe_set_instance(o), strobe_set_card(o), XFORM_METRICS);
+        double m0 = strobe_set_get_d64(o, 0, 0);
+        for (uint32_t i = 0; i < XFORM_METRICS; i++) {
+            double v = strobe_set_get_d64(o, i, 0);
+            if (!strobe_set_is_valid(o, i) || !(m0 > 0) || fabs(v / m0 - (double)(i + 1)) > 1e-6 * (i + 1))
+                die("%s: metric %u = %g (valid %d), m0 = %g", strobe_set_instance(o), i, v,
+                    strobe_set_is_valid(o, i), m0);
+        }
+    }
+    printf("xform ratios rate-base_us=%.3f window-rate_us=%.3f chain-base_us=%.3f rate/base=%.3f "
+           "chain/base=%.3f\n",
+           r[1].us - r[0].us, r[2].us - r[1].us, r[2].us - r[0].us, r[1].us / r[0].us, r[2].us / r[0].us);
+    for (int i = 0; i < 3; i++)
+        strobe__daemon_free(c[i].d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5 && !(argc == 4 && strcmp(argv[1], "xform") == 0))
+        goto usage;
+    int x = strcmp(argv[1], "xform") == 0;
+    char *end;
+    long iters = strtol(argv[x ? 2 : 3], &end, 10);
+    if (*end || iters < 10)
+        goto usage;
+    long rot = strtol(argv[x ? 3 : 4], &end, 10);
+    if (*end || rot < 0)
+        goto usage;
+    if (x)
+        bench_xform(iters, rot);
+    else if (strcmp(argv[1], "sample") == 0 &&
+             (strcmp(argv[2], "meminfo") == 0 || strcmp(argv[2], "vmstat") == 0))
+        bench_sample(argv[2], iters, rot);
+    else
+        goto usage;
+    return 0;
+usage:
+    fputs("usage: strobe-bench-monitor sample meminfo|vmstat N ROT\n"
+          "       strobe-bench-monitor xform N ROT\n",
+          stderr);
+    return 2;
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Table of bench/monitor/run.sh: reads monitor_raw.txt (lines of
+"rep=R <mode> <config> key=value ..."), prints medians [min-max] over the
+repetitions, ratios and differences formed within each repetition, and the
+goals of docs/performance.md ("Live monitoring") with PASS/MISS."""
+import statistics
+import sys
+from collections import defaultdict
+
+rows = defaultdict(list)  # (mode, config) -> [{key: value}] in repetition order
+info = {}
+for line in open(sys.argv[1]).read().splitlines():
+    f = line.split()
+    if not f:
+        continue
+    if not f[0].startswith("rep="):
+        info[f[0]] = " ".join(f[1:]).replace("_", " ")
+        continue
+    kv = dict(x.split("=", 1) for x in f if "=" in x)
+    config = f[2] if len(f) > 2 and "=" not in f[2] else ""
+    rows[(f[1], config)].append({k: float(v) for k, v in kv.items()})
+
+
+def med(values):
+    return statistics.median(values), min(values), max(values)
+
+
+def cell(key, mode, config, fmt="%.2f"):
+    m = med([r[key] for r in rows[(mode, config)]])
+    return (fmt + " [" + fmt + "-" + fmt + "]") % m, m[0]
+
+
+goals = []
+print("Live monitoring (strobed): CPU per sample (user + kernel), median [min-max] over %d repetitions"
+      % len(rows[("meminfo", "strobe")]))
+print("\nSampling, us per sample of one set (floor = pread of the file; naive = fopen/fscanf/fclose)")
+print("%-8s %8s  %-20s %-20s %-20s %-12s %-20s %-20s" % ("set", "metrics", "floor", "naive", "strobe",
+                                                          "user/sys", "strobe/naive", "strobe/floor"))
+for name in ("meminfo", "vmstat"):
+    if not rows[(name, "strobe")]:
+        continue
+    fl, _ = cell("us", name, "floor")
+    nv, _ = cell("us", name, "naive")
+    st, st_med = cell("us", name, "strobe")
+    user = statistics.median(r["user_us"] for r in rows[(name, "strobe")])
+    sys_ = statistics.median(r["sys_us"] for r in rows[(name, "strobe")])
+    rn, _ = cell("strobe/naive", name, "ratios", "%.3f")
+    rf, _ = cell("strobe/floor", name, "ratios", "%.3f")
+    metrics = int(rows[(name, "ratios")][0]["metrics"])
+    floor_med = statistics.median(r["us"] for r in rows[(name, "floor")])
+    print("%-8s %8d  %-20s %-20s %-20s %-12s %-20s %-20s" % (name, metrics, fl, nv, st,
+                                                              "%.1f/%.1f" % (user, sys_), rn, rf))
+    goals.append(("CPU per sample, %s set" % name, "<= 10 us", "%.2f us (floor %.2f)" % (st_med, floor_med),
+                  st_med <= 10.0))
+
+if rows[("xform", "base")]:
+    print("\nTransforms on a synthetic set of 43 metrics, us per sample")
+    print("%-28s %-20s" % ("configuration", "us per sample"))
+    for config, label in (("base", "sampler alone"), ("rate", "+ rate"), ("chain", "+ rate -> window avg n=5")):
+        print("%-28s %-20s" % (label, cell("us", "xform", config)[0]))
+    print("%-28s %-20s" % ("added by rate", cell("rate-base_us", "xform", "ratios")[0]))
+    print("%-28s %-20s" % ("added by window after rate", cell("window-rate_us", "xform", "ratios")[0]))
+    print("%-28s %-20s" % ("added by the chain", cell("chain-base_us", "xform", "ratios")[0]))
+    for key, label in (("rate-base_us", "rate"), ("window-rate_us", "window avg n=5")):
+        m = statistics.median(r[key] for r in rows[("xform", "ratios")])
+        goals.append(("added CPU per set, %s transform" % label, "<= 1 us", "%.2f us" % m, m <= 1.0))
+
+agg = rows[("agg", "")]
+if agg:
+    r0 = agg[0]
+    print("\nAggregator ingest on loopback: %d sets x %d metrics, %d runs" % (r0["sets"], r0["metrics"], len(agg)))
+    per_s = [r["updates"] * r["metrics"] / (r["elapsed_us"] / 1e6) for r in agg]
+    per_cpu = [r["updates"] * r["metrics"] / (r["agg_cpu_us"] / 1e6) if r["agg_cpu_us"] else float("inf")
+               for r in agg]
+    busy = [r["agg_cpu_us"] / r["elapsed_us"] for r in agg]
+    prod = [r["producers_cpu_us"] / r["elapsed_us"] for r in agg]
+    print("%-34s %s" % ("metric values/s (wall)", "%.3g [%.3g-%.3g]" % med(per_s)))
+    print("%-34s %s" % ("metric values per aggregator CPU-s", "%.3g [%.3g-%.3g]" % med(per_cpu)))
+    print("%-34s %s" % ("aggregator CPU (of one core)", "%.1f %% [%.1f-%.1f]" % tuple(100 * x for x in med(busy))))
+    print("%-34s %s" % ("producers' CPU, all K together", "%.1f %% [%.1f-%.1f]" % tuple(100 * x for x in med(prod))))
+    m = statistics.median(per_cpu)
+    goals.append(("aggregator ingest, values per CPU-second", ">= 2e6", "%.3g" % m, m >= 2e6))
+
+print("\n%-44s %-9s %-24s %s" % ("goal", "target", "measured", "result"))
+for name, target, shown, ok in goals:
+    print("%-44s %-9s %-24s %s" % (name, target, shown, "PASS" if ok else "MISS"))
+print("\n" + "; ".join("%s: %s" % kv for kv in info.items()))
