@@ -27,6 +27,26 @@ static inline int test_port(int slot)
     return base + slot;
 }
 
+/* Every daemon a test started, killed when the test process exits by any
+ * path (a failed CHECK exits at once): no daemon outlives its test. */
+static pid_t started[64];
+static int nstarted;
+
+static void kill_started(void)
+{
+    for (int i = 0; i < nstarted; i++)
+        if (started[i] > 0 && kill(started[i], SIGKILL) == 0)
+            waitpid(started[i], NULL, 0);
+}
+
+static inline void remember_child(pid_t pid)
+{
+    if (nstarted == 0)
+        atexit(kill_started);
+    if (nstarted < 64)
+        started[nstarted++] = pid;
+}
+
 /* Starts `strobed -c <dir>/<name>.yaml` with the given text; its log goes
  * to <dir>/<name>.log. */
 static inline pid_t start_daemon(const char *dir, const char *name, const char *yaml)
@@ -46,14 +66,18 @@ static inline pid_t start_daemon(const char *dir, const char *name, const char *
         execl(STROBE_BIN_DIR "/strobed", "strobed", "-c", cfg, "--log-level", "debug", (char *)NULL);
         _exit(127);
     }
+    remember_child(pid);
     return pid;
 }
 
 static inline int stop_daemon(pid_t pid, int sig)
 {
-    int st;
+    int st = 0;
     kill(pid, sig);
     waitpid(pid, &st, 0);
+    for (int i = 0; i < nstarted; i++)
+        if (started[i] == pid)
+            started[i] = 0;
     return st;
 }
 

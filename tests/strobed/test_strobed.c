@@ -214,6 +214,7 @@ STROBE_TEST(silent_producer_does_not_stall)
              "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
              "samplers:\n  - plugin: synthetic\n    interval: 100ms\n",
              test_port(0));
+    remember_child(hole);
     pid_t s = start_daemon(dir, "n1", y);
     snprintf(y, sizeof y,
              "daemon:\n  producer: agg\n  listen: 127.0.0.1:%d\nproducers:\n"
@@ -295,6 +296,7 @@ STROBE_TEST(prometheus_scrape)
         execl("/usr/bin/prometheus", "prometheus", cfgarg, listen, data, (char *)NULL);
         _exit(127);
     }
+    remember_child(prom);
     char *out = NULL;
     int ok = 0;
     for (int i = 0; i < 300 && !ok; i++) {
