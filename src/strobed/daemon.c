@@ -248,11 +248,44 @@ static void host_log(const struct strobe_plugin_host *h, enum strobe_log_level l
 
 /* ---- registry ---------------------------------------------------------------- */
 
+/* The registry is an array (in insertion order: listings and dispatch keep
+ * that order) plus an open-addressing index by instance name, so that an
+ * aggregator applying thousands of set updates per round does not search
+ * linearly for each. Removal is rare and rebuilds the index. */
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int index_rebuild(struct strobe__daemon *d, size_t cap)
+{
+    size_t *idx = calloc(cap, sizeof *idx);
+    if (!idx)
+        return -ENOMEM;
+    for (size_t i = 0; i < d->nsets; i++) {
+        size_t h = name_hash(strobe_set_instance(d->sets[i].set)) & (cap - 1);
+        while (idx[h])
+            h = (h + 1) & (cap - 1);
+        idx[h] = i + 1;
+    }
+    free(d->index);
+    d->index = idx;
+    d->index_cap = cap;
+    return 0;
+}
+
 struct strobe__set_entry *strobe__daemon_set_find(struct strobe__daemon *d, const char *instance)
 {
-    for (size_t i = 0; i < d->nsets; i++)
-        if (strcmp(strobe_set_instance(d->sets[i].set), instance) == 0)
-            return &d->sets[i];
+    if (!d->index_cap)
+        return NULL;
+    for (size_t h = name_hash(instance) & (d->index_cap - 1); d->index[h]; h = (h + 1) & (d->index_cap - 1)) {
+        struct strobe__set_entry *e = &d->sets[d->index[h] - 1];
+        if (strcmp(strobe_set_instance(e->set), instance) == 0)
+            return e;
+    }
     return NULL;
 }
 
@@ -278,7 +311,14 @@ int strobe__daemon_set_add(struct strobe__daemon *d, strobe_set *set, unsigned f
         d->sets = s;
         d->capsets = cap;
     }
-    d->sets[d->nsets++] = (struct strobe__set_entry){ set, flags, owner, 0 };
+    /* keep the index at most half full */
+    if (2 * (d->nsets + 1) > d->index_cap && index_rebuild(d, d->index_cap ? d->index_cap * 2 : 64) < 0)
+        return -ENOMEM;
+    d->sets[d->nsets++] = (struct strobe__set_entry){ set, flags, owner };
+    size_t h = name_hash(strobe_set_instance(set)) & (d->index_cap - 1);
+    while (d->index[h])
+        h = (h + 1) & (d->index_cap - 1);
+    d->index[h] = d->nsets;
     wake(d);
     return 0;
 }
@@ -291,6 +331,13 @@ void strobe__daemon_set_remove(struct strobe__daemon *d, strobe_set *set)
                 strobe_set_free(set);
             memmove(&d->sets[i], &d->sets[i + 1], (d->nsets - i - 1) * sizeof *d->sets);
             d->nsets--;
+            /* positions moved; the old index cannot be patched cheaply */
+            if (index_rebuild(d, d->index_cap) < 0) {
+                free(d->index);
+                d->index = NULL;
+                d->index_cap = 0;
+                index_rebuild(d, 64);
+            }
             wake(d);
             return;
         }
@@ -298,12 +345,6 @@ void strobe__daemon_set_remove(struct strobe__daemon *d, strobe_set *set)
 
 void strobe__daemon_set_updated(struct strobe__daemon *d, strobe_set *set)
 {
-    struct strobe__set_entry *e = NULL;
-    for (size_t i = 0; i < d->nsets && !e; i++)
-        if (d->sets[i].set == set)
-            e = &d->sets[i];
-    if (e)
-        e->updates++;
     if (d->dispatch_depth >= MAX_CHAIN_DEPTH) {
         strobe__log(d, STROBE_LOG_ERROR, "set %s: transform chain deeper than %d (a cycle?); "
                     "not passed on", strobe_set_instance(set), MAX_CHAIN_DEPTH);
@@ -757,6 +798,7 @@ void strobe__daemon_free(struct strobe__daemon *d)
     pthread_mutex_unlock(&d->lock);
     free(d->inst);
     free(d->sets);
+    free(d->index);
     free(d->listen);
     free(d->http_listen);
     if (d->secret) {

@@ -34,7 +34,6 @@ struct strobe__set_entry {
     strobe_set *set;
     unsigned flags;                 /* STROBE_SET_PUBLISH */
     struct strobe__instance *owner; /* NULL: mirrored from a producer */
-    uint64_t updates;               /* set_updated calls, for stats */
 };
 
 struct strobe__daemon {
@@ -52,6 +51,8 @@ struct strobe__daemon {
     size_t ninst;
     struct strobe__set_entry *sets;
     size_t nsets, capsets;
+    size_t *index; /* by instance name: 1 + position in sets, 0 = empty */
+    size_t index_cap;
     int dispatch_depth;
 
     struct strobe__aggregator **prod;
