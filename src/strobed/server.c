@@ -231,14 +231,13 @@ static void send_wr(struct worker *wk)
 
 /* Handles HELLO and AUTH itself (answer in w, returns 0); for any other
  * request returns 1 when the connection may proceed, else 0 with an
- * ERROR in w. */
-static int check_auth(struct strobe__server *s, nng_msg *req, uint8_t type, struct strobe__rd *r,
+ * ERROR in w. pid names the connection (nng pipe id). */
+static int check_auth(struct strobe__server *s, uint32_t pid, uint8_t type, struct strobe__rd *r,
                       struct strobe__wr *w)
 {
     const char *secret = s->d->secret;
     if (type != STROBE_MSG_HELLO && type != STROBE_MSG_AUTH && !secret)
         return 1;
-    uint32_t pid = (uint32_t)nng_pipe_id(nng_msg_get_pipe(req));
     pthread_mutex_lock(&s->pmtx);
     struct pipe_auth *pa = pipe_get(s, pid, type == STROBE_MSG_HELLO);
     int ok = 0;
@@ -278,41 +277,51 @@ static int check_auth(struct strobe__server *s, nng_msg *req, uint8_t type, stru
     return ok;
 }
 
+int strobe__server_answer(struct strobe__server *s, uint32_t pipe_id, const void *req, size_t len,
+                          struct strobe__wr *w, uint32_t *wait_ms)
+{
+    struct strobe__daemon *d = s->d;
+    struct strobe__rd r;
+    uint8_t type;
+    uint16_t flags;
+    *wait_ms = 0;
+    int rc = strobe__msg_open(&r, req, len, &type, &flags);
+    if (rc < 0) {
+        strobe__msg_error(w, rc, rc == STROBE_ERR_VERSION ? "unsupported protocol version"
+                                                         : "malformed message");
+    } else if (!check_auth(s, pipe_id, type, &r, w)) {
+        /* HELLO/AUTH answered, or refused */
+    } else if (type == STROBE_MSG_DIR) {
+        reply_dir(s, w);
+    } else if (type == STROBE_MSG_UPDATE) {
+        pthread_mutex_lock(&d->lock);
+        rc = reply_update(d, r, flags, w, wait_ms);
+        if (rc == 0 && *wait_ms > 0 && !s->stopping)
+            return 1; /* nothing changed: the caller parks it, lock held */
+        pthread_mutex_unlock(&d->lock);
+        if (rc < 0)
+            strobe__msg_error(w, rc, "malformed UPDATE request");
+    } else {
+        strobe__msg_error(w, STROBE_ERR_UNSUPPORTED, "not a request type");
+    }
+    return 0;
+}
+
 /* Handles a received request: answers now, or parks a long poll. */
 static void handle(struct worker *wk, nng_msg *req)
 {
     struct strobe__server *s = wk->s;
     struct strobe__daemon *d = s->d;
-    struct strobe__rd r;
-    uint8_t type;
-    uint16_t flags;
-    int rc = strobe__msg_open(&r, nng_msg_body(req), nng_msg_len(req), &type, &flags);
-    if (rc < 0) {
-        strobe__msg_error(&wk->wr, rc, rc == STROBE_ERR_VERSION ? "unsupported protocol version"
-                                                              : "malformed message");
-    } else if (!check_auth(s, req, type, &r, &wk->wr)) {
-        /* HELLO/AUTH answered, or refused */
-    } else if (type == STROBE_MSG_DIR) {
-        reply_dir(s, &wk->wr);
-    } else if (type == STROBE_MSG_UPDATE) {
-        uint32_t wait_ms;
-        pthread_mutex_lock(&d->lock);
-        rc = reply_update(d, r, flags, &wk->wr, &wait_ms);
-        if (rc == 0 && wait_ms > 0 && !s->stopping) {
-            /* nothing changed: park until something does */
-            wk->state = W_PARKED;
-            wk->req = req;
-            wk->seq = d->change_seq;
-            wk->deadline = mono_ns() + (uint64_t)wait_ms * 1000000ull;
-            pthread_cond_broadcast(&d->changed); /* the waiter re-computes its timeout */
-            pthread_mutex_unlock(&d->lock);
-            return;
-        }
+    uint32_t wait_ms;
+    if (strobe__server_answer(s, (uint32_t)nng_pipe_id(nng_msg_get_pipe(req)), nng_msg_body(req),
+                              nng_msg_len(req), &wk->wr, &wait_ms)) {
+        wk->state = W_PARKED;
+        wk->req = req;
+        wk->seq = d->change_seq;
+        wk->deadline = mono_ns() + (uint64_t)wait_ms * 1000000ull;
+        pthread_cond_broadcast(&d->changed); /* the waiter re-computes its timeout */
         pthread_mutex_unlock(&d->lock);
-        if (rc < 0)
-            strobe__msg_error(&wk->wr, rc, "malformed UPDATE request");
-    } else {
-        strobe__msg_error(&wk->wr, STROBE_ERR_UNSUPPORTED, "not a request type");
+        return;
     }
     nng_msg_free(req);
     send_wr(wk);
@@ -393,8 +402,7 @@ static void *waiter(void *arg)
     return NULL;
 }
 
-int strobe__server_start(struct strobe__daemon *d, const char *addr, struct strobe__server **out,
-                         char *err, size_t errlen)
+int strobe__server_new(struct strobe__daemon *d, struct strobe__server **out)
 {
     struct strobe__server *s = calloc(1, sizeof *s);
     if (!s || !(s->pipes = calloc(MAX_PIPES, sizeof *s->pipes))) {
@@ -402,9 +410,19 @@ int strobe__server_start(struct strobe__daemon *d, const char *addr, struct stro
         return -ENOMEM;
     }
     s->d = d;
+    pthread_mutex_init(&s->pmtx, NULL);
+    *out = s;
+    return 0;
+}
+
+int strobe__server_start(struct strobe__daemon *d, const char *addr, struct strobe__server **out,
+                         char *err, size_t errlen)
+{
+    struct strobe__server *s;
+    if (strobe__server_new(d, &s) < 0)
+        return -ENOMEM;
     char url[512];
     snprintf(url, sizeof url, strstr(addr, "://") ? "%s" : "tcp://%s", addr);
-    pthread_mutex_init(&s->pmtx, NULL);
     int rv = nng_rep0_open(&s->sock);
     if (rv) {
         snprintf(err, errlen, "listen %s: %s", addr, nng_strerror(rv));
@@ -451,7 +469,8 @@ void strobe__server_stop(struct strobe__server *s)
     pthread_mutex_unlock(&s->d->lock);
     if (s->waiter_started)
         pthread_join(s->waiter, NULL);
-    nng_close(s->sock);
+    if (nng_socket_id(s->sock) > 0) /* not opened for a server from strobe__server_new */
+        nng_close(s->sock);
     for (int i = 0; i < WORKERS; i++) {
         if (s->w[i].aio) {
             nng_aio_stop(s->w[i].aio);

@@ -198,35 +198,40 @@ static void build_dir(struct strobe__client *c, const void *arg)
     strobe__msg_begin(&c->wr, STROBE_MSG_DIR, 0);
 }
 
+int strobe__dir_decode(struct strobe__rd *r, struct strobe__dir_entry **out, size_t *n)
+{
+    uint32_t cnt = strobe__rd_u32(r);
+    /* each entry takes at least 19 bytes: a count the body cannot hold is
+     * a lie, not a reason to allocate */
+    if (r->err || cnt > r->n / 19)
+        return STROBE_ERR_FORMAT;
+    struct strobe__dir_entry *v = calloc(cnt ? cnt : 1, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < cnt; i++) {
+        strobe__rd_str(r, v[i].name, sizeof v[i].name);
+        v[i].meta_gn = strobe__rd_u64(r);
+        v[i].data_gn = strobe__rd_u64(r);
+    }
+    if (r->err || r->n) {
+        free(v);
+        return STROBE_ERR_FORMAT;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
 int strobe__client_dir(struct strobe__client *c, struct strobe__dir_entry **out, size_t *n)
 {
     struct strobe__rd r;
     int rc = request(c, build_dir, NULL, &r, STROBE_MSG_DIR);
     if (rc < 0)
         return rc;
-    uint32_t cnt = strobe__rd_u32(&r);
-    /* each entry takes at least 19 bytes: a count the body cannot hold is
-     * a lie, not a reason to allocate */
-    if (r.err || cnt > r.n / 19) {
+    rc = strobe__dir_decode(&r, out, n);
+    if (rc == STROBE_ERR_FORMAT)
         snprintf(c->err, sizeof c->err, "malformed DIR reply");
-        return STROBE_ERR_FORMAT;
-    }
-    struct strobe__dir_entry *v = calloc(cnt ? cnt : 1, sizeof *v);
-    if (!v)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < cnt; i++) {
-        strobe__rd_str(&r, v[i].name, sizeof v[i].name);
-        v[i].meta_gn = strobe__rd_u64(&r);
-        v[i].data_gn = strobe__rd_u64(&r);
-    }
-    if (r.err || r.n) {
-        free(v);
-        snprintf(c->err, sizeof c->err, "malformed DIR reply");
-        return STROBE_ERR_FORMAT;
-    }
-    *out = v;
-    *n = cnt;
-    return 0;
+    return rc;
 }
 
 /* ---- mirror ---------------------------------------------------------------- */
@@ -405,7 +410,7 @@ int strobe__client_update_apply(struct strobe__client *c, struct strobe__mirror 
 {
     struct walk_ctx w = { m, on_change, ctx };
     int rc = strobe__update_reply_walk(body, walk_one, &w);
-    if (rc < 0)
+    if (rc < 0 && c)
         snprintf(c->err, sizeof c->err, "malformed UPDATE reply (%s)", strobe_strerror(rc));
     return rc;
 }

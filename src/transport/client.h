@@ -33,6 +33,10 @@ struct strobe__dir_entry {
 };
 /* Published sets of the daemon (malloc'ed array in *out). */
 int strobe__client_dir(struct strobe__client *c, struct strobe__dir_entry **out, size_t *n);
+/* Decodes the body of a DIR reply (what strobe__client_dir does with it):
+ * 0 with a malloc'ed array in *out, STROBE_ERR_FORMAT or -ENOMEM. */
+struct strobe__rd;
+int strobe__dir_decode(struct strobe__rd *r, struct strobe__dir_entry **out, size_t *n);
 
 enum strobe__mirror_event { STROBE_MIRROR_NEW, STROBE_MIRROR_UPDATED, STROBE_MIRROR_GONE };
 
@@ -53,8 +57,9 @@ int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
                           void *ctx);
 /* The two halves of strobe__client_update, for callers that must hold a
  * lock while the mirror changes but not while the network waits. body
- * points into the client's last reply until the next request. */
-struct strobe__rd;
+ * points into the client's last reply until the next request. The apply
+ * half takes c only for its error text: c may be NULL (the fuzz target
+ * tests/fuzz/fuzz_proto_reply.c applies replies without a connection). */
 int strobe__client_update_fetch(struct strobe__client *c, const struct strobe__mirror *m,
                                 const char *const *names, size_t nnames, uint32_t wait_ms,
                                 struct strobe__rd *body);

@@ -4,7 +4,7 @@
  * messages carried by nng's req/rep over TCP. Writers build messages in a
  * growable buffer; readers walk a bounded cursor that turns every
  * overrun into an error instead of a read past the end (the decoder is
- * fuzzed: tests/fuzz/fuzz_proto.c).
+ * fuzzed: tests/fuzz/fuzz_proto_reply.c and fuzz_proto_request.c).
  */
 #ifndef STROBE_TRANSPORT_PROTO_H
 #define STROBE_TRANSPORT_PROTO_H
