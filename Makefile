@@ -42,6 +42,7 @@ bench: build
 	@bench/run.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
+	@bench/monitor/publish.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_FUZZ=ON >/dev/null

@@ -206,8 +206,8 @@ if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
     stop_topology
 fi
 
-# ---- 4: application publishing ------------------------------------------------
-# application publishing overhead: added when strobe run --publish lands
+# (application publishing overhead: bench/monitor/publish.sh, run next by
+# `make bench`)
 
 {
     printf 'date %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
