@@ -213,8 +213,11 @@ int strobe__cmd_ls(int argc, char **argv)
         struct strobe__mirror m = { 0 };
         if ((rc = strobe__client_update(cl, &m, NULL, 0, 0, NULL, NULL)) == 0) {
             qsort(m.sets, m.n, sizeof *m.sets, cmp_sets);
-            if (json)
-                printf("{\"daemon\": \"%s\", \"sets\": [", addr);
+            if (json) {
+                printf("{\"daemon\": ");
+                strobe__json_string(stdout, addr);
+                printf(", \"sets\": [");
+            }
             int first = 1;
             for (size_t i = 0; i < m.n; i++) {
                 if (!selected(strobe_set_instance(m.sets[i]), pats, npats))

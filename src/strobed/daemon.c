@@ -594,7 +594,8 @@ static void *scheduler(void *arg)
     struct strobe__daemon *d = arg;
     uint64_t now = now_real();
     for (size_t i = 0; i < d->ninst; i++)
-        d->inst[i]->next_ns = next_tick(now, d->inst[i]->interval_ns, d->inst[i]->offset_ns);
+        if (d->inst[i]->plugin->kind == STROBE_PLUGIN_SAMPLER) /* only samplers have a schedule */
+            d->inst[i]->next_ns = next_tick(now, d->inst[i]->interval_ns, d->inst[i]->offset_ns);
     while (!d->stop) {
         uint64_t next = UINT64_MAX;
         for (size_t i = 0; i < d->ninst; i++)

@@ -42,11 +42,15 @@ STROBE_TEST(three_level_topology)
              "  - address: 127.0.0.1:%d\n    interval: 100ms\n  - address: 127.0.0.1:%d\n    interval: 100ms\n",
              test_port(4), test_port(1), test_port(2));
     p[4] = start_daemon(dir, "aggB", y);
+    /* the top also derives and stores: a delta per set (in transit) and
+     * a CSV file of the raw sets */
     snprintf(y, sizeof y,
              "daemon:\n  producer: top\n  listen: 127.0.0.1:%d\nproducers:\n"
              "  - address: 127.0.0.1:%d\n    interval: 100ms\n    offset: 50ms\n"
-             "  - address: 127.0.0.1:%d\n    interval: 100ms\n    offset: 50ms\n",
-             test_port(5), test_port(3), test_port(4));
+             "  - address: 127.0.0.1:%d\n    interval: 100ms\n    offset: 50ms\n"
+             "transforms:\n  - plugin: delta\n    input: '*/synthetic'\n"
+             "stores:\n  - plugin: csv\n    path: %s\n    sets: '*/synthetic'\n",
+             test_port(5), test_port(3), test_port(4), dir);
     p[5] = start_daemon(dir, "top", y);
     for (int i = 0; i < 3; i++) {
         char set[32];
@@ -60,8 +64,17 @@ STROBE_TEST(three_level_topology)
     CHECK_EQ_INT(served_value(test_port(3), NULL, "n3/synthetic", "m0", NULL), -1);
     CHECK_EQ_INT(served_value(test_port(4), NULL, "n1/synthetic", "m0", NULL), -1);
     CHECK_EQ_INT(served_value(test_port(4), NULL, "n3/synthetic", "m0", NULL), 5);
+    /* the delta of the last sample: every metric grew by i + 1 */
+    wait_value(test_port(5), NULL, "n3/synthetic_delta", "m2", 3, 5000);
     for (int i = 5; i >= 0; i--)
         CHECK(WIFEXITED(stop_daemon(p[i], SIGTERM)));
+    /* the store wrote the final sample of every set, once (a set is
+     * passed on only when it changed) */
+    char *csv;
+    strobe_test_sh(&csv, "cd '%s' && head -1 synthetic.csv && for n in 1 2 3; do "
+                   "grep -c \",n$n,n$n/synthetic,1$n,5,10,15\\$\" synthetic.csv; done", dir);
+    CHECK_STR_EQ(csv, "#time,producer,instance,component_id,m0,m1,m2\n1\n1\n1\n");
+    free(csv);
     char *log;
     strobe_test_sh(&log, "cat '%s/top.log'", dir);
     CHECK_CONTAINS(log, "set n2/synthetic is already known from elsewhere");
@@ -344,8 +357,8 @@ STROBE_TEST(publish_regions)
     /* the set is <host>/regions/<pid of the program>: find it by listing */
     char name[256] = "";
     for (int i = 0; i < 100 && !name[0]; i++, sleep_ms(50)) {
-        strobe_test_sh(&out, "'%s/strobe' ls 127.0.0.1:%d '*/regions/*'", STROBE_BIN_DIR, test_port(0));
-        if (strchr(out, '\n'))
+        int rc = strobe_test_sh(&out, "'%s/strobe' ls 127.0.0.1:%d '*/regions/*'", STROBE_BIN_DIR, test_port(0));
+        if (rc == 0 && strstr(out, "/regions/") && strchr(out, '\n'))
             snprintf(name, sizeof name, "%.*s", (int)(strchr(out, '\n') - out), out);
         free(out);
     }

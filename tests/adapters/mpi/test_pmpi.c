@@ -54,18 +54,26 @@ struct run {
  * through env(1) on the command line so that it reaches the ranks whatever
  * the launcher forwards, and LD_PRELOAD does not load the profiler into
  * mpirun itself. */
-static void start(struct run *r, const char *name, const char *query)
+static void start_cmd(struct run *r, const char *name, const char *query, int via_strobe_run)
 {
     skip_unless_mpirun_works();
     snprintf(r->dir, sizeof r->dir, "%s", strobe_test_tmpdir(name));
     snprintf(r->index, sizeof r->index, "strobe-test-mpi-%ld", (long)getpid());
     snprintf(r->job, sizeof r->job, "t%ld", (long)getpid());
     char cmd[16384];
-    snprintf(cmd, sizeof cmd,
-             "exec %s %s 2 env LD_PRELOAD='%s' STROBE_SHM_INDEX='%s' STROBE_MPI_PRODUCER=testnode "
-             "STROBE_MPI_JOB='%s' STROBE_MPI_QUERY='%s' '%s' '%s' >'%s/mpirun.log' 2>&1",
-             STROBE_MPIEXEC, STROBE_MPIEXEC_NP, STROBE_MPI_LIB, r->index, r->job, query, STROBE_MPI_PROG,
-             r->dir, r->dir);
+    if (via_strobe_run) /* what a user types: the profiler comes with `strobe run --mpi` */
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && STROBE_SHM_INDEX='%s' STROBE_MPI_PRODUCER=testnode STROBE_MPI_JOB='%s' "
+                 "STROBE_MPI_QUERY='%s' exec '%s/strobe' run --publish --mpi -o exp -- %s %s 2 '%s' '%s' "
+                 ">'%s/mpirun.log' 2>&1",
+                 r->dir, r->index, r->job, query, STROBE_BIN_DIR, STROBE_MPIEXEC, STROBE_MPIEXEC_NP,
+                 STROBE_MPI_PROG, r->dir, r->dir);
+    else
+        snprintf(cmd, sizeof cmd,
+                 "exec %s %s 2 env LD_PRELOAD='%s' STROBE_SHM_INDEX='%s' STROBE_MPI_PRODUCER=testnode "
+                 "STROBE_MPI_JOB='%s' STROBE_MPI_QUERY='%s' '%s' '%s' >'%s/mpirun.log' 2>&1",
+                 STROBE_MPIEXEC, STROBE_MPIEXEC_NP, STROBE_MPI_LIB, r->index, r->job, query, STROBE_MPI_PROG,
+                 r->dir, r->dir);
     r->pid = fork();
     if (r->pid < 0)
         STROBE_FAIL("fork: %s", strerror(errno));
@@ -73,6 +81,11 @@ static void start(struct run *r, const char *name, const char *query)
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
+}
+
+static void start(struct run *r, const char *name, const char *query)
+{
+    start_cmd(r, name, query, 0);
 }
 
 static char *slurp(const char *path)
@@ -183,10 +196,11 @@ static const struct expect rank1[] = {
     {"MPI_Scatter", 1, 20}, {"MPI_Alltoall", 1, 28},
 };
 
-STROBE_TEST(per_rank)
+static void per_rank_case(int via_strobe_run)
 {
     struct run r;
-    start(&r, "per_rank", "SELECT calls, bytes FROM all WHERE size > 10 GROUP BY function, rank");
+    start_cmd(&r, via_strobe_run ? "strobe_run_mpi" : "per_rank",
+              "SELECT calls, bytes FROM all WHERE size > 10 GROUP BY function, rank", via_strobe_run);
     wait_ready(&r);
 
     strobe_shm_reader *rd;
@@ -223,6 +237,18 @@ STROBE_TEST(per_rank)
         CHECK(find_set(rd, instance) == NULL);
     }
     strobe_shm_reader_close(rd);
+}
+
+STROBE_TEST(per_rank)
+{
+    per_rank_case(0);
+}
+
+/* `strobe run --publish --mpi -- mpirun ...`: the same counts, with the
+ * ranks measured by strobe at the same time */
+STROBE_TEST(strobe_run_mpi)
+{
+    per_rank_case(1);
 }
 
 STROBE_TEST(aggregated)
@@ -295,4 +321,4 @@ STROBE_TEST(exports)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(per_rank), STROBE_CASE(aggregated), STROBE_CASE(bad_query), STROBE_CASE(exports))
+STROBE_TEST_MAIN(STROBE_CASE(per_rank), STROBE_CASE(strobe_run_mpi), STROBE_CASE(aggregated), STROBE_CASE(bad_query), STROBE_CASE(exports))
