@@ -57,6 +57,58 @@ static void family(struct strobe__wr *w, const char *schema, const char *metric)
     put_name(w, metric);
 }
 
+static int in_group(const struct strobe__daemon *d, size_t b, const char *schema)
+{
+    return (d->sets[b].flags & STROBE_SET_PUBLISH) && !strcmp(strobe_set_schema_name(d->sets[b].set), schema);
+}
+
+/* One family: metric `mname` (described by set `desc`, metric m) with the
+ * samples of every set of the schema group that starts at `a`. */
+static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, size_t a, const char *schema,
+                       const strobe_set *desc, uint32_t m)
+{
+    const char *mname = strobe_set_metric_name(desc, m);
+    put_text(w, "# TYPE ");
+    family(w, schema, mname);
+    put_text(w, " gauge\n");
+    if (*strobe_set_metric_unit(desc, m)) {
+        put_text(w, "# HELP ");
+        family(w, schema, mname);
+        put_text(w, " unit: ");
+        put_text(w, strobe_set_metric_unit(desc, m));
+        strobe__wr_u8(w, '\n');
+    }
+    for (size_t b = a; b < d->nsets; b++) {
+        strobe_set *s = d->sets[b].set;
+        if (!in_group(d, b, schema))
+            continue;
+        int i = strobe_set_metric_index(s, mname);
+        if (i < 0 || strobe_set_metric_type(s, (uint32_t)i) == STROBE_MT_CHAR || !strobe_set_is_consistent(s))
+            continue;
+        uint32_t cnt = strobe_set_metric_count(s, (uint32_t)i);
+        for (uint32_t j = 0; j < cnt; j++) {
+            char val[64], tail[64];
+            family(w, schema, mname);
+            put_text(w, "{instance=\"");
+            put_label(w, strobe_set_instance(s));
+            put_text(w, "\",producer=\"");
+            put_label(w, strobe_set_producer(s));
+            if (cnt > 1) {
+                snprintf(val, sizeof val, "\",index=\"%u", j);
+                put_text(w, val);
+            }
+            put_text(w, "\"} ");
+            if (!strobe_set_is_valid(s, (uint32_t)i))
+                snprintf(val, sizeof val, "NaN");
+            else
+                strobe_set_format_value(s, (uint32_t)i, j, val, sizeof val);
+            put_text(w, val);
+            snprintf(tail, sizeof tail, " %llu\n", (unsigned long long)(strobe_set_timestamp(s) / 1000000ull));
+            put_text(w, tail);
+        }
+    }
+}
+
 int strobe__prometheus_text(struct strobe__daemon *d, struct strobe__wr *w)
 {
     char *done = calloc(d->nsets + 1, 1); /* sets whose schema was written */
@@ -65,52 +117,28 @@ int strobe__prometheus_text(struct strobe__daemon *d, struct strobe__wr *w)
     for (size_t a = 0; a < d->nsets; a++) {
         if (done[a] || !(d->sets[a].flags & STROBE_SET_PUBLISH))
             continue;
-        strobe_set *first = d->sets[a].set;
-        const char *schema = strobe_set_schema_name(first);
-        for (uint32_t m = 0; m < strobe_set_card(first); m++) {
-            if (strobe_set_metric_type(first, m) == STROBE_MT_CHAR)
+        const char *schema = strobe_set_schema_name(d->sets[a].set);
+        /* Sets of one schema name may differ in their metrics (a producer
+         * restarted with another configuration): every distinct layout
+         * adds the families the earlier ones did not have. */
+        for (size_t l = a; l < d->nsets; l++) {
+            if (!in_group(d, l, schema))
                 continue;
-            const char *mname = strobe_set_metric_name(first, m);
-            put_text(w, "# TYPE ");
-            family(w, schema, mname);
-            put_text(w, " gauge\n");
-            if (*strobe_set_metric_unit(first, m)) {
-                put_text(w, "# HELP ");
-                family(w, schema, mname);
-                put_text(w, " unit: ");
-                put_text(w, strobe_set_metric_unit(first, m));
-                strobe__wr_u8(w, '\n');
-            }
-            for (size_t b = a; b < d->nsets; b++) {
-                strobe_set *s = d->sets[b].set;
-                if (!(d->sets[b].flags & STROBE_SET_PUBLISH) || strcmp(strobe_set_schema_name(s), schema))
+            strobe_set *lay = d->sets[l].set;
+            int seen = 0;
+            for (size_t e = a; e < l && !seen; e++)
+                seen = in_group(d, e, schema) && strobe_set_schema_sum(d->sets[e].set) == strobe_set_schema_sum(lay);
+            if (seen)
+                continue;
+            for (uint32_t m = 0; m < strobe_set_card(lay); m++) {
+                if (strobe_set_metric_type(lay, m) == STROBE_MT_CHAR)
                     continue;
-                int i = strobe_set_metric_index(s, mname);
-                if (i < 0 || strobe_set_metric_type(s, (uint32_t)i) == STROBE_MT_CHAR ||
-                    !strobe_set_is_consistent(s))
-                    continue;
-                uint32_t cnt = strobe_set_metric_count(s, (uint32_t)i);
-                for (uint32_t j = 0; j < cnt; j++) {
-                    char val[64], tail[64];
-                    family(w, schema, mname);
-                    put_text(w, "{instance=\"");
-                    put_label(w, strobe_set_instance(s));
-                    put_text(w, "\",producer=\"");
-                    put_label(w, strobe_set_producer(s));
-                    if (cnt > 1) {
-                        snprintf(val, sizeof val, "\",index=\"%u", j);
-                        put_text(w, val);
-                    }
-                    put_text(w, "\"} ");
-                    if (!strobe_set_is_valid(s, (uint32_t)i))
-                        snprintf(val, sizeof val, "NaN");
-                    else
-                        strobe_set_format_value(s, (uint32_t)i, j, val, sizeof val);
-                    put_text(w, val);
-                    snprintf(tail, sizeof tail, " %llu\n",
-                             (unsigned long long)(strobe_set_timestamp(s) / 1000000ull));
-                    put_text(w, tail);
-                }
+                int emitted = 0;
+                for (size_t e = a; e < l && !emitted; e++)
+                    emitted = in_group(d, e, schema) &&
+                              strobe_set_metric_index(d->sets[e].set, strobe_set_metric_name(lay, m)) >= 0;
+                if (!emitted)
+                    put_family(w, d, a, schema, lay, m);
             }
         }
         for (size_t b = a; b < d->nsets; b++)

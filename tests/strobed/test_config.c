@@ -9,7 +9,9 @@
 
 #include "strobed/config.h"
 #include "strobed/daemon.h"
+#include "strobed/http.h"
 #include "test.h"
+#include "transport/proto.h"
 
 /* Builds a daemon from text; returns its code and the message in err. */
 static int build(const char *text, char *err, size_t cap)
@@ -210,6 +212,64 @@ STROBE_TEST(idle_daemon_sleeps)
     strobe__daemon_free(d);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
+static strobe_set *prom_set(const char *instance, int extra, uint64_t v)
+{
+    strobe_schema *sc;
+    CHECK_EQ_INT(strobe_schema_new("app", &sc), 0);
+    strobe_schema_add(sc, "calls", "", STROBE_MT_U64, 1, 0);
+    strobe_schema_add(sc, "load", "%", STROBE_MT_D64, 2, 0);
+    strobe_schema_add(sc, "label", NULL, STROBE_MT_CHAR, 8, 0);
+    if (extra)
+        strobe_schema_add(sc, "extra", NULL, STROBE_MT_S32, 1, 0);
+    strobe_set *set;
+    CHECK_EQ_INT(strobe_set_new(sc, "n\"1", instance, &set), 0);
+    strobe_schema_free(sc);
+    strobe_set_begin(set);
+    strobe_set_u64(set, 0, 0, v);
+    strobe_set_d64(set, 1, 0, 0.5);
+    strobe_set_d64(set, 1, 1, 1.25);
+    strobe_set_valid(set, 1, v != 2);
+    if (extra)
+        strobe_set_s64(set, 3, 0, -7);
+    strobe_set_end_at(set, 1700000000123456789ull, 0);
+    return set;
+}
+
+/* The Prometheus exposition: families together, labels escaped, arrays
+ * indexed, invalid values NaN, char metrics left out, and a second layout
+ * of the same schema adding only its own families. */
+STROBE_TEST(prometheus_text)
+{
+    char err[1024];
+    const char *text = "daemon:\n  producer: n1\n";
+    struct strobe__cfg *cfg;
+    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
+    struct strobe__daemon *d;
+    CHECK_EQ_INT(strobe__daemon_new(cfg, &d, err, sizeof err), 0);
+    pthread_mutex_lock(&d->lock);
+    CHECK_EQ_INT(strobe__daemon_set_add(d, prom_set("a/app", 0, 1), STROBE_SET_PUBLISH, NULL), 0);
+    CHECK_EQ_INT(strobe__daemon_set_add(d, prom_set("b/app", 1, 2), STROBE_SET_PUBLISH, NULL), 0);
+    CHECK_EQ_INT(strobe__daemon_set_add(d, prom_set("hidden/app", 0, 3), 0, NULL), 0);
+    struct strobe__wr w = { 0 };
+    CHECK_EQ_INT(strobe__prometheus_text(d, &w), 0);
+    strobe__wr_u8(&w, 0);
+    CHECK_STR_EQ((const char *)w.buf,
+                 "# TYPE strobe_app_calls gauge\n"
+                 "strobe_app_calls{instance=\"a/app\",producer=\"n\\\"1\"} 1 1700000000123\n"
+                 "strobe_app_calls{instance=\"b/app\",producer=\"n\\\"1\"} 2 1700000000123\n"
+                 "# TYPE strobe_app_load gauge\n"
+                 "# HELP strobe_app_load unit: %\n"
+                 "strobe_app_load{instance=\"a/app\",producer=\"n\\\"1\",index=\"0\"} 0.5 1700000000123\n"
+                 "strobe_app_load{instance=\"a/app\",producer=\"n\\\"1\",index=\"1\"} 1.25 1700000000123\n"
+                 "strobe_app_load{instance=\"b/app\",producer=\"n\\\"1\",index=\"0\"} NaN 1700000000123\n"
+                 "strobe_app_load{instance=\"b/app\",producer=\"n\\\"1\",index=\"1\"} NaN 1700000000123\n"
+                 "# TYPE strobe_app_extra gauge\n"
+                 "strobe_app_extra{instance=\"b/app\",producer=\"n\\\"1\"} -7 1700000000123\n");
+    strobe__wr_free(&w);
+    pthread_mutex_unlock(&d->lock);
+    strobe__daemon_free(d);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(prometheus_text), STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
                  STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin),
                  STROBE_CASE(idle_daemon_sleeps))
