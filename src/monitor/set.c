@@ -596,7 +596,8 @@ static uint64_t now_ns(clockid_t c)
 STROBE_API void strobe_set_begin(strobe_set *set)
 {
     struct strobe__set_data_hdr *dh = DH(set);
-    dh->begin_ns = now_ns(CLOCK_MONOTONIC);
+    /* atomic: readers copy the whole section while we write */
+    __atomic_store_n(&dh->begin_ns, now_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
     __atomic_store_n(&dh->consistent, 0, __ATOMIC_RELAXED);
     /* orders the flag before the value stores that follow; pairs with the
      * reader's fence after its copy */

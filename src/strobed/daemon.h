@@ -61,7 +61,7 @@ struct strobe__daemon {
     struct strobe__http *http;
     pthread_t sched;
     int sched_started;
-    volatile int stop;
+    _Atomic int stop; /* read by every daemon thread */
     int stop_pipe[2]; /* wakes the scheduler */
 };
 

@@ -28,7 +28,7 @@ enum wstate { W_RECV, W_SEND, W_PARKED };
 
 struct worker {
     struct strobe__server *s;
-    enum wstate state;
+    _Atomic int state; /* enum wstate; atomic: the waiter looks at it while nng callbacks change it */
     nng_aio *aio;
     nng_ctx ctx;
     nng_msg *req;     /* parked request */

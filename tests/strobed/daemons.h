@@ -70,6 +70,9 @@ static inline pid_t start_daemon(const char *dir, const char *name, const char *
     return pid;
 }
 
+/* Stops a daemon; under a sanitizer a report (or a leak) makes the
+ * daemon's exit status non-zero, which expect_clean_exit turns into a
+ * test failure. */
 static inline int stop_daemon(pid_t pid, int sig)
 {
     int st = 0;
@@ -85,6 +88,16 @@ static inline void sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
+}
+
+static inline void stop_clean(pid_t pid, const char *dir, const char *name)
+{
+    int st = stop_daemon(pid, SIGTERM);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char *log;
+        strobe_test_sh(&log, "tail -n 40 '%s/%s.log'", dir, name);
+        STROBE_FAIL("strobed %s ended with status 0x%x:\n%s", name, st, log);
+    }
 }
 
 /* Value of metric `metric` (element 0) of set `set` at daemon `port`, or

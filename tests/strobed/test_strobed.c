@@ -66,8 +66,9 @@ STROBE_TEST(three_level_topology)
     CHECK_EQ_INT(served_value(test_port(4), NULL, "n3/synthetic", "m0", NULL), 5);
     /* the delta of the last sample: every metric grew by i + 1 */
     wait_value(test_port(5), NULL, "n3/synthetic_delta", "m2", 3, 5000);
+    static const char *const names[] = { "n1", "n2", "n3", "aggA", "aggB", "top" };
     for (int i = 5; i >= 0; i--)
-        CHECK(WIFEXITED(stop_daemon(p[i], SIGTERM)));
+        stop_clean(p[i], dir, names[i]);
     /* the store wrote the final sample of every set, once (a set is
      * passed on only when it changed) */
     char *csv;
@@ -98,8 +99,8 @@ STROBE_TEST(push_on_change)
              test_port(1), test_port(0));
     pid_t a = start_daemon(dir, "agg", y);
     wait_value(test_port(1), NULL, "n1/synthetic", "m0", 4, 4000);
-    stop_daemon(a, SIGTERM);
-    stop_daemon(s, SIGTERM);
+    stop_clean(a, dir, "agg");
+    stop_clean(s, dir, "n1");
 }
 
 static void write_file(const char *path, const char *text)
@@ -154,9 +155,9 @@ STROBE_TEST(shared_secret)
     pid_t a2 = start_daemon(dir, "agg2", y);
     sleep_ms(1000);
     CHECK_EQ_INT(served_value(test_port(2), "not the right secret", "n1/synthetic", "m0", NULL), -1);
-    stop_daemon(a2, SIGTERM);
-    stop_daemon(a, SIGTERM);
-    stop_daemon(s, SIGTERM);
+    stop_clean(a2, dir, "agg2");
+    stop_clean(a, dir, "agg");
+    stop_clean(s, dir, "n1");
     strobe_test_sh(&out, "cat '%s/agg2.log'", dir);
     CHECK_CONTAINS(out, "does not know our shared secret");
     free(out);
