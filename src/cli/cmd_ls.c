@@ -211,7 +211,13 @@ int strobe__cmd_ls(int argc, char **argv)
         }
     } else {
         struct strobe__mirror m = { 0 };
-        if ((rc = strobe__client_update(cl, &m, NULL, 0, 0, NULL, NULL)) == 0) {
+        if (npats > 64) {
+            strobe__cli_say("ls: at most 64 SET patterns");
+            strobe__client_close(cl);
+            return STROBE_EXIT_USAGE;
+        }
+        /* the daemon filters by the patterns: other sets do not travel */
+        if ((rc = strobe__client_update(cl, &m, (const char *const *)pats, (size_t)npats, 0, NULL, NULL)) == 0) {
             qsort(m.sets, m.n, sizeof *m.sets, cmp_sets);
             if (json) {
                 printf("{\"daemon\": ");

@@ -103,6 +103,8 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
     }
     if ((v = strobe__cfg_get(c, "sets"))) {
         size_t n = v->kind == STROBE_CFG_SEQ ? v->n : 1;
+        if (n > STROBE_PROTO_MAX_PATTERNS)
+            return fail_at(c, "sets", err, errlen, "lists more than 64 patterns", "");
         a->sets_owned = calloc(n + 1, sizeof *a->sets_owned);
         if (!a->sets_owned)
             return -ENOMEM;
@@ -238,7 +240,8 @@ static void *producer_thread(void *arg)
         /* push: the producer holds the reply until a set changes, at most
          * one interval, so a silent producer still answers regularly */
         uint32_t wait_ms = a->push ? (uint32_t)(interval / 1000000ull) : 0;
-        int rc = strobe__client_update_fetch(a->client, &a->mirror, NULL, 0, wait_ms, &body);
+        /* the producer filters by `sets:`: unwanted sets never travel */
+        int rc = strobe__client_update_fetch(a->client, &a->mirror, a->sets, a->nsets, wait_ms, &body);
         if (rc == 0) {
             pthread_mutex_lock(&d->lock);
             rc = strobe__client_update_apply(a->client, &a->mirror, &body, on_change, a);

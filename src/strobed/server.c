@@ -8,6 +8,7 @@
  * reconnect starts unauthenticated.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <stdio.h>
@@ -163,6 +164,17 @@ static int put_item(struct strobe__wr *w, const char *name, strobe_set *set, uin
     return status != STROBE_UPD_UNCHANGED;
 }
 
+/* Whether name matches one of the np globs (np = 0: no filter). */
+static int matches(const char *name, char (*pats)[256], uint32_t np)
+{
+    if (np == 0)
+        return 1;
+    for (uint32_t k = 0; k < np; k++)
+        if (fnmatch(pats[k], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
 /* Builds the UPDATE reply for request body r (lock held). Returns the
  * number of changed items, or a negative code for a malformed request. */
 static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t flags,
@@ -196,18 +208,30 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
         changed += put_item(w, name, e ? e->set : NULL, mg, dg, sum);
         items++;
     }
+    /* optional globs that limit the other sets sent */
+    char (*pats)[256] = NULL;
+    uint32_t np = 0;
+    if (!r.err && (flags & STROBE_UPDATE_FILTER)) {
+        np = strobe__rd_u32(&r);
+        if (np > STROBE_PROTO_MAX_PATTERNS || np > r.n / 3 || !(pats = calloc(np ? np : 1, sizeof *pats)))
+            r.err = STROBE_ERR_FORMAT;
+        for (uint32_t k = 0; !r.err && k < np; k++)
+            strobe__rd_str(&r, pats[k], sizeof pats[k]);
+    }
     if (r.err || r.n) {
+        free(pats);
         free(listed);
         return STROBE_ERR_FORMAT;
     }
-    /* and, when asked, every other published set in full */
+    /* and, when asked, every other published set (that matches) in full */
     if (flags & STROBE_UPDATE_ALL)
         for (size_t i = 0; i < d->nsets; i++)
-            if (published(&d->sets[i]) && !listed[i]) {
+            if (published(&d->sets[i]) && !listed[i] && matches(strobe_set_instance(d->sets[i].set), pats, np)) {
                 changed += put_item(w, strobe_set_instance(d->sets[i].set), d->sets[i].set, 0, 0,
                                     strobe_set_schema_sum(d->sets[i].set));
                 items++;
             }
+    free(pats);
     free(listed);
     if (!w->err)
         memcpy(w->buf + count_at, &items, 4);

@@ -343,33 +343,30 @@ void strobe__mirror_free(struct strobe__mirror *m)
 
 struct update_req {
     struct strobe__mirror *m;
-    const char *const *names;
-    size_t nnames;
+    const char *const *patterns;
+    size_t npatterns;
     uint32_t wait_ms;
 };
 
 static void build_update(struct strobe__client *c, const void *arg)
 {
     const struct update_req *u = arg;
-    strobe__msg_begin(&c->wr, STROBE_MSG_UPDATE, u->names ? 0 : STROBE_UPDATE_ALL);
+    /* what we have, so only changes travel; every other published set
+     * (matching the patterns, if any) comes in full */
+    strobe__msg_begin(&c->wr, STROBE_MSG_UPDATE,
+                      STROBE_UPDATE_ALL | (u->npatterns ? STROBE_UPDATE_FILTER : 0));
     strobe__wr_u32(&c->wr, u->wait_ms);
-    if (u->names) {
-        strobe__wr_u32(&c->wr, (uint32_t)u->nnames);
-        for (size_t i = 0; i < u->nnames; i++) {
-            strobe_set **s = mirror_find(u->m, u->names[i]);
-            strobe__wr_str(&c->wr, u->names[i]);
-            strobe__wr_u64(&c->wr, s ? strobe_set_meta_gn(*s) : 0);
-            strobe__wr_u64(&c->wr, s ? strobe_set_data_gn(*s) : 0);
-            strobe__wr_u64(&c->wr, s ? strobe_set_schema_sum(*s) : 0);
-        }
-    } else {
-        strobe__wr_u32(&c->wr, (uint32_t)u->m->n);
-        for (size_t i = 0; i < u->m->n; i++) {
-            strobe__wr_str(&c->wr, strobe_set_instance(u->m->sets[i]));
-            strobe__wr_u64(&c->wr, strobe_set_meta_gn(u->m->sets[i]));
-            strobe__wr_u64(&c->wr, strobe_set_data_gn(u->m->sets[i]));
-            strobe__wr_u64(&c->wr, strobe_set_schema_sum(u->m->sets[i]));
-        }
+    strobe__wr_u32(&c->wr, (uint32_t)u->m->n);
+    for (size_t i = 0; i < u->m->n; i++) {
+        strobe__wr_str(&c->wr, strobe_set_instance(u->m->sets[i]));
+        strobe__wr_u64(&c->wr, strobe_set_meta_gn(u->m->sets[i]));
+        strobe__wr_u64(&c->wr, strobe_set_data_gn(u->m->sets[i]));
+        strobe__wr_u64(&c->wr, strobe_set_schema_sum(u->m->sets[i]));
+    }
+    if (u->npatterns) {
+        strobe__wr_u32(&c->wr, (uint32_t)u->npatterns);
+        for (size_t i = 0; i < u->npatterns; i++)
+            strobe__wr_str(&c->wr, u->patterns[i]);
     }
 }
 
@@ -396,10 +393,12 @@ static int walk_one(void *arg, const struct strobe__update_item *it)
 }
 
 int strobe__client_update_fetch(struct strobe__client *c, const struct strobe__mirror *m,
-                                const char *const *names, size_t nnames, uint32_t wait_ms,
+                                const char *const *patterns, size_t npatterns, uint32_t wait_ms,
                                 struct strobe__rd *body)
 {
-    struct update_req u = { (struct strobe__mirror *)m, names, nnames, wait_ms };
+    if (npatterns > STROBE_PROTO_MAX_PATTERNS)
+        return -E2BIG;
+    struct update_req u = { (struct strobe__mirror *)m, patterns, npatterns, wait_ms };
     return request(c, build_update, &u, body, STROBE_MSG_UPDATE);
 }
 
@@ -416,11 +415,11 @@ int strobe__client_update_apply(struct strobe__client *c, struct strobe__mirror 
 }
 
 int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
-                          const char *const *names, size_t nnames, uint32_t wait_ms,
+                          const char *const *patterns, size_t npatterns, uint32_t wait_ms,
                           void (*on_change)(void *, strobe_set *, enum strobe__mirror_event),
                           void *ctx)
 {
     struct strobe__rd r;
-    int rc = strobe__client_update_fetch(c, m, names, nnames, wait_ms, &r);
+    int rc = strobe__client_update_fetch(c, m, patterns, npatterns, wait_ms, &r);
     return rc < 0 ? rc : strobe__client_update_apply(c, m, &r, on_change, ctx);
 }

@@ -46,13 +46,15 @@ struct strobe__mirror {
     size_t bytes_in; /* section bytes received, for statistics */
 };
 
-/* One UPDATE round: asks for every published set (or only `names` when
- * given), applies the reply to the mirror and reports each change. For a
+/* One UPDATE round: asks for every published set (or only those matching
+ * one of `patterns`, fnmatch globs, when given; at most
+ * STROBE_PROTO_MAX_PATTERNS; the daemon filters, so other sets do not
+ * travel), applies the reply to the mirror and reports each change. For a
  * GONE event the set is freed after the callback returns. wait_ms > 0
  * asks the server to hold the reply until something changes (push on
  * change) or the time passes. */
 int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
-                          const char *const *names, size_t nnames, uint32_t wait_ms,
+                          const char *const *patterns, size_t npatterns, uint32_t wait_ms,
                           void (*on_change)(void *ctx, strobe_set *set, enum strobe__mirror_event ev),
                           void *ctx);
 /* The two halves of strobe__client_update, for callers that must hold a
@@ -61,7 +63,7 @@ int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
  * half takes c only for its error text: c may be NULL (the fuzz target
  * tests/fuzz/fuzz_proto_reply.c applies replies without a connection). */
 int strobe__client_update_fetch(struct strobe__client *c, const struct strobe__mirror *m,
-                                const char *const *names, size_t nnames, uint32_t wait_ms,
+                                const char *const *patterns, size_t npatterns, uint32_t wait_ms,
                                 struct strobe__rd *body);
 int strobe__client_update_apply(struct strobe__client *c, struct strobe__mirror *m,
                                 struct strobe__rd *body,

@@ -31,6 +31,8 @@ enum strobe__msg_type {
 
 #define STROBE_HELLO_AUTH_REQUIRED 0x1u /* HELLO reply flag */
 #define STROBE_UPDATE_ALL 0x1u          /* UPDATE request flag: also send sets not listed */
+#define STROBE_UPDATE_FILTER 0x2u       /* ...only those matching the globs after the list */
+#define STROBE_PROTO_MAX_PATTERNS 64
 
 enum strobe__update_status {
     STROBE_UPD_UNCHANGED = 0, /* nothing follows */

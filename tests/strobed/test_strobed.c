@@ -62,6 +62,20 @@ STROBE_TEST(three_level_topology)
         CHECK_EQ_INT(served_value(test_port(5), NULL, set, "m1", NULL), 10);
         CHECK_EQ_INT(served_value(test_port(5), NULL, set, "component_id", NULL), 11 + i);
     }
+    /* a pattern is applied by the daemon: only the matching set travels */
+    {
+        char addr[64];
+        snprintf(addr, sizeof addr, "127.0.0.1:%d", test_port(5));
+        struct strobe__client *c;
+        CHECK_EQ_INT(strobe__client_open(addr, NULL, 2000, 1, &c), 0);
+        struct strobe__mirror m = { 0 };
+        const char *const pat[] = { "n2/*" };
+        CHECK_EQ_INT(strobe__client_update(c, &m, pat, 1, 0, NULL, NULL), 0);
+        CHECK_EQ_INT(m.n, 1);
+        CHECK_STR_EQ(strobe_set_instance(m.sets[0]), "n2/synthetic");
+        strobe__mirror_free(&m);
+        strobe__client_close(c);
+    }
     /* the middle level serves exactly its own sources */
     CHECK_EQ_INT(served_value(test_port(3), NULL, "n3/synthetic", "m0", NULL), -1);
     CHECK_EQ_INT(served_value(test_port(4), NULL, "n1/synthetic", "m0", NULL), -1);
