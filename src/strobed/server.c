@@ -355,7 +355,8 @@ static void worker_cb(void *arg)
 {
     struct worker *wk = arg;
     int rv = nng_aio_result(wk->aio);
-    switch (wk->state) {
+    int state = wk->state; /* one atomic load */
+    switch (state) {
     case W_RECV:
         if (rv != 0) {
             if (rv != NNG_ECLOSED && rv != NNG_ECANCELED)
