@@ -5,17 +5,15 @@
  *   keys: component_id, instance, path (default /proc/loadavg)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "plugins/plugins.h"
+#include "plugins/procfile.h"
 
 struct loadavg {
     const struct strobe_plugin_host *h;
-    int fd;
+    struct strobe__procfile file;
     strobe_set *set;
 };
 
@@ -33,9 +31,7 @@ static int open_loadavg(const struct strobe_plugin_host *h, void **state)
         free(s);
         return rc;
     }
-    if ((s->fd = open(path ? path : "/proc/loadavg", O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = -errno;
-        h->log(h, STROBE_LOG_ERROR, "%s: %s", path ? path : "/proc/loadavg", strerror(errno));
+    if ((rc = strobe__procfile_open(&s->file, h, path ? path : "/proc/loadavg")) < 0) {
         free(s);
         return rc;
     }
@@ -59,7 +55,7 @@ static int open_loadavg(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, "instance", "not a set name");
     }
     if (rc < 0) {
-        close(s->fd);
+        strobe__procfile_close(&s->file);
         free(s);
         return rc;
     }
@@ -70,16 +66,12 @@ static int open_loadavg(const struct strobe_plugin_host *h, void **state)
 static int sample_loadavg(void *state, uint64_t now_ns)
 {
     struct loadavg *s = state;
-    char buf[256];
     strobe_set_begin(s->set);
-    ssize_t n = pread(s->fd, buf, sizeof buf - 1, 0);
+    ssize_t n = strobe__procfile_read(&s->file);
     double l1, l5, l15;
     unsigned long long run, thr, last;
-    int ok = n > 0;
-    if (ok) {
-        buf[n] = 0;
-        ok = sscanf(buf, "%lf %lf %lf %llu/%llu %llu", &l1, &l5, &l15, &run, &thr, &last) == 6;
-    }
+    int ok = n > 0 &&
+             sscanf(s->file.buf, "%lf %lf %lf %llu/%llu %llu", &l1, &l5, &l15, &run, &thr, &last) == 6;
     if (ok) {
         strobe_set_d64(s->set, 1, 0, l1);
         strobe_set_d64(s->set, 2, 0, l5);
@@ -92,13 +84,13 @@ static int sample_loadavg(void *state, uint64_t now_ns)
         strobe_set_valid(s->set, i, ok);
     strobe_set_end(s->set);
     s->h->set_updated(s->h, s->set);
-    return ok ? 0 : n < 0 ? -errno : STROBE_ERR_FORMAT;
+    return ok ? 0 : n < 0 ? (int)n : STROBE_ERR_FORMAT;
 }
 
 static void close_loadavg(void *state)
 {
     struct loadavg *s = state;
-    close(s->fd);
+    strobe__procfile_close(&s->file);
     free(s);
 }
 

@@ -2,30 +2,26 @@
 /*
  * `meminfo` and `vmstat` samplers: /proc files of "name value [unit]"
  * lines. The schema is the file's own list of names, read at start; each
- * sample is one pread() of the kept-open file and a single pass that
+ * sample is one read of the kept-open file (procfile.h) and a single pass that
  * expects the lines in the same order (falling back to a name lookup when
  * the kernel's order differs), so a sample costs a few microseconds.
  *   keys: component_id (meta metric, default 0), instance (set name),
  *         path (default /proc/meminfo or /proc/vmstat; tests use copies)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "plugins/plugins.h"
-
-#define MAX_FILE (64 * 1024)
+#include "plugins/procfile.h"
 
 struct proc_kv {
     const struct strobe_plugin_host *h;
-    int fd;
+    struct strobe__procfile file;
     strobe_set *set;
     uint32_t n;     /* data metrics (index i + 1 in the set) */
     char **names;
     size_t *nlen;
-    char buf[MAX_FILE];
 };
 
 /* One line: name, value, optional unit. Returns the pointer after the
@@ -61,14 +57,6 @@ static char *parse_line(char *p, char *end, char **name, size_t *nlen, uint64_t 
     return le + 1;
 }
 
-static ssize_t read_all(struct proc_kv *s)
-{
-    ssize_t n = pread(s->fd, s->buf, sizeof s->buf - 1, 0);
-    if (n >= 0)
-        s->buf[n] = 0;
-    return n;
-}
-
 static int open_kv(const struct strobe_plugin_host *h, void **state, const char *schema_name,
                    const char *default_path)
 {
@@ -76,7 +64,6 @@ static int open_kv(const struct strobe_plugin_host *h, void **state, const char 
     if (!s)
         return -ENOMEM;
     s->h = h;
-    s->fd = -1;
     uint64_t comp;
     int rc = h->cfg_u64(h, "component_id", 0, &comp);
     const char *instance = h->cfg_str(h, "instance");
@@ -84,14 +71,11 @@ static int open_kv(const struct strobe_plugin_host *h, void **state, const char 
     strobe_schema *sc = NULL;
     if (rc < 0)
         goto fail;
-    if ((s->fd = open(path ? path : default_path, O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = -errno;
-        h->log(h, STROBE_LOG_ERROR, "%s: %s", path ? path : default_path, strerror(errno));
+    if ((rc = strobe__procfile_open(&s->file, h, path ? path : default_path)) < 0)
         goto fail;
-    }
-    ssize_t len = read_all(s);
+    ssize_t len = strobe__procfile_read(&s->file);
     if (len < 0) {
-        rc = -errno;
+        rc = (int)len;
         goto fail;
     }
     if ((rc = strobe_schema_new(schema_name, &sc)) < 0)
@@ -99,14 +83,14 @@ static int open_kv(const struct strobe_plugin_host *h, void **state, const char 
     strobe_schema_add(sc, "component_id", NULL, STROBE_MT_U64, 1, STROBE_METRIC_META);
     size_t lines = 1;
     for (ssize_t i = 0; i < len; i++)
-        lines += s->buf[i] == '\n';
+        lines += s->file.buf[i] == '\n';
     s->names = calloc(lines, sizeof *s->names);
     s->nlen = calloc(lines, sizeof *s->nlen);
     if (!s->names || !s->nlen) {
         rc = -ENOMEM;
         goto fail;
     }
-    char *p = s->buf, *end = s->buf + len, *name, *unit;
+    char *p = s->file.buf, *end = s->file.buf + len, *name, *unit;
     size_t nlen;
     uint64_t v;
     int ok;
@@ -149,8 +133,7 @@ fail:
         free(s->names[i]);
     free(s->names);
     free(s->nlen);
-    if (s->fd >= 0)
-        close(s->fd);
+    strobe__procfile_close(&s->file);
     free(s);
     return rc;
 }
@@ -159,13 +142,12 @@ static int sample_kv(void *state, uint64_t now_ns)
 {
     struct proc_kv *s = state;
     strobe_set_begin(s->set);
-    ssize_t len = read_all(s);
+    ssize_t len = strobe__procfile_read(&s->file);
     if (len < 0) {
-        int e = errno;
         strobe_set_end(s->set);
-        return -e;
+        return (int)len;
     }
-    char *p = s->buf, *end = s->buf + len, *name, *unit;
+    char *p = s->file.buf, *end = s->file.buf + len, *name, *unit;
     size_t nlen;
     uint64_t v;
     int ok;
@@ -197,7 +179,7 @@ static void close_kv(void *state)
         free(s->names[i]);
     free(s->names);
     free(s->nlen);
-    close(s->fd);
+    strobe__procfile_close(&s->file);
     free(s);
 }
 

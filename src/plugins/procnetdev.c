@@ -14,17 +14,16 @@
  *         interfaces (list of names; default all present at start but lo)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "plugins/plugins.h"
+#include "plugins/procfile.h"
 
 #define NCOUNTERS 16
 #define MAX_IFACES 4000 /* 16 metrics each stays below STROBE_SET_MAX_METRICS */
-#define FILE_CAP_MAX (64u << 20)
 
 /* The kernel's column order: eight receive, eight transmit counters. */
 static const char *const counter_names[NCOUNTERS] = {
@@ -34,33 +33,13 @@ static const char *const counter_names[NCOUNTERS] = {
 
 struct procnetdev {
     const struct strobe_plugin_host *h;
-    int fd;
+    struct strobe__procfile file;
     strobe_set *set;
     size_t n; /* interfaces; interface i has metrics 1 + 16 i ... */
     char **names;
     size_t *nlen;
     unsigned char *seen; /* per interface, this sample */
-    char *buf;
-    size_t cap;
 };
-
-static ssize_t read_all(struct procnetdev *s)
-{
-    for (;;) {
-        ssize_t n = pread(s->fd, s->buf, s->cap - 1, 0);
-        if (n < 0)
-            return -errno;
-        if ((size_t)n < s->cap - 1 || s->cap >= FILE_CAP_MAX) {
-            s->buf[n] = 0;
-            return n;
-        }
-        char *b = realloc(s->buf, s->cap * 2);
-        if (!b)
-            return -ENOMEM;
-        s->buf = b;
-        s->cap *= 2;
-    }
-}
 
 /* One interface line "  name: n1 n2 ... n16". Returns the start of the
  * next line; *name and *nlen are the interface (nlen 0 for header lines) and
@@ -138,9 +117,7 @@ static void free_procnetdev(struct procnetdev *s)
     free(s->names);
     free(s->nlen);
     free(s->seen);
-    free(s->buf);
-    if (s->fd >= 0)
-        close(s->fd);
+    strobe__procfile_close(&s->file);
     free(s);
 }
 
@@ -150,7 +127,6 @@ static int open_procnetdev(const struct strobe_plugin_host *h, void **state)
     if (!s)
         return -ENOMEM;
     s->h = h;
-    s->fd = -1;
     uint64_t comp;
     const char *const *list;
     size_t nlist;
@@ -177,24 +153,16 @@ static int open_procnetdev(const struct strobe_plugin_host *h, void **state)
             goto fail;
         }
     }
-    s->cap = 16 * 1024;
-    if (!(s->buf = malloc(s->cap))) {
-        rc = -ENOMEM;
+    if ((rc = strobe__procfile_open(&s->file, h, file)) < 0)
         goto fail;
-    }
-    if ((s->fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = -errno;
-        h->log(h, STROBE_LOG_ERROR, "%s: %s", file, strerror(errno));
-        goto fail;
-    }
-    ssize_t len = read_all(s);
+    ssize_t len = strobe__procfile_read(&s->file);
     if (len < 0) {
         rc = (int)len;
         h->log(h, STROBE_LOG_ERROR, "%s: %s", file, strerror((int)-len));
         goto fail;
     }
     if (!nlist) {
-        const char *p = s->buf, *end = s->buf + len, *name;
+        const char *p = s->file.buf, *end = s->file.buf + len, *name;
         size_t nlen;
         uint64_t v[NCOUNTERS];
         int nv;
@@ -262,7 +230,7 @@ static int sample_procnetdev(void *state, uint64_t now_ns)
     struct procnetdev *s = state;
     strobe_set *set = s->set;
     strobe_set_begin(set);
-    ssize_t len = read_all(s);
+    ssize_t len = strobe__procfile_read(&s->file);
     if (len < 0) {
         for (uint32_t i = 1; i < strobe_set_card(set); i++)
             strobe_set_valid(set, i, 0);
@@ -271,7 +239,7 @@ static int sample_procnetdev(void *state, uint64_t now_ns)
         return (int)len;
     }
     memset(s->seen, 0, s->n);
-    const char *p = s->buf, *end = s->buf + len, *name;
+    const char *p = s->file.buf, *end = s->file.buf + len, *name;
     size_t nlen, expect = 0;
     uint64_t v[NCOUNTERS];
     int nv, bad = 0;

@@ -18,16 +18,15 @@
  *         configured CPUs, so CPUs offline at start get a slot)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "plugins/plugins.h"
+#include "plugins/procfile.h"
 
 #define NFIELDS 10
 #define MAX_CPUS 65534u          /* count is a u32 but the set must fit 64 MiB */
-#define FILE_CAP_MAX (64u << 20) /* give up on a /proc/stat larger than this */
 
 static const char *const field_names[NFIELDS] = {"user", "nice",    "system", "idle",  "iowait",
                                                  "irq",  "softirq", "steal",  "guest", "guest_nice"};
@@ -45,36 +44,13 @@ static const char *const scalar_names[NSCALARS] = {"intr",      "ctxt",         
 
 struct procstat {
     const struct strobe_plugin_host *h;
-    int fd;
+    struct strobe__procfile file;
     strobe_set *set;
     uint32_t slots;       /* ncpu + 1 */
     int warned_extra;     /* a cpuN beyond the slots was logged once */
     unsigned char *seen;  /* per slot, this sample */
     unsigned char *ncols; /* per slot: columns the line had */
-    char *buf;
-    size_t cap;
 };
-
-/* Read the whole file into s->buf, NUL-terminated; grows the buffer when
- * the file fills it (/proc/stat grows with CPUs and interrupt lines).
- * Returns the length or -errno. */
-static ssize_t read_all(struct procstat *s)
-{
-    for (;;) {
-        ssize_t n = pread(s->fd, s->buf, s->cap - 1, 0);
-        if (n < 0)
-            return -errno;
-        if ((size_t)n < s->cap - 1 || s->cap >= FILE_CAP_MAX) {
-            s->buf[n] = 0;
-            return n;
-        }
-        char *b = realloc(s->buf, s->cap * 2);
-        if (!b)
-            return -ENOMEM;
-        s->buf = b;
-        s->cap *= 2;
-    }
-}
 
 static const char *skip_spaces(const char *p, const char *le)
 {
@@ -164,11 +140,9 @@ static int make_set(struct procstat *s, uint64_t comp, const char *instance)
 
 static void free_procstat(struct procstat *s)
 {
-    if (s->fd >= 0)
-        close(s->fd);
+    strobe__procfile_close(&s->file);
     free(s->seen);
     free(s->ncols);
-    free(s->buf);
     free(s);
 }
 
@@ -178,7 +152,6 @@ static int open_procstat(const struct strobe_plugin_host *h, void **state)
     if (!s)
         return -ENOMEM;
     s->h = h;
-    s->fd = -1;
     uint64_t comp, cpus;
     int rc;
     const char *instance = h->cfg_str(h, "instance");
@@ -190,24 +163,16 @@ static int open_procstat(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, "cpus", "at most %u", MAX_CPUS);
         goto fail;
     }
-    s->cap = 16 * 1024;
-    if (!(s->buf = malloc(s->cap))) {
-        rc = -ENOMEM;
+    if ((rc = strobe__procfile_open(&s->file, h, file)) < 0)
         goto fail;
-    }
-    if ((s->fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = -errno;
-        h->log(h, STROBE_LOG_ERROR, "%s: %s", file, strerror(errno));
-        goto fail;
-    }
-    ssize_t len = read_all(s);
+    ssize_t len = strobe__procfile_read(&s->file);
     if (len < 0) {
         rc = (int)len;
         h->log(h, STROBE_LOG_ERROR, "%s: %s", file, strerror((int)-len));
         goto fail;
     }
     if (!cpus) {
-        cpus = count_cpus(s->buf, s->buf + len);
+        cpus = count_cpus(s->file.buf, s->file.buf + len);
         if (!path) {
             /* offline CPUs are absent from /proc/stat but may come back */
             long conf = sysconf(_SC_NPROCESSORS_CONF);
@@ -238,7 +203,7 @@ static int sample_procstat(void *state, uint64_t now_ns)
     struct procstat *s = state;
     strobe_set *set = s->set;
     strobe_set_begin(set);
-    ssize_t len = read_all(s);
+    ssize_t len = strobe__procfile_read(&s->file);
     if (len < 0) {
         /* keep the last values but say they are not current */
         for (uint32_t i = M_FIELD0; i < M_SCALAR0 + NSCALARS; i++)
@@ -249,7 +214,7 @@ static int sample_procstat(void *state, uint64_t now_ns)
     }
     memset(s->seen, 0, s->slots);
     int scalar_seen[NSCALARS] = {0};
-    const char *p = s->buf, *end = s->buf + len;
+    const char *p = s->file.buf, *end = s->file.buf + len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
