@@ -15,6 +15,7 @@
 #include "export/escape.h"
 #include "strobe/metric_set.h"
 #include "strobed/config.h"
+#include "transport/auth.h"
 #include "transport/client.h"
 
 const char strobe__ls_help[] =
@@ -142,20 +143,6 @@ static int cmp_dir(const void *a, const void *b)
     return strcmp(((const struct strobe__dir_entry *)a)->name, ((const struct strobe__dir_entry *)b)->name);
 }
 
-static char *read_secret(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char buf[1024];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-        n--;
-    buf[n] = 0;
-    return strdup(buf);
-}
-
 int strobe__cmd_ls(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -185,12 +172,13 @@ int strobe__cmd_ls(int argc, char **argv)
         return strobe__cli_usage_error("ls", "which daemon? give HOST:PORT");
     const char *addr = argv[optind];
     char *secret = NULL;
-    if (secret_file && !(secret = read_secret(secret_file))) {
-        strobe__cli_say("ls: %s: %s", secret_file, strerror(errno));
+    int rc;
+    if (secret_file && (rc = strobe__auth_read_secret(secret_file, &secret)) < 0) {
+        strobe__cli_say("ls: %s: %s", secret_file, strobe_strerror(rc));
         return STROBE_EXIT_FAILURE;
     }
     struct strobe__client *cl;
-    int rc = strobe__client_open(addr, secret, (uint32_t)(timeout_ns / 1000000ull), 1, &cl);
+    rc = strobe__client_open(addr, secret, (uint32_t)(timeout_ns / 1000000ull), 1, &cl);
     free(secret);
     if (rc < 0) {
         strobe__cli_say("ls: %s: %s", addr, strobe_strerror(rc));

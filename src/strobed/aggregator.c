@@ -190,17 +190,10 @@ static void on_change(void *arg, strobe_set *set, enum strobe__mirror_event ev)
     }
 }
 
-static uint64_t now_real(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleeps until the wall-clock time `until` or until the daemon stops. */
 static void sleep_until(struct strobe__daemon *d, uint64_t until)
 {
-    for (uint64_t now = now_real(); !d->stop && now < until; now = now_real()) {
+    for (uint64_t now = strobe__wall_ns(); !d->stop && now < until; now = strobe__wall_ns()) {
         uint64_t ms = (until - now + 999999) / 1000000;
         struct pollfd pfd = { d->stop_pipe[0], POLLIN, 0 };
         poll(&pfd, 1, (int)(ms > 200 ? 200 : ms));
@@ -230,9 +223,7 @@ static void *producer_thread(void *arg)
     uint64_t interval = a->interval_ns;
     while (!d->stop) {
         if (!a->push) {
-            uint64_t now = now_real();
-            uint64_t base = now >= a->offset_ns ? now - a->offset_ns : 0;
-            sleep_until(d, (base / interval + 1) * interval + a->offset_ns);
+            sleep_until(d, strobe__next_tick(strobe__wall_ns(), interval, a->offset_ns));
             if (d->stop)
                 break;
         }
@@ -249,7 +240,7 @@ static void *producer_thread(void *arg)
         }
         round_done(a, rc);
         if (rc < 0 && a->push)
-            sleep_until(d, now_real() + interval); /* do not spin on a dead producer */
+            sleep_until(d, strobe__wall_ns() + interval); /* do not spin on a dead producer */
     }
     return NULL;
 }

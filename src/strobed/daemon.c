@@ -19,6 +19,7 @@
 #include "strobed/daemon.h"
 #include "strobed/http.h"
 #include "strobed/server.h"
+#include "transport/auth.h"
 
 #define MAX_CHAIN_DEPTH 16
 
@@ -544,17 +545,14 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
 
 /* ---- scheduling -------------------------------------------------------------------- */
 
-static uint64_t now_real(void)
+uint64_t strobe__wall_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Next tick strictly after `now` on the grid k*interval + offset (wall
- * clock), so samplers on different nodes with the same settings sample
- * at the same moments. */
-static uint64_t next_tick(uint64_t now, uint64_t interval, uint64_t offset)
+uint64_t strobe__next_tick(uint64_t now, uint64_t interval, uint64_t offset)
 {
     uint64_t base = now >= offset ? now - offset : 0;
     return (base / interval + 1) * interval + offset;
@@ -592,16 +590,16 @@ int strobe__daemon_sample_all(struct strobe__daemon *d, uint64_t now_ns)
 static void *scheduler(void *arg)
 {
     struct strobe__daemon *d = arg;
-    uint64_t now = now_real();
+    uint64_t now = strobe__wall_ns();
     for (size_t i = 0; i < d->ninst; i++)
         if (d->inst[i]->plugin->kind == STROBE_PLUGIN_SAMPLER) /* only samplers have a schedule */
-            d->inst[i]->next_ns = next_tick(now, d->inst[i]->interval_ns, d->inst[i]->offset_ns);
+            d->inst[i]->next_ns = strobe__next_tick(now, d->inst[i]->interval_ns, d->inst[i]->offset_ns);
     while (!d->stop) {
         uint64_t next = UINT64_MAX;
         for (size_t i = 0; i < d->ninst; i++)
             if (d->inst[i]->plugin->kind == STROBE_PLUGIN_SAMPLER && d->inst[i]->next_ns < next)
                 next = d->inst[i]->next_ns;
-        now = now_real();
+        now = strobe__wall_ns();
         if (next > now) {
             /* sleep on the stop pipe so shutdown is immediate */
             uint64_t wait_ms = next == UINT64_MAX ? 1000 : (next - now + 999999) / 1000000;
@@ -616,7 +614,7 @@ static void *scheduler(void *arg)
                 continue;
             run_sampler(d, in, now);
             /* a late tick is not replayed: skip to the next grid point */
-            in->next_ns = next_tick(now_real(), in->interval_ns, in->offset_ns);
+            in->next_ns = strobe__next_tick(strobe__wall_ns(), in->interval_ns, in->offset_ns);
         }
         pthread_mutex_unlock(&d->lock);
     }
@@ -646,23 +644,18 @@ static int check_keys(const struct strobe__cfg *c, const char *const *allowed, c
 
 static int read_secret(const char *path, char **out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -errno;
+    int rc = strobe__auth_read_secret(path, out);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path, strobe_strerror(rc));
+        return rc;
     }
-    char buf[1024];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-        n--;
-    buf[n] = 0;
-    if (n < 8) {
+    if (strlen(*out) < 8) {
         snprintf(err, errlen, "%s: the shared secret must be at least 8 characters", path);
+        free(*out);
+        *out = NULL;
         return STROBE_ERR_SYNTAX;
     }
-    *out = strdup(buf);
-    return *out ? 0 : -ENOMEM;
+    return 0;
 }
 
 static int daemon_section(struct strobe__daemon *d, const struct strobe__cfg *c, char *err,

@@ -89,6 +89,13 @@ struct strobe__set_entry *strobe__daemon_set_find(struct strobe__daemon *d, cons
 /* A set changed: transforms and stores see it, waiters wake (lock held). */
 void strobe__daemon_set_updated(struct strobe__daemon *d, strobe_set *set);
 
+/* CLOCK_REALTIME in ns: the clock sampling and pulling are scheduled on. */
+uint64_t strobe__wall_ns(void);
+/* The next time strictly after `now` on the grid k*interval + offset, so
+ * that daemons on different nodes with the same settings sample and pull
+ * at the same moments. */
+uint64_t strobe__next_tick(uint64_t now, uint64_t interval, uint64_t offset);
+
 void strobe__log(struct strobe__daemon *d, enum strobe_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int strobe__log_level_parse(const char *s, enum strobe_log_level *out);

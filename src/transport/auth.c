@@ -2,6 +2,8 @@
 /* Shared-secret challenge/response (auth.h) on mbed TLS's HMAC-SHA256. */
 #include <errno.h>
 #include <mbedtls/md.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -28,6 +30,23 @@ int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[S
                                rl + 2 * STROBE_PROTO_NONCE, mac) != 0)
         return -EIO;
     return 0;
+}
+
+int strobe__auth_read_secret(const char *path, char **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -errno;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        n--;
+    buf[n] = 0;
+    *out = strdup(buf);
+    /* do not leave the secret on the stack */
+    memset(buf, 0, sizeof buf);
+    return *out ? 0 : -ENOMEM;
 }
 
 int strobe__auth_equal(const uint8_t a[STROBE_PROTO_MAC], const uint8_t b[STROBE_PROTO_MAC])

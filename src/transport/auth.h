@@ -18,6 +18,9 @@ int strobe__auth_nonce(uint8_t nonce[STROBE_PROTO_NONCE]);
  * or "client" so a proof cannot be reflected back. */
 int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[STROBE_PROTO_NONCE],
                      const uint8_t second[STROBE_PROTO_NONCE], uint8_t mac[STROBE_PROTO_MAC]);
+/* The shared secret in file `path` (trailing newlines, CRs and blanks
+ * dropped; at most 1023 bytes read) into a malloc'ed *out: 0 or -errno. */
+int strobe__auth_read_secret(const char *path, char **out);
 /* Constant-time comparison of two MACs: 1 when equal. */
 int strobe__auth_equal(const uint8_t a[STROBE_PROTO_MAC], const uint8_t b[STROBE_PROTO_MAC]);
 
