@@ -14,6 +14,7 @@
 
 #include "strobed/config.h"
 #include "strobed/daemon.h"
+#include "strobed/inproc.h"
 #include "test.h"
 
 static char *read_text(const char *path)
@@ -51,18 +52,12 @@ static int count_files(const char *dir)
 static struct strobe__daemon *daemon_from(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct strobe__daemon *daemon_from(const char *fmt, ...)
 {
-    char yaml[8192], err[1024] = "";
+    char yaml[8192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(yaml, sizeof yaml, fmt, ap);
     va_end(ap);
-    struct strobe__cfg *cfg;
-    struct strobe__daemon *d;
-    if (strobe__cfg_parse(yaml, strlen(yaml), "test.yaml", &cfg, err, sizeof err) < 0)
-        STROBE_FAIL("config: %s", err);
-    if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
-        STROBE_FAIL("daemon: %s", err);
-    return d;
+    return inproc_daemon(yaml, "test.yaml");
 }
 
 /* A set of schema `schema` with u64 metrics named in the NULL-terminated

@@ -10,6 +10,7 @@
 
 #include "strobed/config.h"
 #include "strobed/daemon.h"
+#include "strobed/inproc.h"
 #include "test.h"
 
 #define FIXTURES STROBE_SOURCE_DIR "/tests/plugins/fixtures"
@@ -45,27 +46,13 @@ static void install_fixture(const char *fixture, const char *to)
 
 static struct strobe__daemon *daemon_from(const char *yaml)
 {
-    struct strobe__cfg *cfg;
-    struct strobe__daemon *d;
-    char err[1024] = "";
-    if (strobe__cfg_parse(yaml, strlen(yaml), "test.yaml", &cfg, err, sizeof err) < 0)
-        STROBE_FAIL("config: %s", err);
-    int rc = strobe__daemon_new(cfg, &d, err, sizeof err);
-    if (rc < 0)
-        STROBE_FAIL("daemon: %s (%d)", err, rc);
-    return d;
+    return inproc_daemon(yaml, "test.yaml");
 }
 
 /* Expect configuration text to be refused, with `what` in the message. */
 static void daemon_refuses(const char *yaml, const char *what)
 {
-    struct strobe__cfg *cfg;
-    struct strobe__daemon *d;
-    char err[1024] = "";
-    CHECK(strobe__cfg_parse(yaml, strlen(yaml), "test.yaml", &cfg, err, sizeof err) == 0);
-    CHECK(strobe__daemon_new(cfg, &d, err, sizeof err) < 0);
-    CHECK_CONTAINS(err, what);
-    strobe__cfg_free(cfg);
+    CHECK_CONTAINS(inproc_refusal(yaml, "test.yaml"), what);
 }
 
 static strobe_set *find_set(struct strobe__daemon *d, const char *instance)

@@ -11,19 +11,15 @@
 #include "strobe/shm.h"
 #include "strobed/config.h"
 #include "strobed/daemon.h"
+#include "strobed/inproc.h"
 #include "test.h"
 
 static struct strobe__daemon *daemon_for(const char *index)
 {
-    char text[512], err[1024];
+    char text[512];
     snprintf(text, sizeof text, "daemon:\n  producer: node\nsamplers:\n  - plugin: shm\n    index: %s\n"
              "    timeout: 0\n", index);
-    struct strobe__cfg *cfg;
-    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
-    struct strobe__daemon *d;
-    if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
-        STROBE_FAIL("%s", err);
-    return d;
+    return inproc_daemon(text, "t.yaml");
 }
 
 static long long copy_value(struct strobe__daemon *d, const char *set, uint32_t metric)

@@ -12,35 +12,20 @@
 #include <stdint.h>
 
 #include "strobed/daemon.h"
+#include "strobed/inproc.h"
 #include "test.h"
 
 #define S 1000000000ull /* ns per second */
 
 static struct strobe__daemon *daemon_from(const char *yaml)
 {
-    char err[1024] = "";
-    struct strobe__cfg *cfg;
-    struct strobe__daemon *d;
-    if (strobe__cfg_parse(yaml, strlen(yaml), "test.yaml", &cfg, err, sizeof err) < 0)
-        STROBE_FAIL("config: %s", err);
-    if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
-        STROBE_FAIL("daemon: %s", err);
-    return d;
+    return inproc_daemon(yaml, "test.yaml");
 }
 
 /* The error text strobe__daemon_new gives for a configuration. */
 static const char *daemon_error(const char *yaml)
 {
-    static char err[1024];
-    struct strobe__cfg *cfg;
-    struct strobe__daemon *d;
-    err[0] = 0;
-    if (strobe__cfg_parse(yaml, strlen(yaml), "test.yaml", &cfg, err, sizeof err) < 0)
-        STROBE_FAIL("config: %s", err);
-    if (strobe__daemon_new(cfg, &d, err, sizeof err) == 0)
-        STROBE_FAIL("configuration accepted:\n%s", yaml);
-    strobe__cfg_free(cfg);
-    return err;
+    return inproc_refusal(yaml, "test.yaml");
 }
 
 /* A set "producer/schema" with scalar metrics named by a space-separated

@@ -10,25 +10,14 @@
 #include "strobed/config.h"
 #include "strobed/daemon.h"
 #include "strobed/http.h"
+#include "strobed/inproc.h"
 #include "test.h"
 #include "transport/proto.h"
 
 /* Builds a daemon from text; returns its code and the message in err. */
 static int build(const char *text, char *err, size_t cap)
 {
-    struct strobe__cfg *cfg;
-    err[0] = 0;
-    int rc = strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, cap);
-    if (rc < 0)
-        return rc;
-    struct strobe__daemon *d;
-    rc = strobe__daemon_new(cfg, &d, err, cap);
-    if (rc < 0) {
-        strobe__cfg_free(cfg);
-        return rc;
-    }
-    strobe__daemon_free(d);
-    return 0;
+    return inproc_build(text, "t.yaml", err, cap);
 }
 
 static void expect_error(const char *text, const char *msg)
