@@ -208,8 +208,7 @@ static void publish_round(struct strobe__rt_publish *p, uint64_t ns_per_tick_num
     if (nreg > p->cap)
         nreg = (uint32_t)p->cap;
     uint64_t threads = 0;
-    memset(p->visits, 0, MAX_REGIONS * sizeof *p->visits);
-    memset(p->ticks, 0, MAX_REGIONS * sizeof *p->ticks);
+    /* every entry read below (r < nreg) starts from the retired totals */
     for (uint32_t r = 0; r < nreg; r++) {
         p->visits[r] = p->regions[r].retired_visits;
         p->ticks[r] = p->regions[r].retired_ticks;
