@@ -18,12 +18,16 @@
 #include "transport/client.h"
 
 /* A port block per test case (cases run in parallel): base + 0..9,
- * fixed at the first call so forked children agree with their parent. */
+ * fixed at the first call so forked children agree with their parent.
+ * All blocks lie in 10000-31999, below Linux's ephemeral range (32768 and
+ * up by default): a port there can be taken at any moment by the local
+ * end of some other test's outgoing connection, and a daemon that then
+ * cannot listen ("Address in use") fails the test. */
 static inline int test_port(int slot)
 {
     static int base;
     if (!base)
-        base = 21000 + (int)(getpid() % 2000) * 10;
+        base = 10000 + (int)(getpid() % 2200) * 10;
     return base + slot;
 }
 
