@@ -41,6 +41,7 @@ enum strobe_error {
     STROBE_ERR_DISABLED = -1004, /* measurement is off in this process */
     STROBE_ERR_LIMIT = -1005,    /* a configured size limit was reached */
     STROBE_ERR_UNSUPPORTED = -1006, /* the request is valid but not supported */
+    STROBE_ERR_ABORTED = -1007,  /* a transaction aborted (a precondition failed) */
 };
 
 /* Message for any code returned by a strobe function (never NULL, static). */

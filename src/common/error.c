@@ -15,6 +15,7 @@ STROBE_API const char *strobe_strerror(int code)
     case STROBE_ERR_DISABLED: return "measurement is not active";
     case STROBE_ERR_LIMIT: return "size limit reached";
     case STROBE_ERR_UNSUPPORTED: return "not supported";
+    case STROBE_ERR_ABORTED: return "transaction aborted";
     default:
         if (code < 0 && code > -4096)
             return strerror(-code);
