@@ -446,7 +446,8 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 *max_txid = txid;
         }
     }
-    qsort(v, n, sizeof *v, cmp_found);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_found);
     for (size_t i = 1; i < n; i++)
         if (v[i].txid == v[i - 1].txid) {
             strobe__petra_why(why, why_len, "%s: two descriptors carry TXID %llu", h->path,
