@@ -609,8 +609,19 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 petra_desc_size(d->nops) > h->log_bytes - off)
                 continue;
             uint64_t txid = atomic_load_explicit(&d->txid, memory_order_relaxed);
+            /* TXIDs restart above every one in the logs, even torn ones:
+             * a torn descriptor must never look newer than the checkpoint
+             * that follows recovery (2^62 bounds what damage can claim) */
+            if (txid > *max_txid && txid < (1ull << 62))
+                *max_txid = txid;
             if (txid < S || atomic_load_explicit(&d->check, memory_order_relaxed) != strobe__tx_desc_check(d))
                 continue; /* retired, or never completely persisted */
+            if (txid >= (1ull << 62)) {
+                strobe__petra_why(why, why_len, "%s: log %u offset %llu: descriptor TXID %llu is impossible",
+                                  h->path, slot, (unsigned long long)off, (unsigned long long)txid);
+                free(v);
+                return STROBE_ERR_FORMAT;
+            }
             uint8_t st = atomic_load_explicit(&d->status, memory_order_relaxed);
             if (st != PETRA_COMMITTED)
                 continue;
@@ -638,8 +649,6 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 v = g;
             }
             v[n++] = (struct found){ txid, d };
-            if (txid > *max_txid)
-                *max_txid = txid;
         }
     }
     if (n)
