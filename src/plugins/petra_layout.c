@@ -110,6 +110,20 @@ int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe_
         out->heap = NULL;
         return rc;
     }
+    /* a heap of someone else's (structures, none of ours) is not taken
+     * over; an empty one is a store whose creation was cut short */
+    if (create && strobe_petra_structure_find(out->heap, structure_names[STROBE__PST_INFO]) < 0) {
+        for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES; id++) {
+            const char *name;
+            enum strobe_petra_kind kind;
+            if (strobe_petra_structure_info(out->heap, id, &name, &kind) == 0 &&
+                strncmp(name, "store.", 6) != 0) {
+                snprintf(why, why_len, "not a petra store heap (it holds '%s')", name);
+                strobe__pst_close(out);
+                return STROBE_ERR_FORMAT;
+            }
+        }
+    }
     for (int i = 0; i < STROBE__PST_NSTRUCTURES; i++) {
         int id = strobe_petra_structure_find(out->heap, structure_names[i]);
         if (id == -ENOENT && create)
