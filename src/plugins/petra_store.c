@@ -57,6 +57,7 @@ struct pst_metric {
     uint64_t seq;     /* samples committed */
     uint64_t last_ts; /* timestamp of the last committed sample */
     struct strobe__pst_desc d;
+    uint64_t queued; /* the update (pst.updates) that last queued a sample */
     int in_heap; /* names[id] committed */
     int clash;   /* stored with another type: skipped (logged once) */
 };
@@ -99,6 +100,7 @@ struct pst {
     unsigned nops;
     struct pst_pending pend[STROBE_PETRA_MAX_OPS];
     unsigned npend;
+    uint64_t updates; /* update() calls: tells metrics queued in this one */
     uint64_t committed, skipped, errors;
 };
 
@@ -462,6 +464,7 @@ static int update_petra(void *state, const strobe_set *set)
         return 0;
     }
     struct pst_set *ps;
+    s->updates++;
     int rc = set_cache(s, set, &ps);
     uint64_t ts = strobe_set_timestamp(set);
     for (size_t k = 0; rc == 0 && k < ps->n; k++) {
@@ -470,6 +473,11 @@ static int update_petra(void *state, const strobe_set *set)
          * (same timestamp) is stored once */
         if (e->m->clash || !strobe_set_is_valid(set, e->i) || (e->m->seq && e->m->last_ts == ts))
             continue;
+        /* two elements of one set with one name (a scalar "x[0]" next to
+         * an array "x"): the first wins; one sample per metric per update */
+        if (e->m->queued == s->updates)
+            continue;
+        e->m->queued = s->updates;
         rc = queue_sample(s, e->m, value_bits(set, e->i, e->j), ts);
     }
     if (rc == 0)
