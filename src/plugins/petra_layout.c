@@ -5,11 +5,13 @@
  * petra_layout.h and docs/petra-store.md, "Key layout").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugins/petra_layout.h"
 
@@ -17,8 +19,20 @@ static const char *const structure_names[STROBE__PST_NSTRUCTURES] = {
     "store.info", "store.names", "store.strings", "store.latest", "store.ring.ts", "store.ring.value",
 };
 
-/* Buckets of each map (0 = petra's default, 65536): info holds two keys. */
-static const uint32_t structure_buckets[STROBE__PST_NSTRUCTURES] = {16, 0, 0, 0, 0, 0};
+/* Buckets of map i for a heap of `size` bytes (fixed at creation). The
+ * bucket arrays live in the heap (a checkpoint builds new ones next to
+ * the old), so they scale with it: the ring maps get one bucket per 2 KiB
+ * of heap (256 MiB: 131072, about 2 keys per bucket when the heap is
+ * full), the per-metric maps an eighth of that; info holds two keys. */
+static uint32_t structure_buckets(int i, uint64_t size)
+{
+    if (i == STROBE__PST_INFO)
+        return 16;
+    uint64_t b = 256;
+    while (b < (1u << 20) && b * 2 <= size / 2048)
+        b *= 2;
+    return (uint32_t)(i == STROBE__PST_RING_TS || i == STROBE__PST_RING_VALUE ? b : b / 8);
+}
 
 uint64_t strobe__pst_desc_pack(const struct strobe__pst_desc *d)
 {
@@ -63,84 +77,36 @@ int strobe__pst_close(struct strobe__pst *s)
     return rc;
 }
 
-/* Check the magic and version, or write them (create) when absent. */
-static int check_info(struct strobe__pst *s, int create, char *why, size_t why_len)
+/* Copy petra's reason into why without the "PATH: " it may start with
+ * (callers name the file themselves). */
+static void reason(char *why, size_t why_len, const char *path, const char *pwhy, int rc)
 {
-    uint64_t magic = 0, version = 0;
-    int rc = strobe_petra_get(s->t, s->sid[STROBE__PST_INFO], STROBE__PST_INFO_MAGIC, &magic);
-    if (rc == -ENOENT && create) {
-        struct strobe_petra_op ops[2] = {
-            {.type = STROBE_PETRA_INSERT, .structure = (uint8_t)s->sid[STROBE__PST_INFO],
-             .key = STROBE__PST_INFO_MAGIC, .value = STROBE__PST_MAGIC},
-            {.type = STROBE_PETRA_INSERT, .structure = (uint8_t)s->sid[STROBE__PST_INFO],
-             .key = STROBE__PST_INFO_VERSION, .value = STROBE__PST_VERSION},
-        };
-        if ((rc = strobe_petra_execute(s->t, ops, 2)) < 0) {
-            snprintf(why, why_len, "cannot write the store's magic: %s", strobe_strerror(rc));
-            return rc;
-        }
-        return 0;
-    }
-    if (rc == 0)
-        rc = strobe_petra_get(s->t, s->sid[STROBE__PST_INFO], STROBE__PST_INFO_VERSION, &version);
-    if (rc < 0 || magic != STROBE__PST_MAGIC) {
-        snprintf(why, why_len, "not a petra store heap (no store magic)");
-        return STROBE_ERR_FORMAT;
-    }
-    if (version != STROBE__PST_VERSION) {
-        snprintf(why, why_len, "petra store layout version %" PRIu64 " (this strobe reads %u)", version,
-                 STROBE__PST_VERSION);
-        return STROBE_ERR_VERSION;
-    }
-    return 0;
+    size_t n = strlen(path);
+    if (strncmp(pwhy, path, n) == 0 && pwhy[n] == ':' && pwhy[n + 1] == ' ')
+        pwhy += n + 2;
+    snprintf(why, why_len, "%s", pwhy[0] ? pwhy : strobe_strerror(rc));
 }
 
-int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out,
-                     char *why, size_t why_len)
+/* Open an existing heap as a store: every structure, the magic and the
+ * version must be there. Writes nothing but what recovery writes. */
+static int open_existing(const char *path, struct strobe__pst *out, char *why, size_t why_len)
 {
-    memset(out, 0, sizeof *out);
-    char pwhy[256] = "";
+    char pwhy[512] = "";
     int rc = strobe_petra_open(path, NULL, &out->heap, pwhy, sizeof pwhy);
-    if (rc == -ENOENT && create) {
-        struct strobe_petra_options opt = {.size = size};
-        rc = strobe_petra_create(path, &opt, &out->heap, pwhy, sizeof pwhy);
-    }
     if (rc < 0) {
-        snprintf(why, why_len, "%s", pwhy[0] ? pwhy : strobe_strerror(rc));
+        reason(why, why_len, path, pwhy, rc);
         out->heap = NULL;
         return rc;
     }
-    /* a heap of someone else's (structures, none of ours) is not taken
-     * over; an empty one is a store whose creation was cut short */
-    if (create && strobe_petra_structure_find(out->heap, structure_names[STROBE__PST_INFO]) < 0) {
-        for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES; id++) {
-            const char *name;
-            enum strobe_petra_kind kind;
-            if (strobe_petra_structure_info(out->heap, id, &name, &kind) == 0 &&
-                strncmp(name, "store.", 6) != 0) {
-                snprintf(why, why_len, "not a petra store heap (it holds '%s')", name);
-                strobe__pst_close(out);
-                return STROBE_ERR_FORMAT;
-            }
-        }
-    }
     for (int i = 0; i < STROBE__PST_NSTRUCTURES; i++) {
         int id = strobe_petra_structure_find(out->heap, structure_names[i]);
-        if (id == -ENOENT && create)
-            id = strobe_petra_structure_create(out->heap, structure_names[i], STROBE_PETRA_MAP,
-                                               structure_buckets[i]);
         enum strobe_petra_kind kind;
         const char *name;
-        if (id >= 0 && (strobe_petra_structure_info(out->heap, id, &name, &kind) < 0 ||
-                        kind != STROBE_PETRA_MAP))
-            id = STROBE_ERR_FORMAT;
-        if (id < 0) {
-            if (id == -ENOENT || id == STROBE_ERR_FORMAT)
-                snprintf(why, why_len, "not a petra store heap (no hash map '%s')", structure_names[i]);
-            else
-                snprintf(why, why_len, "cannot create '%s': %s", structure_names[i], strobe_strerror(id));
+        if (id < 0 || strobe_petra_structure_info(out->heap, id, &name, &kind) < 0 ||
+            kind != STROBE_PETRA_MAP) {
+            snprintf(why, why_len, "not a petra store heap (no hash map '%s')", structure_names[i]);
             strobe__pst_close(out);
-            return id == -ENOENT ? STROBE_ERR_FORMAT : id;
+            return STROBE_ERR_FORMAT;
         }
         out->sid[i] = id;
     }
@@ -150,11 +116,107 @@ int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe_
         strobe__pst_close(out);
         return rc;
     }
-    if ((rc = check_info(out, create, why, why_len)) < 0) {
+    uint64_t magic = 0, version = 0;
+    rc = strobe_petra_get(out->t, out->sid[STROBE__PST_INFO], STROBE__PST_INFO_MAGIC, &magic);
+    if (rc == 0)
+        rc = strobe_petra_get(out->t, out->sid[STROBE__PST_INFO], STROBE__PST_INFO_VERSION, &version);
+    if (rc < 0 || magic != STROBE__PST_MAGIC) {
+        snprintf(why, why_len, "not a petra store heap (no store magic)");
+        rc = STROBE_ERR_FORMAT;
+    } else if (version != STROBE__PST_VERSION) {
+        snprintf(why, why_len, "petra store layout version %" PRIu64 " (this strobe reads %u)", version,
+                 STROBE__PST_VERSION);
+        rc = STROBE_ERR_VERSION;
+    }
+    if (rc < 0)
         strobe__pst_close(out);
+    return rc;
+}
+
+/* Make a complete store heap at path, atomically: it is built as
+ * PATH.new-PID (structures, magic), closed, then linked into place, so
+ * PATH is never a half-made store, whenever the process dies. A killed
+ * creation leaves PATH.new-PID behind (safe to delete). -EEXIST when
+ * PATH appeared meanwhile. */
+static int create_new(const char *path, uint64_t size, char *why, size_t why_len)
+{
+    char tmp[4200], pwhy[512] = "";
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.new-%ld", path, (long)getpid()) >= sizeof tmp) {
+        snprintf(why, why_len, "path too long");
+        return -ENAMETOOLONG;
+    }
+    unlink(tmp); /* left by a killed creation of a process with our pid */
+    struct strobe__pst s = {0};
+    /* one writer thread (the store), plus one slot to spare; the
+     * descriptor logs take max_threads * log_bytes of the file */
+    struct strobe_petra_options opt = {.size = size, .max_threads = 2};
+    int rc = strobe_petra_create(tmp, &opt, &s.heap, pwhy, sizeof pwhy);
+    if (rc < 0) {
+        reason(why, why_len, tmp, pwhy, rc);
         return rc;
     }
-    return 0;
+    for (int i = 0; rc == 0 && i < STROBE__PST_NSTRUCTURES; i++) {
+        int id = strobe_petra_structure_create(s.heap, structure_names[i], STROBE_PETRA_MAP,
+                                               structure_buckets(i, size ? size : 256ull << 20));
+        if (id < 0) {
+            snprintf(why, why_len, "cannot create '%s': %s", structure_names[i], strobe_strerror(id));
+            rc = id;
+        }
+        s.sid[i] = id;
+    }
+    if (rc == 0 && (rc = strobe_petra_thread_attach(s.heap, &s.t)) < 0) {
+        s.t = NULL;
+        snprintf(why, why_len, "cannot attach a thread: %s", strobe_strerror(rc));
+    }
+    if (rc == 0) {
+        struct strobe_petra_op ops[2] = {
+            {.type = STROBE_PETRA_INSERT, .structure = (uint8_t)s.sid[STROBE__PST_INFO],
+             .key = STROBE__PST_INFO_MAGIC, .value = STROBE__PST_MAGIC},
+            {.type = STROBE_PETRA_INSERT, .structure = (uint8_t)s.sid[STROBE__PST_INFO],
+             .key = STROBE__PST_INFO_VERSION, .value = STROBE__PST_VERSION},
+        };
+        if ((rc = strobe_petra_execute(s.t, ops, 2)) < 0)
+            snprintf(why, why_len, "cannot write the store's magic: %s", strobe_strerror(rc));
+    }
+    int crc = strobe__pst_close(&s);
+    if (rc == 0 && crc < 0) {
+        snprintf(why, why_len, "close: %s", strobe_strerror(crc));
+        rc = crc;
+    }
+    /* link, unlike rename, never replaces a file that appeared meanwhile */
+    if (rc == 0 && link(tmp, path) < 0) {
+        rc = -errno;
+        if (rc != -EEXIST)
+            snprintf(why, why_len, "%s", strerror(errno));
+    }
+    unlink(tmp);
+    if (rc == 0) {
+        /* the new name durable too (on a power failure) */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = 0;
+        int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+            fsync(fd);
+            close(fd);
+        }
+    }
+    return rc;
+}
+
+int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out,
+                     char *why, size_t why_len)
+{
+    memset(out, 0, sizeof *out);
+    int rc = open_existing(path, out, why, why_len);
+    if (rc == -ENOENT && create) {
+        rc = create_new(path, size, why, why_len);
+        if (rc == 0 || rc == -EEXIST)
+            rc = open_existing(path, out, why, why_len);
+    }
+    return rc;
 }
 
 int strobe__pst_read_name(struct strobe__pst *s, uint64_t id, const struct strobe__pst_desc *d,

@@ -84,13 +84,13 @@ static inline uint64_t strobe__pst_probe_next(uint64_t id)
     return id % STROBE__PST_ID_MAX + 1;
 }
 
-/* Open (create = 0) or create-or-open (create = 1, with `size` bytes when
- * the file is new; 0 = petra's default) the heap at path, attach a thread
- * and find the structures. When creating, missing structures are made
- * (a crash between the heap's creation and theirs is repaired by the next
- * open); a file opened for reading only must have all of them and the
- * magic, else STROBE_ERR_FORMAT and "not a petra store heap ...". On
- * error `why` gets one line (without the path). */
+/* Open the store heap at path, attach a thread and find the structures;
+ * with create = 1 a missing file is made first (`size` bytes, 0 = petra's
+ * default), complete and atomically (built under another name, then
+ * linked into place). A heap without every structure, the magic and the
+ * version gives STROBE_ERR_FORMAT / STROBE_ERR_VERSION and "not a petra
+ * store heap ..."; nothing is added to it. On error `why` gets one line
+ * that does not name the file (the caller does). */
 int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out,
                      char *why, size_t why_len);
 /* Detach and close (checkpoint). Returns strobe_petra_close's code. */

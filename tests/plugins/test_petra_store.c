@@ -179,7 +179,7 @@ STROBE_TEST(latest_and_history)
     for (uint64_t n = 1; n <= 9; n++) {
         unlink(heapf);
         struct strobe__daemon *d = daemon_from(
-            "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, history: 4, size: 16M}\n", heapf);
+            "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, history: 4, size: 32M}\n", heapf);
         strobe_set *set = add_set(d, "s", "node1/s", two_metrics);
         for (uint64_t k = 1; k <= n; k++) {
             uint64_t v[2] = {k, 1000 + k};
@@ -238,7 +238,7 @@ STROBE_TEST(types)
     char heapf[4400];
     snprintf(heapf, sizeof heapf, "%s/heap", dir);
     struct strobe__daemon *d =
-        daemon_from("daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 16M}\n", heapf);
+        daemon_from("daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 32M}\n", heapf);
     strobe_schema *sc;
     strobe_set *set;
     CHECK(strobe_schema_new("t", &sc) == 0);
@@ -325,7 +325,7 @@ STROBE_TEST(reopen)
     snprintf(heapf, sizeof heapf, "%s/heap", dir);
     for (int run = 0; run < 3; run++) {
         struct strobe__daemon *d = daemon_from("daemon: {producer: node1}\n"
-                                               "stores:\n  - {plugin: petra, path: %s, history: %d, size: 16M}\n",
+                                               "stores:\n  - {plugin: petra, path: %s, history: %d, size: 32M}\n",
                                                heapf, run == 0 ? 3 : 5);
         strobe_set *set = add_set(d, "s", "node1/s", two_metrics);
         /* run 2 adds a metric: it gets history 5 */
@@ -359,7 +359,7 @@ STROBE_TEST(long_names_and_collision)
     /* plant "node1/other" at the id "node1/s/a" hashes to */
     struct strobe__pst s;
     char why[320];
-    CHECK_EQ_INT(strobe__pst_open(heapf, 1, 16u << 20, &s, why, sizeof why), 0);
+    CHECK_EQ_INT(strobe__pst_open(heapf, 1, 32u << 20, &s, why, sizeof why), 0);
     const char *planted = "node1/other";
     uint64_t id = strobe__pst_hash("node1/s/a", 9);
     struct strobe__pst_desc pd = {STROBE_MT_U64, (uint32_t)strlen(planted), 2};
@@ -450,7 +450,7 @@ STROBE_TEST(one_writer)
     const char *dir = strobe_test_tmpdir("one_writer");
     char heapf[4400], yaml[8192], err[1024];
     snprintf(heapf, sizeof heapf, "%s/heap", dir);
-    snprintf(yaml, sizeof yaml, "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 16M}\n", heapf);
+    snprintf(yaml, sizeof yaml, "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 32M}\n", heapf);
     struct strobe__daemon *d = inproc_daemon(yaml, "test.yaml");
     CHECK(inproc_build(yaml, "test.yaml", err, sizeof err) < 0);
     char want[4600];
@@ -468,7 +468,7 @@ STROBE_TEST(cli_errors)
     snprintf(heapf, sizeof heapf, "%s/heap", dir);
     snprintf(other, sizeof other, "%s/plain", dir);
     struct strobe__daemon *d =
-        daemon_from("daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 16M}\n", heapf);
+        daemon_from("daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 32M}\n", heapf);
     strobe_set *set = add_set(d, "s", "node1/s", two_metrics);
     uint64_t v[2] = {1, 2};
     update(d, set, SEC, v, 2);
