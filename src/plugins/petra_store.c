@@ -507,6 +507,12 @@ static void close_petra(void *state)
 {
     struct pst *s = state;
     if (s->heap.heap) {
+        struct strobe_petra_stats st;
+        strobe_petra_stats_get(s->heap.heap, &st);
+        s->h->log(s->h, STROBE_LOG_INFO,
+                  "%s: %" PRIu64 " transaction(s) committed, %" PRIu64 " checkpoint(s); %" PRIu64
+                  " set update(s) skipped (inconsistent)",
+                  s->path, s->committed, st.checkpoints, s->skipped);
         int rc = strobe__pst_close(&s->heap);
         if (rc < 0)
             s->h->log(s->h, STROBE_LOG_ERROR, "%s: close: %s", s->path, strobe_strerror(rc));

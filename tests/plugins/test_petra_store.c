@@ -229,6 +229,54 @@ STROBE_TEST(latest_and_history)
               "'%s' dump", heapf);
 }
 
+/* Enough samples that the descriptor logs fill and checkpoints run
+ * between transactions of the store; the heap verifies and holds exactly
+ * the last `history` samples. Prints the store's throughput. */
+STROBE_TEST(checkpoints)
+{
+    const char *dir = strobe_test_tmpdir("checkpoints");
+    char heapf[4400];
+    snprintf(heapf, sizeof heapf, "%s/heap", dir);
+    struct strobe__daemon *d = daemon_from(
+        "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, history: 16, size: 64M}\n", heapf);
+    static const char *const three[] = {"a", "b", "c", NULL};
+    strobe_set *set = add_set(d, "s", "node1/s", three);
+    const uint64_t n = 30000;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint64_t k = 1; k <= n; k++) {
+        uint64_t v[3] = {k, 2 * k, 3 * k};
+        update(d, set, k * SEC, v, 3);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("%" PRIu64 " set updates (3 metrics, one transaction each) in %.3f s: %.0f/s\n", n, sec,
+           (double)n / sec);
+    strobe__daemon_free(d);
+    struct heap h;
+    heap_open(&h, heapf);
+    struct strobe_petra_stats st;
+    strobe_petra_stats_get(h.s.heap, &st);
+    char why[256];
+    CHECK_EQ_INT(strobe_petra_verify(h.s.heap, why, sizeof why), 0);
+    printf("recovery: %" PRIu64 " descriptors replayed in %.3f ms\n", st.recovered_descriptors,
+           (double)st.recovery_ns / 1e6);
+    for (unsigned i = 0; i < 3; i++) {
+        char name[32];
+        struct stored m;
+        snprintf(name, sizeof name, "node1/s/%c", 'a' + i);
+        CHECK_EQ_INT(stored_read(&h, name, &m), 0);
+        CHECK_EQ_U64(m.seq, n);
+        CHECK_EQ_U64(m.n, 16);
+        for (uint64_t k = 0; k < 16; k++) {
+            CHECK_EQ_U64(m.hts[k], (n - 15 + k) * SEC);
+            CHECK_EQ_U64(m.hv[k], (n - 15 + k) * (i + 1));
+        }
+    }
+    heap_close(&h);
+    check_cli(0, "node1/s/c 90000 30000.000000000\n", "'%s' get node1/s/c", heapf);
+}
+
 /* Every numeric type prints as `strobe ls` prints it; array elements are
  * metrics of their own; char and meta metrics and invalid values are not
  * stored; the same transaction seen twice is stored once. */
@@ -509,7 +557,7 @@ STROBE_TEST(cli_errors)
 /* ---- crash: SIGKILL a real strobed -------------------------------------------- */
 
 #define CRASH_RUNS 5
-#define CRASH_METRICS 5
+#define CRASH_METRICS 12 /* 4 transactions per set update */
 #define CRASH_HISTORY 8
 #define CRASH_BASE 1000
 
@@ -629,8 +677,8 @@ STROBE_TEST(crash)
     snprintf(yaml, sizeof yaml,
              "daemon: {producer: node1}\n"
              "samplers:\n"
-             "  - {plugin: synthetic, interval: 10ms, metrics: %d, base: %d}\n"
-             "  - {plugin: synthetic, name: long, instance: %s, schema: long, interval: 10ms, metrics: %d,"
+             "  - {plugin: synthetic, interval: 2ms, metrics: %d, base: %d}\n"
+             "  - {plugin: synthetic, name: long, instance: %s, schema: long, interval: 2ms, metrics: %d,"
              " base: %d}\n"
              "stores:\n"
              "  - {plugin: petra, path: %s, history: %d, size: 32M}\n",
@@ -644,7 +692,9 @@ STROBE_TEST(crash)
         snprintf(name, sizeof name, "run%d", run);
         snprintf(log, sizeof log, "%s/%s.log", dir, name);
         pid_t pid = start_daemon(dir, name, yaml);
-        size_t want = 10 + (size_t)(rand() % 20);
+        /* 0.1 - 1 s of samples: ~4000 transactions a second, so the
+         * kill lands in a checkpoint (one per ~2500) now and then */
+        size_t want = 50 + (size_t)(rand() % 450);
         int waited = 0;
         while (read_acks(log, inst[0], NULL) < want) {
             int st;
@@ -659,7 +709,7 @@ STROBE_TEST(crash)
         }
         /* kill at a random moment of the sampling period (in the middle of
          * a transaction at times) */
-        struct timespec ts = {0, (long)(rand() % 10000) * 1000L};
+        struct timespec ts = {0, (long)(rand() % 2000) * 1000L};
         nanosleep(&ts, NULL);
         stop_daemon(pid, SIGKILL);
         for (int k = 0; k < 2; k++)
@@ -675,9 +725,12 @@ STROBE_TEST(crash)
         int count = 0;
         CHECK_EQ_INT(strobe_petra_foreach(h.s.t, h.s.sid[STROBE__PST_NAMES], count_key, &count), 0);
         CHECK_EQ_INT(count, 2 * CRASH_METRICS);
+        struct strobe_petra_stats st;
+        strobe_petra_stats_get(h.s.heap, &st);
+        printf("run %d: %zu + %zu samples acknowledged, metrics hold >= %" PRIu64 " samples; "
+               "recovery replayed %" PRIu64 " descriptors\n",
+               run, all[0][run].n, all[1][run].n, committed_min, st.recovered_descriptors);
         heap_close(&h);
-        printf("run %d: %zu + %zu samples acknowledged, metrics hold >= %" PRIu64 " samples\n", run,
-               all[0][run].n, all[1][run].n, committed_min);
     }
     check_cli(0, "", "'%s' dump > /dev/null", heapf);
     for (int k = 0; k < 2; k++)
@@ -685,6 +738,6 @@ STROBE_TEST(crash)
             free(all[k][r].v);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(latest_and_history), STROBE_CASE(types), STROBE_CASE(reopen),
+STROBE_TEST_MAIN(STROBE_CASE(latest_and_history), STROBE_CASE(checkpoints), STROBE_CASE(types), STROBE_CASE(reopen),
                  STROBE_CASE(long_names_and_collision), STROBE_CASE(config_errors), STROBE_CASE(one_writer),
                  STROBE_CASE(cli_errors), STROBE_CASE(crash))
