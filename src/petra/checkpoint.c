@@ -446,7 +446,8 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 *max_txid = txid;
         }
     }
-    qsort(v, n, sizeof *v, cmp_found);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_found);
     for (size_t i = 1; i < n; i++)
         if (v[i].txid == v[i - 1].txid) {
             strobe__petra_why(why, why_len, "%s: two descriptors carry TXID %llu", h->path,
@@ -463,20 +464,27 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
 int strobe__ckpt_build_heads(struct strobe_petra_thread *t, struct petra_struct *ps)
 {
     struct strobe_petra *h = t->h;
-    ps->head_size = (uint32_t)((strobe__tx_node_class(ps->height) + 1) * PETRA_GRAIN);
-    uint64_t bytes = (uint64_t)ps->head_size * ps->buckets;
-    uint64_t chunks = (bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
-    pthread_mutex_lock(&h->lock);
-    pref heads = strobe__heap_chunks_alloc(h, chunks, 3);
-    pthread_mutex_unlock(&h->lock);
-    if (!heads)
-        return -ENOSPC;
-    memset(h->base + heads, 0, chunks * PETRA_CHUNK);
-    ps->heads = heads;
-    for (uint32_t b = 0; b < ps->buckets; b++) {
-        struct petra_node *N = petra_node(h, heads + (uint64_t)b * ps->head_size);
-        N->height = ps->height;
+    unsigned cls = strobe__tx_node_class(ps->height);
+    ps->head_size = (uint32_t)((cls + 1) * PETRA_GRAIN);
+    pref heads;
+    if (ps->buckets == 1) {
+        heads = strobe__arena_alloc(t, cls); /* one head: an arena object */
+        if (!heads)
+            return -ENOSPC;
+        memset(h->base + heads, 0, ps->head_size);
+    } else {
+        /* a bucket array must be contiguous: whole chunks */
+        uint64_t chunks = ((uint64_t)ps->head_size * ps->buckets + PETRA_CHUNK - 1) / PETRA_CHUNK;
+        pthread_mutex_lock(&h->lock);
+        heads = strobe__heap_chunks_alloc(h, chunks, 3);
+        pthread_mutex_unlock(&h->lock);
+        if (!heads)
+            return -ENOSPC;
+        memset(h->base + heads, 0, chunks * PETRA_CHUNK);
     }
+    ps->heads = heads;
+    for (uint32_t b = 0; b < ps->buckets; b++)
+        petra_node(h, heads + (uint64_t)b * ps->head_size)->height = ps->height;
     return 0;
 }
 
