@@ -64,7 +64,8 @@ static int read_latest(struct reader *r, struct rec *m)
 {
     int sid = r->s.sid[STROBE__PST_LATEST], rc;
     if ((rc = strobe_petra_get(r->s.t, sid, strobe__pst_key(m->id, STROBE__PST_LATEST_SEQ), &m->seq)) < 0 ||
-        (rc = strobe_petra_get(r->s.t, sid, strobe__pst_key(m->id, STROBE__PST_LATEST_VALUE), &m->value)) < 0 ||
+        (rc = strobe_petra_get(r->s.t, sid, strobe__pst_key(m->id, STROBE__PST_LATEST_VALUE), &m->value)) <
+            0 ||
         (rc = strobe_petra_get(r->s.t, sid, strobe__pst_key(m->id, STROBE__PST_LATEST_TS), &m->ts)) < 0)
         return rc == -ENOENT ? STROBE_ERR_FORMAT : rc;
     return m->seq ? 0 : STROBE_ERR_FORMAT;
@@ -163,8 +164,10 @@ static int walk_history(struct reader *r, const struct rec *m, uint64_t last,
         uint32_t slot = (uint32_t)((seq - 1) % m->d.history);
         uint64_t ts, v;
         int rc;
-        if ((rc = strobe_petra_get(r->s.t, r->s.sid[STROBE__PST_RING_TS], strobe__pst_key(m->id, slot), &ts)) < 0 ||
-            (rc = strobe_petra_get(r->s.t, r->s.sid[STROBE__PST_RING_VALUE], strobe__pst_key(m->id, slot), &v)) < 0)
+        if ((rc = strobe_petra_get(r->s.t, r->s.sid[STROBE__PST_RING_TS], strobe__pst_key(m->id, slot),
+                                   &ts)) < 0 ||
+            (rc = strobe_petra_get(r->s.t, r->s.sid[STROBE__PST_RING_VALUE], strobe__pst_key(m->id, slot),
+                                   &v)) < 0)
             return fail(r, "%s: history slot %" PRIu32 ": %s", m->name, slot,
                         strobe_strerror(rc == -ENOENT ? STROBE_ERR_FORMAT : rc));
         fn(m, ts, v, k, arg);
@@ -318,9 +321,14 @@ int strobe__cmd_petra(int argc, char **argv)
             last_arg = optarg;
             break;
         }
-        case 'J': json = 1; break;
-        case 'h': fputs(strobe__petra_help, stdout); return 0;
-        default: return STROBE_EXIT_USAGE;
+        case 'J':
+            json = 1;
+            break;
+        case 'h':
+            fputs(strobe__petra_help, stdout);
+            return 0;
+        default:
+            return STROBE_EXIT_USAGE;
         }
     }
     if (optind >= argc)
@@ -338,7 +346,8 @@ int strobe__cmd_petra(int argc, char **argv)
     if (is_get && !nargs)
         return strobe__cli_usage_error("petra", "get: which metric?");
     if (is_hist && nargs != 1)
-        return strobe__cli_usage_error("petra", nargs ? "history: one metric at a time" : "history: which metric?");
+        return strobe__cli_usage_error("petra",
+                                       nargs ? "history: one metric at a time" : "history: which metric?");
     if (last_arg && !is_hist)
         return strobe__cli_usage_error("petra", "-n is an option of history");
     if (json && !is_dump)

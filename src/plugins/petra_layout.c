@@ -170,10 +170,14 @@ static int create_new(const char *path, uint64_t size, char *why, size_t why_len
     }
     if (rc == 0) {
         struct strobe_petra_op ops[2] = {
-            {.type = STROBE_PETRA_INSERT, .structure = (uint8_t)s.sid[STROBE__PST_INFO],
-             .key = STROBE__PST_INFO_MAGIC, .value = STROBE__PST_MAGIC},
-            {.type = STROBE_PETRA_INSERT, .structure = (uint8_t)s.sid[STROBE__PST_INFO],
-             .key = STROBE__PST_INFO_VERSION, .value = STROBE__PST_VERSION},
+            {.type = STROBE_PETRA_INSERT,
+             .structure = (uint8_t)s.sid[STROBE__PST_INFO],
+             .key = STROBE__PST_INFO_MAGIC,
+             .value = STROBE__PST_MAGIC},
+            {.type = STROBE_PETRA_INSERT,
+             .structure = (uint8_t)s.sid[STROBE__PST_INFO],
+             .key = STROBE__PST_INFO_VERSION,
+             .value = STROBE__PST_VERSION},
         };
         if ((rc = strobe_petra_execute(s.t, ops, 2)) < 0)
             snprintf(why, why_len, "cannot write the store's magic: %s", strobe_strerror(rc));
@@ -206,8 +210,8 @@ static int create_new(const char *path, uint64_t size, char *why, size_t why_len
     return rc;
 }
 
-int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out,
-                     char *why, size_t why_len)
+int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out, char *why,
+                     size_t why_len)
 {
     memset(out, 0, sizeof *out);
     int rc = open_existing(path, out, why, why_len);
@@ -219,8 +223,8 @@ int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe_
     return rc;
 }
 
-int strobe__pst_read_name(struct strobe__pst *s, uint64_t id, const struct strobe__pst_desc *d,
-                          char *buf, size_t cap)
+int strobe__pst_read_name(struct strobe__pst *s, uint64_t id, const struct strobe__pst_desc *d, char *buf,
+                          size_t cap)
 {
     if (cap <= d->name_len)
         return -ENOSPC;

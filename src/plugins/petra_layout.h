@@ -40,12 +40,12 @@
 #define STROBE__PST_LATEST_SEQ 2u /* samples stored since the metric appeared */
 
 enum strobe__pst_structure {
-    STROBE__PST_INFO,        /* magic, version */
-    STROBE__PST_NAMES,       /* id -> descriptor (type, name length, ring size) */
-    STROBE__PST_STRINGS,     /* id<<16 | chunk -> 8 bytes of the name */
-    STROBE__PST_LATEST,      /* id<<16 | 0,1,2 -> value, timestamp, seq */
-    STROBE__PST_RING_TS,     /* id<<16 | slot -> timestamp (ns) */
-    STROBE__PST_RING_VALUE,  /* id<<16 | slot -> value */
+    STROBE__PST_INFO,       /* magic, version */
+    STROBE__PST_NAMES,      /* id -> descriptor (type, name length, ring size) */
+    STROBE__PST_STRINGS,    /* id<<16 | chunk -> 8 bytes of the name */
+    STROBE__PST_LATEST,     /* id<<16 | 0,1,2 -> value, timestamp, seq */
+    STROBE__PST_RING_TS,    /* id<<16 | slot -> timestamp (ns) */
+    STROBE__PST_RING_VALUE, /* id<<16 | slot -> value */
     STROBE__PST_NSTRUCTURES
 };
 
@@ -91,16 +91,16 @@ static inline uint64_t strobe__pst_probe_next(uint64_t id)
  * version gives STROBE_ERR_FORMAT / STROBE_ERR_VERSION and "not a petra
  * store heap ..."; nothing is added to it. On error `why` gets one line
  * that does not name the file (the caller does). */
-int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out,
-                     char *why, size_t why_len);
+int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out, char *why,
+                     size_t why_len);
 /* Detach and close (checkpoint). Returns strobe_petra_close's code. */
 int strobe__pst_close(struct strobe__pst *s);
 
 /* The name of metric id with descriptor d into buf (NUL-terminated; cap
  * must exceed d->name_len). 0, STROBE_ERR_FORMAT when a chunk is missing
  * or the name holds a NUL, -ENOSPC when cap is too small. */
-int strobe__pst_read_name(struct strobe__pst *s, uint64_t id, const struct strobe__pst_desc *d,
-                          char *buf, size_t cap);
+int strobe__pst_read_name(struct strobe__pst *s, uint64_t id, const struct strobe__pst_desc *d, char *buf,
+                          size_t cap);
 
 /* Find name (len bytes) by walking its probe sequence from *id (0: from
  * its start, strobe__pst_hash). 0 with *id and *d when present; -ENOENT

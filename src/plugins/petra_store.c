@@ -58,8 +58,8 @@ struct pst_metric {
     uint64_t last_ts; /* timestamp of the last committed sample */
     struct strobe__pst_desc d;
     uint64_t queued; /* the update (pst.updates) that last queued a sample */
-    int in_heap; /* names[id] committed */
-    int clash;   /* stored with another type: skipped (logged once) */
+    int in_heap;     /* names[id] committed */
+    int clash;       /* stored with another type: skipped (logged once) */
 };
 
 /* A data element (metric i, element j) of a set's layout that is stored. */
@@ -243,8 +243,7 @@ static int metric_resolve(struct pst *s, struct pst_metric *m, enum strobe_metri
     return 0;
 }
 
-static int metric_get(struct pst *s, const char *name, enum strobe_metric_type type,
-                      struct pst_metric **out)
+static int metric_get(struct pst *s, const char *name, enum strobe_metric_type type, struct pst_metric **out)
 {
     size_t len = strlen(name);
     uint64_t hash = strobe__pst_hash(name, len);
@@ -407,8 +406,7 @@ static int queue_sample(struct pst *s, struct pst_metric *m, uint64_t bits, uint
         need += 1 + inline_chunks;
     }
     int rc;
-    if ((s->nops + need > STROBE_PETRA_MAX_OPS || (!m->in_heap && !inline_chunks)) &&
-        (rc = commit(s)) < 0)
+    if ((s->nops + need > STROBE_PETRA_MAX_OPS || (!m->in_heap && !inline_chunks)) && (rc = commit(s)) < 0)
         return rc;
     if (!m->in_heap && !inline_chunks) {
         for (uint32_t c = 0; c < chunks; c += STROBE_PETRA_MAX_OPS) {

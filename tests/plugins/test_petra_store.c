@@ -85,7 +85,7 @@ static void heap_open(struct heap *h, const char *path)
     if (rc < 0)
         STROBE_FAIL("%s: %s", path, why);
     /* the structures are found by their documented names */
-    static const char *const names[] = {"store.info",  "store.names",   "store.strings",
+    static const char *const names[] = {"store.info",   "store.names",   "store.strings",
                                         "store.latest", "store.ring.ts", "store.ring.value"};
     for (int i = 0; i < STROBE__PST_NSTRUCTURES; i++)
         CHECK_EQ_INT(strobe_petra_structure_find(h->s.heap, names[i]), h->s.sid[i]);
@@ -149,7 +149,8 @@ static void heap_close(struct heap *h)
 }
 
 /* `strobe petra ARGS` must print exactly `want` and exit with `status`. */
-static void check_cli(int status, const char *want, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void check_cli(int status, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void check_cli(int status, const char *want, const char *fmt, ...)
 {
     char args[4096];
@@ -179,7 +180,8 @@ STROBE_TEST(latest_and_history)
     for (uint64_t n = 1; n <= 9; n++) {
         unlink(heapf);
         struct strobe__daemon *d = daemon_from(
-            "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, history: 4, size: 32M}\n", heapf);
+            "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, history: 4, size: 32M}\n",
+            heapf);
         strobe_set *set = add_set(d, "s", "node1/s", two_metrics);
         for (uint64_t k = 1; k <= n; k++) {
             uint64_t v[2] = {k, 1000 + k};
@@ -342,10 +344,12 @@ STROBE_TEST(types)
               "{\"timestamp_ns\": 2000000000, \"value\": 1.1}]},\n",
               "'%s' dump --json | grep -A1 '\"node1/t/d\"' | sed 's/^ *{/{/'", heapf);
     char *out;
-    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' petra '%s' dump --json | python3 -c 'import json,sys; "
-                                      "d=json.load(sys.stdin); print(len(d[\"metrics\"]), d[\"metrics\"][3][\"latest\"])'",
-                                STROBE_BIN_DIR, heapf),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "'%s/strobe' petra '%s' dump --json | python3 -c 'import json,sys; "
+                       "d=json.load(sys.stdin); print(len(d[\"metrics\"]), d[\"metrics\"][3][\"latest\"])'",
+                       STROBE_BIN_DIR, heapf),
+        0);
     CHECK_STR_EQ(out, "9 {'timestamp_ns': 2000000000, 'value': -9223372036854775808}\n");
     free(out);
     /* the stored pattern of a real is the double's bits */
@@ -372,9 +376,10 @@ STROBE_TEST(reopen)
     char heapf[4400];
     snprintf(heapf, sizeof heapf, "%s/heap", dir);
     for (int run = 0; run < 3; run++) {
-        struct strobe__daemon *d = daemon_from("daemon: {producer: node1}\n"
-                                               "stores:\n  - {plugin: petra, path: %s, history: %d, size: 32M}\n",
-                                               heapf, run == 0 ? 3 : 5);
+        struct strobe__daemon *d =
+            daemon_from("daemon: {producer: node1}\n"
+                        "stores:\n  - {plugin: petra, path: %s, history: %d, size: 32M}\n",
+                        heapf, run == 0 ? 3 : 5);
         strobe_set *set = add_set(d, "s", "node1/s", two_metrics);
         /* run 2 adds a metric: it gets history 5 */
         strobe_set *more = run == 2 ? add_set(d, "s2", "node1/s2", two_metrics) : NULL;
@@ -498,11 +503,13 @@ STROBE_TEST(one_writer)
     const char *dir = strobe_test_tmpdir("one_writer");
     char heapf[4400], yaml[8192], err[1024];
     snprintf(heapf, sizeof heapf, "%s/heap", dir);
-    snprintf(yaml, sizeof yaml, "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 32M}\n", heapf);
+    snprintf(yaml, sizeof yaml,
+             "daemon: {producer: node1}\nstores:\n  - {plugin: petra, path: %s, size: 32M}\n", heapf);
     struct strobe__daemon *d = inproc_daemon(yaml, "test.yaml");
     CHECK(inproc_build(yaml, "test.yaml", err, sizeof err) < 0);
     char want[4600];
-    snprintf(want, sizeof want, "strobe: petra: %s: in use by a running petra store (stop strobed first)\n", heapf);
+    snprintf(want, sizeof want, "strobe: petra: %s: in use by a running petra store (stop strobed first)\n",
+             heapf);
     check_cli(1, want, "'%s' ls", heapf);
     strobe__daemon_free(d);
     check_cli(0, "", "'%s' ls", heapf);
@@ -531,12 +538,13 @@ STROBE_TEST(cli_errors)
     snprintf(want, sizeof want, "strobe: petra: %s: ", other);
     CHECK(strncmp(out, want, strlen(want)) == 0 && strchr(out, '\n') == out + strlen(out) - 1);
     free(out);
-    snprintf(want, sizeof want, "strobe: petra: %s: no metric 'node1/s/zz' (see 'strobe petra %s ls')\n", heapf,
-             heapf);
+    snprintf(want, sizeof want, "strobe: petra: %s: no metric 'node1/s/zz' (see 'strobe petra %s ls')\n",
+             heapf, heapf);
     check_cli(1, want, "'%s' get node1/s/a node1/s/zz", heapf);
     check_cli(1, want, "'%s' history node1/s/zz", heapf);
     check_cli(2, "strobe: petra: which heap? give FILE (see 'strobe petra --help')\n", "%s", "");
-    check_cli(2, "strobe: petra: unknown command 'cat' (ls, get, history or dump) (see 'strobe petra --help')\n",
+    check_cli(2,
+              "strobe: petra: unknown command 'cat' (ls, get, history or dump) (see 'strobe petra --help')\n",
               "'%s' cat", heapf);
     check_cli(2, "strobe: petra: get: which metric? (see 'strobe petra --help')\n", "'%s' get", heapf);
     check_cli(2, "strobe: petra: history: one metric at a time (see 'strobe petra --help')\n",
@@ -547,8 +555,10 @@ STROBE_TEST(cli_errors)
               heapf);
     check_cli(2, "strobe: petra: --json is an option of dump (see 'strobe petra --help')\n", "'%s' ls --json",
               heapf);
-    check_cli(2, "strobe: petra: ls: unexpected argument 'x' (see 'strobe petra --help')\n", "'%s' ls x", heapf);
-    check_cli(2, "strobe: petra: unknown option '--bogus' (see 'strobe petra --help')\n", "'%s' --bogus", heapf);
+    check_cli(2, "strobe: petra: ls: unexpected argument 'x' (see 'strobe petra --help')\n", "'%s' ls x",
+              heapf);
+    check_cli(2, "strobe: petra: unknown option '--bogus' (see 'strobe petra --help')\n", "'%s' --bogus",
+              heapf);
     CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' help petra | head -1", STROBE_BIN_DIR), 0);
     CHECK_CONTAINS(out, "usage: strobe petra FILE");
     free(out);
@@ -738,6 +748,6 @@ STROBE_TEST(crash)
             free(all[k][r].v);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(latest_and_history), STROBE_CASE(checkpoints), STROBE_CASE(types), STROBE_CASE(reopen),
-                 STROBE_CASE(long_names_and_collision), STROBE_CASE(config_errors), STROBE_CASE(one_writer),
-                 STROBE_CASE(cli_errors), STROBE_CASE(crash))
+STROBE_TEST_MAIN(STROBE_CASE(latest_and_history), STROBE_CASE(checkpoints), STROBE_CASE(types),
+                 STROBE_CASE(reopen), STROBE_CASE(long_names_and_collision), STROBE_CASE(config_errors),
+                 STROBE_CASE(one_writer), STROBE_CASE(cli_errors), STROBE_CASE(crash))
