@@ -5,9 +5,10 @@
  * PETRA heap (docs/petra-store.md, docs/cli.md). The key layout is
  * src/plugins/petra_layout.h, shared with the store.
  *
- * Opening a heap recovers it, which writes to the file; so the command
- * takes a shared lock on the file first and refuses a heap that a running
- * store holds (exclusively) rather than race with its writes.
+ * Opening a heap recovers it and closing it checkpoints, which write to
+ * the file; so the command locks the file as the store does and refuses a
+ * heap that a running store (or another strobe petra) holds rather than
+ * race with its writes.
  */
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
@@ -278,20 +279,22 @@ static int cmd_history(struct reader *r, const char *name, uint64_t last)
     return rc ? rc : walk_history(r, &m, last, print_sample, "");
 }
 
-/* Shared OFD lock on byte 0: refused while a store holds its exclusive
- * one (petra_store.c). Returns the descriptor or -1 after a message. */
-static int lock_shared(struct reader *r)
+/* Exclusive OFD lock on byte 0, as the store takes it (petra_store.c):
+ * opening a heap runs recovery and closing it a checkpoint, both of which
+ * write, so no two processes may have it open. Returns the descriptor or
+ * -1 after a message. */
+static int lock_heap(struct reader *r)
 {
     int fd = open(r->file, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         fail(r, "%s", strerror(errno));
         return -1;
     }
-    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
     if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
         int e = errno;
         if (e == EAGAIN || e == EACCES)
-            fail(r, "in use by a running petra store (stop strobed first)");
+            fail(r, "in use by a running petra store or another strobe petra (stop strobed first)");
         else
             fail(r, "lock: %s", strerror(e));
         close(fd);
@@ -353,7 +356,7 @@ int strobe__cmd_petra(int argc, char **argv)
     if (json && !is_dump)
         return strobe__cli_usage_error("petra", "--json is an option of dump");
 
-    int fd = lock_shared(&r);
+    int fd = lock_heap(&r);
     if (fd < 0)
         return STROBE_EXIT_FAILURE;
     char why[320];
