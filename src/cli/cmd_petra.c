@@ -126,7 +126,7 @@ static int list_all(struct reader *r, struct list *l)
         if (rc < 0)
             fail(r, "metric id %" PRIu64 ": %s", m->id, strobe_strerror(rc));
     }
-    if (rc == 0)
+    if (rc == 0 && l->n)
         qsort(l->v, l->n, sizeof *l->v, cmp_rec);
     else if (rc == -ENOMEM)
         fail(r, "%s", strobe_strerror(rc));
