@@ -47,6 +47,7 @@
 
 #define OPS_PER_SAMPLE 5u
 #define HISTORY_DEFAULT 64u
+#define SIZE_MIN (64ull << 20)
 
 /* One stored metric as the store knows it. */
 struct pst_metric {
@@ -557,6 +558,13 @@ static int open_petra(const struct strobe_plugin_host *h, void **state)
     }
     if (sz && parse_size(sz, &size) < 0) {
         rc = h->cfg_error(h, "size", "'%s' is not a size (e.g. 64M, 1G)", sz);
+        goto fail;
+    }
+    /* below this, petra's checkpoints (new bucket arrays and checkpoint
+     * blocks next to the old ones, in 1 MiB chunks) can run out of space
+     * after a few restarts even when the store holds almost nothing */
+    if (sz && size < SIZE_MIN) {
+        rc = h->cfg_error(h, "size", "'%s' is too small: at least 64M", sz);
         goto fail;
     }
     if (s->history < 1 || s->history > STROBE__PST_HISTORY_MAX) {
