@@ -551,9 +551,9 @@ static int run(struct bench *b, const char *path, const sigset_t *sigs)
     print_ratio("other_fences_per_tx", s1.other_fences - s0.other_fences, txs, known);
     printf("\n");
     fflush(stdout);
-    status = ops > 0 ? 0 : 1;
-    if (!ops)
-        fprintf(stderr, "petra-bench: no transaction committed in %.2f s\n", elapsed);
+    /* no commit at all is a result (at K = 16 about 2^-16 of the
+     * transactions commit), not an error */
+    status = 0;
 
 out_free:
     free(b->workers);
