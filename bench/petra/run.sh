@@ -112,6 +112,7 @@ fi
     printf '# cpu %s\n' "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
     printf '# nproc %s\n' "$(nproc)"
     printf '# kernel %s\n' "$(uname -r)"
+    printf '# loadavg %s (other work on the machine skews the numbers)\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf '# filesystem %s\n' "$(df -T "$SCRATCH" | awk 'NR == 2 { print $2 }')"
 } >>"$RAW"
 python3 "$SRC/table.py" "$RAW" | tee "$RESULTS/petra_table.txt"

@@ -55,6 +55,10 @@ struct strobe__bench_engine {
      * when a precondition failed, another negative code on error (e.g.
      * -ENOSPC: the heap is full). */
     int (*execute)(void *thread, strobe__bench_op *ops, unsigned n);
+    /* Check the structure (sorted, unique keys, every node where it
+     * belongs) and count its keys. No thread may run transactions. 0, or
+     * a negative code with the first violation in why. */
+    int (*check)(void *eng, uint64_t *keys, char *why, size_t why_len);
     /* Counters since open; call with no transaction running. */
     void (*stats)(void *eng, struct strobe__bench_stats *out);
     /* Close and unmap (the file is removed by the caller). */

@@ -94,6 +94,33 @@ static int petra_execute(void *thread, strobe__bench_op *ops, unsigned n)
     return strobe_petra_execute(pt->t, ops, n);
 }
 
+static int count_key(void *arg, uint64_t key, uint64_t value)
+{
+    (void)key;
+    (void)value;
+    ++*(uint64_t *)arg;
+    return 0;
+}
+
+static int petra_check(void *engine, uint64_t *keys, char *why, size_t why_len)
+{
+    struct petra_engine *e = engine;
+    int rc = strobe_petra_verify(e->heap, why, why_len);
+    if (rc < 0)
+        return rc;
+    strobe_petra_thread *t;
+    if ((rc = strobe_petra_thread_attach(e->heap, &t)) < 0) {
+        snprintf(why, why_len, "cannot attach a thread to count keys: %s", strobe_strerror(rc));
+        return rc;
+    }
+    *keys = 0;
+    rc = strobe_petra_foreach(t, e->structure, count_key, keys);
+    strobe_petra_thread_detach(t);
+    if (rc < 0)
+        snprintf(why, why_len, "strobe_petra_foreach: %s", strobe_strerror(rc));
+    return rc;
+}
+
 static void petra_stats(void *engine, struct strobe__bench_stats *out)
 {
     struct petra_engine *e = engine;
@@ -121,6 +148,7 @@ const struct strobe__bench_engine strobe__bench_engine_petra = {
     .thread_start = petra_thread_start,
     .thread_stop = petra_thread_stop,
     .execute = petra_execute,
+    .check = petra_check,
     .stats = petra_stats,
     .close = petra_close,
 };

@@ -530,6 +530,84 @@ static int pmemobj_execute(void *thread, strobe__bench_op *ops, unsigned n)
     return rc;
 }
 
+/* Walk a sorted list: strictly increasing keys above `after`; in a map
+ * bucket (mask != 0) every key must hash to `bucket`. */
+static int check_list(PMEMoid head, uint64_t bucket, uint32_t mask, uint64_t *keys, char *why,
+                      size_t why_len)
+{
+    uint64_t prev = 0;
+    for (struct list_node *n = D(head); n; n = D(n->next)) {
+        if (n->key <= prev) {
+            snprintf(why, why_len, "key %llu after key %llu: not sorted", (unsigned long long)n->key,
+                     (unsigned long long)prev);
+            return STROBE_ERR_FORMAT;
+        }
+        if (mask && (hash_key(n->key) & mask) != bucket) {
+            snprintf(why, why_len, "key %llu in bucket %llu", (unsigned long long)n->key,
+                     (unsigned long long)bucket);
+            return STROBE_ERR_FORMAT;
+        }
+        prev = n->key;
+        ++*keys;
+    }
+    return 0;
+}
+
+static int pmemobj_engine_check(void *engine, uint64_t *keys, char *why, size_t why_len)
+{
+    struct pmemobj_engine *e = engine;
+    *keys = 0;
+    if (e->kind == STROBE_PETRA_LIST)
+        return check_list(e->root->head, 0, 0, keys, why, why_len);
+    if (e->kind == STROBE_PETRA_MAP) {
+        PMEMoid *buckets = D(e->root->head);
+        for (uint64_t b = 0; b <= e->bucket_mask; b++) {
+            int rc = check_list(buckets[b], b, e->bucket_mask, keys, why, why_len);
+            if (rc < 0)
+                return rc;
+        }
+        return 0;
+    }
+    /* skiplist: level 0 sorted; each level a sublist of the one below,
+     * holding exactly the nodes that tall */
+    struct skip_node *head = D(e->root->head);
+    uint64_t prev = 0;
+    for (struct skip_node *n = D(head->next[0]); n; n = D(n->next[0])) {
+        if (n->key <= prev || n->level < 1 || n->level > SKIP_MAX_LEVEL) {
+            snprintf(why, why_len, "skiplist key %llu (level %u) after key %llu",
+                     (unsigned long long)n->key, n->level, (unsigned long long)prev);
+            return STROBE_ERR_FORMAT;
+        }
+        prev = n->key;
+        ++*keys;
+    }
+    for (unsigned l = 1; l < SKIP_MAX_LEVEL; l++) {
+        struct skip_node *below = D(head->next[0]);
+        for (struct skip_node *n = D(head->next[l]); n; n = D(n->next[l])) {
+            while (below && below != n) {
+                if (below->level > l) {
+                    snprintf(why, why_len, "skiplist key %llu (level %u) missing at level %u",
+                             (unsigned long long)below->key, below->level, l);
+                    return STROBE_ERR_FORMAT;
+                }
+                below = D(below->next[0]);
+            }
+            if (!below || n->level <= l) {
+                snprintf(why, why_len, "skiplist key %llu linked at level %u", (unsigned long long)n->key, l);
+                return STROBE_ERR_FORMAT;
+            }
+            below = D(below->next[0]);
+        }
+        for (; below; below = D(below->next[0]))
+            if (below->level > l) {
+                snprintf(why, why_len, "skiplist key %llu (level %u) missing at level %u",
+                         (unsigned long long)below->key, below->level, l);
+                return STROBE_ERR_FORMAT;
+            }
+    }
+    return 0;
+}
+
 static void pmemobj_engine_stats(void *engine, struct strobe__bench_stats *out)
 {
     struct pmemobj_engine *e = engine;
@@ -560,6 +638,7 @@ const struct strobe__bench_engine strobe__bench_engine_pmemobj = {
     .thread_start = pmemobj_thread_start,
     .thread_stop = pmemobj_thread_stop,
     .execute = pmemobj_execute,
+    .check = pmemobj_engine_check,
     .stats = pmemobj_engine_stats,
     .close = pmemobj_engine_close,
 };

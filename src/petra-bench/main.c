@@ -68,6 +68,7 @@ struct worker {
     void *thread; /* engine thread state */
     int rc;       /* first error (not aborts) */
     uint64_t committed, aborted, ops_committed;
+    int64_t net_inserts; /* INSERTs - DELETEs of committed transactions */
 };
 
 /* Everything one run shares: options, engine, the start/stop protocol. */
@@ -148,6 +149,10 @@ static void *worker_main(void *arg)
         if (rc == 0) {
             w->committed++;
             w->ops_committed += o->txsize;
+            for (unsigned i = 0; i < o->txsize; i++)
+                w->net_inserts += ops[i].type == STROBE_PETRA_INSERT   ? 1
+                                  : ops[i].type == STROBE_PETRA_DELETE ? -1
+                                                                       : 0;
         } else if (rc == STROBE_ERR_ABORTED) {
             w->aborted++;
         } else {
@@ -499,8 +504,10 @@ static int run(struct bench *b, const char *path, const sigset_t *sigs)
     pthread_barrier_destroy(&b->start);
 
     uint64_t committed = 0, aborted = 0, ops = 0;
+    int64_t net = 0;
     int err = 0;
     for (unsigned i = 0; i < started; i++) {
+        net += b->workers[i].net_inserts;
         committed += b->workers[i].committed;
         aborted += b->workers[i].aborted;
         ops += b->workers[i].ops_committed;
@@ -520,6 +527,23 @@ static int run(struct bench *b, const char *path, const sigset_t *sigs)
     if (err < 0) {
         fprintf(stderr, "petra-bench: %s engine, %s: a transaction failed: %s\n", o->engine->name,
                 path, strobe_strerror(err));
+        goto out_free;
+    }
+
+    /* The structure must be intact and hold exactly the prefill plus the
+     * committed INSERTs minus the committed DELETEs: catches an engine
+     * that commits what it should have aborted, or loses updates. */
+    uint64_t keys = 0, want = o->range / 2 + (uint64_t)net;
+    rc = o->engine->check(b->eng, &keys, why, sizeof(why));
+    if (rc < 0) {
+        fprintf(stderr, "petra-bench: %s engine, %s: structure check failed after the run: %s\n",
+                o->engine->name, path, why);
+        goto out_free;
+    }
+    if (keys != want) {
+        fprintf(stderr, "petra-bench: %s engine, %s: the %s holds %" PRIu64 " keys after the run, "
+                "expected %" PRIu64 " (prefill %" PRIu64 " + committed inserts - deletes %" PRId64 ")\n",
+                o->engine->name, path, structure_name(o->kind), keys, want, o->range / 2, net);
         goto out_free;
     }
 
@@ -545,8 +569,8 @@ static int run(struct bench *b, const char *path, const sigset_t *sigs)
            txs ? (double)committed / (double)txs : 0.0);
     print_ratio("flushes_per_tx", s1.flushes - s0.flushes, txs, known);
     print_ratio("fences_per_tx", s1.fences - s0.fences, txs, known);
-    printf(" range=%" PRIu64 " committed=%" PRIu64 " aborted=%" PRIu64, o->range, committed,
-           aborted);
+    printf(" range=%" PRIu64 " committed=%" PRIu64 " aborted=%" PRIu64 " keys=%" PRIu64, o->range,
+           committed, aborted, keys);
     print_ratio("other_flushes_per_tx", s1.other_flushes - s0.other_flushes, txs, known);
     print_ratio("other_fences_per_tx", s1.other_fences - s0.other_fences, txs, known);
     printf("\n");
