@@ -58,12 +58,17 @@ def main():
     print("-" * len(hdr))
     speed_ok, speed_n, flush_ok, flush_n = True, 0, True, 0
     misses = []
+    checks_failed = []
     for key in sorted(rows, key=lambda k: (order.get(k[0], 9), k[1] != "write", k[2], k[3])):
         s, mix, k, t = key
         r = rows[key]
         if "petra" not in r or "pmemobj" not in r:
             continue
         p, b = r["petra"], r["pmemobj"]
+        for e, d in (("petra", p), ("pmemobj", b)):
+            if d.get("check", "ok") != "ok":
+                checks_failed.append("%s %s/%s K=%d thr=%d: holds %s keys, not the expected count" % (
+                    e, s, mix, k, t, d.get("keys", "?")))
         po, bo = num(p, "ops_per_s"), num(b, "ops_per_s")
         ratio = po / bo if bo else None
         pc, bc = int(p["committed"]), int(b["committed"])
@@ -88,7 +93,9 @@ def main():
         "PASS" if speed_ok and speed_n else "MISS", speed_n, MIN_COMMITS))
     print("%s  petra flushes/tx <= txsize + 1 and fences/tx == 1 (%d points)" % (
         "PASS" if flush_ok and flush_n else "MISS", flush_n))
-    for m in misses:
+    print("%s  end-of-run check of every run (structure intact, keys = prefill + committed "
+          "inserts - deletes)" % ("MISS" if checks_failed else "PASS"))
+    for m in misses + checks_failed:
         print("  miss: " + m)
 
 
