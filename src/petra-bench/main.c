@@ -394,8 +394,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return bad_option(name, v, "expected a size of at least 8M (suffix K, M, G)");
             o->heap_bytes = n;
         } else if (!strcmp(name, "--buckets")) {
-            if (parse_u64(v, 1, 1u << 26, &n) < 0 || (n & (n - 1)))
-                return bad_option(name, v, "expected a power of two up to 2^26");
+            if (parse_u64(v, 1, 1u << 24, &n) < 0 || (n & (n - 1)))
+                return bad_option(name, v, "expected a power of two up to 2^24 (the limit of PETRA maps)");
             o->buckets = (uint32_t)n;
         } else {
             return bad_option(name, "", "unknown option (see --help)");
