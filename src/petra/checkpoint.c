@@ -289,8 +289,12 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
      * recovery reads at most three times the live data) and the chain has
      * room; otherwise a new base. */
     uint64_t base_bytes = h->chain_len ? h->chain[0].bytes : 0;
+    uint64_t chain_chunks = 0;
+    for (unsigned i = 0; i < h->chain_len; i++)
+        chain_chunks += h->chain[i].chunks;
     int full = !h->chain_len || h->chain_len == PETRA_CHAIN_MAX || atomic_load(&h->ckpt_force_full) ||
-               h->chain_delta_bytes + ndirty * sizeof(struct delta_entry) > 2 * base_bytes;
+               h->chain_delta_bytes + ndirty * sizeof(struct delta_entry) > 2 * base_bytes ||
+               (h->chain_len > 1 && chain_chunks >= h->nchunks / 8);
     if (full)
         atomic_store(&h->ckpt_force_full, 0);
     struct buf b = { 0 };
@@ -306,8 +310,12 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
     if (!rc)
         rc = full ? walk_all(t, S, &b, &hd.count) : walk_dirty(t, S, dirty, ndirty, &b, &hd.count);
     free(dirty);
+    /* Nothing to record: the new record only moves S, on the same chain. */
+    int reuse = !rc && !full && hd.count == 0;
     struct petra_block blk = { 0, b.n, (b.n + PETRA_CHUNK - 1) / PETRA_CHUNK, 0 };
-    if (!rc) {
+    if (reuse)
+        blk = h->chain[h->chain_len - 1];
+    if (!rc && !reuse) {
         memcpy(b.p, &hd, sizeof hd);
         pthread_mutex_lock(&h->lock);
         blk.off = strobe__heap_chunks_alloc(h, blk.chunks, 2);
@@ -315,7 +323,7 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
         if (!blk.off)
             rc = -ENOSPC;
     }
-    if (!rc) {
+    if (!rc && !reuse) {
         memcpy(h->base + blk.off, b.p, b.n);
         blk.check = strobe__petra_hash(h->base + blk.off, b.n, 0);
         count(&t->ckpt_flushes, strobe__pmem_flush_range(h, t, h->base + blk.off, b.n));
@@ -337,7 +345,7 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
         /* The keys drained for this attempt are lost to the next delta:
          * make it a base, which walks everything. */
         atomic_store(&h->ckpt_force_full, 1);
-        if (blk.off)
+        if (blk.off && !reuse)
             free_blocks(h, &blk, 1);
         atomic_store(&h->ckpt_error, rc);
     } else {
@@ -345,10 +353,11 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
             free_blocks(h, h->chain, h->chain_len);
             h->chain_len = 0;
             h->chain_delta_bytes = 0;
-        } else {
+        } else if (!reuse) {
             h->chain_delta_bytes += blk.bytes;
         }
-        h->chain[h->chain_len++] = blk;
+        if (!reuse)
+            h->chain[h->chain_len++] = blk;
         h->ckpt_seq++;
         strobe__ebr_synchronize(h);
         atomic_store(&h->ckpt_error, 0);
@@ -669,24 +678,28 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
 int strobe__ckpt_build_heads(struct strobe_petra_thread *t, struct petra_struct *ps)
 {
     struct strobe_petra *h = t->h;
-    unsigned cls = strobe__tx_node_class(ps->height);
-    ps->head_size = (uint32_t)((cls + 1) * PETRA_GRAIN);
-    pref heads;
-    if (ps->buckets == 1) {
-        heads = strobe__arena_alloc(t, cls); /* one head: an arena object */
-        if (!heads)
-            return -ENOSPC;
-        memset(h->base + heads, 0, ps->head_size);
-    } else {
-        /* a bucket array must be contiguous: whole chunks */
-        uint64_t chunks = ((uint64_t)ps->head_size * ps->buckets + PETRA_CHUNK - 1) / PETRA_CHUNK;
-        pthread_mutex_lock(&h->lock);
-        heads = strobe__heap_chunks_alloc(h, chunks, 3);
-        pthread_mutex_unlock(&h->lock);
-        if (!heads)
-            return -ENOSPC;
-        memset(h->base + heads, 0, chunks * PETRA_CHUNK);
+    ps->head_size = (uint32_t)((strobe__tx_node_class(ps->height) + 1) * PETRA_GRAIN);
+    /* Heads of all structures share chunks (bucket arrays must be
+     * contiguous); they live until the next recovery rebuilds them. */
+    uint64_t bytes = ((uint64_t)ps->head_size * ps->buckets + 63) & ~63ull;
+    pthread_mutex_lock(&h->lock);
+    if (h->heads_end - h->heads_next < bytes) {
+        uint64_t chunks = (bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
+        pref c = strobe__heap_chunks_alloc(h, chunks, 3);
+        if (c) {
+            h->heads_next = c;
+            h->heads_end = c + chunks * PETRA_CHUNK;
+        }
     }
+    pref heads = 0;
+    if (h->heads_end - h->heads_next >= bytes) {
+        heads = h->heads_next;
+        h->heads_next += bytes;
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (!heads)
+        return -ENOSPC;
+    memset(h->base + heads, 0, bytes);
     ps->heads = heads;
     for (uint32_t b = 0; b < ps->buckets; b++)
         petra_node(h, heads + (uint64_t)b * ps->head_size)->height = ps->height;
@@ -793,6 +806,7 @@ int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
         goto out;
     /* Validated: from here on the file is written. */
     memset(h->chunk_use, 0, h->nchunks);
+    h->heads_next = h->heads_end = 0;
     for (unsigned k = 0; k < h->chain_len; k++)
         memset(h->chunk_use + (h->chain[k].off - h->data_off) / PETRA_CHUNK, 2, h->chain[k].chunks);
     h->ckpt_seq = rec.seq;

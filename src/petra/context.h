@@ -161,7 +161,8 @@ struct strobe_petra {
     uint64_t table_off, ckpt_off;
     struct petra_struct structs[STROBE_PETRA_MAX_STRUCTURES];
     pthread_mutex_t lock;  /* structures, chunk map, attach */
-    uint8_t *chunk_use;    /* per chunk: 0 free, 1 arena, 2 snapshot */
+    uint8_t *chunk_use;    /* per chunk: 0 free, 1 arena, 2 snapshot, 3 heads */
+    pref heads_next, heads_end; /* bump allocator of structure heads */
     _Atomic uint64_t next_txid;
     _Atomic uint64_t epoch; /* EBR global epoch */
     /* checkpoints (checkpoint.c) */

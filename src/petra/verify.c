@@ -143,8 +143,6 @@ STROBE_API int strobe_petra_verify(strobe_petra *h, char *why, size_t why_len)
         const struct petra_struct *ps = &h->structs[id];
         if (!ps->used)
             continue;
-        if (ps->buckets == 1)
-            rc = claim(&v, ps->heads, ps->head_size, "head");
         for (uint32_t b = 0; b < ps->buckets && !rc; b++)
             rc = check_level0(&v, id, ps, b);
     }

@@ -622,7 +622,43 @@ static void crash_and_recover(int powerfail)
 STROBE_TEST(kill_recovers_history) { crash_and_recover(0); }
 STROBE_TEST(powerfail_recovers_history) { crash_and_recover(1); }
 
-STROBE_TEST_MAIN(STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
+/* Open/close cycles of a small heap must not use up space: every cycle
+ * checkpoints, and empty checkpoints reuse the snapshot chain. */
+STROBE_TEST(reopen_cycles_small_heap)
+{
+    const char *path = fresh_path("cycles");
+    char saved[512];
+    strcpy(saved, path);
+    struct strobe_petra_options o = { .size = 32ull << 20, .max_threads = 2 };
+    strobe_petra *h;
+    char why[WHY];
+    CHECK_EQ_INT(strobe_petra_create(saved, &o, &h, why, sizeof why), 0);
+    for (int i = 0; i < 6; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "m%d", i);
+        CHECK_EQ_INT(strobe_petra_structure_create(h, name, STROBE_PETRA_MAP, 16), i);
+    }
+    for (int cycle = 0; cycle < 60; cycle++) {
+        strobe_petra_thread *t;
+        CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+        for (int i = 0; i < 30; i++)
+            CHECK_EQ_INT(op1(t, i % 6, STROBE_PETRA_PUT, 1 + (uint64_t)(i / 6), (uint64_t)cycle), 0);
+        strobe_petra_thread_detach(t);
+        CHECK_EQ_INT(strobe_petra_close(h), 0);
+        h = reopen(saved);
+    }
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    uint64_t v;
+    CHECK_EQ_INT(strobe_petra_get(t, 5, 5, &v), 0);
+    CHECK_EQ_U64(v, 59);
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(saved);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
                  STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
                  STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
                  STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
