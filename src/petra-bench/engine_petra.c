@@ -41,9 +41,12 @@ static int petra_open(const struct strobe__bench_config *cfg, const char *path, 
     }
     /* +1: the thread that prefills attaches while no worker runs, but it
      * keeps its own slot so the workers' slots start clean */
+    /* 16 MiB logs: a checkpoint per ~64K one-operation transactions per
+     * thread, so its delta is large enough to amortise (docs/petra.md) */
     struct strobe_petra_options opt = {
         .size = cfg->heap_bytes,
         .max_threads = cfg->threads + 1,
+        .log_bytes = 16u << 20,
     };
     int rc = strobe_petra_create(path, &opt, &e->heap, why, why_len);
     if (rc < 0) {

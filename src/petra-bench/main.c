@@ -560,7 +560,7 @@ static int run(struct bench *b, const char *path, const sigset_t *sigs)
                o->txsize, o->threads, elapsed, o->seed,
                getenv("PMEM_IS_PMEM_FORCE") ? ", PMEM_IS_PMEM_FORCE set" : "");
         printf("# ops_per_s counts operations of committed transactions; flushes and fences are "
-               "per executed transaction (committed or aborted)\n");
+               "per executed transaction (committed or aborted) and per committed one\n");
     }
     printf("engine=%s structure=%s mix=%s txsize=%u threads=%u seconds=%.2f ops_per_s=%.0f "
            "tx_per_s=%.0f commit_ratio=%.3f",
@@ -569,6 +569,8 @@ static int run(struct bench *b, const char *path, const sigset_t *sigs)
            txs ? (double)committed / (double)txs : 0.0);
     print_ratio("flushes_per_tx", s1.flushes - s0.flushes, txs, known);
     print_ratio("fences_per_tx", s1.fences - s0.fences, txs, known);
+    print_ratio("flushes_per_commit", s1.flushes - s0.flushes, committed, known);
+    print_ratio("fences_per_commit", s1.fences - s0.fences, committed, known);
     printf(" range=%" PRIu64 " committed=%" PRIu64 " aborted=%" PRIu64 " keys=%" PRIu64
            " check=%s", o->range, committed, aborted, keys, check_ok ? "ok" : "FAIL");
     print_ratio("other_flushes_per_tx", s1.other_flushes - s0.other_flushes, txs, known);

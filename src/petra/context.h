@@ -30,7 +30,7 @@ typedef uint64_t pref; /* heap offset; 0 is null */
 #define PETRA_NCLASS 12            /* size classes 16, 32, ..., 192 bytes */
 #define PETRA_MARK 1u
 #define PETRA_HELP_MAX 256
-#define PETRA_CHAIN_MAX 16       /* snapshot blocks: a base and its deltas */
+#define PETRA_CHAIN_MAX 32       /* snapshot blocks: a base and its deltas */
 
 static inline pref petra_unmark(pref r) { return r & ~(pref)PETRA_MARK; }
 static inline bool petra_marked(pref r) { return (r & PETRA_MARK) != 0; }

@@ -7,8 +7,9 @@
  * UpdateInfo (Algorithm 5.3); a thread that finds a node owned by another
  * live transaction helps it finish first (ExecuteOps from the next
  * operation), with a per-thread help stack against cycles. The status is
- * then set by one CAS (Committed/Aborted) and the descriptor persisted
- * (Algorithm 5.4): a flush per operation, one for the header, one fence.
+ * then set by one CAS (Committed/Aborted) and a committed descriptor
+ * persisted (Algorithm 5.4): a flush per operation, one for the header,
+ * one fence.
  *
  * Invariants:
  *  - a node's logical state is a function of its info (Algorithm 5.2): the
@@ -174,6 +175,19 @@ static void persist(struct strobe_petra_thread *t, struct petra_desc *d)
     uint8_t ps = atomic_load(&d->pstatus);
     if (ps == PETRA_PERSISTED)
         return;
+    if (atomic_load(&d->status) == PETRA_ABORTED) {
+        /* Nothing to make durable: an aborted transaction has no effect,
+         * recovery ignores it, and its nodes read as the state before it
+         * whether or not it is persisted (the seed persists it because its
+         * Algorithm 5.2 reads pstatus for aborted deletes). The TXID only
+         * lets a checkpoint retire its log space. */
+        if (atomic_load(&d->txid) == 0) {
+            uint64_t id = atomic_fetch_add(&h->next_txid, 1), zero = 0;
+            atomic_compare_exchange_strong(&d->txid, &zero, id);
+        }
+        atomic_store_explicit(&d->pstatus, PETRA_PERSISTED, memory_order_release);
+        return;
+    }
     if (ps == PETRA_MAYBE)
         atomic_compare_exchange_strong(&d->pstatus, &ps, PETRA_INPROGRESS);
     if (atomic_load(&d->txid) == 0) {
