@@ -12,6 +12,7 @@
  * reach the file. Prints `crashes=N violations=V mode=M`; exit status 1
  * if V > 0, 2 for bad options.
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -335,11 +336,27 @@ static int round_run(struct pc_ctx *c)
         _exit(3);
     }
     close(pfd[1]);
+    /* One round in 8 kills the child while it opens (recovers) the heap
+     * or checks it, before any transaction: recovery must survive being
+     * interrupted and leave the model's state. */
+    int early = c->ready_ns && pc_rand(&c->rng) % 8 == 0;
+    uint64_t t_fork = now_ns();
     struct pollfd p = { pfd[0], POLLIN, 0 };
     char b;
-    int started = poll(&p, 1, START_TIMEOUT_MS) == 1 && read(pfd[0], &b, 1) == 1;
+    int started;
+    if (early) {
+        uint64_t ns = pc_rand(&c->rng) % c->ready_ns;
+        struct timespec d = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+        started = ppoll(&p, 1, &d, NULL) == 1 && read(pfd[0], &b, 1) == 1;
+        started = 1; /* the child need not have started: no complaint */
+    } else {
+        started = poll(&p, 1, START_TIMEOUT_MS) == 1 && read(pfd[0], &b, 1) == 1;
+        if (started)
+            c->ready_ns = now_ns() - t_fork;
+    }
     close(pfd[0]);
-    if (started) {
+    c->early_kills += early;
+    if (started && !early) {
         uint64_t us = 1000 + pc_rand(&c->rng) % ((uint64_t)c->max_delay_ms * 1000 - 999);
         struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
         while (nanosleep(&d, &d) < 0 && errno == EINTR)
@@ -535,7 +552,8 @@ int main(int argc, char **argv)
     if (rc < 0)
         fprintf(stderr, "petra-crash: stopped after round %" PRIu64 ": %s\n", c->round, strobe_strerror(rc));
     if (c->verbose)
-        fprintf(stderr, "petra-crash: %.1f s, %.1f ms per crash\n", secs, secs * 1e3 / (double)(done ? done : 1));
+        fprintf(stderr, "petra-crash: %.1f s, %.1f ms per crash, %" PRIu64 " killed while opening\n", secs,
+                secs * 1e3 / (double)(done ? done : 1), c->early_kills);
     unlink(c->path);
     printf("crashes=%" PRIu64 " violations=%" PRIu64 " mode=%s\n", done, c->violations, mode);
     return c->violations || rc < 0 ? 1 : 0;

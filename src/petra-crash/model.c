@@ -164,6 +164,7 @@ struct shared_scratch {
     uint8_t reported[PC_NSTRUCT][PC_KEY_SLOTS];
     /* last applied write per thread; 0: none */
     uint64_t last_write[PC_MAX_THREADS][PC_NSTRUCT][PC_KEY_SLOTS];
+    uint8_t last_is_delete[PC_MAX_THREADS][PC_NSTRUCT][PC_KEY_SLOTS];
 };
 
 static void apply_private(struct pc_ctx *c, const struct pc_rec *r, unsigned t)
@@ -195,6 +196,7 @@ static void note_shared(struct pc_ctx *c, struct shared_scratch *x, const struct
         if (op->type == STROBE_PETRA_DELETE)
             x->deleted[s][op->key] = 1;
         x->last_write[t][s][op->key] = r->seq;
+        x->last_is_delete[t][s][op->key] = op->type == STROBE_PETRA_DELETE;
     }
 }
 
@@ -260,13 +262,19 @@ static void check_shared_key(struct pc_ctx *c, struct shared_scratch *x, const s
 {
     struct pc_model *m = c->model;
     if (!f->present[s][k]) {
-        if ((m->present[s][k] || x->touched[s][k]) && !x->deleted[s][k]) {
+        /* the last write in the serial order is a DELETE, so it is the
+         * last write to k of its own thread */
+        int last_delete = 0;
+        for (unsigned t = 0; t < c->threads; t++)
+            last_delete |= x->last_is_delete[t][s][k];
+        if ((m->present[s][k] || x->touched[s][k]) && !last_delete) {
             char e[160];
             describe(c, s, k, m->present[s][k], m->value[s][k], e, sizeof e);
             strobe__pc_violation(c, "shared %s key %" PRIu64 " is absent, but no committed "
-                                    "transaction deleted it (at round start: %s%s)",
+                                    "transaction deleted it last (at round start: %s%s)",
                                  strobe__pc_struct_names[s], k, e,
-                                 x->touched[s][k] ? "; written this round" : "");
+                                 x->deleted[s][k] ? "; deleted, then written again this round"
+                                 : x->touched[s][k] ? "; written this round" : "");
         }
         return;
     }

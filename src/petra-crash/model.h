@@ -111,6 +111,8 @@ struct pc_ctx {
     uint64_t violations;
     uint64_t round_violations;
     uint64_t rng;
+    uint64_t ready_ns;    /* last fork-to-ready time of the child */
+    uint64_t early_kills; /* rounds killed before the workload started */
 };
 
 extern const char *const strobe__pc_struct_names[PC_NSTRUCT];
