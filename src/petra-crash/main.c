@@ -65,6 +65,9 @@ static int heap_opts(const struct pc_ctx *c, struct strobe_petra_options *o)
     memset(o, 0, sizeof *o);
     o->size = HEAP_BYTES;
     o->log_bytes = HEAP_LOG_BYTES;
+    /* exactly what the child attaches (T workers + one reader): a slot a
+     * killed thread still holds after recovery makes the next attach fail */
+    o->max_threads = c->threads + 1;
     o->powerfail = c->powerfail;
     return 0;
 }
