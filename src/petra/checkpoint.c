@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checkpoints and recovery (checkpoint.h).
+ *
+ * Checkpoint with S = the next TXID to be handed out:
+ *  1. wait out every critical section running now: afterwards every
+ *     descriptor with TXID < S is final and persisted;
+ *  2. walk every structure: record each present key's durable state, and
+ *     give every node whose info names a descriptor with TXID < S a
+ *     "resolved" info holding its state, so no node refers to those
+ *     descriptors any more (nodes left absent are unlinked on the way);
+ *  3. write the snapshot to free chunks, flush, fence; then the record in
+ *     the other of the two record slots, flush, fence: the new checkpoint
+ *     is durable;
+ *  4. wait out critical sections again (a thread may still hold an old
+ *     info), then publish retired_below = S: log owners reuse the space.
+ * The walk runs concurrently with transactions. A key's recorded state may
+ * already include transactions with TXID >= S; those stay in the logs and
+ * recovery replays them after the snapshot, in TXID order, which yields
+ * the same state (replay sets states, it does not re-check them).
+ *
+ * Recovery (Figure 5.4): load the snapshot into the key-descriptor map,
+ * apply every persisted committed descriptor with TXID >= S in TXID order
+ * (the last one per key wins), rebuild each structure from the result with
+ * resolved infos, and checkpoint. We rebuild instead of repairing the old
+ * nodes in place: under power failure, nodes that were never flushed can
+ * hold anything, and with checkpoints retiring descriptors the old nodes
+ * are no longer needed to know the state.
+ */
+#include "petra/checkpoint.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "petra/ebr.h"
+#include "petra/heap.h"
+#include "petra/pmem.h"
+#include "petra/skiplist.h"
+#include "petra/tx.h"
+
+#define SNAP_MAGIC 0x31304e5341535450ull /* "PTSASN01" */
+#define INFO_CLASS 1u
+
+struct snap_header {
+    uint64_t magic;
+    uint64_t nsect;
+    uint64_t entries;
+    uint64_t pad;
+};
+struct snap_section {
+    uint64_t structure;
+    uint64_t count;
+};
+struct snap_entry {
+    uint64_t key;
+    uint64_t value;
+};
+
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+
+static int buf_add(struct buf *b, const void *src, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
+        while (cap < b->n + n)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return -ENOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+    return 0;
+}
+
+static void count(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* Step 2 for one structure: append its section to b. */
+static int walk(struct strobe_petra_thread *t, int id, uint64_t S, struct buf *b)
+{
+    struct strobe_petra *h = t->h;
+    const struct petra_struct *ps = &h->structs[id];
+    struct snap_section sec = { (uint64_t)id, 0 };
+    size_t at = b->n;
+    int rc = buf_add(b, &sec, sizeof sec);
+    strobe__ebr_enter(t);
+    for (uint32_t bk = 0; bk < ps->buckets && !rc; bk++) {
+        pref head = ps->heads + (uint64_t)bk * ps->head_size;
+        pref c = petra_unmark(atomic_load(petra_next(h, head, 0)));
+        while (c && !rc) {
+            struct petra_node *N = petra_node(h, c);
+            pref s = atomic_load(&N->next[0]);
+            pref info = atomic_load(&N->info);
+            if (!petra_marked(s) && !petra_marked(info)) {
+                struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
+                const struct petra_info *I = petra_info(h, info);
+                uint64_t txid = I->desc ? atomic_load(&petra_desc(h, I->desc)->txid) : 0;
+                if (I->desc && txid && txid < S) {
+                    pref r = strobe__arena_alloc(t, INFO_CLASS);
+                    if (!r) {
+                        rc = -ENOSPC;
+                        break;
+                    }
+                    struct petra_info *R = petra_info(h, r);
+                    *R = (struct petra_info){ 0, 0, (uint32_t)st.present, st.value, 0 };
+                    if (atomic_compare_exchange_strong(&N->info, &info, r)) {
+                        strobe__ebr_retire(t, info, INFO_CLASS);
+                        if (!st.present)
+                            strobe__tx_delete_node(t, ps, head, c, r);
+                    } else {
+                        strobe__arena_free(t, r, INFO_CLASS);
+                    }
+                } else if (!I->desc && !st.present) {
+                    strobe__tx_delete_node(t, ps, head, c, info);
+                }
+                if (st.present) {
+                    struct snap_entry e = { N->key, st.value };
+                    rc = buf_add(b, &e, sizeof e);
+                    sec.count++;
+                }
+            }
+            c = petra_unmark(s);
+        }
+    }
+    strobe__ebr_exit(t);
+    memcpy(b->p + at, &sec, sizeof sec);
+    return rc;
+}
+
+static uint64_t record_check(const struct petra_ckpt_record *r)
+{
+    return strobe__petra_hash(r, offsetof(struct petra_ckpt_record, check), 0x636b7074ull);
+}
+
+int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
+{
+    pthread_mutex_lock(&h->ckpt_lock);
+    uint64_t S = atomic_load(&h->next_txid);
+    strobe__ebr_synchronize(h);
+    struct buf b = { 0 };
+    struct snap_header hd = { SNAP_MAGIC, 0, 0, 0 };
+    int rc = buf_add(&b, &hd, sizeof hd);
+    for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES && !rc; id++) {
+        if (!h->structs[id].used)
+            continue;
+        size_t before = b.n;
+        rc = walk(t, id, S, &b);
+        hd.nsect++;
+        hd.entries += (b.n - before - sizeof(struct snap_section)) / sizeof(struct snap_entry);
+    }
+    pref snap = 0;
+    uint64_t nchunks = 0;
+    if (!rc) {
+        memcpy(b.p, &hd, sizeof hd);
+        nchunks = (b.n + PETRA_CHUNK - 1) / PETRA_CHUNK;
+        pthread_mutex_lock(&h->lock);
+        snap = strobe__heap_chunks_alloc(h, nchunks, 2);
+        pthread_mutex_unlock(&h->lock);
+        if (!snap)
+            rc = -ENOSPC;
+    }
+    if (!rc) {
+        memcpy(h->base + snap, b.p, b.n);
+        count(&t->ckpt_flushes, strobe__pmem_flush_range(h, t, h->base + snap, b.n));
+        rc = strobe__pmem_fence(h, t);
+        count(&t->ckpt_fences, 1);
+    }
+    if (!rc) {
+        struct petra_ckpt_record r = { .seq = h->ckpt_seq + 1, .retired_below = S, .snap_off = snap,
+                                       .snap_bytes = b.n,
+                                       .snap_check = strobe__petra_hash(h->base + snap, b.n, S) };
+        r.check = record_check(&r);
+        void *dst = h->base + h->ckpt_off + (r.seq & 1) * sizeof r;
+        memcpy(dst, &r, sizeof r);
+        count(&t->ckpt_flushes, strobe__pmem_flush(h, t, dst));
+        rc = strobe__pmem_fence(h, t);
+        count(&t->ckpt_fences, 1);
+    }
+    free(b.p);
+    if (rc) {
+        if (snap) {
+            pthread_mutex_lock(&h->lock);
+            strobe__heap_chunks_free(h, snap, nchunks);
+            pthread_mutex_unlock(&h->lock);
+        }
+        atomic_store(&h->ckpt_error, rc);
+    } else {
+        pthread_mutex_lock(&h->lock);
+        if (h->snap_off)
+            strobe__heap_chunks_free(h, h->snap_off, h->snap_chunks);
+        pthread_mutex_unlock(&h->lock);
+        h->snap_off = snap;
+        h->snap_chunks = nchunks;
+        h->ckpt_seq++;
+        strobe__ebr_synchronize(h);
+        atomic_store(&h->ckpt_error, 0);
+        atomic_store_explicit(&h->retired_below, S, memory_order_release);
+        atomic_fetch_add(&h->checkpoints, 1);
+    }
+    pthread_mutex_lock(&h->ckpt_wait_lock);
+    pthread_cond_broadcast(&h->ckpt_cond);
+    pthread_mutex_unlock(&h->ckpt_wait_lock);
+    pthread_mutex_unlock(&h->ckpt_lock);
+    return rc;
+}
+
+void strobe__ckpt_request(struct strobe_petra *h)
+{
+    if (atomic_load_explicit(&h->ckpt_requested, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&h->ckpt_wait_lock);
+    atomic_store(&h->ckpt_requested, 1);
+    pthread_cond_broadcast(&h->ckpt_cond);
+    pthread_mutex_unlock(&h->ckpt_wait_lock);
+}
+
+int strobe__ckpt_wait(struct strobe_petra *h, uint64_t seen)
+{
+    pthread_mutex_lock(&h->ckpt_wait_lock);
+    atomic_store(&h->ckpt_requested, 1);
+    pthread_cond_broadcast(&h->ckpt_cond);
+    int rc = 0;
+    while (atomic_load(&h->retired_below) == seen && !h->ckpt_stop) {
+        pthread_cond_wait(&h->ckpt_cond, &h->ckpt_wait_lock);
+        rc = atomic_load(&h->ckpt_error);
+        if (rc)
+            break;
+    }
+    pthread_mutex_unlock(&h->ckpt_wait_lock);
+    return rc;
+}
+
+static void *checkpointer(void *arg)
+{
+    struct strobe_petra *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->ckpt_wait_lock);
+        while (!atomic_load(&h->ckpt_requested) && !h->ckpt_stop)
+            pthread_cond_wait(&h->ckpt_cond, &h->ckpt_wait_lock);
+        int stop = h->ckpt_stop;
+        atomic_store(&h->ckpt_requested, 0);
+        pthread_mutex_unlock(&h->ckpt_wait_lock);
+        if (stop)
+            return NULL;
+        strobe__ckpt_run(h, &h->threads[h->max_threads]);
+    }
+}
+
+int strobe__ckpt_start(struct strobe_petra *h)
+{
+    int rc = pthread_create(&h->ckpt_thread, NULL, checkpointer, h);
+    if (rc)
+        return -rc;
+    h->ckpt_running = 1;
+    return 0;
+}
+
+void strobe__ckpt_stop(struct strobe_petra *h)
+{
+    if (!h->ckpt_running)
+        return;
+    pthread_mutex_lock(&h->ckpt_wait_lock);
+    h->ckpt_stop = 1;
+    pthread_cond_broadcast(&h->ckpt_cond);
+    pthread_mutex_unlock(&h->ckpt_wait_lock);
+    pthread_join(h->ckpt_thread, NULL);
+    h->ckpt_running = 0;
+    h->ckpt_stop = 0;
+}
+
+/* ---- Recovery ----------------------------------------------------------- */
+
+/* The key-descriptor map: the durable state of every key, in DRAM. */
+struct kd_entry {
+    uint64_t key;
+    uint32_t sid; /* structure id + 1; 0 = empty slot */
+    uint32_t present;
+    uint64_t value;
+};
+struct kdmap {
+    struct kd_entry *v;
+    size_t cap, n;
+};
+
+static uint64_t kd_hash(uint64_t key, uint32_t sid)
+{
+    uint64_t x = key ^ ((uint64_t)sid << 56) ^ sid;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static struct kd_entry *kd_slot(struct kdmap *m, uint64_t key, uint32_t sid)
+{
+    size_t i = kd_hash(key, sid) & (m->cap - 1);
+    while (m->v[i].sid && !(m->v[i].sid == sid && m->v[i].key == key))
+        i = (i + 1) & (m->cap - 1);
+    return &m->v[i];
+}
+
+static int kd_set(struct kdmap *m, uint64_t key, uint32_t sid, int present, uint64_t value)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        struct kdmap g = { calloc(m->cap ? m->cap * 2 : 1024, sizeof *g.v), m->cap ? m->cap * 2 : 1024, 0 };
+        if (!g.v)
+            return -ENOMEM;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->v[i].sid) {
+                *kd_slot(&g, m->v[i].key, m->v[i].sid) = m->v[i];
+                g.n++;
+            }
+        free(m->v);
+        *m = g;
+    }
+    struct kd_entry *e = kd_slot(m, key, sid);
+    if (!e->sid)
+        m->n++;
+    *e = (struct kd_entry){ key, sid, (uint32_t)present, value };
+    return 0;
+}
+
+static int load_snapshot(struct strobe_petra *h, const struct petra_ckpt_record *r, struct kdmap *m,
+                         char *why, size_t why_len)
+{
+    uint64_t end = h->data_off + h->nchunks * PETRA_CHUNK;
+    if (r->snap_off < h->data_off || r->snap_off % PETRA_CHUNK || r->snap_bytes < sizeof(struct snap_header) ||
+        r->snap_bytes > end - r->snap_off) {
+        strobe__petra_why(why, why_len, "%s: checkpoint %llu: snapshot outside the data region", h->path,
+                          (unsigned long long)r->seq);
+        return STROBE_ERR_FORMAT;
+    }
+    const char *p = h->base + r->snap_off;
+    if (strobe__petra_hash(p, r->snap_bytes, r->retired_below) != r->snap_check) {
+        strobe__petra_why(why, why_len, "%s: checkpoint %llu: snapshot checksum mismatch", h->path,
+                          (unsigned long long)r->seq);
+        return STROBE_ERR_FORMAT;
+    }
+    struct snap_header hd;
+    memcpy(&hd, p, sizeof hd);
+    if (hd.magic != SNAP_MAGIC || hd.nsect > STROBE_PETRA_MAX_STRUCTURES) {
+        strobe__petra_why(why, why_len, "%s: checkpoint %llu: bad snapshot header", h->path,
+                          (unsigned long long)r->seq);
+        return STROBE_ERR_FORMAT;
+    }
+    uint64_t at = sizeof hd;
+    for (uint64_t s = 0; s < hd.nsect; s++) {
+        struct snap_section sec;
+        if (r->snap_bytes - at < sizeof sec)
+            goto truncated;
+        memcpy(&sec, p + at, sizeof sec);
+        at += sizeof sec;
+        if (sec.structure >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[sec.structure].used) {
+            strobe__petra_why(why, why_len, "%s: snapshot section %llu: structure %llu does not exist",
+                              h->path, (unsigned long long)s, (unsigned long long)sec.structure);
+            return STROBE_ERR_FORMAT;
+        }
+        if (sec.count > (r->snap_bytes - at) / sizeof(struct snap_entry))
+            goto truncated;
+        for (uint64_t i = 0; i < sec.count; i++) {
+            struct snap_entry e;
+            memcpy(&e, p + at, sizeof e);
+            at += sizeof e;
+            if (e.key < STROBE_PETRA_KEY_MIN || e.key > STROBE_PETRA_KEY_MAX) {
+                strobe__petra_why(why, why_len, "%s: snapshot: structure %llu: key %llu out of range",
+                                  h->path, (unsigned long long)sec.structure, (unsigned long long)e.key);
+                return STROBE_ERR_FORMAT;
+            }
+            int rc = kd_set(m, e.key, (uint32_t)sec.structure + 1, 1, e.value);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+truncated:
+    strobe__petra_why(why, why_len, "%s: checkpoint %llu: snapshot truncated", h->path,
+                      (unsigned long long)r->seq);
+    return STROBE_ERR_FORMAT;
+}
+
+struct found {
+    uint64_t txid;
+    const struct petra_desc *d;
+};
+
+static int cmp_found(const void *a, const void *b)
+{
+    const struct found *x = a, *y = b;
+    return x->txid < y->txid ? -1 : x->txid > y->txid;
+}
+
+/* Step 1 of Figure 5.4: the persisted descriptors after the checkpoint. */
+static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, size_t *nout,
+                     uint64_t *max_txid, char *why, size_t why_len)
+{
+    struct found *v = NULL;
+    size_t n = 0, cap = 0;
+    for (unsigned slot = 0; slot < h->max_threads; slot++) {
+        const char *base = petra_log_base(h, slot);
+        for (uint64_t off = 0; off + 64 <= h->log_bytes; off += 64) {
+            const struct petra_desc *d = (const void *)(base + off);
+            if (d->magic != PETRA_DESC_MAGIC || d->nops < 1 || d->nops > STROBE_PETRA_MAX_OPS ||
+                petra_desc_size(d->nops) > h->log_bytes - off)
+                continue;
+            uint64_t txid = atomic_load_explicit(&d->txid, memory_order_relaxed);
+            if (txid < S || atomic_load_explicit(&d->check, memory_order_relaxed) != strobe__tx_desc_check(d))
+                continue; /* retired, or never completely persisted */
+            uint8_t st = atomic_load_explicit(&d->status, memory_order_relaxed);
+            if (st != PETRA_COMMITTED)
+                continue;
+            for (unsigned i = 0; i < d->nops; i++) {
+                const struct petra_dop *o = &d->ops[i];
+                if (o->type < STROBE_PETRA_FIND || o->type > STROBE_PETRA_PUT ||
+                    o->structure >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[o->structure].used ||
+                    o->key < STROBE_PETRA_KEY_MIN || o->key > STROBE_PETRA_KEY_MAX) {
+                    strobe__petra_why(why, why_len,
+                                      "%s: log %u offset %llu: descriptor %llu operation %u is invalid "
+                                      "(type %u, structure %u)",
+                                      h->path, slot, (unsigned long long)off, (unsigned long long)txid, i,
+                                      o->type, o->structure);
+                    free(v);
+                    return STROBE_ERR_FORMAT;
+                }
+            }
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                struct found *g = realloc(v, cap * sizeof *v);
+                if (!g) {
+                    free(v);
+                    return -ENOMEM;
+                }
+                v = g;
+            }
+            v[n++] = (struct found){ txid, d };
+            if (txid > *max_txid)
+                *max_txid = txid;
+        }
+    }
+    if (n)
+        qsort(v, n, sizeof *v, cmp_found);
+    for (size_t i = 1; i < n; i++)
+        if (v[i].txid == v[i - 1].txid) {
+            strobe__petra_why(why, why_len, "%s: two descriptors carry TXID %llu", h->path,
+                              (unsigned long long)v[i].txid);
+            free(v);
+            return STROBE_ERR_FORMAT;
+        }
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+/* Heads of a structure in a fresh arena. */
+int strobe__ckpt_build_heads(struct strobe_petra_thread *t, struct petra_struct *ps)
+{
+    struct strobe_petra *h = t->h;
+    ps->head_size = (uint32_t)((strobe__tx_node_class(ps->height) + 1) * PETRA_GRAIN);
+    uint64_t bytes = (uint64_t)ps->head_size * ps->buckets;
+    uint64_t chunks = (bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
+    pthread_mutex_lock(&h->lock);
+    pref heads = strobe__heap_chunks_alloc(h, chunks, 3);
+    pthread_mutex_unlock(&h->lock);
+    if (!heads)
+        return -ENOSPC;
+    memset(h->base + heads, 0, chunks * PETRA_CHUNK);
+    ps->heads = heads;
+    for (uint32_t b = 0; b < ps->buckets; b++) {
+        struct petra_node *N = petra_node(h, heads + (uint64_t)b * ps->head_size);
+        N->height = ps->height;
+    }
+    return 0;
+}
+
+struct kv {
+    uint64_t order; /* bucket for maps, 0 otherwise */
+    uint64_t key, value;
+};
+
+static int cmp_kv(const void *a, const void *b)
+{
+    const struct kv *x = a, *y = b;
+    if (x->order != y->order)
+        return x->order < y->order ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Link sorted keys in order: O(n), no searches. */
+static int bulk_build(struct strobe_petra_thread *t, struct petra_struct *ps, struct kv *v, size_t n)
+{
+    struct strobe_petra *h = t->h;
+    pref last[PETRA_MAX_LEVEL];
+    uint64_t cur_bucket = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].order != cur_bucket) {
+            cur_bucket = v[i].order;
+            for (unsigned l = 0; l < ps->height; l++)
+                last[l] = ps->heads + cur_bucket * ps->head_size;
+        }
+        unsigned height = 1;
+        if (ps->kind == STROBE_PETRA_SKIPLIST) {
+            uint64_t x = t->rng;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t->rng = x;
+            while ((x & 1) && height < PETRA_MAX_LEVEL) {
+                height++;
+                x >>= 1;
+            }
+        }
+        pref info = strobe__arena_alloc(t, INFO_CLASS);
+        pref nn = info ? strobe__arena_alloc(t, strobe__tx_node_class(height)) : 0;
+        if (!nn)
+            return -ENOSPC;
+        *petra_info(h, info) = (struct petra_info){ 0, 0, 1, v[i].value, 0 };
+        struct petra_node *N = petra_node(h, nn);
+        N->key = v[i].key;
+        N->height = height;
+        N->pad = 0;
+        atomic_store_explicit(&N->info, info, memory_order_relaxed);
+        for (unsigned l = 0; l < height; l++) {
+            atomic_store_explicit(&N->next[l], 0, memory_order_relaxed);
+            atomic_store_explicit(petra_next(h, last[l], l), nn, memory_order_relaxed);
+            last[l] = nn;
+        }
+    }
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
+{
+    uint64_t t0 = now_ns();
+    struct strobe_petra_thread *t = &h->threads[h->max_threads];
+    const struct petra_ckpt_record *cur = NULL;
+    for (int i = 0; i < 2; i++) {
+        const struct petra_ckpt_record *r = (const void *)(h->base + h->ckpt_off + (uint64_t)i * 64);
+        if (r->seq && r->check == record_check(r) && (!cur || r->seq > cur->seq))
+            cur = r;
+    }
+    if (!cur) {
+        strobe__petra_why(why, why_len, "%s: no valid checkpoint record", h->path);
+        return STROBE_ERR_FORMAT;
+    }
+    struct petra_ckpt_record rec = *cur;
+    struct kdmap m = { 0 };
+    struct found *found = NULL;
+    size_t nfound = 0;
+    uint64_t max_txid = 0;
+    struct kv *kv = NULL;
+    int rc = load_snapshot(h, &rec, &m, why, why_len);
+    if (!rc)
+        rc = scan_logs(h, rec.retired_below, &found, &nfound, &max_txid, why, why_len);
+    for (size_t i = 0; i < nfound && !rc; i++) {
+        const struct petra_desc *d = found[i].d;
+        for (unsigned k = 0; k < d->nops && !rc; k++) {
+            const struct petra_dop *o = &d->ops[k];
+            if (o->type == STROBE_PETRA_FIND)
+                continue;
+            rc = kd_set(&m, o->key, o->structure + 1u, o->type != STROBE_PETRA_DELETE,
+                        o->type == STROBE_PETRA_DELETE ? 0 : o->value);
+        }
+    }
+    if (rc)
+        goto out;
+    /* Validated: from here on the file is written. */
+    memset(h->chunk_use, 0, h->nchunks);
+    uint64_t snap_chunks = (rec.snap_bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
+    memset(h->chunk_use + (rec.snap_off - h->data_off) / PETRA_CHUNK, 2, snap_chunks);
+    h->snap_off = rec.snap_off;
+    h->snap_chunks = snap_chunks;
+    h->ckpt_seq = rec.seq;
+    kv = malloc((m.n ? m.n : 1) * sizeof *kv);
+    if (!kv) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES && !rc; id++) {
+        struct petra_struct *ps = &h->structs[id];
+        if (!ps->used)
+            continue;
+        rc = strobe__ckpt_build_heads(t, ps);
+        size_t n = 0;
+        for (size_t i = 0; i < m.cap && !rc; i++) {
+            const struct kd_entry *e = &m.v[i];
+            if (e->sid == (uint32_t)id + 1 && e->present)
+                kv[n++] = (struct kv){ (strobe__tx_head(h, ps, e->key) - ps->heads) / ps->head_size,
+                                       e->key, e->value };
+        }
+        qsort(kv, n, sizeof *kv, cmp_kv);
+        if (!rc)
+            rc = bulk_build(t, ps, kv, n);
+    }
+    if (rc) {
+        strobe__petra_why(why, why_len, "%s: no room to rebuild the structures (%s)", h->path,
+                          strobe_strerror(rc));
+        goto out;
+    }
+    uint64_t next = rec.retired_below > max_txid ? rec.retired_below : max_txid + 1;
+    atomic_store(&h->next_txid, next);
+    atomic_store(&h->retired_below, rec.retired_below);
+    h->recovered_descriptors = nfound;
+    rc = strobe__ckpt_run(h, t);
+    if (rc)
+        strobe__petra_why(why, why_len, "%s: checkpoint after recovery: %s", h->path, strobe_strerror(rc));
+    h->recovery_ns = now_ns() - t0;
+out:
+    free(kv);
+    free(found);
+    free(m.v);
+    return rc;
+}

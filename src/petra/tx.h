@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PETRA transactions on top of LFTT (seed 002, section 5.1; LFTT section
+ * 2.4.2.1.1): descriptors, node infos, logical status, helping, and the
+ * persistence of descriptors.
+ */
+#ifndef STROBE_PETRA_TX_H
+#define STROBE_PETRA_TX_H
+
+#include "petra/context.h"
+
+struct petra_kstate {
+    int present;
+    uint64_t value;
+};
+
+/* Logical state of a node whose (unmarked) info is `info`, as seen by the
+ * transaction `viewer` (NULL: by a reader outside any transaction).
+ * Algorithm 5.2 generalised to values. */
+struct petra_kstate strobe__tx_node_state(struct strobe_petra *h, pref info,
+                                          const struct petra_desc *viewer);
+/* The head node of the list holding key in structure ps. */
+pref strobe__tx_head(const struct strobe_petra *h, const struct petra_struct *ps, uint64_t key);
+unsigned strobe__tx_node_class(unsigned height);
+void strobe__tx_retire_node(struct strobe_petra_thread *t, pref n, pref info);
+/* Mark node n (whose info is `info`) deleted and unlink it; retires it if
+ * this caller completed the removal. False if the info changed. */
+bool strobe__tx_delete_node(struct strobe_petra_thread *t, const struct petra_struct *ps, pref head,
+                            pref n, pref info);
+/* Descriptor checksum over everything recovery relies on. */
+uint64_t strobe__tx_desc_check(const struct petra_desc *d);
+
+int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *ops, unsigned n);
+int strobe__tx_get(struct strobe_petra_thread *t, int structure, uint64_t key, uint64_t *value);
+int strobe__tx_foreach(struct strobe_petra_thread *t, int structure,
+                       int (*fn)(void *arg, uint64_t key, uint64_t value), void *arg);
+
+#endif

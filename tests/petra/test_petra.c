@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of libstrobe-petra: each structure single- and multithreaded
+ * against an exact model, transactions, checkpoints, reopen, the flush and
+ * fence counts of Algorithm 5.4, and corrupt or truncated files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "strobe/petra.h"
+#include "test.h"
+
+#define WHY 256
+
+static char path_buf[512];
+
+static const char *fresh_path(const char *name)
+{
+    snprintf(path_buf, sizeof path_buf, "%s/%s.%d.heap", STROBE_TEST_WORK_DIR, name, (int)getpid());
+    unlink(path_buf);
+    return path_buf;
+}
+
+static strobe_petra *create(const char *path, uint64_t log_bytes)
+{
+    struct strobe_petra_options o = { .size = 64ull << 20, .max_threads = 8, .log_bytes = log_bytes };
+    strobe_petra *h = NULL;
+    char why[WHY] = "";
+    int rc = strobe_petra_create(path, &o, &h, why, sizeof why);
+    if (rc)
+        fprintf(stderr, "create: %s (%s)\n", strobe_strerror(rc), why);
+    CHECK_EQ_INT(rc, 0);
+    return h;
+}
+
+static strobe_petra *reopen(const char *path)
+{
+    strobe_petra *h = NULL;
+    char why[WHY] = "";
+    int rc = strobe_petra_open(path, NULL, &h, why, sizeof why);
+    if (rc)
+        fprintf(stderr, "open: %s (%s)\n", strobe_strerror(rc), why);
+    CHECK_EQ_INT(rc, 0);
+    return h;
+}
+
+static void verify(strobe_petra *h)
+{
+    char why[WHY] = "";
+    int rc = strobe_petra_verify(h, why, sizeof why);
+    if (rc)
+        fprintf(stderr, "verify: %s\n", why);
+    CHECK_EQ_INT(rc, 0);
+}
+
+static int op1(strobe_petra_thread *t, int s, uint8_t type, uint64_t key, uint64_t value)
+{
+    struct strobe_petra_op op = { type, (uint8_t)s, key, value };
+    return strobe_petra_execute(t, &op, 1);
+}
+
+static int count_cb(void *arg, uint64_t key, uint64_t value)
+{
+    (void)key;
+    (void)value;
+    ++*(int *)arg;
+    return 0;
+}
+
+static int count(strobe_petra_thread *t, int s)
+{
+    int n = 0;
+    CHECK_EQ_INT(strobe_petra_foreach(t, s, count_cb, &n), 0);
+    return n;
+}
+
+STROBE_TEST(set_semantics)
+{
+    const char *path = fresh_path("set");
+    strobe_petra *h = create(path, 0);
+    int s = strobe_petra_structure_create(h, "set", STROBE_PETRA_LIST, 0);
+    CHECK_EQ_INT(s, 0);
+    CHECK_EQ_INT(strobe_petra_structure_create(h, "set", STROBE_PETRA_LIST, 0), -EEXIST);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    for (uint64_t k = 10; k >= 1; k--)
+        CHECK_EQ_INT(op1(t, s, STROBE_PETRA_INSERT, k, k * 100), 0);
+    CHECK_EQ_INT(op1(t, s, STROBE_PETRA_INSERT, 5, 1), STROBE_ERR_ABORTED);
+    CHECK_EQ_INT(op1(t, s, STROBE_PETRA_DELETE, 11, 0), STROBE_ERR_ABORTED);
+    CHECK_EQ_INT(op1(t, s, STROBE_PETRA_FIND, 11, 0), STROBE_ERR_ABORTED);
+    struct strobe_petra_op f = { STROBE_PETRA_FIND, (uint8_t)s, 7, 0 };
+    CHECK_EQ_INT(strobe_petra_execute(t, &f, 1), 0);
+    CHECK_EQ_U64(f.value, 700);
+    /* all or nothing: the third operation fails, the first two vanish */
+    struct strobe_petra_op tx[3] = { { STROBE_PETRA_INSERT, (uint8_t)s, 20, 1 },
+                                     { STROBE_PETRA_DELETE, (uint8_t)s, 3, 0 },
+                                     { STROBE_PETRA_INSERT, (uint8_t)s, 4, 0 } };
+    CHECK_EQ_INT(strobe_petra_execute(t, tx, 3), STROBE_ERR_ABORTED);
+    CHECK_EQ_INT(strobe_petra_get(t, s, 20, NULL), -ENOENT);
+    CHECK_EQ_INT(strobe_petra_get(t, s, 3, NULL), 0);
+    /* an operation sees the earlier ones of its own transaction */
+    struct strobe_petra_op tx2[3] = { { STROBE_PETRA_DELETE, (uint8_t)s, 3, 0 },
+                                      { STROBE_PETRA_INSERT, (uint8_t)s, 3, 33 },
+                                      { STROBE_PETRA_FIND, (uint8_t)s, 3, 0 } };
+    CHECK_EQ_INT(strobe_petra_execute(t, tx2, 3), 0);
+    CHECK_EQ_U64(tx2[2].value, 33);
+    CHECK_EQ_INT(op1(t, s, STROBE_PETRA_DELETE, 10, 0), 0);
+    CHECK_EQ_INT(count(t, s), 9);
+    CHECK_EQ_INT(op1(t, s, 0, 1, 0), -EINVAL);
+    CHECK_EQ_INT(op1(t, s, STROBE_PETRA_FIND, 0, 0), -EINVAL);
+    CHECK_EQ_INT(op1(t, 9, STROBE_PETRA_FIND, 1, 0), -EINVAL);
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    h = reopen(path);
+    CHECK_EQ_INT(strobe_petra_structure_find(h, "set"), s);
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    CHECK_EQ_INT(count(t, s), 9);
+    uint64_t v = 0;
+    CHECK_EQ_INT(strobe_petra_get(t, s, 3, &v), 0);
+    CHECK_EQ_U64(v, 33);
+    CHECK_EQ_INT(strobe_petra_get(t, s, 10, &v), -ENOENT);
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(path);
+}
+
+STROBE_TEST(map_values)
+{
+    const char *path = fresh_path("map");
+    strobe_petra *h = create(path, 0);
+    int m = strobe_petra_structure_create(h, "m", STROBE_PETRA_MAP, 16);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    CHECK_EQ_INT(op1(t, m, STROBE_PETRA_UPDATE, 5, 1), STROBE_ERR_ABORTED);
+    CHECK_EQ_INT(op1(t, m, STROBE_PETRA_PUT, 5, 1), 0);
+    CHECK_EQ_INT(op1(t, m, STROBE_PETRA_UPDATE, 5, 2), 0);
+    CHECK_EQ_INT(op1(t, m, STROBE_PETRA_PUT, 5, 3), 0);
+    uint64_t v = 0;
+    CHECK_EQ_INT(strobe_petra_get(t, m, 5, &v), 0);
+    CHECK_EQ_U64(v, 3);
+    for (uint64_t k = 1; k <= 1000; k++)
+        CHECK_EQ_INT(op1(t, m, STROBE_PETRA_PUT, k, k ^ 0xabcdef), 0);
+    CHECK_EQ_INT(count(t, m), 1000);
+    for (uint64_t k = 2; k <= 1000; k += 2)
+        CHECK_EQ_INT(op1(t, m, STROBE_PETRA_DELETE, k, 0), 0);
+    CHECK_EQ_INT(count(t, m), 500);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    h = reopen(path);
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    CHECK_EQ_INT(count(t, m), 500);
+    for (uint64_t k = 1; k <= 1000; k++) {
+        int rc = strobe_petra_get(t, m, k, &v);
+        CHECK_EQ_INT(rc, k % 2 ? 0 : -ENOENT);
+        if (!rc)
+            CHECK_EQ_U64(v, k ^ 0xabcdef);
+    }
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(path);
+}
+
+
+/* ---- Multithreaded: private partitions checked exactly, plus a shared
+ * partition where every transaction moves a key (DELETE a, INSERT b) so the
+ * number of shared keys is conserved while threads conflict and help. */
+#define THREADS 4
+#define PART 512
+#define SHARED_BASE 1000000
+#define SHARED_RANGE 64
+#define SHARED_KEYS 32
+#define ROUNDS 3000
+
+struct worker {
+    strobe_petra *h;
+    int ids[3];
+    unsigned idx;
+    uint64_t rng;
+    uint8_t present[3][PART + 1];
+    uint64_t value[3][PART + 1];
+    int failures;
+    uint64_t moves;
+};
+
+static uint64_t rnd(struct worker *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    return w->rng;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    strobe_petra_thread *t;
+    if (strobe_petra_thread_attach(w->h, &t)) {
+        w->failures++;
+        return NULL;
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        if (r % 4 == 3) {
+            uint64_t a = SHARED_BASE + rnd(w) % SHARED_RANGE, b = SHARED_BASE + rnd(w) % SHARED_RANGE;
+            int s = w->ids[rnd(w) % 3];
+            struct strobe_petra_op mv[2] = { { STROBE_PETRA_DELETE, (uint8_t)s, a, 0 },
+                                             { STROBE_PETRA_INSERT, (uint8_t)s, b, b * 3 } };
+            int rc = strobe_petra_execute(t, mv, 2);
+            if (rc && rc != STROBE_ERR_ABORTED)
+                w->failures++;
+            w->moves += rc == 0;
+            continue;
+        }
+        unsigned n = 1 + (unsigned)(rnd(w) % 8);
+        struct strobe_petra_op ops[8];
+        uint8_t pres[3][8];
+        int expect_ok = 1;
+        /* model the transaction on a scratch copy of the touched keys */
+        uint8_t scratch_p[8];
+        uint64_t keys[8];
+        int sidx[8];
+        for (unsigned i = 0; i < n; i++) {
+            sidx[i] = (int)(rnd(w) % 3);
+            keys[i] = 1 + rnd(w) % PART;
+            uint8_t type = (uint8_t)(1 + rnd(w) % 5);
+            ops[i] = (struct strobe_petra_op){ type, (uint8_t)w->ids[sidx[i]],
+                                               w->idx * 100000ull + keys[i], rnd(w) >> 1 };
+        }
+        (void)pres;
+        uint8_t tp[3][PART + 1];
+        uint64_t tv[3][PART + 1];
+        memcpy(tp, w->present, sizeof tp);
+        memcpy(tv, w->value, sizeof tv);
+        uint64_t find_expect[8] = { 0 };
+        for (unsigned i = 0; i < n && expect_ok; i++) {
+            uint8_t *p = &tp[sidx[i]][keys[i]];
+            uint64_t *v = &tv[sidx[i]][keys[i]];
+            switch (ops[i].type) {
+            case STROBE_PETRA_FIND: expect_ok = *p; find_expect[i] = *v; break;
+            case STROBE_PETRA_INSERT: expect_ok = !*p; *p = 1; *v = ops[i].value; break;
+            case STROBE_PETRA_DELETE: expect_ok = *p; *p = 0; break;
+            case STROBE_PETRA_UPDATE: expect_ok = *p; *v = ops[i].value; break;
+            default: *p = 1; *v = ops[i].value; break;
+            }
+        }
+        (void)scratch_p;
+        int rc = strobe_petra_execute(t, ops, n);
+        if (rc != (expect_ok ? 0 : STROBE_ERR_ABORTED)) {
+            fprintf(stderr, "thread %u round %d: rc %d, expected %d\n", w->idx, r, rc, expect_ok);
+            w->failures++;
+            continue;
+        }
+        if (rc == 0) {
+            for (unsigned i = 0; i < n; i++)
+                if (ops[i].type == STROBE_PETRA_FIND && ops[i].value != find_expect[i])
+                    w->failures++;
+            memcpy(w->present, tp, sizeof tp);
+            memcpy(w->value, tv, sizeof tv);
+        }
+    }
+    strobe_petra_thread_detach(t);
+    return NULL;
+}
+
+static struct {
+    strobe_petra_thread *t;
+    struct worker *w;
+    int sidx, bad, seen;
+} chk;
+
+static int check_cb(void *arg, uint64_t key, uint64_t value)
+{
+    (void)arg;
+    if (key >= SHARED_BASE) {
+        chk.seen++;
+        if (value != key * 3 && value != 7)
+            chk.bad++;
+        return 0;
+    }
+    unsigned idx = (unsigned)(key / 100000);
+    uint64_t k = key % 100000;
+    if (idx >= THREADS || k < 1 || k > PART || !chk.w[idx].present[chk.sidx][k] ||
+        chk.w[idx].value[chk.sidx][k] != value)
+        chk.bad++;
+    else
+        chk.seen++;
+    return 0;
+}
+
+static void check_model(strobe_petra *h, struct worker *w, int *ids)
+{
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    int shared_total = 0;
+    for (int s = 0; s < 3; s++) {
+        int expected = 0;
+        for (int i = 0; i < THREADS; i++)
+            for (int k = 1; k <= PART; k++)
+                expected += w[i].present[s][k];
+        chk.t = t;
+        chk.w = w;
+        chk.sidx = s;
+        chk.bad = chk.seen = 0;
+        CHECK_EQ_INT(strobe_petra_foreach(t, ids[s], check_cb, NULL), 0);
+        CHECK_EQ_INT(chk.bad, 0);
+        int shared = 0;
+        for (uint64_t k = SHARED_BASE; k < SHARED_BASE + SHARED_RANGE; k++)
+            shared += strobe_petra_get(t, ids[s], k, NULL) == 0;
+        CHECK_EQ_INT(chk.seen, expected + shared);
+        shared_total += shared;
+    }
+    CHECK_EQ_INT(shared_total, 3 * SHARED_KEYS);
+    strobe_petra_thread_detach(t);
+}
+
+static void run_threads(uint64_t log_bytes, int kind_all)
+{
+    const char *path = fresh_path("mt");
+    char saved[512];
+    strcpy(saved, path);
+    strobe_petra *h = create(saved, log_bytes);
+    int ids[3];
+    ids[0] = strobe_petra_structure_create(h, "list", kind_all ? kind_all : STROBE_PETRA_LIST, 0);
+    ids[1] = strobe_petra_structure_create(h, "skip", kind_all ? kind_all : STROBE_PETRA_SKIPLIST, 0);
+    ids[2] = strobe_petra_structure_create(h, "map", kind_all ? kind_all : STROBE_PETRA_MAP, 256);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    for (int s = 0; s < 3; s++)
+        for (uint64_t k = 0; k < SHARED_KEYS; k++)
+            CHECK_EQ_INT(op1(t, ids[s], STROBE_PETRA_INSERT, SHARED_BASE + 2 * k, 7), 0);
+    strobe_petra_thread_detach(t);
+    static struct worker w[THREADS];
+    memset(w, 0, sizeof w);
+    pthread_t th[THREADS];
+    for (unsigned i = 0; i < THREADS; i++) {
+        w[i].h = h;
+        memcpy(w[i].ids, ids, sizeof ids);
+        w[i].idx = i;
+        w[i].rng = 0x1234567 + i * 7919;
+        CHECK_EQ_INT(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    uint64_t moves = 0;
+    for (unsigned i = 0; i < THREADS; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(w[i].failures, 0);
+        moves += w[i].moves;
+    }
+    CHECK(moves > 0);
+    verify(h);
+    check_model(h, w, ids);
+    struct strobe_petra_stats st;
+    strobe_petra_stats_get(h, &st);
+    if (log_bytes)
+        CHECK(st.checkpoints > 3);
+    CHECK(st.live_descriptor_bytes <= (uint64_t)8 * (log_bytes ? log_bytes : 4u << 20));
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    h = reopen(saved);
+    verify(h);
+    check_model(h, w, ids);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(saved);
+}
+
+STROBE_TEST(threads_exact) { run_threads(0, 0); }
+/* 64 KiB logs: a checkpoint every few hundred transactions, concurrently */
+STROBE_TEST(threads_with_checkpoints) { run_threads(64 << 10, 0); }
+STROBE_TEST(threads_skiplists) { run_threads(64 << 10, STROBE_PETRA_SKIPLIST); }
+
+/* Algorithm 5.4's cost: one flush per operation, one for the descriptor,
+ * one fence, whether the transaction commits or aborts. */
+STROBE_TEST(flushes_and_fences)
+{
+    const char *path = fresh_path("flush");
+    strobe_petra *h = create(path, 0);
+    int m = strobe_petra_structure_create(h, "m", STROBE_PETRA_MAP, 0);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    uint64_t expect_flushes = 0, txs = 0;
+    for (unsigned n = 1; n <= STROBE_PETRA_MAX_OPS; n++) {
+        struct strobe_petra_op ops[STROBE_PETRA_MAX_OPS];
+        for (unsigned i = 0; i < n; i++)
+            ops[i] = (struct strobe_petra_op){ STROBE_PETRA_INSERT, (uint8_t)m, n * 100 + i, i };
+        CHECK_EQ_INT(strobe_petra_execute(t, ops, n), 0);
+        CHECK_EQ_INT(strobe_petra_execute(t, ops, n), STROBE_ERR_ABORTED);
+        expect_flushes += 2 * (n + 1);
+        txs += 2;
+    }
+    struct strobe_petra_stats st;
+    strobe_petra_stats_get(h, &st);
+    CHECK_EQ_U64(st.committed, 16);
+    CHECK_EQ_U64(st.aborted, 16);
+    CHECK_EQ_U64(st.ops_committed, 136);
+    CHECK_EQ_U64(st.tx_flushes, expect_flushes);
+    CHECK_EQ_U64(st.tx_fences, txs);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(path);
+}
+
+/* The simulated power failure writes the file only at fences: a clean run
+ * through it must leave exactly the same durable state. */
+STROBE_TEST(powerfail_round_trip)
+{
+    const char *path = fresh_path("pf");
+    struct strobe_petra_options o = { .size = 64ull << 20, .max_threads = 4, .log_bytes = 64 << 10,
+                                      .powerfail = 1 };
+    strobe_petra *h;
+    char why[WHY];
+    CHECK_EQ_INT(strobe_petra_create(path, &o, &h, why, sizeof why), 0);
+    int s = strobe_petra_structure_create(h, "s", STROBE_PETRA_SKIPLIST, 0);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    for (uint64_t k = 1; k <= 3000; k++)
+        CHECK_EQ_INT(op1(t, s, STROBE_PETRA_PUT, k, k + 1), 0);
+    for (uint64_t k = 1; k <= 3000; k += 3)
+        CHECK_EQ_INT(op1(t, s, STROBE_PETRA_DELETE, k, 0), 0);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    h = reopen(path);
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    CHECK_EQ_INT(count(t, s), 2000);
+    uint64_t v;
+    CHECK_EQ_INT(strobe_petra_get(t, s, 2, &v), 0);
+    CHECK_EQ_U64(v, 3);
+    CHECK_EQ_INT(strobe_petra_get(t, s, 4, &v), -ENOENT);
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(path);
+}
+
+static void expect_open_error(const char *path, int code, const char *needle)
+{
+    strobe_petra *h = NULL;
+    char why[WHY] = "";
+    CHECK_EQ_INT(strobe_petra_open(path, NULL, &h, why, sizeof why), code);
+    CHECK(h == NULL);
+    CHECK_CONTAINS(why, needle);
+}
+
+static void poke(const char *path, off_t off, uint8_t xor_byte)
+{
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    uint8_t b;
+    CHECK_EQ_INT((int)pread(fd, &b, 1, off), 1);
+    b ^= xor_byte;
+    CHECK_EQ_INT((int)pwrite(fd, &b, 1, off), 1);
+    close(fd);
+}
+
+STROBE_TEST(corrupt_files)
+{
+    const char *path = fresh_path("bad");
+    char saved[512];
+    strcpy(saved, path);
+    expect_open_error(saved, -ENOENT, "No such file");
+    FILE *f = fopen(saved, "w");
+    fputs("hello", f);
+    fclose(f);
+    expect_open_error(saved, STROBE_ERR_TRUNCATED, "too short");
+    f = fopen(saved, "w");
+    for (int i = 0; i < 8192; i++)
+        fputc('x', f);
+    fclose(f);
+    expect_open_error(saved, STROBE_ERR_FORMAT, "not a petra heap");
+    unlink(saved);
+
+    strobe_petra *h = create(saved, 64 << 10);
+    int s = strobe_petra_structure_create(h, "s", STROBE_PETRA_LIST, 0);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    for (uint64_t k = 1; k <= 100; k++)
+        CHECK_EQ_INT(op1(t, s, STROBE_PETRA_INSERT, k, k), 0);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    /* garbage in a descriptor log is not a descriptor: still opens */
+    int fd = open(saved, O_RDWR);
+    char junk[4096];
+    memset(junk, 0x5a, sizeof junk);
+    CHECK_EQ_INT((int)pwrite(fd, junk, sizeof junk, 65536 + 8192), (int)sizeof junk);
+    struct stat stt;
+    fstat(fd, &stt);
+    close(fd);
+    h = reopen(saved);
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    CHECK_EQ_INT(count(t, s), 100);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+
+    poke(saved, 20, 0x01); /* superblock field */
+    expect_open_error(saved, STROBE_ERR_FORMAT, "superblock checksum");
+    poke(saved, 20, 0x01);
+    poke(saved, 8, 0x7f); /* version */
+    expect_open_error(saved, STROBE_ERR_VERSION, "format version");
+    poke(saved, 8, 0x7f);
+    poke(saved, 8192, 0xff); /* both checkpoint records */
+    poke(saved, 8192 + 64, 0xff);
+    expect_open_error(saved, STROBE_ERR_FORMAT, "no valid checkpoint");
+    poke(saved, 8192, 0xff);
+    poke(saved, 8192 + 64, 0xff);
+    CHECK_EQ_INT(truncate(saved, stt.st_size - 4096), 0);
+    expect_open_error(saved, STROBE_ERR_TRUNCATED, "truncated");
+    CHECK_EQ_INT(truncate(saved, stt.st_size), 0);
+    h = reopen(saved);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(saved);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
+                 STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
+                 STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
+                 STROBE_CASE(corrupt_files))
