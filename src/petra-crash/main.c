@@ -31,8 +31,8 @@
 
 #include "petra-crash/model.h"
 
-#define HEAP_BYTES (128ull << 20)
-#define HEAP_LOG_BYTES (1ull << 20)
+#define HEAP_BYTES (16ull<<20)
+#define HEAP_LOG_BYTES (128ull<<10)
 #define MAP_BUCKETS 256 /* 16 keys a bucket: chains long enough to conflict */
 #define LOG_CAP 65536   /* transactions a worker may log per round */
 #define START_TIMEOUT_MS 60000
@@ -405,6 +405,7 @@ static int round_run(struct pc_ctx *c)
         return rc;
     }
     why[0] = 0;
+    uint64_t t1 = now_ns();
     if ((rc = strobe_petra_verify(h, why, sizeof why)) != 0)
         strobe__pc_violation(c, "strobe_petra_verify: %s", why[0] ? why : strobe_strerror(rc));
     if ((rc = strobe_petra_thread_attach(h, &th)) < 0) {
@@ -420,7 +421,9 @@ static int round_run(struct pc_ctx *c)
         strobe_petra_close(h);
         return -ENOMEM;
     }
+    uint64_t t2 = now_ns();
     read_heap(c, th, f, "recovered heap");
+    uint64_t t3 = now_ns();
     if (c->verbose) {
         struct strobe_petra_stats st;
         strobe_petra_stats_get(h, &st);
@@ -437,14 +440,20 @@ static int round_run(struct pc_ctx *c)
         }
         fprintf(stderr,
                 "petra-crash: round %" PRIu64 ": %" PRIu64 " txs (%" PRIu64 " committed, %" PRIu64
-                " aborted, %" PRIu64 " in flight); recovery %.2f ms, %" PRIu64 " descriptors replayed\n",
-                c->round, txs, com, ab, infl, t_open / 1e6, st.recovered_descriptors);
+                " aborted, %" PRIu64 " in flight)%s; child ready %.1f ms; recovery %.1f ms (%" PRIu64
+                " descriptors replayed), verify %.1f ms, read %.1f ms\n",
+                c->round, txs, com, ab, infl, early ? ", killed while opening" : "", c->ready_ns / 1e6,
+                t_open / 1e6, st.recovered_descriptors, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
     }
     strobe__pc_check_round(c, f);
     free(f);
     strobe_petra_thread_detach(th);
+    uint64_t t4 = now_ns();
     if ((rc = strobe_petra_close(h)) < 0)
         strobe__pc_violation(c, "close after recovery: %s", strobe_strerror(rc));
+    if (c->verbose)
+        fprintf(stderr, "petra-crash: round %" PRIu64 ": check %.1f ms, close %.1f ms\n", c->round,
+                (t4 - t3) / 1e6, (now_ns() - t4) / 1e6);
     return 0;
 }
 
