@@ -155,7 +155,7 @@ static int collect(void *arg, uint64_t key, uint64_t value)
     struct pc_ctx *c = r->c;
     int s = r->s;
     uint64_t hi = s == PC_MAP ? PC_MAP_KEYS + c->threads : c->model->nkeys[s];
-    if (key < 1 || key > hi || (s == PC_MAP && key == PC_MAP_KEYS + 1 + c->threads)) {
+    if (key < 1 || key > hi) {
         strobe__pc_violation(c, "%s: foreach %s: key %" PRIu64 " out of the key range", r->when,
                              strobe__pc_struct_names[s], key);
         return 0;
@@ -350,7 +350,8 @@ static int round_run(struct pc_ctx *c)
     if (early) {
         uint64_t ns = pc_rand(&c->rng) % c->ready_ns;
         struct timespec d = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-        started = ppoll(&p, 1, &d, NULL) == 1 && read(pfd[0], &b, 1) == 1;
+        if (ppoll(&p, 1, &d, NULL) == 1 && read(pfd[0], &b, 1) != 1)
+            b = 0;
         started = 1; /* the child need not have started: no complaint */
     } else {
         started = poll(&p, 1, START_TIMEOUT_MS) == 1 && read(pfd[0], &b, 1) == 1;
@@ -415,12 +416,7 @@ static int round_run(struct pc_ctx *c)
     }
     if (c->inject)
         inject_fault(c, th);
-    struct pc_found *f = malloc(sizeof *f);
-    if (!f) {
-        strobe_petra_thread_detach(th);
-        strobe_petra_close(h);
-        return -ENOMEM;
-    }
+    struct pc_found *f = c->found;
     uint64_t t2 = now_ns();
     read_heap(c, th, f, "recovered heap");
     uint64_t t3 = now_ns();
@@ -446,7 +442,6 @@ static int round_run(struct pc_ctx *c)
                 t_open / 1e6, st.recovered_descriptors, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
     }
     strobe__pc_check_round(c, f);
-    free(f);
     strobe_petra_thread_detach(th);
     uint64_t t4 = now_ns();
     if ((rc = strobe_petra_close(h)) < 0)
@@ -544,7 +539,8 @@ int main(int argc, char **argv)
     size_t shbytes = sizeof(struct pc_shared) + 64 + PC_MAX_THREADS * LOG_CAP * sizeof(struct pc_rec);
     void *shm = mmap(NULL, shbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     c->model = calloc(1, sizeof *c->model);
-    if (shm == MAP_FAILED || !c->model) {
+    c->found = strobe__pc_alloc_nofork(sizeof *c->found);
+    if (shm == MAP_FAILED || !c->model || !c->found) {
         fprintf(stderr, "petra-crash: cannot allocate the acknowledgement log (%zu bytes)\n", shbytes);
         return 1;
     }
@@ -564,8 +560,12 @@ int main(int argc, char **argv)
     if (rc < 0)
         fprintf(stderr, "petra-crash: stopped after round %" PRIu64 ": %s\n", c->round, strobe_strerror(rc));
     if (c->verbose)
-        fprintf(stderr, "petra-crash: %.1f s, %.1f ms per crash, %" PRIu64 " killed while opening\n", secs,
-                secs * 1e3 / (double)(done ? done : 1), c->early_kills);
+        fprintf(stderr,
+                "petra-crash: %.1f s, %.1f ms per crash, %" PRIu64 " killed while opening; %" PRIu64
+                " txs acknowledged committed, %" PRIu64 " aborted; at the kills %" PRIu64
+                " in flight: %" PRIu64 " applied, %" PRIu64 " not\n",
+                secs, secs * 1e3 / (double)(done ? done : 1), c->early_kills, c->txs_committed, c->txs_aborted,
+                c->inflight_applied + c->inflight_dropped, c->inflight_applied, c->inflight_dropped);
     unlink(c->path);
     printf("crashes=%" PRIu64 " violations=%" PRIu64 " mode=%s\n", done, c->violations, mode);
     return c->violations || rc < 0 ? 1 : 0;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "petra-crash/model.h"
 
@@ -48,6 +49,15 @@ int strobe__pc_value_decode(uint64_t v, int s, uint64_t k, unsigned *t, uint64_t
     *t = (unsigned)(v >> 56);
     *seq = (v >> 24) & 0xffffffffu;
     return check24(*t, *seq, s, k) == (v & 0xffffff) ? 0 : -1;
+}
+
+void *strobe__pc_alloc_nofork(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, bytes, MADV_DONTFORK);
+    return p;
 }
 
 void strobe__pc_model_init(struct pc_model *m, unsigned threads)
@@ -249,6 +259,8 @@ static int settle_inflight(struct pc_ctx *c, struct shared_scratch *x, const str
          * shared checks report only what this line does not explain */
         applied = 1;
     }
+    c->inflight_applied += applied;
+    c->inflight_dropped += !applied;
     if (applied) {
         apply_private(c, r, t);
         note_shared(c, x, r, t);
@@ -282,7 +294,8 @@ static void check_shared_key(struct pc_ctx *c, struct shared_scratch *x, const s
     unsigned t;
     uint64_t seq;
     char fnd[160];
-    describe(c, s, k, 1, v, fnd, sizeof fnd);
+    /* described only for a violation: a snprintf per key costs milliseconds */
+#define FND() (describe(c, s, k, 1, v, fnd, sizeof fnd), fnd)
     if (strobe__pc_value_decode(v, s, k, &t, &seq) < 0) {
         strobe__pc_violation(c, "shared %s key %" PRIu64 ": malformed value 0x%016" PRIx64,
                              strobe__pc_struct_names[s], k, v);
@@ -293,29 +306,29 @@ static void check_shared_key(struct pc_ctx *c, struct shared_scratch *x, const s
          * no committed write this round may have replaced it */
         if (!m->present[s][k] || m->value[s][k] != v)
             strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s, but at round start it was %s",
-                                 strobe__pc_struct_names[s], k, fnd,
+                                 strobe__pc_struct_names[s], k, FND(),
                                  m->present[s][k] ? "another value" : "absent");
         else if (x->touched[s][k])
             strobe__pc_violation(c, "shared %s key %" PRIu64 ": still %s although a committed "
                                     "transaction wrote or deleted it this round",
-                                 strobe__pc_struct_names[s], k, fnd);
+                                 strobe__pc_struct_names[s], k, FND());
         return;
     }
     if (t >= c->threads) {
         strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s: no such thread", strobe__pc_struct_names[s],
-                             k, fnd);
+                             k, FND());
         return;
     }
     uint64_t n = atomic_load_explicit(&c->sh->tlog[t].count, memory_order_acquire);
     uint64_t i = seq - c->sh->tlog[t].first_seq;
     if (i >= n) {
-        strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s", strobe__pc_struct_names[s], k, fnd);
+        strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s", strobe__pc_struct_names[s], k, FND());
         return;
     }
     const struct pc_rec *r = pc_rec_at(c, t, i);
     uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
     if (!(st == PC_REC_COMMITTED || (st == PC_REC_INFLIGHT && applied_inflight[t]))) {
-        strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s%s", strobe__pc_struct_names[s], k, fnd,
+        strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s%s", strobe__pc_struct_names[s], k, FND(),
                              st == PC_REC_INFLIGHT ? ", which recovery treated as not applied" : "");
         return;
     }
@@ -325,24 +338,28 @@ static void check_shared_key(struct pc_ctx *c, struct shared_scratch *x, const s
                  is_write(r->ops[j].type) && r->ops[j].type != STROBE_PETRA_DELETE;
     if (!wrote) {
         strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s, but that transaction did not write it",
-                             strobe__pc_struct_names[s], k, fnd);
+                             strobe__pc_struct_names[s], k, FND());
         return;
     }
     if (x->last_write[t][s][k] != seq)
         strobe__pc_violation(c, "shared %s key %" PRIu64 ": %s, but the same thread's later committed "
                                 "tx %" PRIu64 " wrote or deleted it",
-                             strobe__pc_struct_names[s], k, fnd, x->last_write[t][s][k]);
+                             strobe__pc_struct_names[s], k, FND(), x->last_write[t][s][k]);
+#undef FND
 }
 
 void strobe__pc_check_round(struct pc_ctx *c, const struct pc_found *f)
 {
     struct pc_model *m = c->model;
-    struct shared_scratch *x = calloc(1, sizeof *x);
-    int applied_inflight[PC_MAX_THREADS] = { 0 };
-    if (!x) {
+    /* kept across rounds and not shared with the children: otherwise every
+     * page takes a fault (copy on write after fork) each round */
+    if (!c->scratch && !(c->scratch = strobe__pc_alloc_nofork(sizeof(struct shared_scratch)))) {
         strobe__pc_violation(c, "out of memory for the check");
         return;
     }
+    struct shared_scratch *x = c->scratch;
+    memset(x, 0, sizeof *x);
+    int applied_inflight[PC_MAX_THREADS] = { 0 };
     /* 1. private partitions: replay each thread's acknowledged history */
     for (unsigned t = 0; t < c->threads; t++) {
         uint64_t n = atomic_load_explicit(&c->sh->tlog[t].count, memory_order_acquire);
@@ -351,7 +368,9 @@ void strobe__pc_check_round(struct pc_ctx *c, const struct pc_found *f)
         for (uint64_t i = 0; i < n; i++) {
             const struct pc_rec *r = pc_rec_at(c, t, i);
             uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+            c->txs_aborted += st == PC_REC_ABORTED;
             if (st == PC_REC_COMMITTED) {
+                c->txs_committed++;
                 apply_private(c, r, t);
                 note_shared(c, x, r, t);
                 m->last_seq[t] = r->seq;
@@ -393,5 +412,4 @@ void strobe__pc_check_round(struct pc_ctx *c, const struct pc_found *f)
     memcpy(m->present, f->present, sizeof m->present);
     memcpy(m->value, f->value, sizeof m->value);
     m->shared_count = shared;
-    free(x);
 }

@@ -113,6 +113,10 @@ struct pc_ctx {
     uint64_t rng;
     uint64_t ready_ns;    /* last fork-to-ready time of the child */
     uint64_t early_kills; /* rounds killed before the workload started */
+    uint64_t inflight_applied, inflight_dropped; /* in-flight txs at the kill */
+    uint64_t txs_committed, txs_aborted;         /* acknowledged, all rounds */
+    void *scratch;                               /* the check's, kept across rounds */
+    struct pc_found *found;                      /* the recovered state, ditto */
 };
 
 extern const char *const strobe__pc_struct_names[PC_NSTRUCT];
@@ -153,6 +157,10 @@ static inline uint64_t pc_rand(uint64_t *s)
 uint64_t strobe__pc_value(unsigned t, uint64_t seq, int s, uint64_t k);
 /* Decode v as written to (s, k): 0 and the writer/seq, or -1 if malformed. */
 int strobe__pc_value_decode(uint64_t v, int s, uint64_t k, unsigned *t, uint64_t *seq);
+
+/* Zeroed memory the parent keeps across rounds and children do not
+ * inherit (MADV_DONTFORK); NULL if out of memory. */
+void *strobe__pc_alloc_nofork(size_t bytes);
 
 /* Fresh model: every private key absent, every other shared key present. */
 void strobe__pc_model_init(struct pc_model *m, unsigned threads);
