@@ -567,6 +567,11 @@ int main(int argc, char **argv)
                 secs, secs * 1e3 / (double)(done ? done : 1), c->early_kills, c->txs_committed, c->txs_aborted,
                 c->inflight_applied + c->inflight_dropped, c->inflight_applied, c->inflight_dropped);
     unlink(c->path);
+    free(c->model);
+    munmap(c->found, sizeof *c->found);
+    if (c->scratch)
+        munmap(c->scratch, strobe__pc_scratch_size());
+    munmap(shm, shbytes);
     printf("crashes=%" PRIu64 " violations=%" PRIu64 " mode=%s\n", done, c->violations, mode);
     return c->violations || rc < 0 ? 1 : 0;
 }

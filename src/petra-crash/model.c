@@ -177,6 +177,11 @@ struct shared_scratch {
     uint8_t last_is_delete[PC_MAX_THREADS][PC_NSTRUCT][PC_KEY_SLOTS];
 };
 
+size_t strobe__pc_scratch_size(void)
+{
+    return sizeof(struct shared_scratch);
+}
+
 static void apply_private(struct pc_ctx *c, const struct pc_rec *r, unsigned t)
 {
     struct pc_model *m = c->model;

@@ -184,6 +184,8 @@ struct pc_found {
  * dead), report every violation, then make `found` the model and advance
  * the sequence numbers. */
 void strobe__pc_check_round(struct pc_ctx *c, const struct pc_found *f);
+/* Bytes of c->scratch (allocated by the first check). */
+size_t strobe__pc_scratch_size(void);
 
 /* Child: run worker thread t's transactions until killed. */
 void *strobe__pc_worker(void *arg);
