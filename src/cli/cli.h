@@ -35,11 +35,13 @@ int strobe__cmd_run(int argc, char **argv);
 int strobe__cmd_report(int argc, char **argv);
 int strobe__cmd_export(int argc, char **argv);
 int strobe__cmd_ls(int argc, char **argv);
+int strobe__cmd_petra(int argc, char **argv);
 
 extern const char strobe__run_help[];
 extern const char strobe__report_help[];
 extern const char strobe__export_help[];
 extern const char strobe__ls_help[];
+extern const char strobe__petra_help[];
 
 /* ---- Messages ----------------------------------------------------------- */
 

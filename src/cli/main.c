@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `strobe` command: dispatches to its subcommands (run, report,
- * export) and answers --help, --version and `strobe help CMD`. See
+ * export, ls, petra) and answers --help, --version and `strobe help CMD`. See
  * docs/cli.md for the user documentation.
  */
 #include <string.h>
@@ -20,6 +20,7 @@ static const char main_help[] =
     "  report   print the report of an experiment (text or JSON)\n"
     "  export   write an experiment as OTF2, Chrome trace JSON or Cube4\n"
     "  ls       list the metric sets a strobed serves, with values\n"
+    "  petra    read the heap of strobed's petra store: latest values and history\n"
     "  help     show the help of a command: strobe help COMMAND\n"
     "\n"
     "Run 'strobe COMMAND --help' for the options of a command.\n";
@@ -33,6 +34,7 @@ static const struct command {
     {"report", strobe__cmd_report, strobe__report_help},
     {"export", strobe__cmd_export, strobe__export_help},
     {"ls", strobe__cmd_ls, strobe__ls_help},
+    {"petra", strobe__cmd_petra, strobe__petra_help},
 };
 
 static const struct command *find_command(const char *name)

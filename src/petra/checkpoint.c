@@ -40,13 +40,20 @@
 #include "petra/skiplist.h"
 #include "petra/tx.h"
 
-#define SNAP_MAGIC 0x31304e5341535450ull /* "PTSASN01" */
+#define SNAP_MAGIC 0x32304b4c42545350ull /* "PSTBLK02" */
 #define INFO_CLASS 1u
+enum { BLOCK_BASE = 0, BLOCK_DELTA = 1 };
 
+/* A snapshot block. A base holds every present key of every structure
+ * (sections of sorted entries); a delta holds the state of the keys
+ * touched by the descriptors it retires ({key, value, sid | present << 8}
+ * entries) and names the block before it, with that block's checksum. */
 struct snap_header {
     uint64_t magic;
-    uint64_t nsect;
-    uint64_t entries;
+    uint64_t kind;
+    uint64_t count; /* base: sections; delta: entries */
+    uint64_t retired_below;
+    uint64_t prev_off, prev_bytes, prev_check;
     uint64_t pad;
 };
 struct snap_section {
@@ -56,6 +63,11 @@ struct snap_section {
 struct snap_entry {
     uint64_t key;
     uint64_t value;
+};
+struct delta_entry {
+    uint64_t key;
+    uint64_t value;
+    uint64_t sid_present;
 };
 
 struct buf {
@@ -85,55 +97,170 @@ static void count(_Atomic uint64_t *c, uint64_t n)
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
-/* Step 2 for one structure: append its section to b. */
-static int walk(struct strobe_petra_thread *t, int id, uint64_t S, struct buf *b)
+void strobe__ckpt_note(struct strobe_petra_thread *t, const struct petra_desc *d)
+{
+    uint64_t txid = atomic_load_explicit(&d->txid, memory_order_relaxed);
+    pthread_mutex_lock(&t->dirty_lock);
+    if (t->ndirty + d->nops > t->dirty_cap) {
+        size_t cap = t->dirty_cap ? t->dirty_cap * 2 : 1024;
+        struct petra_dirty *v = realloc(t->dirty, cap * sizeof *v);
+        if (!v) {
+            /* cannot remember the keys: the next checkpoint walks all */
+            atomic_store(&t->h->ckpt_force_full, 1);
+            pthread_mutex_unlock(&t->dirty_lock);
+            return;
+        }
+        t->dirty = v;
+        t->dirty_cap = cap;
+    }
+    for (unsigned i = 0; i < d->nops; i++)
+        t->dirty[t->ndirty++] = (struct petra_dirty){ txid, d->ops[i].key, d->ops[i].structure };
+    pthread_mutex_unlock(&t->dirty_lock);
+}
+
+/* Take every noted key of a transaction with TXID < S (a prefix of each
+ * thread's list: a thread notes its transactions in TXID order). */
+static int drain_dirty(struct strobe_petra *h, uint64_t S, struct petra_dirty **out, size_t *nout)
+{
+    struct petra_dirty *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (unsigned i = 0; i <= h->max_threads; i++) {
+        struct strobe_petra_thread *t = &h->threads[i];
+        pthread_mutex_lock(&t->dirty_lock);
+        size_t k = 0;
+        while (k < t->ndirty && t->dirty[k].txid < S)
+            k++;
+        if (n + k > cap) {
+            size_t c = cap ? cap : 1024;
+            while (c < n + k)
+                c *= 2;
+            struct petra_dirty *g = realloc(v, c * sizeof *g);
+            if (!g) {
+                rc = -ENOMEM; /* keep them: retried by the next checkpoint */
+                pthread_mutex_unlock(&t->dirty_lock);
+                break;
+            }
+            v = g;
+            cap = c;
+        }
+        if (k) {
+            memcpy(v + n, t->dirty, k * sizeof *v);
+            n += k;
+            memmove(t->dirty, t->dirty + k, (t->ndirty - k) * sizeof *v);
+            t->ndirty -= k;
+        }
+        pthread_mutex_unlock(&t->dirty_lock);
+    }
+    *out = v;
+    *nout = n;
+    return rc;
+}
+
+static int cmp_dirty(const void *a, const void *b)
+{
+    const struct petra_dirty *x = a, *y = b;
+    if (x->sid != y->sid)
+        return x->sid < y->sid ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Step 2 for node c holding `info`: its durable state, after giving it a
+ * resolved info if its descriptor is retired by this checkpoint (nodes left
+ * absent are unlinked). */
+static struct petra_kstate settle(struct strobe_petra_thread *t, const struct petra_struct *ps,
+                                  pref head, pref c, pref info, uint64_t S, int *rc)
 {
     struct strobe_petra *h = t->h;
-    const struct petra_struct *ps = &h->structs[id];
-    struct snap_section sec = { (uint64_t)id, 0 };
-    size_t at = b->n;
-    int rc = buf_add(b, &sec, sizeof sec);
-    strobe__ebr_enter(t);
-    for (uint32_t bk = 0; bk < ps->buckets && !rc; bk++) {
-        pref head = ps->heads + (uint64_t)bk * ps->head_size;
-        pref c = petra_unmark(atomic_load(petra_next(h, head, 0)));
-        while (c && !rc) {
-            struct petra_node *N = petra_node(h, c);
-            pref s = atomic_load(&N->next[0]);
-            pref info = atomic_load(&N->info);
-            if (!petra_marked(s) && !petra_marked(info)) {
-                struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
-                const struct petra_info *I = petra_info(h, info);
-                uint64_t txid = I->desc ? atomic_load(&petra_desc(h, I->desc)->txid) : 0;
-                if (I->desc && txid && txid < S) {
-                    pref r = strobe__arena_alloc(t, INFO_CLASS);
-                    if (!r) {
-                        rc = -ENOSPC;
-                        break;
-                    }
-                    struct petra_info *R = petra_info(h, r);
-                    *R = (struct petra_info){ 0, 0, (uint32_t)st.present, st.value, 0 };
-                    if (atomic_compare_exchange_strong(&N->info, &info, r)) {
-                        strobe__ebr_retire(t, info, INFO_CLASS);
-                        if (!st.present)
-                            strobe__tx_delete_node(t, ps, head, c, r);
-                    } else {
-                        strobe__arena_free(t, r, INFO_CLASS);
-                    }
-                } else if (!I->desc && !st.present) {
-                    strobe__tx_delete_node(t, ps, head, c, info);
-                }
-                if (st.present) {
-                    struct snap_entry e = { N->key, st.value };
-                    rc = buf_add(b, &e, sizeof e);
-                    sec.count++;
-                }
-            }
-            c = petra_unmark(s);
+    struct petra_node *N = petra_node(h, c);
+    struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
+    const struct petra_info *I = petra_info(h, info);
+    uint64_t txid = I->desc ? atomic_load(&petra_desc(h, I->desc)->txid) : 0;
+    if (I->desc && txid && txid < S) {
+        pref r = strobe__arena_alloc(t, INFO_CLASS);
+        if (!r) {
+            *rc = -ENOSPC;
+            return st;
         }
+        *petra_info(h, r) = (struct petra_info){ 0, 0, (uint32_t)st.present, st.value, 0 };
+        if (atomic_compare_exchange_strong(&N->info, &info, r)) {
+            strobe__ebr_retire(t, info, INFO_CLASS);
+            if (!st.present)
+                strobe__tx_delete_node(t, ps, head, c, r);
+        } else {
+            strobe__arena_free(t, r, INFO_CLASS);
+        }
+    } else if (!I->desc && !st.present) {
+        strobe__tx_delete_node(t, ps, head, c, info);
     }
-    strobe__ebr_exit(t);
-    memcpy(b->p + at, &sec, sizeof sec);
+    return st;
+}
+
+/* A base block: walk every structure. */
+static int walk_all(struct strobe_petra_thread *t, uint64_t S, struct buf *b, uint64_t *nsect)
+{
+    struct strobe_petra *h = t->h;
+    int rc = 0;
+    for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES && !rc; id++) {
+        const struct petra_struct *ps = &h->structs[id];
+        if (!ps->used)
+            continue;
+        struct snap_section sec = { (uint64_t)id, 0 };
+        size_t at = b->n;
+        rc = buf_add(b, &sec, sizeof sec);
+        strobe__ebr_enter(t);
+        for (uint32_t bk = 0; bk < ps->buckets && !rc; bk++) {
+            pref head = ps->heads + (uint64_t)bk * ps->head_size;
+            pref c = petra_unmark(atomic_load(petra_next(h, head, 0)));
+            while (c && !rc) {
+                struct petra_node *N = petra_node(h, c);
+                pref s = atomic_load(&N->next[0]);
+                pref info = atomic_load(&N->info);
+                if (!petra_marked(s) && !petra_marked(info)) {
+                    struct petra_kstate st = settle(t, ps, head, c, info, S, &rc);
+                    if (st.present && !rc) {
+                        struct snap_entry e = { N->key, st.value };
+                        rc = buf_add(b, &e, sizeof e);
+                        sec.count++;
+                    }
+                }
+                c = petra_unmark(s);
+            }
+        }
+        strobe__ebr_exit(t);
+        memcpy(b->p + at, &sec, sizeof sec);
+        ++*nsect;
+    }
+    return rc;
+}
+
+/* A delta block: only the keys noted since the last checkpoint. */
+static int walk_dirty(struct strobe_petra_thread *t, uint64_t S, struct petra_dirty *v, size_t n,
+                      struct buf *b, uint64_t *entries)
+{
+    struct strobe_petra *h = t->h;
+    pref preds[PETRA_MAX_LEVEL], succs[PETRA_MAX_LEVEL];
+    int rc = 0;
+    if (n)
+        qsort(v, n, sizeof *v, cmp_dirty);
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (i && v[i].sid == v[i - 1].sid && v[i].key == v[i - 1].key)
+            continue;
+        const struct petra_struct *ps = &h->structs[v[i].sid];
+        pref head = strobe__tx_head(h, ps, v[i].key);
+        struct petra_kstate st = { 0, 0 };
+        strobe__ebr_enter(t);
+        pref c = strobe__sl_find(h, head, ps->height, v[i].key, preds, succs, false);
+        pref info = c ? atomic_load(&petra_node(h, c)->info) : 0;
+        if (c && !petra_marked(info))
+            st = settle(t, ps, head, c, info, S, &rc);
+        strobe__ebr_exit(t);
+        struct delta_entry e = { v[i].key, st.present ? st.value : 0,
+                                 v[i].sid | (uint64_t)(st.present != 0) << 8 };
+        if (!rc)
+            rc = buf_add(b, &e, sizeof e);
+        ++*entries;
+    }
     return rc;
 }
 
@@ -142,43 +269,70 @@ static uint64_t record_check(const struct petra_ckpt_record *r)
     return strobe__petra_hash(r, offsetof(struct petra_ckpt_record, check), 0x636b7074ull);
 }
 
+static void free_blocks(struct strobe_petra *h, const struct petra_block *v, unsigned n)
+{
+    pthread_mutex_lock(&h->lock);
+    for (unsigned i = 0; i < n; i++)
+        strobe__heap_chunks_free(h, v[i].off, v[i].chunks);
+    pthread_mutex_unlock(&h->lock);
+}
+
 int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
 {
     pthread_mutex_lock(&h->ckpt_lock);
     uint64_t S = atomic_load(&h->next_txid);
     strobe__ebr_synchronize(h);
+    struct petra_dirty *dirty = NULL;
+    size_t ndirty = 0;
+    int rc = drain_dirty(h, S, &dirty, &ndirty);
+    /* A delta while the deltas stay smaller than twice the base (so
+     * recovery reads at most three times the live data) and the chain has
+     * room; otherwise a new base. */
+    uint64_t base_bytes = h->chain_len ? h->chain[0].bytes : 0;
+    uint64_t chain_chunks = 0;
+    for (unsigned i = 0; i < h->chain_len; i++)
+        chain_chunks += h->chain[i].chunks;
+    int full = !h->chain_len || h->chain_len == PETRA_CHAIN_MAX || atomic_load(&h->ckpt_force_full) ||
+               h->chain_delta_bytes + ndirty * sizeof(struct delta_entry) > 2 * base_bytes ||
+               (h->chain_len > 1 && chain_chunks >= h->nchunks / 8);
+    if (full)
+        atomic_store(&h->ckpt_force_full, 0);
     struct buf b = { 0 };
-    struct snap_header hd = { SNAP_MAGIC, 0, 0, 0 };
-    int rc = buf_add(&b, &hd, sizeof hd);
-    for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES && !rc; id++) {
-        if (!h->structs[id].used)
-            continue;
-        size_t before = b.n;
-        rc = walk(t, id, S, &b);
-        hd.nsect++;
-        hd.entries += (b.n - before - sizeof(struct snap_section)) / sizeof(struct snap_entry);
+    struct snap_header hd = { SNAP_MAGIC, full ? BLOCK_BASE : BLOCK_DELTA, 0, S, 0, 0, 0, 0 };
+    if (!full) {
+        const struct petra_block *prev = &h->chain[h->chain_len - 1];
+        hd.prev_off = prev->off;
+        hd.prev_bytes = prev->bytes;
+        hd.prev_check = prev->check;
     }
-    pref snap = 0;
-    uint64_t nchunks = 0;
-    if (!rc) {
+    if (!rc)
+        rc = buf_add(&b, &hd, sizeof hd);
+    if (!rc)
+        rc = full ? walk_all(t, S, &b, &hd.count) : walk_dirty(t, S, dirty, ndirty, &b, &hd.count);
+    free(dirty);
+    /* Nothing to record: the new record only moves S, on the same chain. */
+    int reuse = !rc && !full && hd.count == 0;
+    struct petra_block blk = { 0, b.n, (b.n + PETRA_CHUNK - 1) / PETRA_CHUNK, 0 };
+    if (reuse)
+        blk = h->chain[h->chain_len - 1];
+    if (!rc && !reuse) {
         memcpy(b.p, &hd, sizeof hd);
-        nchunks = (b.n + PETRA_CHUNK - 1) / PETRA_CHUNK;
         pthread_mutex_lock(&h->lock);
-        snap = strobe__heap_chunks_alloc(h, nchunks, 2);
+        blk.off = strobe__heap_chunks_alloc(h, blk.chunks, 2);
         pthread_mutex_unlock(&h->lock);
-        if (!snap)
+        if (!blk.off)
             rc = -ENOSPC;
     }
-    if (!rc) {
-        memcpy(h->base + snap, b.p, b.n);
-        count(&t->ckpt_flushes, strobe__pmem_flush_range(h, t, h->base + snap, b.n));
+    if (!rc && !reuse) {
+        memcpy(h->base + blk.off, b.p, b.n);
+        blk.check = strobe__petra_hash(h->base + blk.off, b.n, 0);
+        count(&t->ckpt_flushes, strobe__pmem_flush_range(h, t, h->base + blk.off, b.n));
         rc = strobe__pmem_fence(h, t);
         count(&t->ckpt_fences, 1);
     }
     if (!rc) {
-        struct petra_ckpt_record r = { .seq = h->ckpt_seq + 1, .retired_below = S, .snap_off = snap,
-                                       .snap_bytes = b.n,
-                                       .snap_check = strobe__petra_hash(h->base + snap, b.n, S) };
+        struct petra_ckpt_record r = { .seq = h->ckpt_seq + 1, .retired_below = S, .snap_off = blk.off,
+                                       .snap_bytes = blk.bytes, .snap_check = blk.check };
         r.check = record_check(&r);
         void *dst = h->base + h->ckpt_off + (r.seq & 1) * sizeof r;
         memcpy(dst, &r, sizeof r);
@@ -188,19 +342,22 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
     }
     free(b.p);
     if (rc) {
-        if (snap) {
-            pthread_mutex_lock(&h->lock);
-            strobe__heap_chunks_free(h, snap, nchunks);
-            pthread_mutex_unlock(&h->lock);
-        }
+        /* The keys drained for this attempt are lost to the next delta:
+         * make it a base, which walks everything. */
+        atomic_store(&h->ckpt_force_full, 1);
+        if (blk.off && !reuse)
+            free_blocks(h, &blk, 1);
         atomic_store(&h->ckpt_error, rc);
     } else {
-        pthread_mutex_lock(&h->lock);
-        if (h->snap_off)
-            strobe__heap_chunks_free(h, h->snap_off, h->snap_chunks);
-        pthread_mutex_unlock(&h->lock);
-        h->snap_off = snap;
-        h->snap_chunks = nchunks;
+        if (full) {
+            free_blocks(h, h->chain, h->chain_len);
+            h->chain_len = 0;
+            h->chain_delta_bytes = 0;
+        } else if (!reuse) {
+            h->chain_delta_bytes += blk.bytes;
+        }
+        if (!reuse)
+            h->chain[h->chain_len++] = blk;
         h->ckpt_seq++;
         strobe__ebr_synchronize(h);
         atomic_store(&h->ckpt_error, 0);
@@ -330,62 +487,110 @@ static int kd_set(struct kdmap *m, uint64_t key, uint32_t sid, int present, uint
     return 0;
 }
 
-static int load_snapshot(struct strobe_petra *h, const struct petra_ckpt_record *r, struct kdmap *m,
-                         char *why, size_t why_len)
+static int bad_block(struct strobe_petra *h, uint64_t seq, unsigned depth, const char *what, char *why,
+                     size_t why_len)
 {
-    uint64_t end = h->data_off + h->nchunks * PETRA_CHUNK;
-    if (r->snap_off < h->data_off || r->snap_off % PETRA_CHUNK || r->snap_bytes < sizeof(struct snap_header) ||
-        r->snap_bytes > end - r->snap_off) {
-        strobe__petra_why(why, why_len, "%s: checkpoint %llu: snapshot outside the data region", h->path,
-                          (unsigned long long)r->seq);
-        return STROBE_ERR_FORMAT;
-    }
-    const char *p = h->base + r->snap_off;
-    if (strobe__petra_hash(p, r->snap_bytes, r->retired_below) != r->snap_check) {
-        strobe__petra_why(why, why_len, "%s: checkpoint %llu: snapshot checksum mismatch", h->path,
-                          (unsigned long long)r->seq);
-        return STROBE_ERR_FORMAT;
-    }
-    struct snap_header hd;
-    memcpy(&hd, p, sizeof hd);
-    if (hd.magic != SNAP_MAGIC || hd.nsect > STROBE_PETRA_MAX_STRUCTURES) {
-        strobe__petra_why(why, why_len, "%s: checkpoint %llu: bad snapshot header", h->path,
-                          (unsigned long long)r->seq);
-        return STROBE_ERR_FORMAT;
-    }
-    uint64_t at = sizeof hd;
-    for (uint64_t s = 0; s < hd.nsect; s++) {
+    strobe__petra_why(why, why_len, "%s: checkpoint %llu, snapshot block %u: %s", h->path,
+                      (unsigned long long)seq, depth, what);
+    return STROBE_ERR_FORMAT;
+}
+
+static int apply_base(struct strobe_petra *h, const char *p, uint64_t bytes, uint64_t nsect,
+                      struct kdmap *m, const char **what)
+{
+    uint64_t at = sizeof(struct snap_header);
+    if (nsect > STROBE_PETRA_MAX_STRUCTURES)
+        return *what = "too many sections", STROBE_ERR_FORMAT;
+    for (uint64_t s = 0; s < nsect; s++) {
         struct snap_section sec;
-        if (r->snap_bytes - at < sizeof sec)
-            goto truncated;
+        if (bytes - at < sizeof sec)
+            return *what = "truncated", STROBE_ERR_FORMAT;
         memcpy(&sec, p + at, sizeof sec);
         at += sizeof sec;
-        if (sec.structure >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[sec.structure].used) {
-            strobe__petra_why(why, why_len, "%s: snapshot section %llu: structure %llu does not exist",
-                              h->path, (unsigned long long)s, (unsigned long long)sec.structure);
-            return STROBE_ERR_FORMAT;
-        }
-        if (sec.count > (r->snap_bytes - at) / sizeof(struct snap_entry))
-            goto truncated;
+        if (sec.structure >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[sec.structure].used)
+            return *what = "names a structure that does not exist", STROBE_ERR_FORMAT;
+        if (sec.count > (bytes - at) / sizeof(struct snap_entry))
+            return *what = "truncated", STROBE_ERR_FORMAT;
         for (uint64_t i = 0; i < sec.count; i++) {
             struct snap_entry e;
             memcpy(&e, p + at, sizeof e);
             at += sizeof e;
-            if (e.key < STROBE_PETRA_KEY_MIN || e.key > STROBE_PETRA_KEY_MAX) {
-                strobe__petra_why(why, why_len, "%s: snapshot: structure %llu: key %llu out of range",
-                                  h->path, (unsigned long long)sec.structure, (unsigned long long)e.key);
-                return STROBE_ERR_FORMAT;
-            }
+            if (e.key < STROBE_PETRA_KEY_MIN || e.key > STROBE_PETRA_KEY_MAX)
+                return *what = "key out of range", STROBE_ERR_FORMAT;
             int rc = kd_set(m, e.key, (uint32_t)sec.structure + 1, 1, e.value);
             if (rc)
                 return rc;
         }
     }
     return 0;
-truncated:
-    strobe__petra_why(why, why_len, "%s: checkpoint %llu: snapshot truncated", h->path,
-                      (unsigned long long)r->seq);
-    return STROBE_ERR_FORMAT;
+}
+
+static int apply_delta(struct strobe_petra *h, const char *p, uint64_t bytes, uint64_t n,
+                       struct kdmap *m, const char **what)
+{
+    if (n > (bytes - sizeof(struct snap_header)) / sizeof(struct delta_entry))
+        return *what = "truncated", STROBE_ERR_FORMAT;
+    for (uint64_t i = 0; i < n; i++) {
+        struct delta_entry e;
+        memcpy(&e, p + sizeof(struct snap_header) + i * sizeof e, sizeof e);
+        uint64_t sid = e.sid_present & 0xff, present = e.sid_present >> 8;
+        if (sid >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[sid].used || present > 1)
+            return *what = "bad entry", STROBE_ERR_FORMAT;
+        if (e.key < STROBE_PETRA_KEY_MIN || e.key > STROBE_PETRA_KEY_MAX)
+            return *what = "key out of range", STROBE_ERR_FORMAT;
+        int rc = kd_set(m, e.key, (uint32_t)sid + 1, (int)present, e.value);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Follow the chain from the record's block back to its base, check every
+ * block, then apply the base and the deltas oldest first. */
+static int load_chain(struct strobe_petra *h, const struct petra_ckpt_record *r, struct kdmap *m,
+                      char *why, size_t why_len)
+{
+    uint64_t end = h->data_off + h->nchunks * PETRA_CHUNK;
+    struct petra_block v[PETRA_CHAIN_MAX];
+    struct snap_header hd[PETRA_CHAIN_MAX];
+    struct petra_block cur = { r->snap_off, r->snap_bytes, 0, r->snap_check };
+    unsigned n = 0;
+    for (;;) {
+        if (n == PETRA_CHAIN_MAX)
+            return bad_block(h, r->seq, n, "chain too long", why, why_len);
+        if (cur.off < h->data_off || cur.off % PETRA_CHUNK || cur.bytes < sizeof(struct snap_header) ||
+            cur.bytes > end - cur.off)
+            return bad_block(h, r->seq, n, "outside the data region", why, why_len);
+        const char *p = h->base + cur.off;
+        if (strobe__petra_hash(p, cur.bytes, 0) != cur.check)
+            return bad_block(h, r->seq, n, "checksum mismatch", why, why_len);
+        memcpy(&hd[n], p, sizeof hd[n]);
+        if (hd[n].magic != SNAP_MAGIC || hd[n].kind > BLOCK_DELTA)
+            return bad_block(h, r->seq, n, "bad header", why, why_len);
+        cur.chunks = (cur.bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
+        for (unsigned k = 0; k < n; k++)
+            if (cur.off < v[k].off + v[k].chunks * PETRA_CHUNK && v[k].off < cur.off + cur.chunks * PETRA_CHUNK)
+                return bad_block(h, r->seq, n, "overlaps another block", why, why_len);
+        v[n++] = cur;
+        if (hd[n - 1].kind == BLOCK_BASE)
+            break;
+        cur = (struct petra_block){ hd[n - 1].prev_off, hd[n - 1].prev_bytes, 0, hd[n - 1].prev_check };
+    }
+    h->chain_len = 0;
+    h->chain_delta_bytes = 0;
+    for (unsigned k = n; k-- > 0;) {
+        const char *what = NULL, *p = h->base + v[k].off;
+        int rc = hd[k].kind == BLOCK_BASE ? apply_base(h, p, v[k].bytes, hd[k].count, m, &what)
+                                          : apply_delta(h, p, v[k].bytes, hd[k].count, m, &what);
+        if (rc && what)
+            return bad_block(h, r->seq, k, what, why, why_len);
+        if (rc)
+            return rc;
+        h->chain[h->chain_len++] = v[k];
+        if (hd[k].kind == BLOCK_DELTA)
+            h->chain_delta_bytes += v[k].bytes;
+    }
+    return 0;
 }
 
 struct found {
@@ -413,8 +618,19 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 petra_desc_size(d->nops) > h->log_bytes - off)
                 continue;
             uint64_t txid = atomic_load_explicit(&d->txid, memory_order_relaxed);
+            /* TXIDs restart above every one in the logs, even torn ones:
+             * a torn descriptor must never look newer than the checkpoint
+             * that follows recovery (2^62 bounds what damage can claim) */
+            if (txid > *max_txid && txid < (1ull << 62))
+                *max_txid = txid;
             if (txid < S || atomic_load_explicit(&d->check, memory_order_relaxed) != strobe__tx_desc_check(d))
                 continue; /* retired, or never completely persisted */
+            if (txid >= (1ull << 62)) {
+                strobe__petra_why(why, why_len, "%s: log %u offset %llu: descriptor TXID %llu is impossible",
+                                  h->path, slot, (unsigned long long)off, (unsigned long long)txid);
+                free(v);
+                return STROBE_ERR_FORMAT;
+            }
             uint8_t st = atomic_load_explicit(&d->status, memory_order_relaxed);
             if (st != PETRA_COMMITTED)
                 continue;
@@ -442,8 +658,6 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 v = g;
             }
             v[n++] = (struct found){ txid, d };
-            if (txid > *max_txid)
-                *max_txid = txid;
         }
     }
     if (n)
@@ -465,19 +679,30 @@ int strobe__ckpt_build_heads(struct strobe_petra_thread *t, struct petra_struct 
 {
     struct strobe_petra *h = t->h;
     ps->head_size = (uint32_t)((strobe__tx_node_class(ps->height) + 1) * PETRA_GRAIN);
-    uint64_t bytes = (uint64_t)ps->head_size * ps->buckets;
-    uint64_t chunks = (bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
+    /* Heads of all structures share chunks (bucket arrays must be
+     * contiguous); they live until the next recovery rebuilds them. */
+    uint64_t bytes = ((uint64_t)ps->head_size * ps->buckets + 63) & ~63ull;
     pthread_mutex_lock(&h->lock);
-    pref heads = strobe__heap_chunks_alloc(h, chunks, 3);
+    if (h->heads_end - h->heads_next < bytes) {
+        uint64_t chunks = (bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
+        pref c = strobe__heap_chunks_alloc(h, chunks, 3);
+        if (c) {
+            h->heads_next = c;
+            h->heads_end = c + chunks * PETRA_CHUNK;
+        }
+    }
+    pref heads = 0;
+    if (h->heads_end - h->heads_next >= bytes) {
+        heads = h->heads_next;
+        h->heads_next += bytes;
+    }
     pthread_mutex_unlock(&h->lock);
     if (!heads)
         return -ENOSPC;
-    memset(h->base + heads, 0, chunks * PETRA_CHUNK);
+    memset(h->base + heads, 0, bytes);
     ps->heads = heads;
-    for (uint32_t b = 0; b < ps->buckets; b++) {
-        struct petra_node *N = petra_node(h, heads + (uint64_t)b * ps->head_size);
-        N->height = ps->height;
-    }
+    for (uint32_t b = 0; b < ps->buckets; b++)
+        petra_node(h, heads + (uint64_t)b * ps->head_size)->height = ps->height;
     return 0;
 }
 
@@ -564,7 +789,7 @@ int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
     size_t nfound = 0;
     uint64_t max_txid = 0;
     struct kv *kv = NULL;
-    int rc = load_snapshot(h, &rec, &m, why, why_len);
+    int rc = load_chain(h, &rec, &m, why, why_len);
     if (!rc)
         rc = scan_logs(h, rec.retired_below, &found, &nfound, &max_txid, why, why_len);
     for (size_t i = 0; i < nfound && !rc; i++) {
@@ -581,10 +806,9 @@ int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
         goto out;
     /* Validated: from here on the file is written. */
     memset(h->chunk_use, 0, h->nchunks);
-    uint64_t snap_chunks = (rec.snap_bytes + PETRA_CHUNK - 1) / PETRA_CHUNK;
-    memset(h->chunk_use + (rec.snap_off - h->data_off) / PETRA_CHUNK, 2, snap_chunks);
-    h->snap_off = rec.snap_off;
-    h->snap_chunks = snap_chunks;
+    h->heads_next = h->heads_end = 0;
+    for (unsigned k = 0; k < h->chain_len; k++)
+        memset(h->chunk_use + (h->chain[k].off - h->data_off) / PETRA_CHUNK, 2, h->chain[k].chunks);
     h->ckpt_seq = rec.seq;
     kv = malloc((m.n ? m.n : 1) * sizeof *kv);
     if (!kv) {
@@ -616,6 +840,10 @@ int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
     atomic_store(&h->next_txid, next);
     atomic_store(&h->retired_below, rec.retired_below);
     h->recovered_descriptors = nfound;
+    /* the replayed descriptors are retired by the checkpoint below: note
+     * their keys so that it records them */
+    for (size_t i = 0; i < nfound; i++)
+        strobe__ckpt_note(t, found[i].d);
     rc = strobe__ckpt_run(h, t);
     if (rc)
         strobe__petra_why(why, why_len, "%s: checkpoint after recovery: %s", h->path, strobe_strerror(rc));

@@ -14,6 +14,9 @@
 /* Take a checkpoint now (serialised with other checkpoints); t is the
  * calling thread's handle (outside any EBR critical section). */
 int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t);
+/* Note the keys of finished transaction d (its owner calls this) so the
+ * next checkpoint re-points their nodes and records their state. */
+void strobe__ckpt_note(struct strobe_petra_thread *t, const struct petra_desc *d);
 /* Ask the background checkpointer for a checkpoint (no wait). */
 void strobe__ckpt_request(struct strobe_petra *h);
 /* Request one and wait until retired_below moves past `seen`; 0, or the

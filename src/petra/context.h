@@ -30,6 +30,7 @@ typedef uint64_t pref; /* heap offset; 0 is null */
 #define PETRA_NCLASS 12            /* size classes 16, 32, ..., 192 bytes */
 #define PETRA_MARK 1u
 #define PETRA_HELP_MAX 256
+#define PETRA_CHAIN_MAX 16       /* snapshot blocks: a base and its deltas */
 
 static inline pref petra_unmark(pref r) { return r & ~(pref)PETRA_MARK; }
 static inline bool petra_marked(pref r) { return (r & PETRA_MARK) != 0; }
@@ -133,6 +134,14 @@ struct strobe_petra_thread {
     struct petra_desc *help[PETRA_HELP_MAX];
     unsigned help_depth;
     uint64_t rng;
+    /* keys this thread's transactions touched since the last checkpoint
+     * took them, in TXID order (checkpoint.c drains them) */
+    pthread_mutex_t dirty_lock;
+    struct petra_dirty {
+        uint64_t txid, key;
+        uint64_t sid;
+    } *dirty;
+    size_t ndirty, dirty_cap;
     /* power-failure simulation: lines flushed since the last fence */
     struct petra_pending *pending;
     /* statistics (relaxed atomics: read by strobe_petra_stats_get) */
@@ -152,7 +161,8 @@ struct strobe_petra {
     uint64_t table_off, ckpt_off;
     struct petra_struct structs[STROBE_PETRA_MAX_STRUCTURES];
     pthread_mutex_t lock;  /* structures, chunk map, attach */
-    uint8_t *chunk_use;    /* per chunk: 0 free, 1 arena, 2 snapshot */
+    uint8_t *chunk_use;    /* per chunk: 0 free, 1 arena, 2 snapshot, 3 heads */
+    pref heads_next, heads_end; /* bump allocator of structure heads */
     _Atomic uint64_t next_txid;
     _Atomic uint64_t epoch; /* EBR global epoch */
     /* checkpoints (checkpoint.c) */
@@ -165,8 +175,14 @@ struct strobe_petra {
     _Atomic int ckpt_error; /* why the last checkpoint failed, 0 if it did not */
     _Atomic uint64_t retired_below; /* descriptors with txid below are retired */
     uint64_t ckpt_seq;
-    pref snap_off;
-    uint64_t snap_chunks;
+    /* the snapshot chain of the current checkpoint, oldest (a base) first */
+    struct petra_block {
+        pref off;
+        uint64_t bytes, chunks, check;
+    } chain[PETRA_CHAIN_MAX];
+    unsigned chain_len;
+    _Atomic int ckpt_force_full; /* a dirty list could not grow: walk everything */
+    uint64_t chain_delta_bytes; /* bytes of the deltas after the base */
     _Atomic uint64_t checkpoints;
     uint64_t recovered_descriptors, recovery_ns;
     /* threads: max_threads slots, then the checkpointer's */

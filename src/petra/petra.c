@@ -46,6 +46,7 @@ static int alloc_threads(struct strobe_petra *h, unsigned max_threads)
         t->slot = i;
         t->log_wrap = UINT64_MAX;
         t->rng = 0x9E3779B97F4A7C15ull * (i + 1) | 1;
+        pthread_mutex_init(&t->dirty_lock, NULL);
     }
     return 0;
 }
@@ -56,6 +57,8 @@ static void free_heap(struct strobe_petra *h)
         for (unsigned i = 0; i <= h->max_threads; i++) {
             strobe__ebr_free_lists(&h->threads[i]);
             strobe__pmem_pending_free(&h->threads[i]);
+            pthread_mutex_destroy(&h->threads[i].dirty_lock);
+            free(h->threads[i].dirty);
         }
         free(h->threads);
     }

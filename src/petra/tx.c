@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "petra/checkpoint.h"
 #include "petra/ebr.h"
 #include "petra/heap.h"
 #include "petra/pmem.h"
@@ -409,6 +410,9 @@ int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *op
             if (ops[i].type == STROBE_PETRA_FIND)
                 ops[i].value = petra_info(h, atomic_load(&d->ops[i].result))->old_value;
     cleanup(t, d);
+    /* inside the critical section: a checkpoint's grace period then
+     * guarantees it sees the note of every descriptor it retires */
+    strobe__ckpt_note(t, d);
     strobe__ebr_exit(t);
     if (committed) {
         atomic_store_explicit(&t->committed, atomic_load_explicit(&t->committed, memory_order_relaxed) + 1,

@@ -14,6 +14,7 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_procstat,
     &strobe__plugin_procnetdev,
     &strobe__plugin_csv,
+    &strobe__plugin_petra,
     &strobe__plugin_delta,
     &strobe__plugin_rate,
     &strobe__plugin_ratio,

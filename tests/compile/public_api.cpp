@@ -3,6 +3,7 @@
  * handles are plain data). */
 #include <strobe/adapter.h>
 #include <strobe/bgq_tm.h>
+#include <strobe/petra.h>
 #include <strobe/shm.h>
 #include <strobe/strobe.h>
 #include <strobe/tm.h>

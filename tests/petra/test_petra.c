@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,7 +514,152 @@ STROBE_TEST(corrupt_files)
     unlink(saved);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
+/* ---- A deterministic single-thread history in a child that kills itself
+ * without closing: recovery must rebuild exactly the model (every
+ * transaction returned before the kill), through a snapshot chain of bases
+ * and deltas plus the descriptors after it. */
+#define HKEYS 2000
+#define HTX 20000
+
+struct model {
+    uint8_t present[HKEYS + 1];
+    uint64_t value[HKEYS + 1];
+};
+
+/* Returns how many transactions committed after the last checkpoint. */
+static int history(strobe_petra_thread *t, int m, struct model *md)
+{
+    uint64_t x = 88172645463325252ull;
+    int tail = 0;
+    for (int i = 0; i < HTX; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t k = 1 + x % HKEYS;
+        int del = (x >> 32) % 3 == 0;
+        if (t) {
+            int rc = op1(t, m, del ? STROBE_PETRA_DELETE : STROBE_PETRA_PUT, k, x >> 1);
+            if (rc != (del && !md->present[k] ? STROBE_ERR_ABORTED : 0))
+                _exit(3);
+            if (i % 1000 == 499 && strobe_petra_checkpoint(t))
+                _exit(4);
+        }
+        if (i % 1000 == 499)
+            tail = 0;
+        else if (!del || md->present[k])
+            tail++;
+        if (del) {
+            md->present[k] = 0;
+        } else {
+            md->present[k] = 1;
+            md->value[k] = x >> 1;
+        }
+    }
+    return tail;
+}
+
+static void crash_and_recover(int powerfail)
+{
+    const char *path = fresh_path(powerfail ? "crashpf" : "crash");
+    char saved[512];
+    strcpy(saved, path);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        /* 1 MiB logs: no automatic checkpoint, only the explicit ones */
+        struct strobe_petra_options o = { .size = 64ull << 20, .max_threads = 2, .log_bytes = 1 << 20,
+                                          .powerfail = powerfail };
+        strobe_petra *h;
+        char why[WHY];
+        if (strobe_petra_create(saved, &o, &h, why, sizeof why))
+            _exit(2);
+        int m = strobe_petra_structure_create(h, "m", STROBE_PETRA_MAP, 128);
+        strobe_petra_thread *t;
+        strobe_petra_thread_attach(h, &t);
+        static struct model md;
+        history(t, m, &md);
+        struct strobe_petra_stats st;
+        strobe_petra_stats_get(h, &st);
+        if (st.checkpoints != 21) /* the initial one and one per 1000 */
+            _exit(5);
+        kill(getpid(), SIGKILL);
+    }
+    int status;
+    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    static struct model md;
+    memset(&md, 0, sizeof md);
+    int tail = history(NULL, 0, &md);
+    strobe_petra *h = reopen(saved);
+    struct strobe_petra_stats st;
+    strobe_petra_stats_get(h, &st);
+    CHECK_EQ_U64(st.recovered_descriptors, (uint64_t)tail); /* after the last checkpoint */
+    verify(h);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    int m = strobe_petra_structure_find(h, "m");
+    int present = 0;
+    for (uint64_t k = 1; k <= HKEYS; k++) {
+        uint64_t v = 0;
+        int rc = strobe_petra_get(t, m, k, &v);
+        CHECK_EQ_INT(rc, md.present[k] ? 0 : -ENOENT);
+        if (!rc)
+            CHECK_EQ_U64(v, md.value[k]);
+        present += md.present[k];
+    }
+    CHECK_EQ_INT(count(t, m), present);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    /* and once more: a recovered heap recovers */
+    h = reopen(saved);
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    CHECK_EQ_INT(count(t, m), present);
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(saved);
+}
+
+STROBE_TEST(kill_recovers_history) { crash_and_recover(0); }
+STROBE_TEST(powerfail_recovers_history) { crash_and_recover(1); }
+
+/* Open/close cycles of a small heap must not use up space: every cycle
+ * checkpoints, and empty checkpoints reuse the snapshot chain. */
+STROBE_TEST(reopen_cycles_small_heap)
+{
+    const char *path = fresh_path("cycles");
+    char saved[512];
+    strcpy(saved, path);
+    struct strobe_petra_options o = { .size = 32ull << 20, .max_threads = 2 };
+    strobe_petra *h;
+    char why[WHY];
+    CHECK_EQ_INT(strobe_petra_create(saved, &o, &h, why, sizeof why), 0);
+    for (int i = 0; i < 6; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "m%d", i);
+        CHECK_EQ_INT(strobe_petra_structure_create(h, name, STROBE_PETRA_MAP, 16), i);
+    }
+    for (int cycle = 0; cycle < 60; cycle++) {
+        strobe_petra_thread *t;
+        CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+        for (int i = 0; i < 30; i++)
+            CHECK_EQ_INT(op1(t, i % 6, STROBE_PETRA_PUT, 1 + (uint64_t)(i / 6), (uint64_t)cycle), 0);
+        strobe_petra_thread_detach(t);
+        CHECK_EQ_INT(strobe_petra_close(h), 0);
+        h = reopen(saved);
+    }
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    uint64_t v;
+    CHECK_EQ_INT(strobe_petra_get(t, 5, 5, &v), 0);
+    CHECK_EQ_U64(v, 59);
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(saved);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
+                 STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
                  STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
                  STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
                  STROBE_CASE(corrupt_files))
