@@ -44,7 +44,8 @@ static const enum strobe_petra_kind struct_kinds[PC_NSTRUCT] = { STROBE_PETRA_LI
 static void usage(FILE *f)
 {
     fputs("usage: petra-crash [--mode kill|powerfail] [--crashes N] [--threads T] [--seed S]\n"
-          "                   [--dir D] [--max-delay MS] [--fresh] [--verbose] [--inject KIND]\n"
+          "                   [--dir D] [--max-delay MS] [--fresh] [--distinct-keys] [--verbose]\n"
+          "                   [--inject KIND]\n"
           "see docs/petra-crash.md\n",
           f);
 }
@@ -298,7 +299,7 @@ static void inject_fault(struct pc_ctx *c, strobe_petra_thread *th)
             op = (struct strobe_petra_op){ STROBE_PETRA_DELETE, (uint8_t)c->sid[PC_SKIP], k, 0 };
         else if (!strcmp(c->inject, "phantom") && o == 0 && !present) /* effect of a tx never acked */
             op = (struct strobe_petra_op){ STROBE_PETRA_INSERT, (uint8_t)c->sid[PC_SKIP], k,
-                                           strobe__pc_value(0, m->next_seq[0] + LOG_CAP, PC_SKIP, k) };
+                                           strobe__pc_value(0, m->next_seq[0] + LOG_CAP, PC_SKIP, k, 0) };
         else if (!strcmp(c->inject, "torn") && o == PC_SHARED && present) /* torn value */
             op = (struct strobe_petra_op){ STROBE_PETRA_UPDATE, (uint8_t)c->sid[PC_SKIP], k, v ^ 1 };
         else if (!strcmp(c->inject, "count") && o == PC_SHARED && present) /* half a move */
@@ -460,6 +461,7 @@ int main(int argc, char **argv)
         { "dir", required_argument, 0, 'd' },    { "max-delay", required_argument, 0, 'D' },
         { "fresh", no_argument, 0, 'f' },        { "verbose", no_argument, 0, 'v' },
         { "inject", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
+        { "distinct-keys", no_argument, 0, 'k' },
         { 0, 0, 0, 0 },
     };
     struct pc_ctx ctx = { 0 }, *c = &ctx;
@@ -510,6 +512,7 @@ int main(int argc, char **argv)
             break;
         case 'f': c->fresh = 1; break;
         case 'v': c->verbose = 1; break;
+        case 'k': c->distinct_keys = 1; break;
         case 'i':
             if (strcmp(optarg, "lost") && strcmp(optarg, "phantom") && strcmp(optarg, "torn") &&
                 strcmp(optarg, "count")) {

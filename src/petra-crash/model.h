@@ -34,7 +34,7 @@
 #define PC_SHARED 0xffu       /* owner of a shared key */
 #define PC_INIT_WRITER 0xfeu  /* "thread" that wrote the initial shared keys */
 #define PC_MAX_MSGS 32        /* child-detected problems kept verbatim */
-#define PC_MSG_LEN 240
+#define PC_MSG_LEN 512
 
 /* Record states in the acknowledgement log. */
 enum {
@@ -95,6 +95,7 @@ struct pc_model {
 struct pc_ctx {
     /* options */
     int powerfail, fresh, verbose;
+    int distinct_keys; /* no key twice in one transaction */
     unsigned threads, max_delay_ms;
     uint64_t crashes, seed;
     const char *dir;
@@ -151,10 +152,11 @@ static inline uint64_t pc_rand(uint64_t *s)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-/* Value written by thread t's transaction seq to key k of structure s:
- * writer, sequence number and a 24-bit check of all four, so a stale,
- * misplaced or torn value is recognised. */
-uint64_t strobe__pc_value(unsigned t, uint64_t seq, int s, uint64_t k);
+/* Value written by op number `op` (0..15) of thread t's transaction seq to
+ * key k of structure s: writer (8 bits), sequence number (32), op (4) and
+ * a 20-bit check of all five, so every write of a run has its own value
+ * and a stale, misplaced or torn value is recognised. */
+uint64_t strobe__pc_value(unsigned t, uint64_t seq, int s, uint64_t k, unsigned op);
 /* Decode v as written to (s, k): 0 and the writer/seq, or -1 if malformed. */
 int strobe__pc_value_decode(uint64_t v, int s, uint64_t k, unsigned *t, uint64_t *seq);
 

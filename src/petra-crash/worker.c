@@ -18,11 +18,48 @@
 
 #include "petra-crash/model.h"
 
+/* A transaction being drawn, with the private keys it touched and their
+ * state as its later operations see it (a transaction sees its own
+ * earlier operations: docs/petra.md). */
 struct tx_build {
     struct strobe_petra_op ops[STROBE_PETRA_MAX_OPS];
     unsigned n;
     int has_shared, must_abort;
+    unsigned nview;
+    struct {
+        int s;
+        uint64_t k;
+        uint8_t present;
+        uint64_t value;
+    } view[STROBE_PETRA_MAX_OPS];
 };
+
+/* state of private key (s, k) at this point of the transaction */
+static void view_get(const struct tx_build *b, const struct pc_model *m, int s, uint64_t k, int *present,
+                     uint64_t *value)
+{
+    for (unsigned i = 0; i < b->nview; i++)
+        if (b->view[i].s == s && b->view[i].k == k) {
+            *present = b->view[i].present;
+            *value = b->view[i].value;
+            return;
+        }
+    *present = m->present[s][k];
+    *value = m->value[s][k];
+}
+
+static void view_set(struct tx_build *b, int s, uint64_t k, int present, uint64_t value)
+{
+    unsigned i = 0;
+    while (i < b->nview && !(b->view[i].s == s && b->view[i].k == k))
+        i++;
+    if (i == b->nview)
+        b->nview++;
+    b->view[i].s = s;
+    b->view[i].k = k;
+    b->view[i].present = (uint8_t)present;
+    b->view[i].value = value;
+}
 
 static int used(const struct tx_build *b, int sid, uint64_t k)
 {
@@ -81,7 +118,6 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
     int shared = pc_rand(rng) % 2 == 0;
     int inject = pc_rand(rng) % 8 == 0;
     memset(b, 0, sizeof *b);
-    /* the stamp goes in last here and is swapped to a random position */
     while (b->n + 1 < total) {
         unsigned left = total - 1 - b->n;
         uint64_t r = pc_rand(rng) % 8;
@@ -96,7 +132,7 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
                 b->n--;
                 break;
             }
-            push(b, STROBE_PETRA_INSERT, c->sid[s2], k2, strobe__pc_value(t, seq, s2, k2));
+            push(b, STROBE_PETRA_INSERT, c->sid[s2], k2, strobe__pc_value(t, seq, s2, k2, b->n));
             b->has_shared = 1;
             continue;
         }
@@ -104,53 +140,67 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
             if (pick_shared(c, th, b, 1, rng, &s, &k) < 0)
                 break;
             if (pc_rand(rng) % 2)
-                push(b, STROBE_PETRA_UPDATE, c->sid[s], k, strobe__pc_value(t, seq, s, k));
+                push(b, STROBE_PETRA_UPDATE, c->sid[s], k, strobe__pc_value(t, seq, s, k, b->n));
             else
                 push(b, STROBE_PETRA_FIND, c->sid[s], k, 0);
             b->has_shared = 1;
             continue;
         }
-        /* private key */
-        int tries = 0;
-        do {
-            s = (int)(pc_rand(rng) % PC_NSTRUCT);
-            k = pick_key(m, s, t, rng);
-        } while (used(b, c->sid[s], k) && ++tries < 8);
-        if (tries == 8)
-            break;
-        uint64_t v = strobe__pc_value(t, seq, s, k);
+        /* private key: one in four reuses a key this transaction already
+         * touched (its precondition then depends on the earlier ops) */
+        if (b->nview && !c->distinct_keys && pc_rand(rng) % 4 == 0) {
+            unsigned i = (unsigned)(pc_rand(rng) % b->nview);
+            s = b->view[i].s;
+            k = b->view[i].k;
+        } else {
+            int tries = 0;
+            do {
+                s = (int)(pc_rand(rng) % PC_NSTRUCT);
+                k = pick_key(m, s, t, rng);
+            } while (used(b, c->sid[s], k) && ++tries < 8);
+            if (tries == 8)
+                break;
+        }
+        int present;
+        uint64_t cur, v = strobe__pc_value(t, seq, s, k, b->n);
+        view_get(b, m, s, k, &present, &cur);
         uint64_t x = pc_rand(rng);
+        uint8_t type;
         if (inject && !b->must_abort) { /* a precondition that fails */
             b->must_abort = 1;
-            if (m->present[s][k])
-                push(b, STROBE_PETRA_INSERT, c->sid[s], k, v);
-            else
-                push(b, x % 3 == 0 ? STROBE_PETRA_DELETE : x % 3 == 1 ? STROBE_PETRA_UPDATE : STROBE_PETRA_FIND,
-                     c->sid[s], k, v);
-        } else if (m->present[s][k]) {
+            type = present ? STROBE_PETRA_INSERT
+                   : x % 3 == 0 ? STROBE_PETRA_DELETE
+                   : x % 3 == 1 ? STROBE_PETRA_UPDATE
+                                : STROBE_PETRA_FIND;
+        } else if (present) {
             static const uint8_t types[] = { STROBE_PETRA_DELETE, STROBE_PETRA_DELETE, STROBE_PETRA_UPDATE,
                                              STROBE_PETRA_PUT, STROBE_PETRA_FIND };
-            push(b, types[x % 5], c->sid[s], k, v);
+            type = types[x % 5];
         } else {
-            push(b, x % 4 == 0 ? STROBE_PETRA_PUT : STROBE_PETRA_INSERT, c->sid[s], k, v);
+            type = x % 4 == 0 ? STROBE_PETRA_PUT : STROBE_PETRA_INSERT;
         }
+        push(b, type, c->sid[s], k, v);
+        if (type == STROBE_PETRA_FIND)
+            view_set(b, s, k, present, cur);
+        else
+            view_set(b, s, k, type != STROBE_PETRA_DELETE, type != STROBE_PETRA_DELETE ? v : 0);
     }
+    /* the stamp, inserted at a random position (the others keep their
+     * order, which matters for repeated keys) */
+    uint64_t sk = pc_stamp_key(t);
+    uint8_t type = STROBE_PETRA_PUT;
     if (inject && !b->must_abort) {
         /* no room was left for the failing op: make the stamp fail instead
          * (a stamp is absent only before the thread's first commit, so
-         * use an INSERT when present, an UPDATE when absent) */
+         * INSERT when present, UPDATE when absent) */
         b->must_abort = 1;
-        uint64_t sk = pc_stamp_key(t);
-        push(b, m->present[PC_MAP][sk] ? STROBE_PETRA_INSERT : STROBE_PETRA_UPDATE, c->sid[PC_MAP], sk,
-             strobe__pc_value(t, seq, PC_MAP, sk));
-    } else {
-        uint64_t sk = pc_stamp_key(t);
-        push(b, STROBE_PETRA_PUT, c->sid[PC_MAP], sk, strobe__pc_value(t, seq, PC_MAP, sk));
+        type = m->present[PC_MAP][sk] ? STROBE_PETRA_INSERT : STROBE_PETRA_UPDATE;
     }
-    unsigned p = (unsigned)(pc_rand(rng) % b->n);
-    struct strobe_petra_op tmp = b->ops[p];
-    b->ops[p] = b->ops[b->n - 1];
-    b->ops[b->n - 1] = tmp;
+    unsigned p = (unsigned)(pc_rand(rng) % (b->n + 1));
+    memmove(&b->ops[p + 1], &b->ops[p], (b->n - p) * sizeof b->ops[0]);
+    b->ops[p] = (struct strobe_petra_op){ type, (uint8_t)c->sid[PC_MAP], sk,
+                                          strobe__pc_value(t, seq, PC_MAP, sk, 15) };
+    b->n++;
 }
 
 static int sid_index(const struct pc_ctx *c, int sid)
@@ -161,7 +211,8 @@ static int sid_index(const struct pc_ctx *c, int sid)
     return 0;
 }
 
-/* After a commit: FIND results, then the model of private keys. */
+/* After a commit: check FIND results and advance the model of private
+ * keys, op by op (a FIND sees the transaction's earlier writes). */
 static void committed(struct pc_ctx *c, unsigned t, uint64_t seq, const struct strobe_petra_op *ops,
                       unsigned n)
 {
@@ -169,32 +220,41 @@ static void committed(struct pc_ctx *c, unsigned t, uint64_t seq, const struct s
     for (unsigned j = 0; j < n; j++) {
         int s = sid_index(c, ops[j].structure);
         uint64_t k = ops[j].key;
-        if (ops[j].type != STROBE_PETRA_FIND)
-            continue;
         unsigned wt;
         uint64_t wseq;
-        if (pc_owner(m, s, k) == t) {
+        if (pc_owner(m, s, k) != t) {
+            if (ops[j].type == STROBE_PETRA_FIND && strobe__pc_value_decode(ops[j].value, s, k, &wt, &wseq) < 0)
+                strobe__pc_child_problem(c->sh,
+                                         "thread %u tx %" PRIu64 " committed: FIND shared %s key %" PRIu64
+                                         " returned malformed value 0x%016" PRIx64,
+                                         t, seq, strobe__pc_struct_names[s], k, ops[j].value);
+            continue;
+        }
+        if (ops[j].type == STROBE_PETRA_FIND) {
             if (!m->present[s][k] || ops[j].value != m->value[s][k])
                 strobe__pc_child_problem(c->sh,
-                                         "thread %u tx %" PRIu64 " committed: FIND %s key %" PRIu64
+                                         "thread %u tx %" PRIu64 " committed: op %u FIND %s key %" PRIu64
                                          " returned 0x%016" PRIx64 ", expected %s0x%016" PRIx64,
-                                         t, seq, strobe__pc_struct_names[s], k, ops[j].value,
+                                         t, seq, j, strobe__pc_struct_names[s], k, ops[j].value,
                                          m->present[s][k] ? "" : "absent ", m->value[s][k]);
-        } else if (strobe__pc_value_decode(ops[j].value, s, k, &wt, &wseq) < 0) {
-            strobe__pc_child_problem(c->sh,
-                                     "thread %u tx %" PRIu64 " committed: FIND shared %s key %" PRIu64
-                                     " returned malformed value 0x%016" PRIx64,
-                                     t, seq, strobe__pc_struct_names[s], k, ops[j].value);
-        }
-    }
-    for (unsigned j = 0; j < n; j++) {
-        int s = sid_index(c, ops[j].structure);
-        uint64_t k = ops[j].key;
-        if (pc_owner(m, s, k) != t || ops[j].type == STROBE_PETRA_FIND)
             continue;
+        }
         m->present[s][k] = ops[j].type != STROBE_PETRA_DELETE;
         m->value[s][k] = m->present[s][k] ? ops[j].value : 0;
     }
+}
+
+/* "INSERT list:17 DELETE map:4097 ..." */
+static void format_ops(const struct pc_ctx *c, const struct strobe_petra_op *ops, unsigned n, char *out,
+                       size_t len)
+{
+    static const char *const names[] = { "?", "FIND", "INSERT", "DELETE", "UPDATE", "PUT" };
+    size_t at = 0;
+    out[0] = 0;
+    for (unsigned j = 0; j < n && at < len; j++)
+        at += (size_t)snprintf(out + at, len - at, "%s%s %s:%" PRIu64, j ? ", " : "",
+                               names[ops[j].type <= 5 ? ops[j].type : 0],
+                               strobe__pc_struct_names[sid_index(c, ops[j].structure)], ops[j].key);
 }
 
 void *strobe__pc_worker(void *arg)
@@ -223,20 +283,26 @@ void *strobe__pc_worker(void *arg)
         int rc = strobe_petra_execute(a->th, b.ops, b.n);
         r->result = rc;
         if (rc == 0) {
-            if (r->expect == PC_EXPECT_ABORT)
+            if (r->expect == PC_EXPECT_ABORT) {
+                char ops[400];
+                format_ops(c, b.ops, b.n, ops, sizeof ops);
                 strobe__pc_child_problem(c->sh,
                                          "thread %u tx %" PRIu64 " committed although one of its "
-                                         "preconditions fails",
-                                         t, seq);
+                                         "preconditions fails: %s",
+                                         t, seq, ops);
+            }
             committed(c, t, seq, b.ops, b.n);
             /* pairs with the parent's acquire load of the state */
             atomic_store_explicit(&r->state, PC_REC_COMMITTED, memory_order_release);
         } else if (rc == STROBE_ERR_ABORTED) {
-            if (r->expect == PC_EXPECT_COMMIT)
+            if (r->expect == PC_EXPECT_COMMIT) {
+                char ops[400];
+                format_ops(c, b.ops, b.n, ops, sizeof ops);
                 strobe__pc_child_problem(c->sh,
                                          "thread %u tx %" PRIu64 " aborted although all its "
-                                         "preconditions hold (private keys only)",
-                                         t, seq);
+                                         "preconditions hold (private keys only): %s",
+                                         t, seq, ops);
+            }
             atomic_store_explicit(&r->state, PC_REC_ABORTED, memory_order_release);
         } else {
             strobe__pc_child_problem(c->sh, "thread %u tx %" PRIu64 ": strobe_petra_execute: %s", t, seq,
