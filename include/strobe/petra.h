@@ -67,7 +67,7 @@ struct strobe_petra_op {
 
 struct strobe_petra_options {
     uint64_t size;         /* create: file size in bytes (default 256 MiB) */
-    unsigned max_threads;  /* create: thread slots (default 32, max 256) */
+    unsigned max_threads;  /* create: thread slots (default 16, max 255) */
     uint64_t log_bytes;    /* create: descriptor log per thread slot (default 4 MiB) */
     int powerfail;         /* open/create: simulate power failure (below) */
 };
