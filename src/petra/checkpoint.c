@@ -2,30 +2,35 @@
 /*
  * Checkpoints and recovery (checkpoint.h).
  *
+ * When a transaction ends, its owner gives every node that still carries
+ * one of its infos a resolved info (tx.c, finish_nodes) and, if it
+ * committed, notes the final state of each key it changed. So once it has
+ * ended, nothing in the structures refers to its descriptor, and its
+ * effects are known without reading the structures.
+ *
  * Checkpoint with S = the next TXID to be handed out:
  *  1. wait out every critical section running now: afterwards every
- *     descriptor with TXID < S is final and persisted;
- *  2. walk every structure: record each present key's durable state, and
- *     give every node whose info names a descriptor with TXID < S a
- *     "resolved" info holding its state, so no node refers to those
- *     descriptors any more (nodes left absent are unlinked on the way);
- *  3. write the snapshot to free chunks, flush, fence; then the record in
- *     the other of the two record slots, flush, fence: the new checkpoint
- *     is durable;
+ *     descriptor with TXID < S is final, persisted, resolved and noted;
+ *  2. write a snapshot block: a delta of the noted states of TXID < S (the
+ *     last one per key), or a base of every present key, walked from the
+ *     structures; flush, fence;
+ *  3. write the record in the other of the two record slots, flush, fence:
+ *     the new checkpoint is durable;
  *  4. wait out critical sections again (a thread may still hold an old
- *     info), then publish retired_below = S: log owners reuse the space.
- * The walk runs concurrently with transactions. A key's recorded state may
- * already include transactions with TXID >= S; those stay in the logs and
+ *     descriptor), then publish retired_below = S: log owners reuse the
+ *     space of descriptors below S.
+ * A base walks concurrently with transactions; a key's recorded state may
+ * already include transactions with TXID >= S. Those stay in the logs and
  * recovery replays them after the snapshot, in TXID order, which yields
  * the same state (replay sets states, it does not re-check them).
  *
- * Recovery (Figure 5.4): load the snapshot into the key-descriptor map,
- * apply every persisted committed descriptor with TXID >= S in TXID order
- * (the last one per key wins), rebuild each structure from the result with
- * resolved infos, and checkpoint. We rebuild instead of repairing the old
- * nodes in place: under power failure, nodes that were never flushed can
- * hold anything, and with checkpoints retiring descriptors the old nodes
- * are no longer needed to know the state.
+ * Recovery (Figure 5.4): load the chain into the key-descriptor map, apply
+ * every persisted committed descriptor with TXID >= S in TXID order (the
+ * last one per key wins), rebuild each structure from the result with
+ * resolved infos, and take a base checkpoint. We rebuild instead of
+ * repairing the old nodes in place: under power failure, nodes that were
+ * never flushed can hold anything, and with checkpoints retiring
+ * descriptors the old nodes are no longer needed to know the state.
  */
 #include "petra/checkpoint.h"
 
@@ -41,7 +46,6 @@
 #include "petra/tx.h"
 
 #define SNAP_MAGIC 0x32304b4c42545350ull /* "PSTBLK02" */
-#define INFO_CLASS 1u
 enum { BLOCK_BASE = 0, BLOCK_DELTA = 1 };
 
 /* A snapshot block. A base holds every present key of every structure
@@ -97,15 +101,15 @@ static void count(_Atomic uint64_t *c, uint64_t n)
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
-void strobe__ckpt_note(struct strobe_petra_thread *t, const struct petra_desc *d)
+void strobe__ckpt_note(struct strobe_petra_thread *t, uint64_t txid, const struct petra_desc *d,
+                       const unsigned *idx, const struct petra_kstate *st, unsigned n)
 {
-    uint64_t txid = atomic_load_explicit(&d->txid, memory_order_relaxed);
     pthread_mutex_lock(&t->dirty_lock);
-    if (t->ndirty + d->nops > t->dirty_cap) {
+    if (t->ndirty + n > t->dirty_cap) {
         size_t cap = t->dirty_cap ? t->dirty_cap * 2 : 1024;
         struct petra_dirty *v = realloc(t->dirty, cap * sizeof *v);
         if (!v) {
-            /* cannot remember the keys: the next checkpoint walks all */
+            /* cannot remember the states: the next checkpoint walks all */
             atomic_store(&t->h->ckpt_force_full, 1);
             pthread_mutex_unlock(&t->dirty_lock);
             return;
@@ -113,8 +117,11 @@ void strobe__ckpt_note(struct strobe_petra_thread *t, const struct petra_desc *d
         t->dirty = v;
         t->dirty_cap = cap;
     }
-    for (unsigned i = 0; i < d->nops; i++)
-        t->dirty[t->ndirty++] = (struct petra_dirty){ txid, d->ops[i].key, d->ops[i].structure };
+    for (unsigned k = 0; k < n; k++) {
+        const struct petra_dop *o = &d->ops[idx[k]];
+        t->dirty[t->ndirty++] = (struct petra_dirty){ txid, o->key, st[k].present ? st[k].value : 0,
+                                                      o->structure, (uint32_t)(st[k].present != 0) };
+    }
     pthread_mutex_unlock(&t->dirty_lock);
 }
 
@@ -162,41 +169,34 @@ static int cmp_dirty(const void *a, const void *b)
     const struct petra_dirty *x = a, *y = b;
     if (x->sid != y->sid)
         return x->sid < y->sid ? -1 : 1;
-    return x->key < y->key ? -1 : x->key > y->key;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->txid < y->txid ? -1 : x->txid > y->txid;
 }
 
-/* Step 2 for node c holding `info`: its durable state, after giving it a
- * resolved info if its descriptor is retired by this checkpoint (nodes left
- * absent are unlinked). */
-static struct petra_kstate settle(struct strobe_petra_thread *t, const struct petra_struct *ps,
-                                  pref head, pref c, pref info, uint64_t S, int *rc)
+/* A node still naming a descriptor below S (its owner could not allocate
+ * the resolved info): resolve it here, before that descriptor is retired. */
+static void resolve_old(struct strobe_petra_thread *t, struct petra_node *N, pref info,
+                        struct petra_kstate st, uint64_t S)
 {
     struct strobe_petra *h = t->h;
-    struct petra_node *N = petra_node(h, c);
-    struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
     const struct petra_info *I = petra_info(h, info);
     uint64_t txid = I->desc ? atomic_load(&petra_desc(h, I->desc)->txid) : 0;
-    if (I->desc && txid && txid < S) {
-        pref r = strobe__arena_alloc(t, INFO_CLASS);
-        if (!r) {
-            *rc = -ENOSPC;
-            return st;
-        }
-        *petra_info(h, r) = (struct petra_info){ 0, 0, (uint32_t)st.present, st.value, 0 };
-        if (atomic_compare_exchange_strong(&N->info, &info, r)) {
-            strobe__ebr_retire(t, info, INFO_CLASS);
-            if (!st.present)
-                strobe__tx_delete_node(t, ps, head, c, r);
-        } else {
-            strobe__arena_free(t, r, INFO_CLASS);
-        }
-    } else if (!I->desc && !st.present) {
-        strobe__tx_delete_node(t, ps, head, c, info);
-    }
-    return st;
+    if (!I->desc || !txid || txid >= S)
+        return;
+    pref r = strobe__arena_alloc(t, PETRA_INFO_CLASS);
+    if (!r)
+        return; /* recovery never needs it; the walk after the next grows */
+    *petra_info(h, r) = (struct petra_info){ .flags = st.present ? PETRA_OLD_PRESENT : 0,
+                                             .old_value = st.value, .node = I->node };
+    if (atomic_compare_exchange_strong(&N->info, &info, r))
+        strobe__ebr_retire(t, info, PETRA_INFO_CLASS);
+    else
+        strobe__arena_free(t, r, PETRA_INFO_CLASS);
 }
 
-/* A base block: walk every structure. */
+/* A base block: every present key of every structure, as it is now (at
+ * least as new as every transaction below S). */
 static int walk_all(struct strobe_petra_thread *t, uint64_t S, struct buf *b, uint64_t *nsect)
 {
     struct strobe_petra *h = t->h;
@@ -217,8 +217,9 @@ static int walk_all(struct strobe_petra_thread *t, uint64_t S, struct buf *b, ui
                 pref s = atomic_load(&N->next[0]);
                 pref info = atomic_load(&N->info);
                 if (!petra_marked(s) && !petra_marked(info)) {
-                    struct petra_kstate st = settle(t, ps, head, c, info, S, &rc);
-                    if (st.present && !rc) {
+                    struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
+                    resolve_old(t, N, info, st, S);
+                    if (st.present) {
                         struct snap_entry e = { N->key, st.value };
                         rc = buf_add(b, &e, sizeof e);
                         sec.count++;
@@ -234,31 +235,17 @@ static int walk_all(struct strobe_petra_thread *t, uint64_t S, struct buf *b, ui
     return rc;
 }
 
-/* A delta block: only the keys noted since the last checkpoint. */
-static int walk_dirty(struct strobe_petra_thread *t, uint64_t S, struct petra_dirty *v, size_t n,
-                      struct buf *b, uint64_t *entries)
+/* A delta block: the last noted state of each key (notes of TXID < S). */
+static int write_delta(struct petra_dirty *v, size_t n, struct buf *b, uint64_t *entries)
 {
-    struct strobe_petra *h = t->h;
-    pref preds[PETRA_MAX_LEVEL], succs[PETRA_MAX_LEVEL];
     int rc = 0;
     if (n)
         qsort(v, n, sizeof *v, cmp_dirty);
     for (size_t i = 0; i < n && !rc; i++) {
-        if (i && v[i].sid == v[i - 1].sid && v[i].key == v[i - 1].key)
-            continue;
-        const struct petra_struct *ps = &h->structs[v[i].sid];
-        pref head = strobe__tx_head(h, ps, v[i].key);
-        struct petra_kstate st = { 0, 0 };
-        strobe__ebr_enter(t);
-        pref c = strobe__sl_find(h, head, ps->height, v[i].key, preds, succs, false);
-        pref info = c ? atomic_load(&petra_node(h, c)->info) : 0;
-        if (c && !petra_marked(info))
-            st = settle(t, ps, head, c, info, S, &rc);
-        strobe__ebr_exit(t);
-        struct delta_entry e = { v[i].key, st.present ? st.value : 0,
-                                 v[i].sid | (uint64_t)(st.present != 0) << 8 };
-        if (!rc)
-            rc = buf_add(b, &e, sizeof e);
+        if (i + 1 < n && v[i + 1].sid == v[i].sid && v[i + 1].key == v[i].key)
+            continue; /* a later transaction set it again */
+        struct delta_entry e = { v[i].key, v[i].value, v[i].sid | (uint64_t)v[i].present << 8 };
+        rc = buf_add(b, &e, sizeof e);
         ++*entries;
     }
     return rc;
@@ -308,7 +295,7 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
     if (!rc)
         rc = buf_add(&b, &hd, sizeof hd);
     if (!rc)
-        rc = full ? walk_all(t, S, &b, &hd.count) : walk_dirty(t, S, dirty, ndirty, &b, &hd.count);
+        rc = full ? walk_all(t, S, &b, &hd.count) : write_delta(dirty, ndirty, &b, &hd.count);
     free(dirty);
     /* Nothing to record: the new record only moves S, on the same chain. */
     int reuse = !rc && !full && hd.count == 0;
@@ -743,11 +730,13 @@ static int bulk_build(struct strobe_petra_thread *t, struct petra_struct *ps, st
                 x >>= 1;
             }
         }
-        pref info = strobe__arena_alloc(t, INFO_CLASS);
+        pref info = strobe__arena_alloc(t, PETRA_INFO_CLASS);
         pref nn = info ? strobe__arena_alloc(t, strobe__tx_node_class(height)) : 0;
         if (!nn)
             return -ENOSPC;
-        *petra_info(h, info) = (struct petra_info){ 0, 0, 1, v[i].value, 0 };
+        *petra_info(h, info) = (struct petra_info){ .flags = PETRA_OLD_PRESENT | PETRA_CUR_PRESENT,
+                                                    .old_value = v[i].value, .cur_value = v[i].value,
+                                                    .node = nn };
         struct petra_node *N = petra_node(h, nn);
         N->key = v[i].key;
         N->height = height;
@@ -840,10 +829,9 @@ int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
     atomic_store(&h->next_txid, next);
     atomic_store(&h->retired_below, rec.retired_below);
     h->recovered_descriptors = nfound;
-    /* the replayed descriptors are retired by the checkpoint below: note
-     * their keys so that it records them */
-    for (size_t i = 0; i < nfound; i++)
-        strobe__ckpt_note(t, found[i].d);
+    /* the checkpoint below retires the replayed descriptors: a base records
+     * their effects (recovery is linear in the live data anyway) */
+    atomic_store(&h->ckpt_force_full, 1);
     rc = strobe__ckpt_run(h, t);
     if (rc)
         strobe__petra_why(why, why_len, "%s: checkpoint after recovery: %s", h->path, strobe_strerror(rc));

@@ -37,19 +37,30 @@ static inline bool petra_marked(pref r) { return (r & PETRA_MARK) != 0; }
 
 /* ---- In-heap objects (not persisted individually; rebuilt on recovery) */
 
-/* NodeInfo (Algorithm 5.1) extended with the node's state before the
- * operation: maps need the old value when the operation turns out not
- * visible (aborted, or not yet persisted), and PUT has no fixed
- * precondition to infer it from. desc == 0: a "resolved" info whose state
- * is (old_present, old_value), installed by checkpoints and recovery so
- * that no node refers to a retired descriptor. Immutable once published. */
+/* NodeInfo (Algorithm 5.1), extended with two states of the node's key:
+ * `old`, before the transaction `desc` (what everybody else sees until that
+ * transaction is Committed and Persisted, and forever if it aborts), and
+ * `cur`, after this operation (what the transaction's own later operations
+ * see, and everybody once it is visible). Algorithm 5.2 infers the old
+ * state from the operation type; maps need the old value, PUT has no fixed
+ * precondition, and a transaction touching a key twice must keep the state
+ * from before its first touch. desc == 0: a "resolved" info, state `old`,
+ * installed when a transaction ends and by recovery, so that no node keeps
+ * referring to a finished descriptor. `node` is the node the info was made
+ * for. Immutable once published. */
+#define PETRA_OLD_PRESENT 1u
+#define PETRA_CUR_PRESENT 2u
+#define PETRA_INFO_CLASS 2u /* 48 bytes */
 struct petra_info {
     pref desc;
     uint32_t opid;
-    uint32_t old_present;
+    uint32_t flags;
     uint64_t old_value;
-    uint64_t new_value;
+    uint64_t cur_value;
+    pref node;
+    uint64_t pad;
 };
+_Static_assert(sizeof(struct petra_info) == 48, "info size class");
 
 struct petra_node {
     uint64_t key;
@@ -134,12 +145,13 @@ struct strobe_petra_thread {
     struct petra_desc *help[PETRA_HELP_MAX];
     unsigned help_depth;
     uint64_t rng;
-    /* keys this thread's transactions touched since the last checkpoint
-     * took them, in TXID order (checkpoint.c drains them) */
+    /* final states of the keys this thread's committed transactions
+     * changed since the last checkpoint took them, in TXID order
+     * (checkpoint.c drains them into delta snapshots) */
     pthread_mutex_t dirty_lock;
     struct petra_dirty {
-        uint64_t txid, key;
-        uint64_t sid;
+        uint64_t txid, key, value;
+        uint32_t sid, present;
     } *dirty;
     size_t ndirty, dirty_cap;
     /* power-failure simulation: lines flushed since the last fence */

@@ -38,7 +38,7 @@
 
 enum { R_OK, R_FAIL, R_RETRY, R_NOSPC };
 
-#define INFO_CLASS 1u /* 32 bytes */
+#define INFO_CLASS PETRA_INFO_CLASS
 
 static void execute_ops(struct strobe_petra_thread *t, struct petra_desc *d, unsigned from, int *rc);
 
@@ -107,34 +107,43 @@ static pref op_result(struct petra_dop *op, pref info)
     return r;
 }
 
-static struct petra_kstate after(const struct petra_dop *op, const struct petra_info *I)
+/* The state after operation op on a key whose state was prev. */
+static struct petra_kstate apply(const struct petra_dop *op, struct petra_kstate prev)
 {
     switch (op->type) {
     case STROBE_PETRA_INSERT:
     case STROBE_PETRA_UPDATE:
-    case STROBE_PETRA_PUT: return (struct petra_kstate){ 1, I->new_value };
+    case STROBE_PETRA_PUT: return (struct petra_kstate){ 1, op->value };
     case STROBE_PETRA_DELETE: return (struct petra_kstate){ 0, 0 };
-    default: return (struct petra_kstate){ (int)I->old_present, I->old_value };
+    default: return prev;
     }
+}
+
+static struct petra_kstate info_old(const struct petra_info *I)
+{
+    return (struct petra_kstate){ (I->flags & PETRA_OLD_PRESENT) != 0, I->old_value };
+}
+
+static struct petra_kstate info_cur(const struct petra_info *I)
+{
+    return (struct petra_kstate){ (I->flags & PETRA_CUR_PRESENT) != 0, I->cur_value };
 }
 
 struct petra_kstate strobe__tx_node_state(struct strobe_petra *h, pref info,
                                           const struct petra_desc *viewer)
 {
     const struct petra_info *I = petra_info(h, info);
-    struct petra_kstate old = { (int)I->old_present, I->old_value };
     if (!I->desc)
-        return old;
+        return info_old(I);
     struct petra_desc *d = petra_desc(h, I->desc);
-    struct petra_dop *op = &d->ops[I->opid];
-    if (op_result(op, info) != info)
-        return old; /* a late helper's duplicate insertion */
+    if (op_result(&d->ops[I->opid], info) != info)
+        return info_old(I); /* a late helper's duplicate insertion */
     uint8_t st = atomic_load(&d->status);
     if (st == PETRA_ACTIVE)
-        return d == viewer ? after(op, I) : old;
+        return d == viewer ? info_cur(I) : info_old(I);
     if (st == PETRA_COMMITTED && atomic_load(&d->pstatus) == PETRA_PERSISTED)
-        return after(op, I);
-    return old;
+        return info_cur(I);
+    return info_old(I);
 }
 
 void strobe__tx_retire_node(struct strobe_petra_thread *t, pref n, pref info)
@@ -224,18 +233,20 @@ static int precondition(uint8_t type, int present)
     }
 }
 
-static pref new_info(struct strobe_petra_thread *t, struct petra_desc *d, unsigned i,
-                     struct petra_kstate old)
+static pref new_info(struct strobe_petra_thread *t, pref desc, unsigned i, struct petra_kstate old,
+                     struct petra_kstate cur, pref node)
 {
     pref r = strobe__arena_alloc(t, INFO_CLASS);
     if (!r)
         return 0;
     struct petra_info *I = petra_info(t->h, r);
-    I->desc = petra_ref(t->h, d);
+    I->desc = desc;
     I->opid = i;
-    I->old_present = (uint32_t)old.present;
-    I->old_value = old.value;
-    I->new_value = d->ops[i].value;
+    I->flags = (old.present ? PETRA_OLD_PRESENT : 0) | (cur.present ? PETRA_CUR_PRESENT : 0);
+    I->old_value = old.present ? old.value : 0;
+    I->cur_value = cur.present ? cur.value : 0;
+    I->node = node;
+    I->pad = 0;
     return r;
 }
 
@@ -266,12 +277,20 @@ static int update_info(struct strobe_petra_thread *t, const struct petra_struct 
             atomic_load(&od->pstatus) != PETRA_PERSISTED)
             help(t, od, I->opid + 1);
     }
-    struct petra_kstate s = strobe__tx_node_state(h, old, d);
-    if (!precondition(op->type, s.present))
+    /* before: the key's state before this transaction; prev: as this
+     * transaction sees it now (after its own earlier operations) */
+    struct petra_kstate before, prev;
+    if (I->desc == dref) {
+        before = info_old(I);
+        prev = info_cur(I);
+    } else {
+        before = prev = strobe__tx_node_state(h, old, d);
+    }
+    if (!precondition(op->type, prev.present))
         return R_FAIL;
     if (atomic_load(&d->status) != PETRA_ACTIVE)
         return R_FAIL;
-    pref ni = new_info(t, d, i, s);
+    pref ni = new_info(t, dref, i, before, apply(op, prev), n);
     if (!ni)
         return R_NOSPC;
     if (atomic_compare_exchange_strong(&N->info, &old, ni)) {
@@ -303,12 +322,13 @@ static int do_op(struct strobe_petra_thread *t, struct petra_desc *d, unsigned i
         if (op->type != STROBE_PETRA_INSERT && op->type != STROBE_PETRA_PUT)
             return R_FAIL;
         /* Key physically absent: insert a node already owned by (d, i). */
-        pref ni = new_info(t, d, i, (struct petra_kstate){ 0, 0 });
         unsigned height = random_height(t, ps);
-        pref nn = ni ? strobe__arena_alloc(t, strobe__tx_node_class(height)) : 0;
-        if (!nn) {
-            if (ni)
-                strobe__arena_free(t, ni, INFO_CLASS);
+        pref nn = strobe__arena_alloc(t, strobe__tx_node_class(height));
+        struct petra_kstate absent = { 0, 0 };
+        pref ni = nn ? new_info(t, petra_ref(h, d), i, absent, apply(op, absent), nn) : 0;
+        if (!ni) {
+            if (nn)
+                strobe__arena_free(t, nn, strobe__tx_node_class(height));
             return R_NOSPC;
         }
         struct petra_node *N = petra_node(h, nn);
@@ -347,23 +367,64 @@ static void execute_ops(struct strobe_petra_thread *t, struct petra_desc *d, uns
     finish(t, d, ok);
 }
 
-/* Post-execution (Figure 5.1): unlink the nodes this transaction left
- * logically absent (its deletions if committed, its insertions of new
- * nodes if aborted), once it is persisted. */
-static void cleanup(struct strobe_petra_thread *t, struct petra_desc *d)
+/* Post-execution (Figure 5.1), once the transaction is persisted: for each
+ * node that still carries one of its infos, unlink the node if the
+ * transaction left its key absent (its deletions if committed, its new nodes
+ * if aborted: MarkDelete), else give it a resolved info with the same state
+ * so that the node no longer refers to the descriptor. */
+static void finish_nodes(struct strobe_petra_thread *t, struct petra_desc *d)
 {
     struct strobe_petra *h = t->h;
-    pref preds[PETRA_MAX_LEVEL], succs[PETRA_MAX_LEVEL];
     for (unsigned i = 0; i < d->nops; i++) {
         pref r = atomic_load(&d->ops[i].result);
-        if (!r || strobe__tx_node_state(h, r, NULL).present)
+        if (!r)
             continue;
+        const struct petra_info *I = petra_info(h, r);
+        struct petra_node *N = petra_node(h, I->node);
+        if (atomic_load(&N->info) != r)
+            continue; /* a later operation of d, or a later transaction */
         const struct petra_struct *ps = &h->structs[d->ops[i].structure];
-        pref head = strobe__tx_head(h, ps, d->ops[i].key);
-        pref n = strobe__sl_find(h, head, ps->height, d->ops[i].key, preds, succs, false);
-        if (n && atomic_load(&petra_node(h, n)->info) == r)
-            strobe__tx_delete_node(t, ps, head, n, r);
+        struct petra_kstate st = strobe__tx_node_state(h, r, NULL);
+        if (!st.present) {
+            strobe__tx_delete_node(t, ps, strobe__tx_head(h, ps, d->ops[i].key), I->node, r);
+            continue;
+        }
+        pref R = new_info(t, 0, 0, st, st, I->node);
+        if (!R) {
+            /* out of space: the next checkpoint walks every node and
+             * resolves this one before d is retired */
+            atomic_store(&h->ckpt_force_full, 1);
+            continue;
+        }
+        pref exp = r;
+        if (atomic_compare_exchange_strong(&N->info, &exp, R))
+            strobe__ebr_retire(t, r, INFO_CLASS);
+        else
+            strobe__arena_free(t, R, INFO_CLASS);
     }
+}
+
+/* The final state of each key a committed transaction changed, for the
+ * next checkpoint's delta (checkpoint.c). */
+static void note(struct strobe_petra_thread *t, struct petra_desc *d)
+{
+    struct strobe_petra *h = t->h;
+    struct petra_kstate st[STROBE_PETRA_MAX_OPS];
+    unsigned idx[STROBE_PETRA_MAX_OPS], n = 0;
+    for (unsigned i = 0; i < d->nops; i++) {
+        const struct petra_dop *o = &d->ops[i];
+        if (o->type == STROBE_PETRA_FIND)
+            continue;
+        unsigned j = i + 1;
+        while (j < d->nops && !(d->ops[j].type != STROBE_PETRA_FIND && d->ops[j].key == o->key &&
+                                d->ops[j].structure == o->structure))
+            j++;
+        if (j < d->nops)
+            continue; /* a later operation sets the final state */
+        st[n] = info_cur(petra_info(h, atomic_load(&o->result)));
+        idx[n++] = i;
+    }
+    strobe__ckpt_note(t, atomic_load(&d->txid), d, idx, st, n);
 }
 
 int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *ops, unsigned n)
@@ -405,14 +466,15 @@ int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *op
     execute_ops(t, d, 0, &err);
     t->help_depth = 0;
     bool committed = atomic_load(&d->status) == PETRA_COMMITTED;
-    if (committed)
+    if (committed) {
         for (unsigned i = 0; i < n; i++)
             if (ops[i].type == STROBE_PETRA_FIND)
-                ops[i].value = petra_info(h, atomic_load(&d->ops[i].result))->old_value;
-    cleanup(t, d);
-    /* inside the critical section: a checkpoint's grace period then
-     * guarantees it sees the note of every descriptor it retires */
-    strobe__ckpt_note(t, d);
+                ops[i].value = petra_info(h, atomic_load(&d->ops[i].result))->cur_value;
+        /* inside the critical section: a checkpoint's grace period then
+         * guarantees it sees the note of every descriptor it retires */
+        note(t, d);
+    }
+    finish_nodes(t, d);
     strobe__ebr_exit(t);
     if (committed) {
         atomic_store_explicit(&t->committed, atomic_load_explicit(&t->committed, memory_order_relaxed) + 1,

@@ -95,9 +95,14 @@ static int check_level0(struct vstate *v, int id, const struct petra_struct *ps,
                               id, (unsigned long long)N->key);
             return STROBE_ERR_FORMAT;
         }
-        if ((rc = claim(v, info, 32, "info")))
+        if ((rc = claim(v, info, sizeof(struct petra_info), "info")))
             return rc;
         const struct petra_info *I = petra_info(h, info);
+        if (I->node != c) {
+            strobe__petra_why(v->why, v->why_len, "structure %d: key %llu carries another node's info",
+                              id, (unsigned long long)N->key);
+            return STROBE_ERR_FORMAT;
+        }
         if (I->desc) {
             const struct petra_desc *d = petra_desc(h, I->desc);
             if (atomic_load(&d->status) == PETRA_ACTIVE || atomic_load(&d->pstatus) != PETRA_PERSISTED) {

@@ -90,6 +90,7 @@ STROBE_TEST(set_semantics)
     CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
     for (uint64_t k = 10; k >= 1; k--)
         CHECK_EQ_INT(op1(t, s, STROBE_PETRA_INSERT, k, k * 100), 0);
+    uint64_t v = 0;
     CHECK_EQ_INT(op1(t, s, STROBE_PETRA_INSERT, 5, 1), STROBE_ERR_ABORTED);
     CHECK_EQ_INT(op1(t, s, STROBE_PETRA_DELETE, 11, 0), STROBE_ERR_ABORTED);
     CHECK_EQ_INT(op1(t, s, STROBE_PETRA_FIND, 11, 0), STROBE_ERR_ABORTED);
@@ -111,6 +112,20 @@ STROBE_TEST(set_semantics)
     CHECK_EQ_U64(tx2[2].value, 33);
     CHECK_EQ_INT(op1(t, s, STROBE_PETRA_DELETE, 10, 0), 0);
     CHECK_EQ_INT(count(t, s), 9);
+    /* an aborted transaction that touched a key twice leaves the state from
+     * before its first touch */
+    struct strobe_petra_op tx3[3] = { { STROBE_PETRA_INSERT, (uint8_t)s, 50, 1 },
+                                      { STROBE_PETRA_DELETE, (uint8_t)s, 50, 0 },
+                                      { STROBE_PETRA_FIND, (uint8_t)s, 51, 0 } };
+    CHECK_EQ_INT(strobe_petra_execute(t, tx3, 3), STROBE_ERR_ABORTED);
+    CHECK_EQ_INT(strobe_petra_get(t, s, 50, NULL), -ENOENT);
+    struct strobe_petra_op tx4[3] = { { STROBE_PETRA_DELETE, (uint8_t)s, 5, 0 },
+                                      { STROBE_PETRA_INSERT, (uint8_t)s, 5, 1 },
+                                      { STROBE_PETRA_FIND, (uint8_t)s, 51, 0 } };
+    CHECK_EQ_INT(strobe_petra_execute(t, tx4, 3), STROBE_ERR_ABORTED);
+    CHECK_EQ_INT(strobe_petra_get(t, s, 5, &v), 0);
+    CHECK_EQ_U64(v, 500);
+    CHECK_EQ_INT(count(t, s), 9);
     CHECK_EQ_INT(op1(t, s, 0, 1, 0), -EINVAL);
     CHECK_EQ_INT(op1(t, s, STROBE_PETRA_FIND, 0, 0), -EINVAL);
     CHECK_EQ_INT(op1(t, 9, STROBE_PETRA_FIND, 1, 0), -EINVAL);
@@ -121,7 +136,6 @@ STROBE_TEST(set_semantics)
     CHECK_EQ_INT(strobe_petra_structure_find(h, "set"), s);
     CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
     CHECK_EQ_INT(count(t, s), 9);
-    uint64_t v = 0;
     CHECK_EQ_INT(strobe_petra_get(t, s, 3, &v), 0);
     CHECK_EQ_U64(v, 33);
     CHECK_EQ_INT(strobe_petra_get(t, s, 10, &v), -ENOENT);
@@ -168,6 +182,69 @@ STROBE_TEST(map_values)
     unlink(path);
 }
 
+
+/* Random transactions over six keys, so that transactions touch a key
+ * several times and abort often, against an exact model of presence and
+ * values (FIND values included), on every structure kind. */
+STROBE_TEST(random_model_few_keys)
+{
+    const char *path = fresh_path("few");
+    strobe_petra *h = create(path, 64 << 10);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int kind = STROBE_PETRA_LIST; kind <= STROBE_PETRA_MAP; kind++) {
+        char name[8];
+        snprintf(name, sizeof name, "k%d", kind);
+        int s = strobe_petra_structure_create(h, name, (enum strobe_petra_kind)kind, 4);
+        int present[7] = { 0 };
+        uint64_t value[7] = { 0 };
+        for (int r = 0; r < 20000; r++) {
+            unsigned n = 1u << (r % 4); /* 1, 2, 4, 8 operations */
+            struct strobe_petra_op ops[8];
+            int p[7], ok = 1;
+            uint64_t v[7], want[8] = { 0 };
+            memcpy(p, present, sizeof p);
+            memcpy(v, value, sizeof v);
+            for (unsigned i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ops[i] = (struct strobe_petra_op){ (uint8_t)(1 + x % 5), (uint8_t)s, 1 + (x >> 8) % 6,
+                                                   x >> 20 };
+                unsigned k = (unsigned)ops[i].key;
+                if (!ok)
+                    continue;
+                switch (ops[i].type) {
+                case STROBE_PETRA_FIND: ok = p[k]; want[i] = v[k]; break;
+                case STROBE_PETRA_INSERT: ok = !p[k]; p[k] = 1; v[k] = ops[i].value; break;
+                case STROBE_PETRA_DELETE: ok = p[k]; p[k] = 0; break;
+                case STROBE_PETRA_UPDATE: ok = p[k]; v[k] = ops[i].value; break;
+                default: p[k] = 1; v[k] = ops[i].value; break;
+                }
+            }
+            CHECK_EQ_INT(strobe_petra_execute(t, ops, n), ok ? 0 : STROBE_ERR_ABORTED);
+            if (ok) {
+                memcpy(present, p, sizeof p);
+                memcpy(value, v, sizeof v);
+                for (unsigned i = 0; i < n; i++)
+                    if (ops[i].type == STROBE_PETRA_FIND)
+                        CHECK_EQ_U64(ops[i].value, want[i]);
+            }
+            for (uint64_t k = 1; k <= 6; k++) {
+                uint64_t got = 0;
+                int rc = strobe_petra_get(t, s, k, &got);
+                CHECK_EQ_INT(rc, present[k] ? 0 : -ENOENT);
+                if (!rc)
+                    CHECK_EQ_U64(got, value[k]);
+            }
+        }
+    }
+    strobe_petra_thread_detach(t);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(path);
+}
 
 /* ---- Multithreaded: private partitions checked exactly, plus a shared
  * partition where every transaction moves a key (DELETE a, INSERT b) so the
@@ -658,7 +735,7 @@ STROBE_TEST(reopen_cycles_small_heap)
     unlink(saved);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
+STROBE_TEST_MAIN(STROBE_CASE(random_model_few_keys), STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
                  STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
                  STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
                  STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
