@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build demo check check-unit check-sanitize check-asan check-tsan check-format \
-        bench fuzz install clean
+        bench fuzz install clean crash-soak
 
 all: build
 
@@ -37,6 +37,14 @@ check-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DSTROBE_SANITIZE=thread >/dev/null
 	@cmake --build build-tsan -j $(JOBS)
 	@cd build-tsan && ctest --output-on-failure -j $(JOBS) -L tsan
+
+# Long crash verification of libstrobe-petra (docs/petra-crash.md) on the
+# release build: CRASHES kill rounds, then CRASHES power-failure rounds.
+CRASHES ?= 20000
+crash-soak: build
+	@mkdir -p $(BUILD)/crash-soak
+	@$(BUILD)/bin/petra-crash --mode kill --crashes $(CRASHES) --dir $(BUILD)/crash-soak
+	@$(BUILD)/bin/petra-crash --mode powerfail --crashes $(CRASHES) --dir $(BUILD)/crash-soak
 
 bench: build
 	@bench/run.sh $(BUILD)
