@@ -123,7 +123,7 @@ static void *resolve(const char *name)
 
 #define REAL(field, name)                                                                  \
     ({                                                                                     \
-        __typeof__(libpmem_real.field) f_ =                                                \
+        __typeof__(atomic_load_explicit(&libpmem_real.field, memory_order_relaxed)) f_ =   \
             atomic_load_explicit(&libpmem_real.field, memory_order_relaxed);               \
         if (!f_) {                                                                         \
             f_ = resolve(name);                                                            \
