@@ -73,14 +73,16 @@ static void recheck(struct strobe_petra *h, pref head, unsigned height, pref exp
     }
 }
 
-pref strobe__sl_link(struct strobe_petra *h, pref head, unsigned height, pref n)
+pref strobe__sl_link(struct strobe_petra *h, pref head, unsigned height, pref n, pref *preds,
+                     pref *succs)
 {
     struct petra_node *N = petra_node(h, n);
-    pref preds[PETRA_MAX_LEVEL], succs[PETRA_MAX_LEVEL];
-    for (;;) {
-        pref f = strobe__sl_find(h, head, height, N->key, preds, succs, false);
-        if (f)
-            return f;
+    for (int first = 1;; first = 0) {
+        if (!first) {
+            pref f = strobe__sl_find(h, head, height, N->key, preds, succs, false);
+            if (f)
+                return f;
+        }
         for (unsigned l = 0; l < N->height; l++)
             atomic_store_explicit(&N->next[l], succs[l], memory_order_relaxed);
         pref exp = succs[0];

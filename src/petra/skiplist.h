@@ -20,9 +20,12 @@
  * equal keys. */
 pref strobe__sl_find(struct strobe_petra *h, pref head, unsigned height, uint64_t key, pref *preds,
                      pref *succs, bool snip_equal);
-/* Link private node n (key, height and info set). Returns 0 once linked,
- * or the node already holding the key (n untouched, still private). */
-pref strobe__sl_link(struct strobe_petra *h, pref head, unsigned height, pref n);
+/* Link private node n (key, height and info set), starting from preds and
+ * succs of a strobe__sl_find that did not find its key (they are updated).
+ * Returns 0 once linked, or the node already holding the key (n
+ * untouched, still private). */
+pref strobe__sl_link(struct strobe_petra *h, pref head, unsigned height, pref n, pref *preds,
+                     pref *succs);
 /* Unlink n at every level (its info must be marked). True for the one
  * caller that marked its level-0 link: that caller retires n. */
 bool strobe__sl_remove(struct strobe_petra *h, pref head, unsigned height, pref n);

@@ -350,7 +350,7 @@ static int do_op(struct strobe_petra_thread *t, struct petra_desc *d, unsigned i
         N->height = height;
         N->pad = 0;
         atomic_store_explicit(&N->info, ni, memory_order_relaxed);
-        if (strobe__sl_link(h, head, ps->height, nn)) {
+        if (strobe__sl_link(h, head, ps->height, nn, preds, succs)) {
             strobe__arena_free(t, nn, strobe__tx_node_class(height));
             strobe__arena_free(t, ni, INFO_CLASS);
             continue;
