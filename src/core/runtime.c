@@ -51,6 +51,7 @@
 #include "core/registry.h"
 #include "core/symbols.h"
 #include "core/thread.h"
+#include "common/size.h"
 #include "core/util.h"
 #include "strobe/strobe.h"
 

@@ -35,10 +35,6 @@ char *strobe__fmt_u64(char buf[24], uint64_t v);
  * terminated prefix). Async-signal-safe. */
 int strobe__concat(char *out, size_t cap, const char *first, ...) __attribute__((sentinel));
 
-/* Parses a byte size "123", "64K", "16M", "1G" (binary multiples, optional
- * trailing 'B' or 'iB') in full. Returns 0 or STROBE_ERR_SYNTAX. */
-int strobe__parse_size(const char *s, uint64_t *out);
-
 /* Parses an on/off switch: 1/yes/on/true or 0/no/off/false. Returns 0 or
  * STROBE_ERR_SYNTAX. */
 int strobe__parse_bool(const char *s, bool *out);

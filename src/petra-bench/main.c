@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/size.h"
 #include "engine.h"
 
 #define MAX_THREADS 256
@@ -272,33 +273,6 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
-/* bytes with an optional K, M, G or T suffix (powers of 1024) */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -EINVAL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -EINVAL;
-    unsigned shift = 0;
-    switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: return -EINVAL;
-    }
-    if (*end && strcmp(end, "iB") && strcmp(end, "B"))
-        return -EINVAL;
-    if (shift && v > (UINT64_MAX >> shift))
-        return -EINVAL;
-    *out = v << shift;
-    return 0;
-}
-
 static int parse_options(int argc, char **argv, struct options *o)
 {
     int have_range = 0, have_engine = 0;
@@ -390,7 +364,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return bad_option(name, v, "not a directory");
             o->dir = v;
         } else if (!strcmp(name, "--heap-size")) {
-            if (parse_size(v, &n) < 0 || n < (8u << 20))
+            if (strobe__parse_size(v, &n) < 0 || n < (8u << 20))
                 return bad_option(name, v, "expected a size of at least 8M (suffix K, M, G)");
             o->heap_bytes = n;
         } else if (!strcmp(name, "--buckets")) {

@@ -718,18 +718,7 @@ static int bulk_build(struct strobe_petra_thread *t, struct petra_struct *ps, st
             for (unsigned l = 0; l < ps->height; l++)
                 last[l] = ps->heads + cur_bucket * ps->head_size;
         }
-        unsigned height = 1;
-        if (ps->kind == STROBE_PETRA_SKIPLIST) {
-            uint64_t x = t->rng;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            t->rng = x;
-            while ((x & 1) && height < PETRA_MAX_LEVEL) {
-                height++;
-                x >>= 1;
-            }
-        }
+        unsigned height = strobe__tx_random_height(t, ps);
         pref info = strobe__arena_alloc(t, PETRA_INFO_CLASS);
         pref nn = info ? strobe__arena_alloc(t, strobe__tx_node_class(height)) : 0;
         if (!nn)

@@ -65,7 +65,7 @@ pref strobe__tx_head(const struct strobe_petra *h, const struct petra_struct *ps
     return ps->heads + (mix64(key) & (ps->buckets - 1)) * ps->head_size;
 }
 
-static unsigned random_height(struct strobe_petra_thread *t, const struct petra_struct *ps)
+unsigned strobe__tx_random_height(struct strobe_petra_thread *t, const struct petra_struct *ps)
 {
     if (ps->kind != STROBE_PETRA_SKIPLIST)
         return 1;
@@ -336,7 +336,7 @@ static int do_op(struct strobe_petra_thread *t, struct petra_desc *d, unsigned i
         if (op->type != STROBE_PETRA_INSERT && op->type != STROBE_PETRA_PUT)
             return R_FAIL;
         /* Key physically absent: insert a node already owned by (d, i). */
-        unsigned height = random_height(t, ps);
+        unsigned height = strobe__tx_random_height(t, ps);
         pref nn = strobe__arena_alloc(t, strobe__tx_node_class(height));
         struct petra_kstate absent = { 0, 0 };
         pref ni = nn ? new_info(t, petra_ref(h, d), i, absent, apply(op, absent), nn) : 0;

@@ -22,6 +22,9 @@ struct petra_kstate strobe__tx_node_state(struct strobe_petra *h, pref info,
 /* The head node of the list holding key in structure ps. */
 pref strobe__tx_head(const struct strobe_petra *h, const struct petra_struct *ps, uint64_t key);
 unsigned strobe__tx_node_class(unsigned height);
+/* Tower height of a new node: 1 for lists and maps, geometric (p = 1/2,
+ * at most PETRA_MAX_LEVEL) for skiplists; t's own generator. */
+unsigned strobe__tx_random_height(struct strobe_petra_thread *t, const struct petra_struct *ps);
 void strobe__tx_retire_node(struct strobe_petra_thread *t, pref n, pref info);
 /* Mark node n (whose info is `info`) deleted and unlink it; retires it if
  * this caller completed the removal. False if the info changed. */

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/size.h"
 #include "plugins/plugins.h"
 
 #define WRITE_AT (64u * 1024) /* pending bytes that trigger a write */
@@ -129,27 +130,6 @@ struct csv {
 };
 
 /* ---- configuration ----------------------------------------------------------- */
-
-/* "1000", "64k", "64M", "1G" (powers of 1024, an optional B) to bytes. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    if (*s < '0' || *s > '9')
-        return STROBE_ERR_SYNTAX;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return STROBE_ERR_SYNTAX;
-    static const char units[] = "kMG";
-    const char *u = *end ? strchr(units, *end == 'K' ? 'k' : *end) : NULL;
-    unsigned shift = u ? 10u * (unsigned)(u - units + 1) : 0;
-    end += u != NULL;
-    end += *end == 'B';
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return STROBE_ERR_SYNTAX;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
 
 static int parse_bool(const char *s, int *out)
 {
@@ -564,7 +544,7 @@ static int open_csv(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, NULL, "`path` (the output directory) is required");
         goto fail;
     }
-    if (rb && parse_size(rb, &s->roll_bytes) < 0) {
+    if (rb && strobe__parse_size(rb, &s->roll_bytes) < 0) {
         rc = h->cfg_error(h, "roll_bytes", "'%s' is not a size (e.g. 100000, 64k, 64M, 1G)", rb);
         goto fail;
     }

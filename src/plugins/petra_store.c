@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/size.h"
 #include "plugins/petra_layout.h"
 #include "plugins/plugins.h"
 
@@ -106,28 +107,6 @@ struct pst {
 };
 
 /* ---- configuration ------------------------------------------------------------ */
-
-/* "1000", "64k", "64M", "1G" (powers of 1024, an optional B) to bytes:
- * the sizes `csv`'s roll_bytes takes. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    if (*s < '0' || *s > '9')
-        return STROBE_ERR_SYNTAX;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return STROBE_ERR_SYNTAX;
-    static const char units[] = "kMG";
-    const char *u = *end ? strchr(units, *end == 'K' ? 'k' : *end) : NULL;
-    unsigned shift = u ? 10u * (unsigned)(u - units + 1) : 0;
-    end += u != NULL;
-    end += *end == 'B';
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return STROBE_ERR_SYNTAX;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
 
 static int matches(const char *const *globs, size_t n, const char *name)
 {
@@ -556,7 +535,7 @@ static int open_petra(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, NULL, "`path` (the heap file) is required");
         goto fail;
     }
-    if (sz && parse_size(sz, &size) < 0) {
+    if (sz && strobe__parse_size(sz, &size) < 0) {
         rc = h->cfg_error(h, "size", "'%s' is not a size (e.g. 64M, 1G)", sz);
         goto fail;
     }

@@ -240,28 +240,3 @@ int strobe__parse_duration(const char *s, unsigned long long *ns)
     return STROBE_ERR_SYNTAX;
 }
 
-int strobe__parse_size(const char *s, unsigned long long *bytes)
-{
-    char *end;
-    errno = 0;
-    if (*s == '-')
-        return STROBE_ERR_SYNTAX;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno)
-        return STROBE_ERR_SYNTAX;
-    unsigned shift = 0;
-    if (*end == 'k' || *end == 'K')
-        shift = 10;
-    else if (*end == 'M')
-        shift = 20;
-    else if (*end == 'G')
-        shift = 30;
-    if (shift)
-        end++;
-    if (*end == 'B')
-        end++;
-    if (*end || (shift && v > (~0ull >> shift)))
-        return STROBE_ERR_SYNTAX;
-    *bytes = v << shift;
-    return 0;
-}

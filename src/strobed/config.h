@@ -36,7 +36,5 @@ int strobe__cfg_key_line(const struct strobe__cfg *c, const char *key);
 /* Scalars: "250ms", "1.5s", "2m", "1h", "10us", "100ns"; a bare number is
  * seconds. 0 or STROBE_ERR_SYNTAX. */
 int strobe__parse_duration(const char *s, unsigned long long *ns);
-/* "10k", "64M", "1G" (powers of 1024) or a plain number of bytes. */
-int strobe__parse_size(const char *s, unsigned long long *bytes);
 
 #endif

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/size.h"
 #include "strobed/config.h"
 #include "strobed/daemon.h"
 #include "strobed/http.h"
@@ -119,14 +120,18 @@ STROBE_TEST(durations_and_sizes)
     CHECK_EQ_INT(strobe__parse_duration("-1s", &v), STROBE_ERR_SYNTAX);
     CHECK_EQ_INT(strobe__parse_duration("1 fortnight", &v), STROBE_ERR_SYNTAX);
     CHECK_EQ_INT(strobe__parse_duration("nan", &v), STROBE_ERR_SYNTAX);
-    CHECK_EQ_INT(strobe__parse_size("64M", &v), 0);
-    CHECK_EQ_U64(v, 64ull << 20);
-    CHECK_EQ_INT(strobe__parse_size("10k", &v), 0);
-    CHECK_EQ_U64(v, 10240);
-    CHECK_EQ_INT(strobe__parse_size("12", &v), 0);
-    CHECK_EQ_U64(v, 12);
-    CHECK_EQ_INT(strobe__parse_size("1T", &v), STROBE_ERR_SYNTAX);
-    CHECK_EQ_INT(strobe__parse_size("-5", &v), STROBE_ERR_SYNTAX);
+    uint64_t b;
+    CHECK_EQ_INT(strobe__parse_size("64M", &b), 0);
+    CHECK_EQ_U64(b, 64ull << 20);
+    CHECK_EQ_INT(strobe__parse_size("10k", &b), 0);
+    CHECK_EQ_U64(b, 10240);
+    CHECK_EQ_INT(strobe__parse_size("12", &b), 0);
+    CHECK_EQ_U64(b, 12);
+    CHECK_EQ_INT(strobe__parse_size("2GiB", &b), 0);
+    CHECK_EQ_U64(b, 2ull << 30);
+    CHECK_EQ_INT(strobe__parse_size("1P", &b), STROBE_ERR_SYNTAX);
+    CHECK_EQ_INT(strobe__parse_size("-5", &b), STROBE_ERR_SYNTAX);
+    CHECK_EQ_INT(strobe__parse_size("99999999999G", &b), STROBE_ERR_SYNTAX);
 }
 
 STROBE_TEST(cli_errors)
