@@ -21,7 +21,9 @@
  *  - a key's old node is unlinked (MarkDelete) only after the deleting
  *    transaction persisted, so a new node for the key belongs to a later
  *    TXID too;
- *  - ops[i].result is set before any executor moves past operation i.
+ *  - ops[i].result is set before any executor moves past operation i, and
+ *    closed by the owner when the transaction has ended; once the owner
+ *    has finished, no node names the descriptor (finish_nodes).
  * Deviation from Algorithm 5.2, on purpose: a Committed but not yet
  * Persisted DELETE reports the key present (the old state), not absent;
  * otherwise a reader could observe a deletion that a crash then undoes.
@@ -39,9 +41,15 @@
 
 enum { R_OK, R_FAIL, R_RETRY, R_NOSPC };
 
+/* ops[i].result once the owner has finished: no info is a multiple of 16,
+ * so this never names one (see finish_nodes) */
+#define RESULT_CLOSED ((pref)1)
+
 #define INFO_CLASS PETRA_INFO_CLASS
 
 static void execute_ops(struct strobe_petra_thread *t, struct petra_desc *d, unsigned from, int *rc);
+static void settle_node(struct strobe_petra_thread *t, const struct petra_struct *ps, uint64_t key,
+                        pref n, pref r);
 
 unsigned strobe__tx_node_class(unsigned height)
 {
@@ -309,7 +317,8 @@ static int update_info(struct strobe_petra_thread *t, const struct petra_struct 
         return R_NOSPC;
     if (atomic_compare_exchange_strong(&N->info, &old, ni)) {
         strobe__ebr_retire(t, old, INFO_CLASS);
-        op_result(op, ni);
+        if (op_result(op, ni) != ni)
+            settle_node(t, ps, op->key, n, ni); /* late: see finish_nodes */
         return R_OK;
     }
     strobe__arena_free(t, ni, INFO_CLASS); /* never published */
@@ -381,40 +390,54 @@ static void execute_ops(struct strobe_petra_thread *t, struct petra_desc *d, uns
     finish(t, d, ok);
 }
 
-/* Post-execution (Figure 5.1), once the transaction is persisted: for each
- * node that still carries one of its infos, unlink the node if the
- * transaction left its key absent (its deletions if committed, its new nodes
- * if aborted: MarkDelete), else give it a resolved info with the same state
- * so that the node no longer refers to the descriptor. */
+/* Node n carries info r of a finished transaction: unlink it if its key
+ * is absent (MarkDelete), else give it a resolved info with the same state,
+ * so that it no longer refers to the descriptor. Nothing happens if its
+ * info is no longer r. */
+static void settle_node(struct strobe_petra_thread *t, const struct petra_struct *ps, uint64_t key,
+                        pref n, pref r)
+{
+    struct strobe_petra *h = t->h;
+    struct petra_node *N = petra_node(h, n);
+    if (atomic_load(&N->info) != r)
+        return; /* a later operation of d, or a later transaction */
+    struct petra_kstate st = strobe__tx_node_state(h, r, NULL);
+    if (!st.present) {
+        strobe__tx_delete_node(t, ps, strobe__tx_head(h, ps, key), n, r);
+        return;
+    }
+    pref R = new_info(t, 0, 0, st, st, n);
+    if (!R) {
+        /* out of space: the next checkpoint walks every node and resolves
+         * this one before the descriptor is retired */
+        atomic_store(&h->ckpt_force_full, 1);
+        return;
+    }
+    pref exp = r;
+    if (atomic_compare_exchange_strong(&N->info, &exp, R))
+        strobe__ebr_retire(t, r, INFO_CLASS);
+    else
+        strobe__arena_free(t, R, INFO_CLASS);
+}
+
+/* Post-execution (Figure 5.1), once the transaction is final and
+ * persisted: settle every node that still carries one of its infos. An
+ * operation without a result is closed first: a helper that performs it
+ * late (it passed its "still active?" check before another thread aborted
+ * the transaction) then finds its info is not the result and settles its
+ * node itself; if the helper was first, the result is its info and it is
+ * settled here. Either way no node keeps naming the descriptor. */
 static void finish_nodes(struct strobe_petra_thread *t, struct petra_desc *d)
 {
     struct strobe_petra *h = t->h;
     for (unsigned i = 0; i < d->nops; i++) {
-        pref r = atomic_load(&d->ops[i].result);
-        if (!r)
+        pref r = 0;
+        if (atomic_compare_exchange_strong(&d->ops[i].result, &r, RESULT_CLOSED))
             continue;
-        const struct petra_info *I = petra_info(h, r);
-        struct petra_node *N = petra_node(h, I->node);
-        if (atomic_load(&N->info) != r)
-            continue; /* a later operation of d, or a later transaction */
+        if (r == RESULT_CLOSED)
+            continue;
         const struct petra_struct *ps = &h->structs[d->ops[i].structure];
-        struct petra_kstate st = strobe__tx_node_state(h, r, NULL);
-        if (!st.present) {
-            strobe__tx_delete_node(t, ps, strobe__tx_head(h, ps, d->ops[i].key), I->node, r);
-            continue;
-        }
-        pref R = new_info(t, 0, 0, st, st, I->node);
-        if (!R) {
-            /* out of space: the next checkpoint walks every node and
-             * resolves this one before d is retired */
-            atomic_store(&h->ckpt_force_full, 1);
-            continue;
-        }
-        pref exp = r;
-        if (atomic_compare_exchange_strong(&N->info, &exp, R))
-            strobe__ebr_retire(t, r, INFO_CLASS);
-        else
-            strobe__arena_free(t, R, INFO_CLASS);
+        settle_node(t, ps, d->ops[i].key, petra_info(h, r)->node, r);
     }
 }
 

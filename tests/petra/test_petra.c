@@ -246,6 +246,77 @@ STROBE_TEST(random_model_few_keys)
     unlink(path);
 }
 
+/* ---- Heavy contention: eight threads on eight keys, transactions of two
+ * to four operations, so that threads help each other, help cycles abort
+ * transactions and helpers arrive late. Afterwards every node must be
+ * settled (verify: none names a descriptor) and reads must agree. */
+struct hot {
+    strobe_petra *h;
+    int ids[2];
+    uint64_t seed;
+    int bad;
+};
+
+static void *hot_main(void *arg)
+{
+    struct hot *w = arg;
+    strobe_petra_thread *t;
+    if (strobe_petra_thread_attach(w->h, &t)) {
+        w->bad++;
+        return NULL;
+    }
+    uint64_t x = w->seed;
+    for (int r = 0; r < 20000; r++) {
+        struct strobe_petra_op ops[4];
+        unsigned n = 2 + (unsigned)(r % 3);
+        for (unsigned i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ops[i] = (struct strobe_petra_op){ (uint8_t)(1 + x % 5), (uint8_t)w->ids[(x >> 9) & 1],
+                                               1 + (x >> 12) % 8, x >> 20 };
+        }
+        int rc = strobe_petra_execute(t, ops, n);
+        if (rc && rc != STROBE_ERR_ABORTED)
+            w->bad++;
+    }
+    strobe_petra_thread_detach(t);
+    return NULL;
+}
+
+STROBE_TEST(contention_settles)
+{
+    const char *path = fresh_path("hot");
+    strobe_petra *h = create(path, 64 << 10);
+    int ids[2] = { strobe_petra_structure_create(h, "l", STROBE_PETRA_LIST, 0),
+                   strobe_petra_structure_create(h, "m", STROBE_PETRA_MAP, 4) };
+    struct hot w[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        w[i] = (struct hot){ h, { ids[0], ids[1] }, 0x5555 + 77 * (uint64_t)i, 0 };
+        CHECK_EQ_INT(pthread_create(&th[i], NULL, hot_main, &w[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(w[i].bad, 0);
+    }
+    verify(h);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    for (int s = 0; s < 2; s++) {
+        int present = 0;
+        for (uint64_t k = 1; k <= 8; k++)
+            present += strobe_petra_get(t, ids[s], k, NULL) == 0;
+        CHECK_EQ_INT(count(t, ids[s]), present);
+    }
+    strobe_petra_thread_detach(t);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    h = reopen(path);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(path);
+}
+
 /* ---- Multithreaded: private partitions checked exactly, plus a shared
  * partition where every transaction moves a key (DELETE a, INSERT b) so the
  * number of shared keys is conserved while threads conflict and help. */
@@ -735,7 +806,7 @@ STROBE_TEST(reopen_cycles_small_heap)
     unlink(saved);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(random_model_few_keys), STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
+STROBE_TEST_MAIN(STROBE_CASE(random_model_few_keys), STROBE_CASE(contention_settles), STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
                  STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
                  STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
                  STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
