@@ -332,8 +332,12 @@ static int round_run(struct pc_ctx *c)
         return -errno;
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0)
-        return -errno;
+    if (pid < 0) {
+        int rc = -errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return rc;
+    }
     if (pid == 0) {
         close(pfd[0]);
         child_main(c, pfd[1]);
@@ -359,7 +363,6 @@ static int round_run(struct pc_ctx *c)
         if (started)
             c->ready_ns = now_ns() - t_fork;
     }
-    close(pfd[0]);
     c->early_kills += early;
     if (started && !early) {
         uint64_t us = 1000 + pc_rand(&c->rng) % ((uint64_t)c->max_delay_ms * 1000 - 999);
@@ -371,6 +374,9 @@ static int round_run(struct pc_ctx *c)
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    /* only now: a child killed early may still be writing "started", and
+     * a closed read end would kill it with SIGPIPE before our SIGKILL */
+    close(pfd[0]);
     uint32_t nmsg = atomic_load_explicit(&sh->nmsg, memory_order_acquire);
     for (uint32_t i = 0; i < nmsg; i++) {
         if (i < PC_MAX_MSGS && atomic_load_explicit(&sh->msg_done[i], memory_order_acquire))
