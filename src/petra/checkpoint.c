@@ -101,9 +101,10 @@ static void count(_Atomic uint64_t *c, uint64_t n)
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
-void strobe__ckpt_note(struct strobe_petra_thread *t, uint64_t txid, const struct petra_desc *d,
-                       const unsigned *idx, const struct petra_kstate *st, unsigned n)
+void strobe__ckpt_note(struct strobe_petra_thread *t, const struct petra_desc *d, const unsigned *idx,
+                       const struct petra_kstate *st, unsigned n)
 {
+    uint64_t txid = atomic_load_explicit(&d->txid, memory_order_relaxed);
     pthread_mutex_lock(&t->dirty_lock);
     if (t->ndirty + n > t->dirty_cap) {
         size_t cap = t->dirty_cap ? t->dirty_cap * 2 : 1024;
@@ -195,6 +196,24 @@ static void resolve_old(struct strobe_petra_thread *t, struct petra_node *N, pre
         strobe__arena_free(t, r, PETRA_INFO_CLASS);
 }
 
+struct walk {
+    struct strobe_petra_thread *t;
+    uint64_t S;
+    struct buf *b;
+    uint64_t count;
+};
+
+static int walk_visit(void *arg, struct petra_node *n, pref info, struct petra_kstate st)
+{
+    struct walk *w = arg;
+    resolve_old(w->t, n, info, st, w->S);
+    if (!st.present)
+        return 0;
+    struct snap_entry e = { n->key, st.value };
+    w->count++;
+    return buf_add(w->b, &e, sizeof e);
+}
+
 /* A base block: every present key of every structure, as it is now (at
  * least as new as every transaction below S). */
 static int walk_all(struct strobe_petra_thread *t, uint64_t S, struct buf *b, uint64_t *nsect)
@@ -208,27 +227,12 @@ static int walk_all(struct strobe_petra_thread *t, uint64_t S, struct buf *b, ui
         struct snap_section sec = { (uint64_t)id, 0 };
         size_t at = b->n;
         rc = buf_add(b, &sec, sizeof sec);
+        struct walk w = { t, S, b, 0 };
         strobe__ebr_enter(t);
-        for (uint32_t bk = 0; bk < ps->buckets && !rc; bk++) {
-            pref head = ps->heads + (uint64_t)bk * ps->head_size;
-            pref c = petra_unmark(atomic_load(petra_next(h, head, 0)));
-            while (c && !rc) {
-                struct petra_node *N = petra_node(h, c);
-                pref s = atomic_load(&N->next[0]);
-                pref info = atomic_load(&N->info);
-                if (!petra_marked(s) && !petra_marked(info)) {
-                    struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
-                    resolve_old(t, N, info, st, S);
-                    if (st.present) {
-                        struct snap_entry e = { N->key, st.value };
-                        rc = buf_add(b, &e, sizeof e);
-                        sec.count++;
-                    }
-                }
-                c = petra_unmark(s);
-            }
-        }
+        if (!rc)
+            rc = strobe__tx_visit(h, ps, walk_visit, &w);
         strobe__ebr_exit(t);
+        sec.count = w.count;
         memcpy(b->p + at, &sec, sizeof sec);
         ++*nsect;
     }
@@ -275,12 +279,13 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
     /* A delta while the deltas stay smaller than twice the base (so
      * recovery reads at most three times the live data) and the chain has
      * room; otherwise a new base. */
-    uint64_t base_bytes = h->chain_len ? h->chain[0].bytes : 0;
-    uint64_t chain_chunks = 0;
-    for (unsigned i = 0; i < h->chain_len; i++)
+    uint64_t base_bytes = h->chain_len ? h->chain[0].bytes : 0, delta_bytes = 0, chain_chunks = 0;
+    for (unsigned i = 0; i < h->chain_len; i++) {
+        delta_bytes += i ? h->chain[i].bytes : 0;
         chain_chunks += h->chain[i].chunks;
+    }
     int full = !h->chain_len || h->chain_len == PETRA_CHAIN_MAX || atomic_load(&h->ckpt_force_full) ||
-               h->chain_delta_bytes + ndirty * sizeof(struct delta_entry) > 2 * base_bytes ||
+               delta_bytes + ndirty * sizeof(struct delta_entry) > 2 * base_bytes ||
                (h->chain_len > 1 && chain_chunks >= h->nchunks / 8);
     if (full)
         atomic_store(&h->ckpt_force_full, 0);
@@ -339,9 +344,6 @@ int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t)
         if (full) {
             free_blocks(h, h->chain, h->chain_len);
             h->chain_len = 0;
-            h->chain_delta_bytes = 0;
-        } else if (!reuse) {
-            h->chain_delta_bytes += blk.bytes;
         }
         if (!reuse)
             h->chain[h->chain_len++] = blk;
@@ -564,7 +566,6 @@ static int load_chain(struct strobe_petra *h, const struct petra_ckpt_record *r,
         cur = (struct petra_block){ hd[n - 1].prev_off, hd[n - 1].prev_bytes, 0, hd[n - 1].prev_check };
     }
     h->chain_len = 0;
-    h->chain_delta_bytes = 0;
     for (unsigned k = n; k-- > 0;) {
         const char *what = NULL, *p = h->base + v[k].off;
         int rc = hd[k].kind == BLOCK_BASE ? apply_base(h, p, v[k].bytes, hd[k].count, m, &what)
@@ -574,8 +575,6 @@ static int load_chain(struct strobe_petra *h, const struct petra_ckpt_record *r,
         if (rc)
             return rc;
         h->chain[h->chain_len++] = v[k];
-        if (hd[k].kind == BLOCK_DELTA)
-            h->chain_delta_bytes += v[k].bytes;
     }
     return 0;
 }

@@ -15,11 +15,11 @@
  * calling thread's handle (outside any EBR critical section). */
 int strobe__ckpt_run(struct strobe_petra *h, struct strobe_petra_thread *t);
 /* Note the final states st[k] of the keys of operations idx[k] of committed
- * transaction d (TXID txid); its owner calls this inside its critical
- * section. The next checkpoint writes them to its delta. */
+ * transaction d (persisted, so its TXID is set); its owner calls this inside
+ * its critical section. The next checkpoint writes them to its delta. */
 struct petra_kstate;
-void strobe__ckpt_note(struct strobe_petra_thread *t, uint64_t txid, const struct petra_desc *d,
-                       const unsigned *idx, const struct petra_kstate *st, unsigned n);
+void strobe__ckpt_note(struct strobe_petra_thread *t, const struct petra_desc *d, const unsigned *idx,
+                       const struct petra_kstate *st, unsigned n);
 /* Ask the background checkpointer for a checkpoint (no wait). */
 void strobe__ckpt_request(struct strobe_petra *h);
 /* Request one and wait until retired_below moves past `seen`; 0, or the

@@ -194,7 +194,6 @@ struct strobe_petra {
     } chain[PETRA_CHAIN_MAX];
     unsigned chain_len;
     _Atomic int ckpt_force_full; /* a dirty list could not grow: walk everything */
-    uint64_t chain_delta_bytes; /* bytes of the deltas after the base */
     _Atomic uint64_t checkpoints;
     uint64_t recovered_descriptors, recovery_ns;
     /* threads: max_threads slots, then the checkpointer's */

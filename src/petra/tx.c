@@ -461,7 +461,7 @@ static void note(struct strobe_petra_thread *t, struct petra_desc *d)
         st[n] = info_cur(petra_info(h, atomic_load(&o->result)));
         idx[n++] = i;
     }
-    strobe__ckpt_note(t, atomic_load(&d->txid), d, idx, st, n);
+    strobe__ckpt_note(t, d, idx, st, n);
 }
 
 int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *ops, unsigned n)
@@ -552,29 +552,46 @@ int strobe__tx_get(struct strobe_petra_thread *t, int structure, uint64_t key, u
     return rc;
 }
 
-int strobe__tx_foreach(struct strobe_petra_thread *t, int structure,
-                       int (*fn)(void *arg, uint64_t key, uint64_t value), void *arg)
+int strobe__tx_visit(struct strobe_petra *h, const struct petra_struct *ps,
+                     int (*fn)(void *arg, struct petra_node *n, pref info, struct petra_kstate st),
+                     void *arg)
 {
-    struct strobe_petra *h = t->h;
-    if (structure < 0 || structure >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[structure].used)
-        return -EINVAL;
-    const struct petra_struct *ps = &h->structs[structure];
     int rc = 0;
-    strobe__ebr_enter(t);
     for (uint32_t b = 0; b < ps->buckets && !rc; b++) {
         pref c = petra_unmark(atomic_load(petra_next(h, ps->heads + (uint64_t)b * ps->head_size, 0)));
         while (c && !rc) {
             struct petra_node *N = petra_node(h, c);
             pref s = atomic_load(&N->next[0]);
             pref info = atomic_load(&N->info);
-            if (!petra_marked(s) && !petra_marked(info)) {
-                struct petra_kstate st = strobe__tx_node_state(h, info, NULL);
-                if (st.present)
-                    rc = fn(arg, N->key, st.value);
-            }
+            if (!petra_marked(s) && !petra_marked(info))
+                rc = fn(arg, N, info, strobe__tx_node_state(h, info, NULL));
             c = petra_unmark(s);
         }
     }
+    return rc;
+}
+
+struct foreach_arg {
+    int (*fn)(void *arg, uint64_t key, uint64_t value);
+    void *arg;
+};
+
+static int foreach_visit(void *arg, struct petra_node *n, pref info, struct petra_kstate st)
+{
+    (void)info;
+    const struct foreach_arg *a = arg;
+    return st.present ? a->fn(a->arg, n->key, st.value) : 0;
+}
+
+int strobe__tx_foreach(struct strobe_petra_thread *t, int structure,
+                       int (*fn)(void *arg, uint64_t key, uint64_t value), void *arg)
+{
+    struct strobe_petra *h = t->h;
+    if (structure < 0 || structure >= STROBE_PETRA_MAX_STRUCTURES || !h->structs[structure].used)
+        return -EINVAL;
+    struct foreach_arg a = { fn, arg };
+    strobe__ebr_enter(t);
+    int rc = strobe__tx_visit(h, &h->structs[structure], foreach_visit, &a);
     strobe__ebr_exit(t);
     return rc;
 }

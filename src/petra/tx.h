@@ -33,6 +33,15 @@ bool strobe__tx_delete_node(struct strobe_petra_thread *t, const struct petra_st
 /* Descriptor checksum over everything recovery relies on. */
 uint64_t strobe__tx_desc_check(const struct petra_desc *d);
 
+/* Call fn for each node of structure ps that is linked at level 0 and not
+ * being deleted, in list order (maps: bucket by bucket), with its info and
+ * its state as a reader outside any transaction sees it. The caller is in
+ * an EBR critical section. Stops early and returns fn's value if it
+ * returns non-zero. */
+int strobe__tx_visit(struct strobe_petra *h, const struct petra_struct *ps,
+                     int (*fn)(void *arg, struct petra_node *n, pref info, struct petra_kstate st),
+                     void *arg);
+
 int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *ops, unsigned n);
 int strobe__tx_get(struct strobe_petra_thread *t, int structure, uint64_t key, uint64_t *value);
 int strobe__tx_foreach(struct strobe_petra_thread *t, int structure,
