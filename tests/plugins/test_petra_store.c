@@ -22,55 +22,14 @@
 #include <unistd.h>
 
 #include "plugins/petra_layout.h"
+#include "plugins/store_sets.h"
 #include "strobe/petra.h"
 #include "strobed/config.h"
 #include "strobed/daemon.h"
 #include "strobed/daemons.h"
-#include "strobed/inproc.h"
 #include "test.h"
 
 #define SEC 1000000000ull
-
-static struct strobe__daemon *daemon_from(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static struct strobe__daemon *daemon_from(const char *fmt, ...)
-{
-    char yaml[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(yaml, sizeof yaml, fmt, ap);
-    va_end(ap);
-    return inproc_daemon(yaml, "test.yaml");
-}
-
-/* A set of u64 metrics named in the NULL-terminated list, registered
- * with the daemon (which then owns it). */
-static strobe_set *add_set(struct strobe__daemon *d, const char *schema, const char *instance,
-                           const char *const *metrics)
-{
-    strobe_schema *sc;
-    strobe_set *set;
-    CHECK(strobe_schema_new(schema, &sc) == 0);
-    for (size_t i = 0; metrics[i]; i++)
-        CHECK(strobe_schema_add(sc, metrics[i], NULL, STROBE_MT_U64, 1, 0) >= 0);
-    CHECK(strobe_set_new(sc, "node1", instance, &set) == 0);
-    strobe_schema_free(sc);
-    pthread_mutex_lock(&d->lock);
-    CHECK(strobe__daemon_set_add(d, set, STROBE_SET_PUBLISH, NULL) == 0);
-    pthread_mutex_unlock(&d->lock);
-    return set;
-}
-
-/* One transaction stamped ts_ns: metric i gets v[i] (n values). */
-static void update(struct strobe__daemon *d, strobe_set *set, uint64_t ts_ns, const uint64_t *v, size_t n)
-{
-    pthread_mutex_lock(&d->lock);
-    strobe_set_begin(set);
-    for (size_t i = 0; i < n; i++)
-        strobe_set_u64(set, (uint32_t)i, 0, v[i]);
-    strobe_set_end_at(set, ts_ns, 0);
-    strobe__daemon_set_updated(d, set);
-    pthread_mutex_unlock(&d->lock);
-}
 
 /* ---- reading the heap with the public API ------------------------------------- */
 
