@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "engine.h"
 
 #define POOL_LAYOUT "strobe-petra-bench"
@@ -252,17 +253,6 @@ static inline void *D(PMEMoid oid)
     return pmemobj_direct(oid);
 }
 
-/* splitmix64 finalizer: spreads sequential keys over the buckets */
-static inline uint64_t hash_key(uint64_t k)
-{
-    k ^= k >> 30;
-    k *= 0xbf58476d1ce4e5b9ULL;
-    k ^= k >> 27;
-    k *= 0x94d049bb133111ebULL;
-    k ^= k >> 31;
-    return k;
-}
-
 /* ---- sorted list (list set and map buckets) ---------------------------------- */
 
 /* The link that points at the first node with key >= key (*link may be
@@ -402,7 +392,7 @@ static int apply(struct pmemobj_thread *t, strobe__bench_op *op)
     case STROBE_PETRA_SKIPLIST: return skip_apply(t, op);
     default: {
         PMEMoid *buckets = D(e->root->head);
-        return list_apply(&buckets[hash_key(op->key) & e->bucket_mask], op);
+        return list_apply(&buckets[strobe__mix64(op->key) & e->bucket_mask], op);
     }
     }
 }
@@ -542,7 +532,7 @@ static int check_list(PMEMoid head, uint64_t bucket, uint32_t mask, uint64_t *ke
                      (unsigned long long)prev);
             return STROBE_ERR_FORMAT;
         }
-        if (mask && (hash_key(n->key) & mask) != bucket) {
+        if (mask && (strobe__mix64(n->key) & mask) != bucket) {
             snprintf(why, why_len, "key %llu in bucket %llu", (unsigned long long)n->key,
                      (unsigned long long)bucket);
             return STROBE_ERR_FORMAT;

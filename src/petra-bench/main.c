@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/rng.h"
 #include "common/size.h"
 #include "engine.h"
 
@@ -84,34 +85,16 @@ struct bench {
 
 /* ---- PRNG: xorshift64*, seeded through splitmix64 ------------------------- */
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 static uint64_t rng_seed(uint64_t seed, uint64_t stream)
 {
-    uint64_t s = splitmix64(seed ^ splitmix64(stream));
+    uint64_t s = strobe__splitmix64(seed ^ strobe__splitmix64(stream));
     return s ? s : 1;
-}
-
-static inline uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545f4914f6cdd1dULL;
 }
 
 /* uniform in [0, n) (Lemire's multiply-shift; bias < n / 2^64) */
 static inline uint64_t rng_below(uint64_t *s, uint64_t n)
 {
-    return (uint64_t)(((unsigned __int128)rng_next(s) * n) >> 64);
+    return (uint64_t)(((unsigned __int128)strobe__xorshift64s(s) * n) >> 64);
 }
 
 /* ---- workload ---------------------------------------------------------------- */
@@ -127,7 +110,7 @@ static void make_tx(const struct options *o, uint64_t *rng, strobe__bench_op *op
                                                                 : STROBE_PETRA_FIND;
         ops[i] = (strobe__bench_op){.type = type,
                                     .key = 1 + rng_below(rng, o->range),
-                                    .value = rng_next(rng)};
+                                    .value = strobe__xorshift64s(rng)};
     }
 }
 

@@ -347,13 +347,13 @@ static int round_run(struct pc_ctx *c)
     /* One round in 8 kills the child while it opens (recovers) the heap
      * or checks it, before any transaction: recovery must survive being
      * interrupted and leave the model's state. */
-    int early = c->ready_ns && pc_rand(&c->rng) % 8 == 0;
+    int early = c->ready_ns && strobe__xorshift64s(&c->rng) % 8 == 0;
     uint64_t t_fork = now_ns();
     struct pollfd p = { pfd[0], POLLIN, 0 };
     char b;
     int started;
     if (early) {
-        uint64_t ns = pc_rand(&c->rng) % c->ready_ns;
+        uint64_t ns = strobe__xorshift64s(&c->rng) % c->ready_ns;
         struct timespec d = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
         if (ppoll(&p, 1, &d, NULL) == 1 && read(pfd[0], &b, 1) != 1)
             b = 0;
@@ -365,7 +365,7 @@ static int round_run(struct pc_ctx *c)
     }
     c->early_kills += early;
     if (started && !early) {
-        uint64_t us = 1000 + pc_rand(&c->rng) % ((uint64_t)c->max_delay_ms * 1000 - 999);
+        uint64_t us = 1000 + strobe__xorshift64s(&c->rng) % ((uint64_t)c->max_delay_ms * 1000 - 999);
         struct timespec d = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
         while (nanosleep(&d, &d) < 0 && errno == EINTR)
             ;

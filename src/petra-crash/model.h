@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/rng.h"
 #include "strobe/petra.h"
 
 #define PC_NSTRUCT 3
@@ -139,17 +140,6 @@ static inline uint64_t pc_stamp_key(unsigned t)
 static inline struct pc_rec *pc_rec_at(struct pc_ctx *c, unsigned t, uint64_t i)
 {
     return &c->recs[(uint64_t)t * c->log_cap + i];
-}
-
-/* xorshift64*: deterministic per (seed, round, thread). */
-static inline uint64_t pc_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
 }
 
 /* Value written by op number `op` (0..15) of thread t's transaction seq to

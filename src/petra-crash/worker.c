@@ -83,7 +83,7 @@ static uint64_t pick_key(const struct pc_model *m, int s, unsigned owner, uint64
 {
     unsigned stride = m->threads + 1, slot = owner == PC_SHARED ? m->threads : owner;
     for (;;) {
-        uint64_t k = (pc_rand(rng) % (m->nkeys[s] / stride + 1)) * stride + slot;
+        uint64_t k = (strobe__xorshift64s(rng) % (m->nkeys[s] / stride + 1)) * stride + slot;
         if (k >= 1 && k <= m->nkeys[s])
             return k;
     }
@@ -96,7 +96,7 @@ static int pick_shared(struct pc_ctx *c, strobe_petra_thread *th, const struct t
                        uint64_t *rng, int *s_out, uint64_t *k_out)
 {
     for (int tries = 0; tries < 8; tries++) {
-        int s = (int)(pc_rand(rng) % PC_NSTRUCT);
+        int s = (int)(strobe__xorshift64s(rng) % PC_NSTRUCT);
         uint64_t k = pick_key(c->model, s, PC_SHARED, rng), v;
         if (used(b, c->sid[s], k))
             continue;
@@ -114,13 +114,13 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
                   struct tx_build *b)
 {
     struct pc_model *m = c->model;
-    unsigned total = 1 + (unsigned)(pc_rand(rng) % STROBE_PETRA_MAX_OPS);
-    int shared = pc_rand(rng) % 2 == 0;
-    int inject = pc_rand(rng) % 8 == 0;
+    unsigned total = 1 + (unsigned)(strobe__xorshift64s(rng) % STROBE_PETRA_MAX_OPS);
+    int shared = strobe__xorshift64s(rng) % 2 == 0;
+    int inject = strobe__xorshift64s(rng) % 8 == 0;
     memset(b, 0, sizeof *b);
     while (b->n + 1 < total) {
         unsigned left = total - 1 - b->n;
-        uint64_t r = pc_rand(rng) % 8;
+        uint64_t r = strobe__xorshift64s(rng) % 8;
         int s;
         uint64_t k, k2;
         if (shared && left >= 2 && r < 3) { /* move a -> b */
@@ -139,7 +139,7 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
         if (shared && r == 3) { /* update or read a shared key */
             if (pick_shared(c, th, b, 1, rng, &s, &k) < 0)
                 break;
-            if (pc_rand(rng) % 2)
+            if (strobe__xorshift64s(rng) % 2)
                 push(b, STROBE_PETRA_UPDATE, c->sid[s], k, strobe__pc_value(t, seq, s, k, b->n));
             else
                 push(b, STROBE_PETRA_FIND, c->sid[s], k, 0);
@@ -148,14 +148,14 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
         }
         /* private key: one in four reuses a key this transaction already
          * touched (its precondition then depends on the earlier ops) */
-        if (b->nview && !c->distinct_keys && pc_rand(rng) % 4 == 0) {
-            unsigned i = (unsigned)(pc_rand(rng) % b->nview);
+        if (b->nview && !c->distinct_keys && strobe__xorshift64s(rng) % 4 == 0) {
+            unsigned i = (unsigned)(strobe__xorshift64s(rng) % b->nview);
             s = b->view[i].s;
             k = b->view[i].k;
         } else {
             int tries = 0;
             do {
-                s = (int)(pc_rand(rng) % PC_NSTRUCT);
+                s = (int)(strobe__xorshift64s(rng) % PC_NSTRUCT);
                 k = pick_key(m, s, t, rng);
             } while (used(b, c->sid[s], k) && ++tries < 8);
             if (tries == 8)
@@ -164,7 +164,7 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
         int present;
         uint64_t cur, v = strobe__pc_value(t, seq, s, k, b->n);
         view_get(b, m, s, k, &present, &cur);
-        uint64_t x = pc_rand(rng);
+        uint64_t x = strobe__xorshift64s(rng);
         uint8_t type;
         if (inject && !b->must_abort) { /* a precondition that fails */
             b->must_abort = 1;
@@ -196,7 +196,7 @@ static void build(struct pc_ctx *c, strobe_petra_thread *th, unsigned t, uint64_
         b->must_abort = 1;
         type = m->present[PC_MAP][sk] ? STROBE_PETRA_INSERT : STROBE_PETRA_UPDATE;
     }
-    unsigned p = (unsigned)(pc_rand(rng) % (b->n + 1));
+    unsigned p = (unsigned)(strobe__xorshift64s(rng) % (b->n + 1));
     memmove(&b->ops[p + 1], &b->ops[p], (b->n - p) * sizeof b->ops[0]);
     b->ops[p] = (struct strobe_petra_op){ type, (uint8_t)c->sid[PC_MAP], sk,
                                           strobe__pc_value(t, seq, PC_MAP, sk, 15) };

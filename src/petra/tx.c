@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "petra/checkpoint.h"
 #include "petra/ebr.h"
 #include "petra/heap.h"
@@ -56,21 +57,12 @@ unsigned strobe__tx_node_class(unsigned height)
     return petra_class(sizeof(struct petra_node) + 8u * height);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 pref strobe__tx_head(const struct strobe_petra *h, const struct petra_struct *ps, uint64_t key)
 {
     (void)h;
     if (ps->kind != STROBE_PETRA_MAP)
         return ps->heads;
-    return ps->heads + (mix64(key) & (ps->buckets - 1)) * ps->head_size;
+    return ps->heads + (strobe__mix64(key) & (ps->buckets - 1)) * ps->head_size;
 }
 
 unsigned strobe__tx_random_height(struct strobe_petra_thread *t, const struct petra_struct *ps)
