@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build demo check check-unit check-sanitize check-asan check-tsan check-format \
-        bench fuzz install clean crash-soak
+        bench fuzz install clean crash-soak tm-stress
 
 all: build
 
@@ -45,6 +45,13 @@ crash-soak: build
 	@mkdir -p $(BUILD)/crash-soak
 	@$(BUILD)/bin/petra-crash --mode kill --crashes $(CRASHES) --dir $(BUILD)/crash-soak
 	@$(BUILD)/bin/petra-crash --mode powerfail --crashes $(CRASHES) --dir $(BUILD)/crash-soak
+
+# Long run of libstrobe-tm's reclamation cases (tests/tm/test_tm_reclaim.c):
+# each case for TM_STRESS_SECONDS on the release build.
+TM_STRESS_SECONDS ?= 120
+tm-stress: build
+	@cd $(BUILD) && for c in stack_pop_free middle_node_free nested_free cancelled_free_keeps_node; do \
+	    STROBE_TM_STRESS_SECONDS=$(TM_STRESS_SECONDS) bin/test_tm_reclaim $$c || exit 1; done
 
 bench: build
 	@bench/run.sh $(BUILD)

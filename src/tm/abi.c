@@ -97,36 +97,31 @@ TM_ABI void _ITM_addUserUndoAction(itm_user_undo_fn fn, void *arg)
 
 /* ---- allocation ----------------------------------------------------------
  * Memory allocated in a transaction is freed if it aborts; memory freed in
- * a transaction is freed only when it commits. */
+ * a transaction is freed only after it commits (strobe__tm_release). */
 
-static void *tm_track(void *p)
+static void tm_free(void *p, size_t size)
 {
-    struct tm_tx *tx = tm_tx();
-    if (p != NULL && tx->nesting > 0 && tx->mode != TM_MODE_IRREVOCABLE)
-        tm_vec_push(tx->allocs, p);
-    return p;
+    (void)size;
+    free(p);
 }
 
 TM_ABI void *_ITM_malloc(size_t n)
 {
-    return tm_track(malloc(n));
+    void *p = malloc(n);
+    strobe__tm_alloc_record(tm_tx(), p, n, tm_free);
+    return p;
 }
 
 TM_ABI void *_ITM_calloc(size_t n, size_t size)
 {
-    return tm_track(calloc(n, size));
+    void *p = calloc(n, size);
+    strobe__tm_alloc_record(tm_tx(), p, n * size, tm_free);
+    return p;
 }
 
 TM_ABI void _ITM_free(void *p)
 {
-    struct tm_tx *tx = tm_tx();
-    if (p == NULL)
-        return;
-    if (tx->nesting == 0 || tx->mode == TM_MODE_IRREVOCABLE) {
-        free(p);
-        return;
-    }
-    tm_vec_push(tx->frees, p);
+    strobe__tm_release(tm_tx(), p, 0, tm_free);
 }
 
 /* ---- clone tables ----------------------------------------------------------

@@ -526,11 +526,39 @@ static void tm_run_undo_actions(struct tm_tx *tx, size_t from)
     tx->undo.n = from;
 }
 
+static void tm_release_blocks(struct tm_block *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i].release(b[i].p, b[i].size);
+}
+
+/* Blocks allocated by an aborted or cancelled attempt: nobody else can
+ * hold a pointer to them, since every location the attempt wrote one to
+ * stayed locked until the undo log restored it. */
 static void tm_free_allocs(struct tm_tx *tx, size_t from)
 {
-    for (size_t i = from; i < tx->allocs.n; i++)
-        free(tx->allocs.v[i]);
+    tm_release_blocks(tx->allocs.v + from, tx->allocs.n - from);
     tx->allocs.n = from;
+}
+
+void strobe__tm_alloc_record(struct tm_tx *tx, void *p, size_t size, tm_release_fn release)
+{
+    if (p == NULL || tx->nesting == 0 || tx->mode == TM_MODE_IRREVOCABLE)
+        return;
+    struct tm_block b = {p, size, release};
+    tm_vec_push(tx->allocs, b);
+}
+
+void strobe__tm_release(struct tm_tx *tx, void *p, size_t size, tm_release_fn release)
+{
+    if (p == NULL)
+        return;
+    if (tx->nesting == 0 || tx->mode == TM_MODE_IRREVOCABLE) {
+        release(p, size);
+        return;
+    }
+    struct tm_block b = {p, size, release};
+    tm_vec_push(tx->frees, b);
 }
 
 /* Releases the locks of an aborted attempt with a new version: readers
@@ -553,7 +581,6 @@ static void tm_clear(struct tm_tx *tx)
     tx->undo.n = 0;
     tx->commit_actions.n = 0;
     tx->allocs.n = 0;
-    tx->frees.n = 0;
 }
 
 /* The outermost transaction is over (committed or cancelled). */
@@ -601,12 +628,23 @@ void strobe__tm_commit(struct tm_tx *tx)
         strobe__tm_spec_committed(tx);
     for (size_t i = 0; i < tx->commit_actions.n; i++)
         tx->commit_actions.v[i].fn(tx->commit_actions.v[i].arg);
-    for (size_t i = 0; i < tx->frees.n; i++)
-        free(tx->frees.v[i]);
     tm_clear(tx);
+    /* A transaction that ran alone (serial) overlapped with nobody. */
+    bool alone = tx->holds_serial;
     tm_finish(tx, false);
+    /* Blocks released by the transaction go back only when every
+     * transaction that might still read them has ended: one that started
+     * before this commit may hold a pointer to a block it unlinked, and
+     * reads it until its next validation fails. A transaction that wrote
+     * nothing waits for all that started before now. */
+    if (tx->frees.n > 0 && !alone && wv == 0)
+        wv = atomic_load_explicit(&rt.clock, memory_order_acquire) + 1;
     if (wv != 0)
         tm_quiesce(tx, wv);
+    if (tx->frees.n > 0) {
+        tm_release_blocks(tx->frees.v, tx->frees.n);
+        tx->frees.n = 0;
+    }
 }
 
 /* Randomised exponential back-off after a conflict. */
@@ -628,6 +666,7 @@ void strobe__tm_abort(struct tm_tx *tx, enum tm_abort_cause cause, int culprit)
     tm_run_undo_actions(tx, 0);
     tm_free_allocs(tx, 0);
     tm_clear(tx);
+    tx->frees.n = 0; /* they stay in use: the transaction never happened */
     atomic_store_explicit(&tx->active, TM_INACTIVE, memory_order_release);
     atomic_store_explicit(&tx->kill, 0, memory_order_relaxed);
     tx->retries++;
@@ -666,6 +705,7 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
          * go back with a new version, like an abort's. */
         tm_release_aborted(tx);
         tm_clear(tx);
+        tx->frees.n = 0;
         if (tx->spec)
             strobe__tm_spec_committed(tx);
         tm_finish(tx, true);

@@ -122,6 +122,15 @@ struct tm_action {
     void *arg;
 };
 
+/* A block of memory and the function that gives it back (free, operator
+ * delete, sized operator delete: size is passed on, 0 when unknown). */
+typedef void (*tm_release_fn)(void *p, size_t size);
+struct tm_block {
+    void *p;
+    size_t size;
+    tm_release_fn release;
+};
+
 /* A growable array of T, grown by tm_vec_grow (never shrinks). */
 #define TM_VEC(T)                                                                                  \
     struct {                                                                                       \
@@ -157,8 +166,8 @@ struct tm_tx {
     TM_VEC(struct tm_checkpoint) cps;
     TM_VEC(struct tm_action) undo; /* _ITM_addUserUndoAction */
     TM_VEC(struct tm_action) commit_actions;
-    TM_VEC(void *) allocs; /* _ITM_malloc'd in this transaction */
-    TM_VEC(void *) frees;  /* _ITM_free'd, freed at commit */
+    TM_VEC(struct tm_block) allocs; /* allocated in this transaction: released on abort */
+    TM_VEC(struct tm_block) frees;  /* released in it: given back after commit */
 
     uint32_t serial_cause; /* enum tm_serial_cause of the running transaction */
     uint32_t next_serial;  /* serial cause requested for the next attempt */
@@ -230,6 +239,15 @@ TM_HIDDEN void strobe__tm_go_irrevocable(struct tm_tx *tx, enum tm_serial_cause 
 /* Restores the checkpoint: returns into the atomic block's call site with
  * `action` as _ITM_beginTransaction's result (checkpoint.S). */
 TM_HIDDEN __attribute__((noreturn)) void strobe__tm_longjmp(uint32_t action, const struct tm_jmpbuf *jb);
+
+/* Memory management inside transactions (GCC's semantics): a block
+ * allocated by the running transaction is released if it aborts or is
+ * cancelled; a block released by it is given back only after it commits
+ * and once no transaction that might still read the block is running
+ * (tm_commit). Outside a transaction, or in an irrevocable one (nothing
+ * else runs), alloc_record does nothing and release releases at once. */
+TM_HIDDEN void strobe__tm_alloc_record(struct tm_tx *tx, void *p, size_t size, tm_release_fn release);
+TM_HIDDEN void strobe__tm_release(struct tm_tx *tx, void *p, size_t size, tm_release_fn release);
 
 /* The barriers' work (tx.c): n = 1..8 bytes at addr that do not cross an
  * 8-byte word boundary. */
