@@ -126,8 +126,14 @@ TM_ABI void _ITM_free(void *p)
 
 /* ---- clone tables ----------------------------------------------------------
  * crtbegin.o registers each loaded object's .tm_clone_table (pairs of
- * original function, transactional clone) through these calls. Lookups
- * (indirect calls inside transactions) take the read side of a lock. */
+ * original function, transactional clone) through these calls, at start-up
+ * and at dlopen/dlclose. Every indirect call inside a transaction looks its
+ * callee up (in vacation, a third of all cycles went to a linear scan under
+ * a lock), so lookups read an immutable open-addressing index of all
+ * registered pairs without any lock or write. A registration builds a new
+ * index under the runtime's mutex and publishes it; the replaced index is
+ * kept (chained to the new one), never freed, because a lookup on another
+ * thread may still be reading it. There are as many as registrations. */
 
 struct tm_clone_table {
     const struct itm_clone_pair *pairs;
@@ -135,50 +141,94 @@ struct tm_clone_table {
     struct tm_clone_table *next;
 };
 
-static pthread_rwlock_t tm_clone_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct tm_clone_table *tm_clone_tables;
+struct tm_clone_index {
+    unsigned bits;                 /* 2^bits slots, at most half of them used */
+    struct itm_clone_pair *slots;  /* orig NULL: empty */
+    struct tm_clone_index *older;  /* replaced indexes, kept alive */
+};
+
+static __attribute__((noreturn, cold)) void tm_clone_oom(void)
+{
+    fprintf(stderr, "strobe-tm: out of memory registering a clone table\n");
+    abort();
+}
+
+static inline size_t tm_clone_hash(const void *fn, unsigned bits)
+{
+    return (size_t)(((uintptr_t)fn * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+/* Rebuilds the index from the registered tables (reg_mutex held). */
+static void tm_clone_reindex(void)
+{
+    size_t n = 0;
+    for (struct tm_clone_table *t = strobe__tm_rt.clone_tables; t != NULL; t = t->next)
+        n += t->n;
+    unsigned bits = 4;
+    while (((size_t)1 << bits) < 2 * n)
+        bits++;
+    struct tm_clone_index *ix = malloc(sizeof *ix);
+    struct itm_clone_pair *slots = calloc((size_t)1 << bits, sizeof *slots);
+    if (ix == NULL || slots == NULL)
+        tm_clone_oom();
+    size_t mask = ((size_t)1 << bits) - 1;
+    /* newest table first: a function registered twice maps to its newest clone */
+    for (struct tm_clone_table *t = strobe__tm_rt.clone_tables; t != NULL; t = t->next)
+        for (size_t i = 0; i < t->n; i++) {
+            size_t h = tm_clone_hash(t->pairs[i].orig, bits);
+            while (slots[h].orig != NULL && slots[h].orig != t->pairs[i].orig)
+                h = (h + 1) & mask;
+            if (slots[h].orig == NULL)
+                slots[h] = t->pairs[i];
+        }
+    ix->bits = bits;
+    ix->slots = slots;
+    ix->older = atomic_load_explicit(&strobe__tm_rt.clone_index, memory_order_relaxed);
+    /* release: a lookup that sees the index sees its slots */
+    atomic_store_explicit(&strobe__tm_rt.clone_index, ix, memory_order_release);
+}
 
 TM_ABI void _ITM_registerTMCloneTable(void *table, size_t n)
 {
     struct tm_clone_table *t = malloc(sizeof *t);
-    if (t == NULL) {
-        fprintf(stderr, "strobe-tm: out of memory registering a clone table\n");
-        abort();
-    }
+    if (t == NULL)
+        tm_clone_oom();
     t->pairs = table;
     t->n = n;
-    pthread_rwlock_wrlock(&tm_clone_lock);
-    t->next = tm_clone_tables;
-    tm_clone_tables = t;
-    pthread_rwlock_unlock(&tm_clone_lock);
+    pthread_mutex_lock(&strobe__tm_rt.reg_mutex);
+    t->next = strobe__tm_rt.clone_tables;
+    strobe__tm_rt.clone_tables = t;
+    tm_clone_reindex();
+    pthread_mutex_unlock(&strobe__tm_rt.reg_mutex);
 }
 
 TM_ABI void _ITM_deregisterTMCloneTable(void *table)
 {
-    pthread_rwlock_wrlock(&tm_clone_lock);
-    for (struct tm_clone_table **p = &tm_clone_tables; *p != NULL; p = &(*p)->next) {
+    pthread_mutex_lock(&strobe__tm_rt.reg_mutex);
+    for (struct tm_clone_table **p = &strobe__tm_rt.clone_tables; *p != NULL; p = &(*p)->next) {
         if ((*p)->pairs == table) {
             struct tm_clone_table *dead = *p;
             *p = dead->next;
             free(dead);
+            tm_clone_reindex();
             break;
         }
     }
-    pthread_rwlock_unlock(&tm_clone_lock);
+    pthread_mutex_unlock(&strobe__tm_rt.reg_mutex);
 }
 
 void *strobe__tm_clone_of(const void *fn)
 {
-    void *clone = NULL;
-    pthread_rwlock_rdlock(&tm_clone_lock);
-    for (struct tm_clone_table *t = tm_clone_tables; t != NULL && clone == NULL; t = t->next)
-        for (size_t i = 0; i < t->n; i++)
-            if (t->pairs[i].orig == fn) {
-                clone = t->pairs[i].clone;
-                break;
-            }
-    pthread_rwlock_unlock(&tm_clone_lock);
-    return clone;
+    const struct tm_clone_index *ix = atomic_load_explicit(&strobe__tm_rt.clone_index, memory_order_acquire);
+    if (ix == NULL || fn == NULL)
+        return NULL;
+    size_t mask = ((size_t)1 << ix->bits) - 1;
+    for (size_t h = tm_clone_hash(fn, ix->bits);; h = (h + 1) & mask) {
+        if (ix->slots[h].orig == fn)
+            return ix->slots[h].clone;
+        if (ix->slots[h].orig == NULL)
+            return NULL;
+    }
 }
 
 /* Indirect call in a __transaction_relaxed: without a clone the callee

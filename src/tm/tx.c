@@ -246,14 +246,14 @@ static uint32_t tm_attempt(struct tm_tx *tx)
         tx->rv = atomic_load_explicit(&rt.clock, memory_order_acquire);
         strobe__tm_mon_attempt(tx);
         /* Alone and unable to cancel: run the fast uninstrumented code. A
-         * transaction that may cancel keeps its undo log. */
+         * transaction that may cancel keeps its undo log, nothing else. */
         if (tx->next_serial == TM_SERIAL_JMV || (props & ITM_PR_HAS_NO_ABORT) ||
             !(props & ITM_PR_INSTRUMENTED_CODE)) {
             tx->mode = TM_MODE_IRREVOCABLE;
             return (props & ITM_PR_UNINSTRUMENTED_CODE) ? ITM_A_RUN_UNINSTRUMENTED_CODE
                                                         : ITM_A_RUN_INSTRUMENTED_CODE;
         }
-        tx->mode = TM_MODE_STM;
+        tx->mode = TM_MODE_SERIAL;
         return ITM_A_RUN_INSTRUMENTED_CODE;
     }
     tx->mode = TM_MODE_STM;
@@ -317,14 +317,15 @@ uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
     tx->next_serial = ((props & ITM_PR_DOES_GO_IRREVOCABLE) || !(props & ITM_PR_INSTRUMENTED_CODE))
                           ? TM_SERIAL_JMV
                           : TM_SERIAL_NONE;
-    /* The only thread with transactions runs them serially on the
-     * uninstrumented code: no barriers at all. A thread that starts a
-     * transaction meanwhile waits at its start, as for any serial one.
-     * An irrevocable action in such a transaction goes unseen unless GCC
-     * marked the block as always irrevocable (then it is counted above);
-     * it costs nothing, as the transaction runs alone anyway. */
-    if (tx->next_serial == TM_SERIAL_NONE && !tx->spec && (props & ITM_PR_HAS_NO_ABORT) &&
-        (props & ITM_PR_INSTRUMENTED_CODE) && atomic_load_explicit(&rt.live, memory_order_relaxed) == 1)
+    /* The only thread with transactions runs them serially: on the
+     * uninstrumented code (no barriers at all), or, if the block may
+     * cancel, with barriers that only keep the undo log. A thread that
+     * starts a transaction meanwhile waits at its start, as for any serial
+     * one. An irrevocable action in an uninstrumented one goes unseen
+     * unless GCC marked the block as always irrevocable (then it is counted
+     * above); it costs nothing, as the transaction runs alone anyway. */
+    if (tx->next_serial == TM_SERIAL_NONE && !tx->spec && (props & ITM_PR_INSTRUMENTED_CODE) &&
+        atomic_load_explicit(&rt.live, memory_order_relaxed) == 1)
         tx->next_serial = TM_SERIAL_ALONE;
     /* unique without a shared counter: thread slot and a per-thread count */
     tx->id = ((uint64_t)(tx->slot + 1) << 44) + ++tx->count;
@@ -443,7 +444,7 @@ static uint64_t tm_wait_unlock(struct tm_tx *tx, _Atomic uint64_t *lock, uint64_
 
 uint64_t strobe__tm_load(struct tm_tx *tx, const void *addr, unsigned n)
 {
-    if (tx->mode == TM_MODE_IRREVOCABLE || tm_on_dead_stack(tx, (uintptr_t)addr, tm_live_stack_top(tx)))
+    if (tx->mode != TM_MODE_STM || tm_on_dead_stack(tx, (uintptr_t)addr, tm_live_stack_top(tx)))
         return tm_raw_load(addr, n);
     _Atomic uint64_t *lock = tm_lock_of((uintptr_t)addr);
     for (;;) {
@@ -472,7 +473,11 @@ uint64_t strobe__tm_load(struct tm_tx *tx, const void *addr, unsigned n)
 
 void strobe__tm_store(struct tm_tx *tx, void *addr, uint64_t val, unsigned n)
 {
-    if (tx->mode == TM_MODE_IRREVOCABLE || tm_on_dead_stack(tx, (uintptr_t)addr, tm_live_stack_top(tx))) {
+    if (tx->mode != TM_MODE_STM || tm_on_dead_stack(tx, (uintptr_t)addr, tm_live_stack_top(tx))) {
+        if (tx->mode == TM_MODE_SERIAL && !tm_on_dead_stack(tx, (uintptr_t)addr, tm_live_stack_top(tx))) {
+            struct tm_undo u = {(uintptr_t)addr, tm_raw_load(addr, n), n};
+            tm_vec_push(tx->log, u);
+        }
         tm_raw_store(addr, val, n);
         return;
     }
@@ -754,8 +759,8 @@ void strobe__tm_go_irrevocable(struct tm_tx *tx, enum tm_serial_cause cause)
     tx->undo.n = 0;
     tx->cps.n = 1;
     tx->mode = TM_MODE_IRREVOCABLE;
-    if (tx->serial_cause == TM_SERIAL_NONE)
-        tm_count_serial(tx, cause);
+    if (tx->serial_cause == TM_SERIAL_NONE || tx->serial_cause == TM_SERIAL_ALONE)
+        tm_count_serial(tx, cause); /* alone, it would have had to serialize */
 }
 
 /* ---- statistics API ----------------------------------------------------- */

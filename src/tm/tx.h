@@ -26,8 +26,8 @@
  *    after its commit, waits until every transaction that started before
  *    it has finished (quiescence), as libitm does.
  *  - Serial mode: one transaction runs alone, either irrevocably (I/O,
- *    unsafe calls, __transaction_relaxed) or, after too many rollbacks,
- *    still through the barriers so that it can be cancelled.
+ *    unsafe calls, __transaction_relaxed) or, when it may cancel, through
+ *    the barriers with the undo log but without locks or validation.
  *
  * Everything here is per thread except the clock, the lock table, the
  * thread table and the serial flag, which live in the one runtime context
@@ -84,8 +84,10 @@ enum tm_serial_cause {
 };
 
 enum tm_mode {
-    TM_MODE_STM = 0,         /* through the barriers (alone if it holds the serial lock) */
+    TM_MODE_STM = 0,         /* through the barriers */
     TM_MODE_IRREVOCABLE = 1, /* alone, reads and writes memory directly */
+    TM_MODE_SERIAL = 2,      /* alone but can cancel: direct reads, writes in place with the
+                                undo log, no locks */
 };
 
 /* Register checkpoint of _ITM_beginTransaction (checkpoint.S). */
@@ -189,6 +191,9 @@ struct tm_tx {
     struct tm_stats stats;
 };
 
+struct tm_clone_table;
+struct tm_clone_index;
+
 /* The runtime context: the only global mutable state of libstrobe-tm. */
 struct tm_runtime {
     _Alignas(64) _Atomic uint64_t clock;
@@ -197,6 +202,8 @@ struct tm_runtime {
      * because the only thread with transactions takes it every time. */
     _Alignas(64) _Atomic int serial;
     pthread_mutex_t reg_mutex; /* thread table, retired statistics, clone tables */
+    struct tm_clone_table *clone_tables;            /* registered tables (abi.c) */
+    _Atomic(struct tm_clone_index *) clone_index;   /* lock-free lookup index (abi.c) */
     _Atomic(struct tm_tx *) slots[TM_MAX_THREADS];
     _Atomic uint32_t nslots; /* high-water mark of used slots */
     _Atomic uint32_t live;   /* descriptors in use by live threads */
