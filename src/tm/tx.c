@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tm/monitor.h"
+#include "tm/site.h"
 
 struct tm_runtime strobe__tm_rt = {
     .reg_mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -229,8 +230,8 @@ static void tm_count_serial(struct tm_tx *tx, enum tm_serial_cause cause)
         return;
     if (!tx->spec) /* speculative chunks are counted by spec.c */
         tm_stat_inc(tx, cause == TM_SERIAL_JMV     ? TM_STAT_SER_JMV
-                    : cause == TM_SERIAL_MAXRB ? TM_STAT_SER_MAXRB
-                                               : TM_STAT_SER_OTHER);
+                        : cause == TM_SERIAL_MAXRB ? TM_STAT_SER_MAXRB
+                                                   : TM_STAT_SER_OTHER);
     strobe__tm_mon_serialize(tx, cause);
 }
 
@@ -422,7 +423,8 @@ static inline void tm_raw_store(void *addr, uint64_t v, unsigned n)
  * finish, then give up. Returns the lock's new value, or aborts. In a
  * speculative loop an older chunk instead asks the younger owner to abort
  * and waits, since the younger one cannot commit before it anyway. */
-static uint64_t tm_wait_unlock(struct tm_tx *tx, _Atomic uint64_t *lock, uint64_t l, enum tm_abort_cause cause)
+static uint64_t tm_wait_unlock(struct tm_tx *tx, _Atomic uint64_t *lock, uint64_t l,
+                               enum tm_abort_cause cause)
 {
     struct tm_tx *owner = atomic_load_explicit(&rt.slots[TM_OWNER(l)], memory_order_acquire);
     bool older = tx->spec && strobe__tm_spec_is_older(tx, owner);
@@ -623,7 +625,8 @@ void strobe__tm_commit(struct tm_tx *tx)
                 strobe__tm_abort(tx, TM_ABORT_VALIDATION, culprit);
             strobe__tm_mon_locked(tx);
             for (size_t i = 0; i < tx->held.n; i++)
-                atomic_store_explicit(tx->held.v[i].lock, TM_MAKE_VERSION(wv, tx->slot), memory_order_release);
+                atomic_store_explicit(tx->held.v[i].lock, TM_MAKE_VERSION(wv, tx->slot),
+                                      memory_order_release);
         } else if (tx->spec && !tm_extend(tx, &culprit)) {
             /* read-only chunk: its reads must still hold at its turn */
             strobe__tm_abort(tx, TM_ABORT_VALIDATION, culprit);
@@ -693,8 +696,18 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
 {
     if (reason & ITM_USER_RETRY)
         strobe__tm_abort(tx, TM_ABORT_EXPLICIT, -1);
-    if (tx->mode == TM_MODE_IRREVOCABLE)
-        tm_fatal("__transaction_cancel in an irrevocable transaction");
+    if (tx->mode == TM_MODE_IRREVOCABLE) {
+        char where[512];
+        strobe__tm_describe_site(tx->cps.v[0].jb.rip, where, sizeof where);
+        fprintf(stderr,
+                "strobe-tm: __transaction_cancel in the transaction that starts at %s, which had become "
+                "irrevocable (it "
+                "did I/O or called a function without a transactional clone, or an enclosing "
+                "__transaction_relaxed did); nothing it did can be undone. Cancel before the irrevocable "
+                "action, or keep unsafe calls out of transactions that may cancel\n",
+                where);
+        abort();
+    }
     size_t k = (reason & ITM_OUTER_ABORT) ? 0 : tx->cps.n - 1;
     if (k == 0 && tx->spec)
         strobe__tm_spec_wait_turn(tx); /* the turn passes only in order */
@@ -816,8 +829,9 @@ __attribute__((constructor)) static void tm_init(void)
         char *end;
         unsigned long v = strtoul(s, &end, 10);
         if (*end != '\0' || v == 0 || v > 1000000)
-            fprintf(stderr, "strobe-tm: STROBE_TM_MAX_RETRIES=%s: expected a number of rollbacks from 1 to "
-                            "1000000; using %u\n",
+            fprintf(stderr,
+                    "strobe-tm: STROBE_TM_MAX_RETRIES=%s: expected a number of rollbacks from 1 to "
+                    "1000000; using %u\n",
                     s, rt.max_retries);
         else
             rt.max_retries = (unsigned)v;

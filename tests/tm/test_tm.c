@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "strobe/bgq_tm.h"
 #include "strobe/tm.h"
@@ -443,6 +446,56 @@ STROBE_TEST(cancel_and_nesting)
     CHECK_EQ_INT(r.total_rollbacks, 0);
 }
 
+/* ---- a cancel the STM cannot honour -------------------------------------------- */
+
+static long relaxed_y;
+static const int relaxed_line = __LINE__ + 3;
+static void cancel_after_io(int cancel)
+{
+    __transaction_relaxed {
+        relaxed_y++;
+        fputs("io\n", stdout); /* goes irrevocable */
+        __transaction_atomic {
+            relaxed_y++;
+            if (cancel)
+                __transaction_cancel;
+        }
+    }
+}
+
+/* The child dies; its one line names the block's file:line. */
+STROBE_TEST(cancel_in_irrevocable_names_block)
+{
+    int fds[2];
+    CHECK_EQ_INT(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        cancel_after_io(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    char msg[1024];
+    ssize_t n, len = 0;
+    while ((n = read(fds[0], msg + len, sizeof msg - 1 - (size_t)len)) > 0)
+        len += n;
+    msg[len] = '\0';
+    close(fds[0]);
+    int status;
+    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    char where[64];
+    snprintf(where, sizeof where, "test_tm.c:%d", relaxed_line);
+    CHECK_CONTAINS(msg, "__transaction_cancel in the transaction that starts at ");
+    CHECK_CONTAINS(msg, where);
+    CHECK_CONTAINS(msg, "Cancel before the irrevocable action");
+    /* without the cancel, the block runs */
+    cancel_after_io(0);
+    CHECK_EQ_INT(relaxed_y, 2);
+}
+
 /* ---- allocation, memcpy/memset, odd sizes -------------------------------------- */
 
 struct rec {
@@ -632,5 +685,5 @@ STROBE_TEST_MAIN(STROBE_CASE(single_thread_counts), STROBE_CASE(bank_keeps_total
                  STROBE_CASE(disjoint_no_rollbacks), STROBE_CASE(forced_conflict_rolls_back),
                  STROBE_CASE(max_retries_serializes), STROBE_CASE(read_of_locked_word_aborts),
                  STROBE_CASE(irrevocable_io_counts_jmv), STROBE_CASE(cancel_and_nesting),
-                 STROBE_CASE(alloc_copy_and_types), STROBE_CASE(update_kernel_variants_agree),
+                 STROBE_CASE(cancel_in_irrevocable_names_block), STROBE_CASE(alloc_copy_and_types), STROBE_CASE(update_kernel_variants_agree),
                  STROBE_CASE(spec_for_true_dependence), STROBE_CASE(spec_sections_commit_in_order))
