@@ -48,6 +48,46 @@ STROBE_API uint64_t strobe_adapter_ticks(void);
 /* The calling thread's number in the experiment (N of t<N>). */
 STROBE_API int strobe_thread_index(uint32_t *index);
 
+/* ---- Counting per call path without an event each --------------------
+ * An adapter that wants counts per call path but cannot afford two events
+ * per occurrence (the TM runtime's "stats" level: a transaction costs
+ * less than two events) takes the current call path when the occurrence
+ * starts, counts in its own state, and adds the totals to the profile
+ * later, on the same thread, before its measurement ends. Such regions
+ * have visits and metrics but no time, and appear in the profile only
+ * (not in the trace). */
+
+/* The calling thread's current call path, as an opaque handle: non-zero,
+ * valid on this thread until its measurement ends. 0 when the thread is
+ * not measured or keeps no profile. No clock read, no record. */
+STROBE_API uint64_t strobe_adapter_path(void);
+
+/* Leaves, at the current time, every region entered after `path` was the
+ * current call path (the frames of an aborted transaction, which never
+ * returned from them). */
+STROBE_API int strobe_adapter_rewind(uint64_t path);
+
+/* Totals of a metric over several occurrences: as many samples as
+ * `count`, whose sum, smallest and largest value are given. */
+struct strobe_metric_samples {
+    strobe_metric_t *metric;
+    uint64_t count;
+    int64_t sum, min, max;
+};
+
+/* Adds `visits` visits of the region of the code at addr (of kind `kind`)
+ * below the call path `path` of the calling thread's profile, and the n
+ * metric totals to that region's call path. The thread must be the one
+ * that took `path`. */
+STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned kind, uint64_t visits,
+                                        const struct strobe_metric_samples *metrics, size_t n);
+
+/* Registers fn to be called on every measured thread just before its
+ * measurement ends (thread exit; the exiting thread at process exit): the
+ * last moment it can add counts to its profile. At most 8 functions per
+ * process; -ENOSPC beyond. */
+STROBE_API int strobe_adapter_at_thread_end(void (*fn)(void));
+
 #ifdef __cplusplus
 }
 #endif

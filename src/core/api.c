@@ -101,6 +101,20 @@ static void exit_general(struct strobe__thread *t, struct strobe__frame *f, uint
     t->sp = f;
 }
 
+/* Leaves, at the current time, every frame above f, which stays open.
+ * Called with STROBE__BUSY_IN set. */
+static void leave_above(struct strobe__thread *t, struct strobe__frame *f)
+{
+    /* frames lost beyond the depth limit all lie above f */
+    if (t->busy & STROBE__BUSY_DEEP) {
+        t->lost_depth = 0;
+        strobe__busy_clear(t, STROBE__BUSY_DEEP);
+    }
+    uint64_t now = strobe__clock_read(strobe__rt.cfg.clock_kind);
+    while (t->sp > f + 1)
+        exit_general(t, t->sp - 1, now);
+}
+
 /* Enters with every check: frames beyond the depth limit are not pushed
  * but counted (lost_depth); their exits then pair with them. Called with
  * STROBE__BUSY_IN set. */
@@ -376,18 +390,99 @@ STROBE_API int strobe_code_region_rewind(uintptr_t addr)
     rc = -ENOENT;
     struct strobe__frame *f = find_frame(t, addr);
     if (f > t->stack) {
-        /* frames lost beyond the depth limit all lie above f */
-        if (t->busy & STROBE__BUSY_DEEP) {
-            t->lost_depth = 0;
-            strobe__busy_clear(t, STROBE__BUSY_DEEP);
-        }
-        uint64_t now = strobe__clock_read(strobe__rt.cfg.clock_kind);
-        while (t->sp > f + 1)
-            exit_general(t, t->sp - 1, now);
+        leave_above(t, f);
         rc = 0;
     }
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
+}
+
+/* ---- adapters: counts per call path ---- */
+
+STROBE_API uint64_t strobe_adapter_path(void)
+{
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_UNLIKELY(t == NULL) && (t = strobe__thread_current()) == NULL)
+        return 0;
+    if (!(t->mode & STROBE__MODE_PROFILE) || t->sp[-1].node == &t->overflow_node)
+        return 0;
+    /* depth >= 1 (the root sentinel), so the handle is never 0 */
+    return (uint64_t)(t->sp - t->stack) << 32 | (uint64_t)(t->sp[-1].node - t->slots);
+}
+
+STROBE_API int strobe_adapter_rewind(uint64_t path)
+{
+    size_t depth = (size_t)(path >> 32);
+    if (depth == 0)
+        return -EINVAL;
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
+    if (!t)
+        return rc;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    if ((size_t)(t->sp - t->stack) > depth)
+        leave_above(t, t->stack + depth - 1);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return 0;
+}
+
+STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned kind, uint64_t visits,
+                                        const struct strobe_metric_samples *metrics, size_t n)
+{
+    if (!adapter_kind_ok(kind) || path == 0 || (n > 0 && metrics == NULL))
+        return -EINVAL;
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
+    if (!t)
+        return rc;
+    if (!(t->mode & STROBE__MODE_PROFILE))
+        return 0;
+    uint32_t at = (uint32_t)path;
+    if (at >= __atomic_load_n(&t->prof.hdr->slot_count, __ATOMIC_RELAXED) ||
+        t->slots[at].tag != STROBE_SLOT_NODE)
+        return -EINVAL;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint32_t id;
+    if (code_id(t, addr, kind, &id) && id != 0) {
+        struct strobe_prof_node *c = strobe__prof_child(t, &t->slots[at], id);
+        c->visits += visits;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            uint32_t mid = metrics[i].metric ? __atomic_load_n(&metrics[i].metric->id, __ATOMIC_ACQUIRE) : 0;
+            if (metrics[i].metric == NULL)
+                rc = -EINVAL;
+            else if (mid == 0)
+                rc = strobe__metric_of_handle(metrics[i].metric, &mid);
+            if (rc == 0 && metrics[i].count > 0)
+                strobe__prof_metric_samples(t, c, mid, metrics[i].count, metrics[i].sum, metrics[i].min,
+                                            metrics[i].max);
+        }
+    }
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return rc;
+}
+
+STROBE_API int strobe_adapter_at_thread_end(void (*fn)(void))
+{
+    if (fn == NULL)
+        return -EINVAL;
+    struct strobe__runtime *rt = &strobe__rt;
+    pthread_mutex_lock(&rt->lock);
+    uint32_t n = atomic_load_explicit(&rt->nthread_end_hooks, memory_order_relaxed);
+    bool room = n < STROBE__MAX_THREAD_END_HOOKS;
+    if (room) {
+        rt->thread_end_hooks[n] = fn;
+        /* release: a thread that sees the count sees the function */
+        atomic_store_explicit(&rt->nthread_end_hooks, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return room ? 0 : -ENOSPC;
+}
+
+void strobe__run_thread_end_hooks(void)
+{
+    uint32_t n = atomic_load_explicit(&strobe__rt.nthread_end_hooks, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        strobe__rt.thread_end_hooks[i]();
 }
 
 static STROBE_COLD int event_record_slow(unsigned type, const uint8_t *payload, size_t len)

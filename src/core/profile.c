@@ -162,6 +162,12 @@ struct strobe_prof_node *strobe__prof_child(struct strobe__thread *t, struct str
 void strobe__prof_metric(struct strobe__thread *t, struct strobe_prof_node *node, uint32_t metric,
                          int64_t value)
 {
+    strobe__prof_metric_samples(t, node, metric, 1, value, value, value);
+}
+
+void strobe__prof_metric_samples(struct strobe__thread *t, struct strobe_prof_node *node, uint32_t metric,
+                                 uint64_t count, int64_t sum, int64_t min, int64_t max)
+{
     if (node == &t->overflow_node)
         return;
     struct strobe_prof_metric *m = NULL;
@@ -188,12 +194,12 @@ void strobe__prof_metric(struct strobe__thread *t, struct strobe_prof_node *node
         slot_publish(t, n);
         node->first_metric = n;
     }
-    m->count++;
-    m->sum = (int64_t)((uint64_t)m->sum + (uint64_t)value); /* wraps instead of UB */
-    if (value < m->min)
-        m->min = value;
-    if (value > m->max)
-        m->max = value;
+    m->count += count;
+    m->sum = (int64_t)((uint64_t)m->sum + (uint64_t)sum); /* wraps instead of UB */
+    if (min < m->min)
+        m->min = min;
+    if (max > m->max)
+        m->max = max;
 }
 
 void strobe__profile_close(struct strobe__thread *t)

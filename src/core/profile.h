@@ -40,6 +40,11 @@ struct strobe_prof_node *strobe__prof_child(struct strobe__thread *t, struct str
 void strobe__prof_metric(struct strobe__thread *t, struct strobe_prof_node *node, uint32_t metric,
                          int64_t value);
 
+/* Adds `count` samples of metric `metric` to `node` at once: their sum,
+ * smallest and largest value. */
+void strobe__prof_metric_samples(struct strobe__thread *t, struct strobe_prof_node *node, uint32_t metric,
+                                 uint64_t count, int64_t sum, int64_t min, int64_t max);
+
 /* Flags the profile STROBE_PROF_OVERFLOW (depth limit reached). */
 void strobe__prof_overflow(struct strobe__thread *t);
 

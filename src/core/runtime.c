@@ -500,6 +500,9 @@ __attribute__((constructor)) static void strobe__constructor(void)
 static void runtime_finish(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
+    /* the adapters' last word for the exiting thread, while it is measured */
+    if (strobe__active() && strobe__tls.t != NULL)
+        strobe__run_thread_end_hooks();
     int expected = STROBE__ACTIVE;
     if (!atomic_compare_exchange_strong_explicit(&rt->state, &expected, STROBE__FINISHED,
                                                  memory_order_acq_rel, memory_order_relaxed))

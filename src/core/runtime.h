@@ -38,6 +38,8 @@ enum strobe__state {
     STROBE__FINISHED = 4,
 };
 
+#define STROBE__MAX_THREAD_END_HOOKS 8
+
 /* Defaults of the environment switches (docs in runtime.c). */
 #define STROBE__TRACE_LIMIT_DEFAULT (1ull << 30)
 #define STROBE__PROFILE_LIMIT_DEFAULT (64ull << 20)
@@ -105,6 +107,11 @@ struct strobe__runtime {
     _Atomic bool exit_known;
     int (*real_main)(int, char **, char **);
 
+    /* strobe_adapter_at_thread_end: called on each thread before its
+     * measurement ends. Appended once each, read without the lock. */
+    void (*thread_end_hooks[STROBE__MAX_THREAD_END_HOOKS])(void);
+    _Atomic uint32_t nthread_end_hooks;
+
     /* Real implementations behind the interposed functions. */
     int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     int (*real_pthread_join)(pthread_t, void **);
@@ -161,6 +168,10 @@ static inline bool strobe__active(void)
  * thread, or this one further up its stack, is starting the runtime
  * returns INITIALIZING at once instead of waiting. */
 int strobe__runtime_ensure(void);
+
+/* Runs the strobe_adapter_at_thread_end hooks on the calling thread
+ * (while its measurement is still on). */
+void strobe__run_thread_end_hooks(void);
 
 /* Writes a CLOCK_SYNC point unless one was written less than min_gap_ns
  * ago (0 = always). Caller holds lock. */

@@ -297,6 +297,9 @@ static uint64_t tv_us(struct timeval tv)
 void strobe__thread_end(struct strobe__thread *t)
 {
     struct strobe__tls *tl = &strobe__tls;
+    /* the adapters' last word, while the thread is still measured */
+    if (tl->t == t && strobe__active() && !(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))
+        strobe__run_thread_end_hooks();
     strobe__busy_set(t, STROBE__BUSY_IN);
     /* From here on this thread's events are ignored, including those of a
      * signal handler interrupting what follows. */

@@ -13,6 +13,13 @@
  * `core_prog_annotate thread` then also runs a second thread (created with
  * pthread_create, which the linked runtime interposes too): inner 3.
  *
+ * `core_prog_annotate adapter` runs, on a second thread, the adapters'
+ * counting per call path (adapter.h):
+ *   outer > inner > inner, left open, then rewound to outer's path;
+ *   outer > the code region of adapter_thread (kind TM_ATOMIC): 7 visits
+ *     and metric items: count 3, sum 12, min 1, max 8, added by a hook at
+ *     the thread's end.
+ *
  * Prints "active 1" and "dir <experiment dir>" (or "active 0", "dir (none)"
  * with STROBE_ENABLE=0), and checks every return code (exit status 1 on a
  * failure).
@@ -22,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <strobe/adapter.h>
 #include <strobe/strobe.h>
 
 static strobe_metric_t bytes = STROBE_METRIC_INIT("bytes", "B");
@@ -60,6 +68,39 @@ static void *second_thread(void *arg)
     return NULL;
 }
 
+static __thread uint64_t counted_path;
+
+static void *adapter_thread(void *arg);
+
+/* the thread-end hook: its counts into its profile */
+static void add_counts(void)
+{
+    if (counted_path == 0)
+        return;
+    struct strobe_metric_samples m = {&items, 3, 12, 1, 8};
+    MUST(strobe_code_region_count(counted_path, (uintptr_t)adapter_thread,
+                                  2 /* STROBE_REGION_TM_ATOMIC (format.h) */, 7, &m, 1));
+    counted_path = 0;
+}
+
+static void *adapter_thread(void *arg)
+{
+    (void)arg;
+    MUST(strobe_adapter_at_thread_end(add_counts));
+    MUST(strobe_region_enter(&outer));
+    uint64_t path = strobe_adapter_path();
+    if (path == 0)
+        exit(1);
+    MUST(strobe_region_enter(&inner));
+    MUST(strobe_region_enter(&inner));
+    MUST(strobe_adapter_rewind(path));
+    if (strobe_adapter_path() != path)
+        exit(1);
+    counted_path = path;
+    MUST(strobe_region_exit(&outer));
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     active = strobe_is_active();
@@ -77,6 +118,11 @@ int main(int argc, char **argv)
     MUST(strobe_metric_add(&items, -3));
     rec(5);
     MUST(strobe_region_exit(&outer));
+    if (argc > 1 && strcmp(argv[1], "adapter") == 0) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, adapter_thread, NULL) != 0 || pthread_join(th, NULL) != 0)
+            return 1;
+    }
     if (argc > 1 && strcmp(argv[1], "thread") == 0) {
         pthread_t th;
         if (pthread_create(&th, NULL, second_thread, NULL) != 0 || pthread_join(th, NULL) != 0)

@@ -1219,6 +1219,20 @@ STROBE_TEST(annotate)
     free(out);
 }
 
+/* The index of the last thread t0 created (its THREAD_CREATE records). */
+static uint64_t last_created_thread(const char *proc, char *path)
+{
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    size_t creates = dec_count_ext(&s, STROBE_EXT_THREAD_CREATE);
+    CHECK(creates >= 1);
+    uint64_t index = dec_find_ext(&s, STROBE_EXT_THREAD_CREATE, creates - 1)->payload[0];
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_JOIN), 1);
+    CHECK_EQ_U64(dec_find_ext(&s, STROBE_EXT_THREAD_JOIN, 0)->payload[0], index);
+    dec_stream_free(&s);
+    return index;
+}
+
 STROBE_TEST(annotate_thread)
 {
     /* pthread_create/join are interposed when linked, too. (In a TSan
@@ -1232,20 +1246,63 @@ STROBE_TEST(annotate_thread)
     const char *proc = only_proc(exp);
     static struct dec_defs d;
     dec_defs_load(file_in(path, proc, "defs"), &d);
+    uint64_t index = last_created_thread(proc, path);
     static struct dec_stream s;
-    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
-    size_t creates = dec_count_ext(&s, STROBE_EXT_THREAD_CREATE);
-    CHECK(creates >= 1);
-    uint64_t index = dec_find_ext(&s, STROBE_EXT_THREAD_CREATE, creates - 1)->payload[0];
-    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_THREAD_JOIN), 1);
-    CHECK_EQ_U64(dec_find_ext(&s, STROBE_EXT_THREAD_JOIN, 0)->payload[0], index);
-    dec_stream_free(&s);
     fmt(name, sizeof name, "t%u.evt", (unsigned)index);
     dec_stream_load(file_in(path, proc, name), &s);
     check_stream_basics(&s, 0, 1);
     check_thread_end(&s);
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, dec_region_by_name(&d, "inner")->id), 3);
     dec_stream_free(&s);
+    free(out);
+}
+
+/* Counts per call path without an event each (adapter.h): visits and
+ * metric totals under the path taken, nothing in the trace, and a rewind
+ * that closes the frames entered since. */
+STROBE_TEST(adapter_counts_per_path)
+{
+    const char *exp = exp_dir("adapter_counts");
+    char *out, path[PBUF], cmd[4 * PBUF], name[32];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s adapter", annotate_cmd(cmd, sizeof cmd, exp, "")), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    const struct dec_region *outer = dec_region_by_name(&d, "outer"),
+                            *inner = dec_region_by_name(&d, "inner");
+    const struct dec_metric *items = dec_metric_by_name(&d, "items");
+    CHECK(outer && inner && items);
+    const struct dec_region *counted = NULL;
+    for (int i = 0; i < d.nregions; i++)
+        if (d.regions[i].kind == STROBE_REGION_TM_ATOMIC)
+            counted = &d.regions[i];
+    CHECK(counted != NULL && counted->addr != 0);
+    uint64_t index = last_created_thread(proc, path);
+    static struct dec_stream s;
+    fmt(name, sizeof name, "t%u.evt", (unsigned)index);
+    dec_stream_load(file_in(path, proc, name), &s);
+    check_thread_end(&s);
+    CHECK_EQ_INT(s.final_depth, 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, inner->id), 2);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, counted->id), 0);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_METRIC), 0);
+    dec_stream_free(&s);
+    struct dec_prof pr;
+    fmt(name, sizeof name, "t%u.prof", (unsigned)index);
+    dec_prof_load(file_in(path, proc, name), &pr);
+    uint32_t pc[] = {outer->id, counted->id, 0}, pi[] = {outer->id, inner->id, inner->id, 0};
+    uint32_t nc = dec_prof_path(&pr, pc);
+    CHECK_EQ_U64(pr.slot[nc].node.visits, 7);
+    CHECK_EQ_U64(pr.slot[nc].node.incl_ticks, 0);
+    CHECK_EQ_U64(pr.slot[nc].node.min_ticks, UINT64_MAX); /* untimed */
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pi)].node.visits, 1);
+    const struct strobe_prof_metric *m = dec_prof_metric(&pr, nc, items->id);
+    CHECK(m);
+    CHECK_EQ_U64(m->count, 3);
+    CHECK_EQ_INT(m->sum, 12);
+    CHECK_EQ_INT(m->min, 1);
+    CHECK_EQ_INT(m->max, 8);
+    dec_prof_free(&pr);
     free(out);
 }
 
@@ -1323,5 +1380,6 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(thread_calls_exit), STROBE_CASE(threads_pthread_exit), STROBE_CASE(threads_c11),
                  STROBE_CASE(many_threads), STROBE_CASE(fork_while_threads_run), STROBE_CASE(fork_child),
                  STROBE_CASE(exec_new_image), STROBE_CASE(signal_reentry), STROBE_CASE(annotate),
-                 STROBE_CASE(annotate_thread), STROBE_CASE(annotate_disabled), STROBE_CASE(annotate_filtered),
+                 STROBE_CASE(annotate_thread), STROBE_CASE(adapter_counts_per_path),
+                 STROBE_CASE(annotate_disabled), STROBE_CASE(annotate_filtered),
                  STROBE_CASE(default_experiment_dir))
