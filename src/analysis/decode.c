@@ -372,20 +372,56 @@ static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, s
     return 0;
 }
 
+/* Abort causes a COUNTS record may carry: more means corruption. */
+#define MAX_COUNTS_CAUSES 64
+
+/* A TM COUNTS record (format.h): thread, site, the counts and n abort
+ * counts by cause; causes beyond those the reader knows are skipped. */
+static int tm_counts_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+                             struct strobe_errbuf *eb)
+{
+    struct strobe__tm_counts *k = &d->counts;
+    memset(k, 0, sizeof *k);
+    c->what = "TM COUNTS record";
+    ev->kind = STROBE__RAW_TM_COUNTS;
+    uint64_t *fixed[] = {&k->thread,        &k->site,          &k->transactions,  &k->rollbacks,
+                         &k->serialized[0], &k->serialized[1], &k->serialized[2], &k->cancels};
+    uint64_t n, skip;
+    int rc = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && rc == 0; i++)
+        rc = get_u(c, fixed[i], eb);
+    if (rc || (rc = get_u(c, &n, eb)))
+        return rc;
+    if (k->thread > UINT32_MAX - 1)
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %llu: TM COUNTS record: thread index %llu out of range", d->name,
+                             (unsigned long long)ev->offset, (unsigned long long)k->thread);
+    if (n > MAX_COUNTS_CAUSES)
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %llu: TM COUNTS record: %llu abort causes (at most %d)", d->name,
+                             (unsigned long long)ev->offset, (unsigned long long)n, MAX_COUNTS_CAUSES);
+    for (uint64_t i = 0; i < n && rc == 0; i++)
+        rc = get_u(c, i < STROBE_TM_NCAUSES ? &k->aborts[i] : &skip, eb);
+    return rc;
+}
+
 /* STROBE_EXT_TM (format.h): the event and its arguments, each checked
  * against the values the runtime writes. */
 static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
                       struct strobe_errbuf *eb)
 {
     /* largest argument per event: START attempt, LOCKED ticks, ABORT
-     * cause, SERIAL cause, CANCEL flag, LOGGING level */
-    static const uint64_t max_arg[] = {0, UINT64_MAX, UINT64_MAX, 6, 3, 1, 2};
+     * cause, SERIAL cause, CANCEL flag, LOGGING level (3 = events; 2 was
+     * events before the "counters" level existed) */
+    static const uint64_t max_arg[] = {0, UINT64_MAX, UINT64_MAX, 6, 3, 1, 3};
     int rc;
     ev->kind = STROBE__RAW_TM;
     ev->value = 0;
     ev->parent = 0;
     if ((rc = get_u(c, &ev->id, eb)))
         return rc;
+    if (ev->id == STROBE_TM_COUNTS)
+        return tm_counts_payload(d, c, ev, eb);
     if (ev->id == 0 || ev->id >= sizeof max_arg / sizeof max_arg[0])
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: unknown TM event %llu", d->name,
                              (unsigned long long)ev->offset, (unsigned long long)ev->id);

@@ -62,16 +62,26 @@ void strobe__defs_free(struct strobe__defs *d);
 
 /* ---- event streams ------------------------------------------------------ */
 enum strobe__raw_kind {
-    STROBE__RAW_ENTER = 1,   /* region (local id) */
-    STROBE__RAW_EXIT = 2,    /* region = the innermost open one */
-    STROBE__RAW_INHERIT = 3, /* region */
-    STROBE__RAW_METRIC = 4,  /* id, value */
-    STROBE__RAW_THREAD_BEGIN = 5, /* tid, parent (index + 1, 0 = none) */
-    STROBE__RAW_THREAD_END = 6,   /* rusage */
-    STROBE__RAW_THREAD_CREATE = 7,/* id = child thread index */
-    STROBE__RAW_THREAD_JOIN = 8,  /* id = joined thread index */
-    STROBE__RAW_FORK = 9,         /* value = child pid */
-    STROBE__RAW_TM = 10,          /* id = TM event, value = its argument, parent = culprit thread index + 1 */
+    STROBE__RAW_ENTER = 1,         /* region (local id) */
+    STROBE__RAW_EXIT = 2,          /* region = the innermost open one */
+    STROBE__RAW_INHERIT = 3,       /* region */
+    STROBE__RAW_METRIC = 4,        /* id, value */
+    STROBE__RAW_THREAD_BEGIN = 5,  /* tid, parent (index + 1, 0 = none) */
+    STROBE__RAW_THREAD_END = 6,    /* rusage */
+    STROBE__RAW_THREAD_CREATE = 7, /* id = child thread index */
+    STROBE__RAW_THREAD_JOIN = 8,   /* id = joined thread index */
+    STROBE__RAW_FORK = 9,          /* value = child pid */
+    STROBE__RAW_TM = 10,        /* id = TM event, value = its argument, parent = culprit thread index + 1 */
+    STROBE__RAW_TM_COUNTS = 11, /* a TM COUNTS record: the decoder's `counts` */
+};
+
+/* The payload of a TM COUNTS record (format.h, STROBE_TM_COUNTS). */
+struct strobe__tm_counts {
+    uint64_t thread; /* t<N> of the process that ran the transactions */
+    uint64_t site;   /* run-time address of the atomic block's call */
+    uint64_t transactions, rollbacks, cancels;
+    uint64_t serialized[STROBE_TM_NSERIAL];
+    uint64_t aborts[STROBE_TM_NCAUSES]; /* further causes are not kept */
 };
 
 struct strobe__raw_event {
@@ -97,6 +107,9 @@ struct strobe__stream_decoder {
     bool have_last;
     uint64_t *stack; /* open local region ids */
     size_t depth, cap;
+    /* the last COUNTS record, valid after a STROBE__RAW_TM_COUNTS event
+     * until the next call (kept here, not in every event) */
+    struct strobe__tm_counts counts;
 };
 
 /* Checks the header and positions the decoder on the first record. The

@@ -25,6 +25,7 @@
 #include "analysis/keymap.h"
 #include "analysis/symbols.h"
 #include "strobe/strobe.h"
+#include "strobe/tm.h"
 
 /* ---- files ------------------------------------------------------------- */
 
@@ -128,6 +129,9 @@ struct loader {
     struct strobe_experiment *exp;
     struct strobe__keymap regions, metrics;
     struct strobe_errbuf *eb;
+    /* per exp->tm_counts[i] until its block is resolved: process, site */
+    uint32_t *counts_process;
+    uint64_t *counts_site;
 };
 
 static int unify_region(struct loader *L, const char *name, const char *file, unsigned line, const char *module,
@@ -375,11 +379,53 @@ static int check_ids(const struct strobe_experiment *exp, const struct strobe_pr
     return 0;
 }
 
-/* One pass over a stream: counts, time span, thread facts, id checks. */
-static int scan_stream(struct strobe_experiment *exp, struct strobe_thread_info *t, uint64_t *done,
-                       uint64_t total, void (*progress)(uint64_t, uint64_t, void *), void *arg,
-                       struct strobe_errbuf *eb)
+/* Keeps a COUNTS record (its block is resolved after every stream is read,
+ * resolve_counts). */
+static int add_counts(struct loader *L, const struct strobe_thread_info *t, const struct strobe__tm_counts *k,
+                      const char *name, uint64_t offset)
 {
+    struct strobe_experiment *exp = L->exp;
+    uint32_t thread = global_thread(exp, t->process, k->thread);
+    if (thread == STROBE_NONE)
+        return strobe__error(L->eb, STROBE_ERR_FORMAT,
+                             "%s: offset %llu: TM COUNTS record names thread t%llu, which has no file in %s",
+                             name, (unsigned long long)offset, (unsigned long long)k->thread,
+                             exp->processes[t->process].dir);
+    size_t n = exp->ntm_counts;
+    if ((n & (n - 1)) == 0) {
+        size_t cap = n ? n * 2 : 1;
+        void *a = realloc(exp->tm_counts, cap * sizeof *exp->tm_counts);
+        if (a)
+            exp->tm_counts = a;
+        void *b = realloc(L->counts_process, cap * sizeof *L->counts_process);
+        if (b)
+            L->counts_process = b;
+        void *c = realloc(L->counts_site, cap * sizeof *L->counts_site);
+        if (c)
+            L->counts_site = c;
+        if (!a || !b || !c)
+            return strobe__error(L->eb, -ENOMEM, "%s: out of memory", name);
+    }
+    struct strobe_tm_counts *o = &exp->tm_counts[n];
+    *o = (struct strobe_tm_counts){
+        .thread = thread,
+        .block = STROBE_NONE,
+        .counts = {.transactions = k->transactions, .rollbacks = k->rollbacks, .cancels = k->cancels}};
+    memcpy(o->counts.serialized, k->serialized, sizeof o->counts.serialized);
+    memcpy(o->counts.aborts, k->aborts, sizeof o->counts.aborts);
+    L->counts_process[n] = t->process;
+    L->counts_site[n] = k->site;
+    exp->ntm_counts++;
+    return 0;
+}
+
+/* One pass over a stream: counts, time span, thread facts, id checks, TM
+ * COUNTS records. */
+static int scan_stream(struct loader *L, struct strobe_thread_info *t, uint64_t *done, uint64_t total,
+                       void (*progress)(uint64_t, uint64_t, void *), void *arg)
+{
+    struct strobe_experiment *exp = L->exp;
+    struct strobe_errbuf *eb = L->eb;
     const struct strobe_process_info *p = &exp->processes[t->process];
     const char *name = shown_path(exp, t->stream_path);
     struct mapped m;
@@ -410,6 +456,10 @@ static int scan_stream(struct strobe_experiment *exp, struct strobe_thread_info 
             t->ended = true;
             t->has_rusage = true;
             t->rusage = ev.rusage;
+        } else if (ev.kind == STROBE__RAW_TM && ev.id == STROBE_TM_LOGGING) {
+            exp->tm_logging = true;
+        } else if (ev.kind == STROBE__RAW_TM_COUNTS && rc == 0) {
+            rc = add_counts(L, t, &d.counts, name, ev.offset);
         }
         if (progress && d.pos >= next_progress) {
             progress(*done + d.pos, total, arg);
@@ -421,6 +471,85 @@ static int scan_stream(struct strobe_experiment *exp, struct strobe_thread_info 
     strobe__stream_end(&d);
     unmap_file(&m);
     return rc < 0 ? rc : 0;
+}
+
+/* Gives every COUNTS record its atomic block: the region its process
+ * defined at the same address (levels stats and events), else a region of
+ * kind TM_ATOMIC made here and resolved like one (level counters). */
+static int resolve_counts(struct loader *L, const struct proc_entry *procs)
+{
+    struct strobe_experiment *exp = L->exp;
+    struct strobe__local_region *sites = NULL;
+    struct strobe__resolved *res = NULL;
+    int rc = 0;
+    if (exp->ntm_counts && !(sites = calloc(exp->ntm_counts, sizeof *sites)))
+        return -ENOMEM;
+    for (uint32_t pi = 0; pi < exp->nprocesses && rc == 0; pi++) {
+        const struct strobe__defs *d = &procs[pi].defs;
+        struct strobe_process_info *p = &exp->processes[pi];
+        size_t nsites = 0;
+        for (size_t i = 0; i < exp->ntm_counts; i++) {
+            if (L->counts_process[i] != pi)
+                continue;
+            for (size_t r = 0; r < d->nregions && exp->tm_counts[i].block == STROBE_NONE; r++)
+                if (d->regions[r].kind == STROBE_REGION_TM_ATOMIC &&
+                    d->regions[r].address == L->counts_site[i])
+                    exp->tm_counts[i].block = p->region_map[d->regions[r].id];
+            size_t k = 0;
+            while (k < nsites && sites[k].address != L->counts_site[i])
+                k++;
+            if (exp->tm_counts[i].block == STROBE_NONE && k == nsites)
+                sites[nsites++] = (struct strobe__local_region){.kind = STROBE_REGION_TM_ATOMIC,
+                                                                .address = L->counts_site[i]};
+        }
+        if (nsites == 0)
+            continue;
+        /* the process's modules, borrowed: only the symbols are resolved */
+        struct strobe__defs tmp = {
+            .modules = d->modules, .nmodules = d->nmodules, .regions = sites, .nregions = nsites};
+        uint32_t *ids = calloc(nsites, sizeof *ids);
+        if (!ids || !(res = calloc(nsites, sizeof *res))) {
+            free(ids);
+            rc = -ENOMEM;
+            break;
+        }
+        rc = strobe__symbols_resolve(&tmp, res);
+        for (size_t k = 0; k < nsites && rc == 0; k++)
+            rc = unify_region(L, res[k].name, res[k].file, res[k].line, res[k].module, res[k].rel,
+                              STROBE_REGION_TM_ATOMIC, &ids[k]);
+        for (size_t i = 0; i < exp->ntm_counts && rc == 0; i++)
+            for (size_t k = 0;
+                 k < nsites && L->counts_process[i] == pi && exp->tm_counts[i].block == STROBE_NONE; k++)
+                if (sites[k].address == L->counts_site[i])
+                    exp->tm_counts[i].block = ids[k];
+        for (size_t k = 0; k < nsites; k++)
+            strobe__resolved_free(&res[k]);
+        free(res);
+        res = NULL;
+        free(ids);
+    }
+    free(sites);
+    return rc;
+}
+
+/* exp->tm and tm_level from meta, else from what was recorded (see
+ * experiment.h). had_blocks: a defs file defined an atomic-block region. */
+static void tm_level(struct strobe_experiment *exp, bool had_blocks)
+{
+    static const char *const levels[] = {"off", "counters", "stats", "events"}; /* enum strobe_tm_monitor */
+    const char *tm = strobe_experiment_meta(exp, "tm"), *level = strobe_experiment_meta(exp, "tm_monitor");
+    for (int k = 0; level && k < (int)(sizeof levels / sizeof levels[0]); k++)
+        if (strcmp(level, levels[k]) == 0) {
+            exp->tm = true;
+            exp->tm_level = k;
+            return;
+        }
+    exp->tm_level_inferred = true;
+    exp->tm_level = exp->tm_logging   ? STROBE_TM_MONITOR_EVENTS
+                    : had_blocks      ? STROBE_TM_MONITOR_STATS
+                    : exp->ntm_counts ? STROBE_TM_MONITOR_COUNTERS
+                                      : STROBE_TM_MONITOR_OFF;
+    exp->tm = (tm && strcmp(tm, "1") == 0) || exp->tm_logging || had_blocks || exp->ntm_counts;
 }
 
 static int load_process(struct loader *L, const char *dirname, struct strobe__defs *defs)
@@ -567,9 +696,14 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
             total += (uint64_t)st.st_size;
     for (size_t i = 0; i < exp->nthreads && rc == 0; i++)
         if (exp->threads[i].stream_path)
-            rc = scan_stream(exp, &exp->threads[i], &done, total, progress, arg, eb);
+            rc = scan_stream(L, &exp->threads[i], &done, total, progress, arg);
     if (progress && rc == 0)
         progress(total, total, arg);
+    bool had_blocks = false;
+    for (size_t i = 0; i < exp->nregions; i++)
+        had_blocks |= exp->regions[i].kind == STROBE_REGION_TM_ATOMIC;
+    if (rc == 0 && (rc = resolve_counts(L, procs)) == 0)
+        tm_level(exp, had_blocks);
 
     /* origin: the earliest thread start (or process clock anchor) */
     long double origin = -1;
@@ -629,6 +763,8 @@ int strobe_experiment_open(const char *dir, struct strobe_experiment **out,
     int rc = load(&L, progress, progress_arg);
     strobe__keymap_free(&L.regions);
     strobe__keymap_free(&L.metrics);
+    free(L.counts_process);
+    free(L.counts_site);
     if (rc) {
         strobe_experiment_close(exp);
         return rc;
@@ -670,6 +806,7 @@ void strobe_experiment_close(struct strobe_experiment *exp)
         free(exp->metrics[i].unit);
     }
     free(exp->metrics);
+    free(exp->tm_counts);
     free(exp->dir);
     free(exp);
 }
@@ -727,7 +864,10 @@ int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev, s
     ev->region = ev->metric = ev->other_thread = STROBE_NONE;
     if (!it->closing) {
         struct strobe__raw_event raw;
-        int rc = strobe__stream_decode(&it->dec, &raw, eb);
+        int rc;
+        /* COUNTS records were read by the loader (exp->tm_counts) */
+        while ((rc = strobe__stream_decode(&it->dec, &raw, eb)) == 1 && raw.kind == STROBE__RAW_TM_COUNTS)
+            ;
         if (rc < 0)
             return rc;
         if (rc == 1) {

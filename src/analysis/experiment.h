@@ -86,6 +86,35 @@ struct strobe_process_info {
     uint32_t *metric_map; size_t metric_map_len;
 };
 
+/* Serialization causes (enum strobe_tm_serial_cause 1..3) and abort causes
+ * (enum strobe_tm_abort_cause 1..6) the reader knows; arrays below are
+ * indexed by cause - 1. */
+#define STROBE_TM_NSERIAL 3
+#define STROBE_TM_NCAUSES 6
+
+/* What one thread did in one atomic block (the report's cell, tm.h):
+ * counts, aborts by cause and, from the event log, times. */
+struct strobe_tm_cell {
+    uint64_t transactions; /* completed (committed or cancelled) */
+    uint64_t rollbacks;
+    uint64_t cancels;
+    uint64_t serialized[STROBE_TM_NSERIAL];
+    uint64_t aborts[STROBE_TM_NCAUSES];
+    uint64_t committed_ns; /* time in attempts that committed */
+    uint64_t aborted_ns;   /* time in attempts that aborted or were cancelled */
+    uint64_t cancelled_ns; /* the part of aborted_ns in cancelled attempts */
+};
+
+/* One TM COUNTS record (src/common/format.h, STROBE_TM_COUNTS): what one
+ * thread did in one atomic block, as the STM counted it; written at process
+ * exit at monitoring level "counters" and up. Abort causes the reader does
+ * not know are dropped; the times are 0 (the record has none). */
+struct strobe_tm_counts {
+    uint32_t thread; /* global thread index */
+    uint32_t block;  /* global region id of the atomic block (kind STROBE_REGION_TM_ATOMIC) */
+    struct strobe_tm_cell counts;
+};
+
 struct strobe_experiment {
     char *dir;
     /* meta file as key/value pairs in file order (command, host, ...) */
@@ -98,6 +127,18 @@ struct strobe_experiment {
     double origin_ns;       /* subtracted so the earliest event is near 0 */
     uint64_t duration_ns;   /* last end_ns over all threads */
     uint64_t total_events, total_bytes, total_dropped;
+    /* Transactional memory (docs/tm.md, "Monitoring"). tm: the run used
+     * the monitored STM, by meta (`tm: 1`, written by `strobe run --tm`)
+     * or, for experiments without that key, because TM records exist.
+     * tm_level: enum strobe_tm_monitor it recorded at (meta `tm_monitor`;
+     * else inferred: LOGGING records -> events, atomic-block regions ->
+     * stats, COUNTS records -> counters). Meaningless when !tm. */
+    bool tm;
+    bool tm_level_inferred; /* no usable `tm_monitor` in meta */
+    int tm_level;
+    bool tm_logging; /* some thread wrote a TM LOGGING record */
+    struct strobe_tm_counts *tm_counts;
+    size_t ntm_counts; /* in stream order */
 };
 
 /* Opens and validates DIR: meta, defs, stream headers, profile headers;

@@ -28,10 +28,26 @@ static uint32_t metric_id(const struct strobe_experiment *exp, const char *name)
     return STROBE_NONE;
 }
 
+/* Counts from the COUNTS records; marks the cells they fill in `counted`
+ * (several records for one cell are added: two call sites on one line). */
+static void counts_from_records(struct strobe_tm_model *m, const struct strobe_experiment *exp,
+                                const uint32_t *block_of, bool *counted)
+{
+    for (size_t i = 0; i < exp->ntm_counts; i++) {
+        const struct strobe_tm_counts *k = &exp->tm_counts[i];
+        size_t cell = block_of[k->block] * m->nthreads + k->thread;
+        counted[cell] = true;
+        strobe_tm_cell_add(&m->cells[cell], &k->counts);
+    }
+    m->has_counts = exp->ntm_counts > 0;
+}
+
 /* Counts from the profile: visits of atomic-block nodes and their tm.*
- * metrics, summed over the call paths each block appears on. */
+ * metrics, summed over the call paths each block appears on, for the cells
+ * no COUNTS record filled. */
 static void counts_from_profile(struct strobe_tm_model *m, const struct strobe_experiment *exp,
-                                const struct strobe_profile *prof, const uint32_t *block_of)
+                                const struct strobe_profile *prof, const uint32_t *block_of,
+                                const bool *counted)
 {
     uint32_t ids[2 + STROBE_TM_NSERIAL] = {
         metric_id(exp, "tm.rollbacks"), metric_id(exp, "tm.cancels"), metric_id(exp, "tm.serialized.irrevocable"),
@@ -41,7 +57,10 @@ static void counts_from_profile(struct strobe_tm_model *m, const struct strobe_e
         if (node->region == STROBE_NONE || block_of[node->region] == STROBE_NONE)
             continue;
         for (size_t t = 0; t < m->nthreads; t++) {
-            struct strobe_tm_cell *c = &m->cells[block_of[node->region] * m->nthreads + t];
+            size_t cell = block_of[node->region] * m->nthreads + t;
+            struct strobe_tm_cell *c = &m->cells[cell];
+            if (counted[cell])
+                continue;
             if (node->per_thread)
                 c->transactions += node->per_thread[t].visits;
             if (!node->thread_metrics)
@@ -169,6 +188,7 @@ int strobe_tm_walk_thread(const struct strobe_experiment *exp, uint32_t thread, 
 struct model_walk {
     struct strobe_tm_model *m;
     const uint32_t *block_of;
+    const bool *counted; /* cells whose abort causes came from COUNTS */
     uint32_t thread;
 };
 
@@ -194,6 +214,8 @@ static int model_attempt(void *arg, uint32_t block, int outcome, uint64_t start,
         c->committed_ns += end - start;
     else
         c->aborted_ns += end - start;
+    if (outcome == 3)
+        c->cancelled_ns += end - start;
     return 0;
 }
 
@@ -202,8 +224,9 @@ static int model_abort(void *arg, uint32_t block, uint64_t when, int cause, uint
     struct model_walk *mw = arg;
     struct strobe_tm_model *m = mw->m;
     (void)when;
-    if (block != STROBE_NONE && cause >= 1 && cause <= STROBE_TM_NCAUSES)
-        m->cells[mw->block_of[block] * m->nthreads + mw->thread].aborts[cause - 1]++;
+    size_t cell = block != STROBE_NONE ? mw->block_of[block] * m->nthreads + mw->thread : 0;
+    if (block != STROBE_NONE && cause >= 1 && cause <= STROBE_TM_NCAUSES && !mw->counted[cell])
+        m->cells[cell].aborts[cause - 1]++;
     size_t row = culprit < m->nthreads ? culprit : m->nthreads;
     m->aborted_by[row * m->nthreads + mw->thread]++;
     return 0;
@@ -227,8 +250,9 @@ int strobe_tm_model_build(const struct strobe_experiment *exp, const struct stro
     m->cells = calloc((m->nblocks ? m->nblocks : 1) * nt, sizeof *m->cells);
     m->states = calloc(nt * STROBE_TM_STATE_COUNT, sizeof *m->states);
     m->aborted_by = calloc((nt + 1) * nt, sizeof *m->aborted_by);
+    bool *counted = calloc((m->nblocks ? m->nblocks : 1) * nt, sizeof *counted);
     int rc = 0;
-    if (!m->blocks || !m->cells || !m->states || !m->aborted_by) {
+    if (!m->blocks || !m->cells || !m->states || !m->aborted_by || !counted) {
         rc = strobe__error(eb, -ENOMEM, "out of memory");
         goto out;
     }
@@ -237,20 +261,24 @@ int strobe_tm_model_build(const struct strobe_experiment *exp, const struct stro
             m->blocks[block_of[r]] = (uint32_t)r;
     if (m->nblocks == 0)
         goto out;
-    counts_from_profile(m, exp, prof, block_of);
-    struct model_walk mw = {.m = m, .block_of = block_of};
+    counts_from_records(m, exp, block_of, counted);
+    counts_from_profile(m, exp, prof, block_of, counted);
+    struct model_walk mw = {.m = m, .block_of = block_of, .counted = counted};
     struct strobe_tm_visitor v = {.arg = &mw,
                                   .logging = model_logging,
                                   .state = model_state,
                                   .attempt = model_attempt,
                                   .abort = model_abort};
-    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
+    /* only an event log is worth a second read of the streams */
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0 && exp->tm_logging; t++) {
         mw.thread = t;
         if (exp->threads[t].stream_path)
             rc = strobe_tm_walk_thread(exp, t, &v, eb);
     }
 out:
+    m->has_aborts = m->has_counts || m->has_events;
     free(block_of);
+    free(counted);
     if (rc) {
         strobe_tm_model_free(m);
         return rc;

@@ -6,10 +6,15 @@
  * time split between committed and aborted attempts, the per-thread time in
  * each TMbox state and who aborted whom.
  *
- * Counts come from the call-path profile (visits of the atomic-block
- * regions and the tm.* metrics on them), so they exist at both monitoring
- * levels; times, states, abort causes and culprits need the event log
- * (level "events", has_events).
+ * Counts (transactions, rollbacks, serializations, cancels, abort causes)
+ * come from the COUNTS records the STM writes at exit (levels "counters"
+ * and up, exp->tm_counts). A block and thread without such a record (an
+ * experiment of an older strobe, a killed process) takes them from the
+ * call-path profile instead (visits of the atomic-block region and the
+ * tm.* metrics on it, levels "stats" and "events"; no abort causes there);
+ * the two are never added. Times, states and culprits need the event log
+ * (level "events", has_events); without COUNTS, abort causes come from it
+ * too.
  */
 #ifndef STROBE_ANALYSIS_TM_H
 #define STROBE_ANALYSIS_TM_H
@@ -31,23 +36,10 @@ enum strobe_tm_state {
     STROBE_TM_STATE_COUNT = 5,
 };
 
-/* Serialization causes, indexed by enum strobe_tm_serial_cause - 1. */
-#define STROBE_TM_NSERIAL 3
-/* Abort causes, indexed by enum strobe_tm_abort_cause - 1. */
-#define STROBE_TM_NCAUSES 6
-
-/* One atomic block on one thread. */
-struct strobe_tm_cell {
-    /* from the profile */
-    uint64_t transactions; /* completed (committed or cancelled) */
-    uint64_t rollbacks;
-    uint64_t cancels;
-    uint64_t serialized[STROBE_TM_NSERIAL];
-    /* from the event log */
-    uint64_t committed_ns; /* time in attempts that committed */
-    uint64_t aborted_ns;   /* time in attempts that aborted or were cancelled */
-    uint64_t aborts[STROBE_TM_NCAUSES];
-};
+/* One atomic block on one thread: struct strobe_tm_cell (experiment.h).
+ * Counts and aborts by cause come from the COUNTS records, else counts from
+ * the profile and aborts by cause from the event log; times from the event
+ * log. */
 
 struct strobe_tm_model {
     size_t nblocks;          /* atomic blocks, in region id order */
@@ -55,6 +47,8 @@ struct strobe_tm_model {
     size_t nthreads;         /* = exp->nthreads */
     struct strobe_tm_cell *cells; /* [block * nthreads + thread] */
     bool has_events;         /* some thread logged TM events */
+    bool has_counts;         /* the experiment has COUNTS records */
+    bool has_aborts;         /* abort causes are known: has_counts || has_events */
     uint64_t *states;        /* [thread * STROBE_TM_STATE_COUNT + state], ns */
     uint64_t *aborted_by;    /* [culprit * nthreads + victim]; culprit row
                                 nthreads = unknown culprit */
@@ -92,22 +86,46 @@ void strobe_tm_model_free(struct strobe_tm_model *m);
 /* The helpers below are inline so that the report (which reads models
  * only, src/report/CMakeLists.txt) needs no code from the reader. */
 
+/* Adds C into *sum. */
+static inline void strobe_tm_cell_add(struct strobe_tm_cell *sum, const struct strobe_tm_cell *c)
+{
+    sum->transactions += c->transactions;
+    sum->rollbacks += c->rollbacks;
+    sum->cancels += c->cancels;
+    sum->committed_ns += c->committed_ns;
+    sum->aborted_ns += c->aborted_ns;
+    sum->cancelled_ns += c->cancelled_ns;
+    for (int k = 0; k < STROBE_TM_NSERIAL; k++)
+        sum->serialized[k] += c->serialized[k];
+    for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+        sum->aborts[k] += c->aborts[k];
+}
+
 /* Sum of one block's cells over all threads into *sum. */
 static inline void strobe_tm_block_total(const struct strobe_tm_model *m, size_t block, struct strobe_tm_cell *sum)
 {
     memset(sum, 0, sizeof *sum);
-    for (size_t t = 0; t < m->nthreads; t++) {
-        const struct strobe_tm_cell *c = &m->cells[block * m->nthreads + t];
-        sum->transactions += c->transactions;
-        sum->rollbacks += c->rollbacks;
-        sum->cancels += c->cancels;
-        sum->committed_ns += c->committed_ns;
-        sum->aborted_ns += c->aborted_ns;
-        for (int k = 0; k < STROBE_TM_NSERIAL; k++)
-            sum->serialized[k] += c->serialized[k];
-        for (int k = 0; k < STROBE_TM_NCAUSES; k++)
-            sum->aborts[k] += c->aborts[k];
-    }
+    for (size_t t = 0; t < m->nthreads; t++)
+        strobe_tm_cell_add(sum, &m->cells[block * m->nthreads + t]);
+}
+
+/* "off", "counters", "stats", "events" (enum strobe_tm_monitor). */
+static inline const char *strobe_tm_level_name(int level)
+{
+    static const char *const names[] = {"off", "counters", "stats", "events"};
+    return level >= 0 && level < 4 ? names[level] : "?";
+}
+
+/* What a monitoring level records, for the reports: one phrase that says
+ * what is missing and how to get it (docs/tm.md, "Monitoring"). */
+static inline const char *strobe_tm_level_recorded(int level)
+{
+    static const char *const what[] = {
+        "nothing recorded by the STM (use --tm-monitor counters or higher)",
+        "per block counts at exit; no times or culprits (use --tm-monitor events)",
+        "atomic blocks in the profile, counts per call path; no times or culprits (use --tm-monitor events)",
+        "every transaction attempt: counts, times, TMbox states, abort causes and culprits"};
+    return level >= 0 && level < 4 ? what[level] : "unknown level";
 }
 
 /* "Compute", "Compute_Wasted", "Try_Lock", "Commit_Locked", "Abort". */

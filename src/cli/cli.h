@@ -78,6 +78,7 @@ struct strobe__run_info {
     const char *runtime; /* libstrobe.so being preloaded */
     const char *filter;  /* absolute filter path or NULL */
     int trace, profile;  /* -1: not set by strobe (runtime default), 0/1 */
+    const char *tm_monitor; /* --tm: the TM monitoring level; NULL without --tm */
     int64_t start_sec;   /* CLOCK_REALTIME at start */
     int64_t start_nsec;
     long launcher_pid;

@@ -32,7 +32,7 @@ extern char **environ;
 
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
-    "                  [--tm] [--tm-monitor off|stats|events] [--publish] [--mpi]\n"
+    "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -51,9 +51,11 @@ const char strobe__run_help[] =
     "  --tm               run `gcc -fgnu-tm` transactions on strobe's monitored STM\n"
     "                     (libstrobe-tm.so preloaded in place of libitm)\n"
     "  --tm-monitor LEVEL what the STM records (implies --tm): off (statistics API\n"
-    "                     only), stats (atomic blocks and their rollbacks and\n"
-    "                     serializations in the profile), events (also every\n"
-    "                     transaction attempt in the trace). Default: events\n"
+    "                     only), counters (transactions, rollbacks, serializations\n"
+    "                     and abort causes per thread and atomic block, written at\n"
+    "                     exit), stats (also atomic blocks as regions of the\n"
+    "                     profile), events (also every transaction attempt in the\n"
+    "                     trace). Default: counters\n"
     "  --publish          publish region visits and time live, every\n"
     "                     $STROBE_PUBLISH_INTERVAL seconds (default 1), as the\n"
     "                     metric set <host>/regions/<pid> in the shared-memory\n"
@@ -416,12 +418,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_TM:
             if (!o->tm_monitor)
-                o->tm_monitor = "events";
+                o->tm_monitor = "counters";
             break;
         case OPT_TM_MONITOR:
-            if (strcmp(optarg, "off") != 0 && strcmp(optarg, "stats") != 0 && strcmp(optarg, "events") != 0)
-                return strobe__cli_usage_error("run", "--tm-monitor: unknown level '%s' (off, stats or events)",
-                                               optarg);
+            if (strcmp(optarg, "off") != 0 && strcmp(optarg, "counters") != 0 && strcmp(optarg, "stats") != 0 &&
+                strcmp(optarg, "events") != 0)
+                return strobe__cli_usage_error(
+                    "run", "--tm-monitor: unknown level '%s' (off, counters, stats or events)", optarg);
             o->tm_monitor = optarg;
             break;
         case OPT_PUBLISH:
@@ -458,6 +461,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
         .filter = filter,
         .trace = !o->no_trace,
         .profile = !o->no_profile,
+        .tm_monitor = o->tm_monitor,
         .start_sec = start->tv_sec,
         .start_nsec = start->tv_nsec,
         .launcher_pid = (long)getpid(),

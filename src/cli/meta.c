@@ -178,6 +178,10 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
         meta_line(f, "trace", info->trace ? "1" : "0");
     if (info->profile >= 0)
         meta_line(f, "profile", info->profile ? "1" : "0");
+    /* what the STM records decides what `strobe report --tm` can say */
+    meta_line(f, "tm", info->tm_monitor ? "1" : "0");
+    if (info->tm_monitor)
+        meta_line(f, "tm_monitor", info->tm_monitor);
     return close_checked(f);
 }
 

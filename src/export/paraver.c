@@ -20,6 +20,8 @@
  * known culprit is a communication from the culprit, at its last commit
  * (start of Commit_Locked) before the abort, to the victim at the abort:
  * TMbox's yellow lines. Records are sorted by time, as Paraver expects.
+ * Only an experiment recorded at TM monitoring level "events" has these
+ * events; any other is refused with one line naming the level it has.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
@@ -33,6 +35,8 @@
 #include "export/export.h"
 #include "export/names.h"
 #include "export/output.h"
+#include "strobe/strobe.h"
+#include "strobe/tm.h"
 
 /* Paraver states: 0 Idle, 1 Running, then the TMbox states of tm.h in
  * their order (Compute, Compute_Wasted, Try_Lock, Commit_Locked, Abort). */
@@ -341,6 +345,20 @@ static void row_file(FILE *f, const struct pv *p)
 int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
                           const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
 {
+    /* Without the per-attempt log every attempt would look committed (or
+     * the trace empty): refuse rather than draw what was not recorded. */
+    if (!exp->tm)
+        return strobe__error(
+            eb, STROBE_ERR_UNSUPPORTED,
+            "%s was not run on the monitored STM; the Paraver timeline needs per-attempt events: "
+            "run it with strobe run --tm-monitor events",
+            exp->dir);
+    if (exp->tm_level != STROBE_TM_MONITOR_EVENTS)
+        return strobe__error(
+            eb, STROBE_ERR_UNSUPPORTED,
+            "%s was recorded at TM monitoring level '%s'; the Paraver timeline needs per-attempt "
+            "events: re-run with --tm-monitor events",
+            exp->dir, strobe_tm_level_name(exp->tm_level));
     struct pv p = {.exp = exp};
     size_t nt = exp->nthreads ? exp->nthreads : 1;
     p.locked = calloc(nt, sizeof *p.locked);

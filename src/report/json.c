@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/verdict.h"
 #include "report/view.h"
 #include "strobe/strobe.h"
 
@@ -458,7 +459,7 @@ static int json_tree(struct jw *w, const struct strobe__report_view *v)
     return 0;
 }
 
-static void json_tm_cell(struct jw *w, const struct strobe_tm_cell *c, bool times)
+static void json_tm_cell(struct jw *w, const struct strobe_tm_cell *c, bool times, bool aborts)
 {
     jw_u64(w, "transactions", c->transactions);
     jw_u64(w, "rollbacks", c->rollbacks);
@@ -467,37 +468,67 @@ static void json_tm_cell(struct jw *w, const struct strobe_tm_cell *c, bool time
     for (int k = 0; k < STROBE_TM_NSERIAL; k++)
         jw_u64(w, strobe_tm_serial_name(k), c->serialized[k]);
     jw_close(w);
-    if (!times) {
+    if (times) {
+        jw_u64(w, "committed_ns", c->committed_ns);
+        jw_u64(w, "aborted_ns", c->aborted_ns);
+        jw_u64(w, "cancelled_ns", c->cancelled_ns);
+    } else {
         jw_null(w, "committed_ns");
         jw_null(w, "aborted_ns");
+        jw_null(w, "cancelled_ns");
+    }
+    if (!aborts) {
         jw_null(w, "aborts");
         return;
     }
-    jw_u64(w, "committed_ns", c->committed_ns);
-    jw_u64(w, "aborted_ns", c->aborted_ns);
     jw_open(w, "aborts", '{', true);
     for (int k = 0; k < STROBE_TM_NCAUSES; k++)
         jw_u64(w, strobe_tm_abort_name(k), c->aborts[k]);
     jw_close(w);
 }
 
+/* The verdict on a block (verdict.h) and the figures it rests on. */
+static void json_tm_verdict(struct jw *w, const struct strobe_tm_cell *c, bool times)
+{
+    struct strobe__tm_verdict v;
+    strobe__tm_verdict(c, times, &v);
+    jw_open(w, "verdict", '{', true);
+    jw_str(w, "grade", v.grade_name);
+    jw_double(w, "rollback_rate", v.rollback_rate);
+    if (times)
+        jw_double(w, "wasted", v.wasted);
+    else
+        jw_null(w, "wasted");
+    jw_double(w, "serialized", v.serialized);
+    jw_close(w);
+}
+
 /* The transactional-memory section (docs/formats/report-json.md). */
-static void json_tm(struct jw *w, const struct strobe_tm_model *m)
+static void json_tm(struct jw *w, const struct strobe_experiment *exp, const struct strobe_tm_model *m)
 {
     jw_open(w, "tm", '{', false);
+    if (exp->tm) {
+        jw_str(w, "level", strobe_tm_level_name(exp->tm_level));
+        jw_bool(w, "level_inferred", exp->tm_level_inferred);
+    } else {
+        jw_null(w, "level");
+        jw_null(w, "level_inferred");
+    }
     jw_bool(w, "has_events", m->has_events);
+    jw_bool(w, "has_counts", m->has_counts);
     jw_open(w, "blocks", '[', false);
     for (size_t b = 0; b < m->nblocks; b++) {
         jw_open(w, NULL, '{', false);
         jw_ref(w, "region", m->blocks[b]);
         struct strobe_tm_cell sum;
         strobe_tm_block_total(m, b, &sum);
-        json_tm_cell(w, &sum, m->has_events);
+        json_tm_cell(w, &sum, m->has_events, m->has_aborts);
+        json_tm_verdict(w, &sum, m->has_events);
         jw_open(w, "threads", '[', false);
         for (size_t t = 0; t < m->nthreads; t++) {
             jw_open(w, NULL, '{', true);
             jw_u64(w, "thread", t);
-            json_tm_cell(w, &m->cells[b * m->nthreads + t], m->has_events);
+            json_tm_cell(w, &m->cells[b * m->nthreads + t], m->has_events, m->has_aborts);
             jw_close(w);
         }
         jw_close(w);
@@ -553,7 +584,7 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
     json_flat(&w, &v);
     rc = json_tree(&w, &v);
     if (rc == 0 && opts && opts->tm)
-        json_tm(&w, opts->tm);
+        json_tm(&w, exp, opts->tm);
     jw_close(&w);
     fputc('\n', out);
     strobe__report_view_free(&v);

@@ -14,8 +14,10 @@
 
 #include "report/report.h"
 #include "report/units.h"
+#include "report/verdict.h"
 #include "report/view.h"
 #include "strobe/strobe.h"
+#include "strobe/tm.h"
 
 /* At most this many region columns in the thread x region table: with
  * 13-column cells that is about 120 columns. JSON has every region. */
@@ -181,6 +183,10 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
                       : v->prof->source == STROBE_PROFILE_TRACE ? "event trace (rebuilt from t<N>.evt)"
                                                                 : "unknown";
     summary_line(out, "profile source", "%s", src);
+    if (exp->tm)
+        summary_line(out, "TM monitoring", "%s — %s%s", strobe_tm_level_name(exp->tm_level),
+                     strobe_tm_level_recorded(exp->tm_level),
+                     exp->tm_level_inferred ? " (level inferred from the records)" : "");
 }
 
 /* ---- Flat profile ------------------------------------------------------ */
@@ -495,25 +501,55 @@ static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t to
 
 /* ---- Transactional memory ---------------------------------------------- */
 
-/* "12.34%", or "-" when the whole is 0. */
+/* "12.34%", "<0.01%" for a share too small to show as such, "0%". */
+static char *fmt_share(char buf[STROBE_UNITS_LEN], double x)
+{
+    if (x <= 0)
+        strcpy(buf, "0%");
+    else if (x < 0.00005)
+        strcpy(buf, "<0.01%");
+    else
+        snprintf(buf, STROBE_UNITS_LEN, "%.2f%%", 100 * x);
+    return buf;
+}
+
+/* part / whole as fmt_share, or "-" when the whole is 0. */
 static char *fmt_ratio(char buf[STROBE_UNITS_LEN], uint64_t part, uint64_t whole)
 {
     if (whole == 0) {
         strcpy(buf, "-");
         return buf;
     }
-    return fmt_pct(buf, (double)part, (double)whole);
+    return fmt_share(buf, (double)part / (double)whole);
 }
 
-#define TM_COLS 10
-static const char *const tm_head[TM_COLS] = {"transactions", "rollbacks", "rb ratio", "ser.irrev", "ser.maxrb",
-                                             "ser.other",    "cancels",   "committed", "aborted", "wasted"};
-static const int tm_width[TM_COLS] = {12, 10, 9, 9, 9, 9, 8, 11, 11, 8};
-
-/* One row of the per-block table: label, then the counts and times. */
-static void tm_row(FILE *out, const char *label, int label_width, const struct strobe_tm_cell *c, bool times)
+/* The atomic block's label into buf ("atomic@main (app.c:12)"). */
+static void block_label(char *buf, size_t size, const struct strobe_experiment *exp, uint32_t region)
 {
-    char s[TM_COLS][STROBE_UNITS_LEN];
+    buf[0] = 0;
+    FILE *f = fmemopen(buf, size, "w");
+    if (f) {
+        region_label(f, exp, region);
+        fclose(f);
+    }
+}
+
+#define TM_COUNT_COLS 10
+static const char *const tm_head[TM_COUNT_COLS] = {"transactions", "rollbacks", "rb rate", "ser.irrev",
+                                                   "ser.maxrb",    "ser.other", "cancels", "committed",
+                                                   "aborted",      "wasted"};
+static const int tm_width[TM_COUNT_COLS] = {12, 10, 8, 9, 9, 9, 8, 11, 11, 8};
+static const int cause_width[STROBE_TM_NCAUSES] = {13, 14, 10, 8, 11, 8};
+
+/* The cells of one row: the counts (and times, when measured) or the abort
+ * causes. Returns the number of cells. */
+static int tm_cells(char s[][STROBE_UNITS_LEN], const struct strobe_tm_cell *c, bool causes, bool times)
+{
+    if (causes) {
+        for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+            fmt_u64(s[k], c->aborts[k]);
+        return STROBE_TM_NCAUSES;
+    }
     fmt_u64(s[0], c->transactions);
     fmt_u64(s[1], c->rollbacks);
     /* rollbacks per attempt: the share of attempts that were wasted */
@@ -521,97 +557,123 @@ static void tm_row(FILE *out, const char *label, int label_width, const struct s
     for (int k = 0; k < STROBE_TM_NSERIAL; k++)
         fmt_u64(s[3 + k], c->serialized[k]);
     fmt_u64(s[6], c->cancels);
-    fmt_time_or_dash(s[7], c->committed_ns, times);
-    fmt_time_or_dash(s[8], c->aborted_ns, times);
-    if (times)
-        fmt_ratio(s[9], c->aborted_ns, c->aborted_ns + c->committed_ns);
-    else
-        strcpy(s[9], "-");
-    fputs("  ", out);
-    cell(out, label, -label_width);
-    for (int k = 0; k < TM_COLS; k++) {
-        fputs("  ", out);
-        cell(out, s[k], tm_width[k]);
-    }
-    fputc('\n', out);
+    if (!times)
+        return 7;
+    strobe__fmt_time(s[7], c->committed_ns);
+    strobe__fmt_time(s[8], c->aborted_ns);
+    fmt_ratio(s[9], c->aborted_ns, c->aborted_ns + c->committed_ns);
+    return TM_COUNT_COLS;
 }
 
-/* What the numbers say about one atomic block, in the seed paper's terms. */
-static void tm_verdict(FILE *out, const struct strobe_experiment *exp, uint32_t region,
-                       const struct strobe_tm_cell *c, bool times)
+/* One table over the atomic blocks: a row per block (summed over threads)
+ * and one per thread that ran it. */
+static void tm_table(FILE *out, const struct strobe_experiment *exp, const struct strobe_tm_model *m,
+                     bool causes)
 {
-    fputs("  ", out);
-    region_label(out, exp, region);
-    double attempts = (double)(c->transactions + c->rollbacks);
-    double ratio = attempts > 0 ? (double)c->rollbacks / attempts : 0;
-    fprintf(out, ": %" PRIu64 " transactions, %.1f%% of attempts rolled back", c->transactions, 100 * ratio);
-    if (times && c->committed_ns + c->aborted_ns > 0)
-        fprintf(out, ", %.1f%% of transactional time wasted",
-                100.0 * (double)c->aborted_ns / (double)(c->committed_ns + c->aborted_ns));
-    uint64_t ser = c->serialized[0] + c->serialized[1] + c->serialized[2];
-    fprintf(out, ", %" PRIu64 " serialized", ser);
-    if (c->serialized[1])
-        fputs(". It reaches the rollback limit: contention is too high for TM here; a lock or"
-              " less shared data would serve better", out);
-    else if (ratio > 0.5)
-        fputs(". Most attempts are wasted: consider a lock, or smaller transactions", out);
-    else if (c->serialized[0] && c->serialized[0] * 2 >= c->transactions)
-        fputs(". Most transactions run irrevocably (I/O or unsafe calls): they serialize all"
-              " threads; move the irrevocable part out", out);
-    else if (ratio < 0.05)
-        fputs(". Conflicts are rare: TM suits this block; compare its time with an atomic or"
-              " lock version to see whether it pays off", out);
-    fputs(".\n", out);
-}
-
-static void text_tm(FILE *out, const struct strobe__report_view *v, const struct strobe_tm_model *m)
-{
-    const struct strobe_experiment *exp = v->exp;
-    fputs("\nTransactional memory", out);
-    if (m->nblocks == 0) {
-        fputs("\n  no atomic blocks (run the program with `strobe run --tm`)\n", out);
-        return;
-    }
-    fputs(m->has_events ? " (times from the event log)\n"
-                        : " (no event log: rerun with --tm-monitor events for times, states and culprits)\n",
-          out);
-    fputs("\nAtomic blocks (rb ratio = rollbacks / attempts; wasted = aborted / (committed + aborted) time)\n", out);
-    int lw = 6;
-    char label[512];
+    char label[512], s[TM_COUNT_COLS][STROBE_UNITS_LEN];
+    int lw = 14; /* "block / thread" */
     for (size_t b = 0; b < m->nblocks; b++) {
-        FILE *f = fmemopen(label, sizeof label, "w");
-        if (f) {
-            region_label(f, exp, m->blocks[b]);
-            fclose(f);
-        }
-        int w = (int)strobe__display_width(label) + 0;
-        if (w > lw)
-            lw = w;
+        block_label(label, sizeof label, exp, m->blocks[b]);
+        int w = (int)strobe__display_width(label);
+        lw = w > lw ? w : lw;
     }
     fputs("  ", out);
     cell(out, "block / thread", -lw);
-    for (int k = 0; k < TM_COLS; k++) {
+    int ncols = causes ? STROBE_TM_NCAUSES : m->has_events ? TM_COUNT_COLS : 7;
+    for (int k = 0; k < ncols; k++) {
         fputs("  ", out);
-        cell(out, tm_head[k], tm_width[k]);
+        cell(out, causes ? strobe_tm_abort_name(k) : tm_head[k], causes ? cause_width[k] : tm_width[k]);
     }
     fputc('\n', out);
     for (size_t b = 0; b < m->nblocks; b++) {
         struct strobe_tm_cell sum;
         strobe_tm_block_total(m, b, &sum);
-        FILE *f = fmemopen(label, sizeof label, "w");
-        if (f) {
-            region_label(f, exp, m->blocks[b]);
-            fclose(f);
-        }
-        tm_row(out, label, lw, &sum, m->has_events);
-        for (size_t t = 0; t < m->nthreads; t++) {
-            const struct strobe_tm_cell *c = &m->cells[b * m->nthreads + t];
-            if (c->transactions == 0 && c->rollbacks == 0)
+        for (size_t t = 0; t <= m->nthreads; t++) {
+            /* row 0: the block; then its threads */
+            const struct strobe_tm_cell *c = t ? &m->cells[b * m->nthreads + t - 1] : &sum;
+            if (t && c->transactions == 0 && c->rollbacks == 0)
                 continue;
-            snprintf(label, sizeof label, "  thread %zu", t);
-            tm_row(out, label, lw, c, m->has_events);
+            if (t)
+                snprintf(label, sizeof label, "  thread %zu", t - 1);
+            else
+                block_label(label, sizeof label, exp, m->blocks[b]);
+            int n = tm_cells(s, c, causes, m->has_events);
+            fputs("  ", out);
+            cell(out, label, -lw);
+            for (int k = 0; k < n; k++) {
+                fputs("  ", out);
+                cell(out, s[k], causes ? cause_width[k] : tm_width[k]);
+            }
+            fputc('\n', out);
         }
     }
+}
+
+/* What the numbers say about one atomic block (verdict.h), with the
+ * figures the grade rests on. */
+static void tm_verdict_line(FILE *out, const struct strobe_experiment *exp, uint32_t region,
+                            const struct strobe_tm_cell *c, bool times)
+{
+    struct strobe__tm_verdict v;
+    char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN];
+    strobe__tm_verdict(c, times, &v);
+    uint64_t ser = c->serialized[0] + c->serialized[1] + c->serialized[2];
+    fputs("  ", out);
+    region_label(out, exp, region);
+    fprintf(out,
+            ": %s\n    rollback rate %s (%" PRIu64 " of %" PRIu64 " attempts), serialized %s (%" PRIu64
+            " of %" PRIu64 " transactions), ",
+            v.summary, fmt_share(a, v.rollback_rate), c->rollbacks, c->transactions + c->rollbacks,
+            fmt_share(b, v.serialized), ser, c->transactions);
+    if (times)
+        fprintf(out, "wasted %s of attempt time in rolled-back attempts\n", fmt_share(a, v.wasted));
+    else
+        fprintf(out, "wasted time not measured at level '%s': the verdict rests on the counts only\n",
+                strobe_tm_level_name(exp->tm_level));
+    fprintf(out, "    %s.\n", v.advice);
+}
+
+/* Why an experiment has no atomic block to show. */
+static const char *tm_no_blocks(const struct strobe_experiment *exp)
+{
+    if (!exp->tm)
+        return "not run on the monitored STM (run the program with `strobe run --tm`)";
+    switch (exp->tm_level) {
+    case STROBE_TM_MONITOR_OFF:
+        return "the STM recorded nothing at level 'off' (re-run with --tm-monitor counters or higher)";
+    case STROBE_TM_MONITOR_COUNTERS:
+        return "no TM counts: no atomic block ran, or the program did not exit normally (the counts are "
+               "written at exit) or ran with --no-trace";
+    default:
+        return "no atomic block ran";
+    }
+}
+
+static void text_tm(FILE *out, const struct strobe__report_view *v, const struct strobe_tm_model *m)
+{
+    const struct strobe_experiment *exp = v->exp;
+    char label[512];
+    fputs("\nTransactional memory\n", out);
+    if (exp->tm)
+        fprintf(out, "  TM monitoring: %s — %s%s\n", strobe_tm_level_name(exp->tm_level),
+                strobe_tm_level_recorded(exp->tm_level),
+                exp->tm_level_inferred ? " (level inferred from the records)" : "");
+    if (m->nblocks == 0) {
+        fprintf(out, "  no atomic blocks: %s\n", tm_no_blocks(exp));
+        return;
+    }
+    fprintf(out, "\nAtomic blocks (rb rate = rollbacks / (transactions + rollbacks)%s)\n",
+            m->has_events ? "; wasted = aborted / (committed + aborted) attempt time" : "");
+    tm_table(out, exp, m, false);
+    if (m->has_aborts) {
+        fputs("\nAbort causes (aborted attempts per cause)\n", out);
+        tm_table(out, exp, m, true);
+    }
+    if (!m->has_events)
+        fprintf(out,
+                "\n  %s, TMbox states and culprits are not recorded at level '%s': re-run with "
+                "--tm-monitor events\n",
+                m->has_aborts ? "Times" : "Abort causes, times", strobe_tm_level_name(exp->tm_level));
     if (m->has_events) {
         /* TMbox histogram (seed 001, Figure 5): state time per thread and
          * the statistics over threads */
@@ -696,11 +758,11 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
             fputc('\n', out);
         }
     }
-    fputs("\nVerdict\n", out);
+    fputs("\nVerdict (thresholds: docs/tm.md, \"Verdict\")\n", out);
     for (size_t b = 0; b < m->nblocks; b++) {
         struct strobe_tm_cell sum;
         strobe_tm_block_total(m, b, &sum);
-        tm_verdict(out, exp, m->blocks[b], &sum, m->has_events);
+        tm_verdict_line(out, exp, m->blocks[b], &sum, m->has_events);
     }
 }
 

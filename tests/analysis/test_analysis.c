@@ -16,6 +16,7 @@
 #include "common/format.h"
 #include "make_experiment.h"
 #include "strobe/strobe.h"
+#include "strobe/tm.h"
 #include "test.h"
 
 static char dir[4200];
@@ -430,6 +431,187 @@ STROBE_TEST(corrupt_stream_records)
                  "proc-4242/t0.evt: offset 64: THREAD_END record of 9 bytes runs past the end of the file");
 }
 
+/* ---- transactional memory: COUNTS records, monitoring level ------------ */
+
+static const char *synth_tm(const char *name, const char *extra_meta, int events)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
+    CHECK_EQ_INT(make_tm_experiment(dir, extra_meta, events), 0);
+    return dir;
+}
+
+static struct strobe_tm_model *tm_model_of(const struct strobe_experiment *exp)
+{
+    struct strobe_profile *p;
+    struct strobe_tm_model *m;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
+    if (strobe_tm_model_build(exp, p, &m, &eb) != 0)
+        STROBE_FAIL("tm model: %s", eb.msg);
+    strobe_profile_free(p);
+    return m;
+}
+
+static void check_cell(const struct strobe_tm_cell *c, uint64_t transactions, uint64_t rollbacks,
+                       uint64_t cancels, const uint64_t ser[STROBE_TM_NSERIAL],
+                       const uint64_t aborts[STROBE_TM_NCAUSES])
+{
+    CHECK_EQ_U64(c->transactions, transactions);
+    CHECK_EQ_U64(c->rollbacks, rollbacks);
+    CHECK_EQ_U64(c->cancels, cancels);
+    for (int k = 0; k < STROBE_TM_NSERIAL; k++)
+        CHECK_EQ_U64(c->serialized[k], ser[k]);
+    for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+        CHECK_EQ_U64(c->aborts[k], aborts[k]);
+}
+
+/* Level counters: the COUNTS records are the counts; a site without a
+ * REGION becomes an atomic block of its own; the iterator skips them. */
+STROBE_TEST(tm_counts_records)
+{
+    struct strobe_experiment *exp = open_ok(synth_tm("tmcounts", "tm: 1\ntm_monitor: counters\n", 0));
+    CHECK(exp->tm);
+    CHECK_EQ_INT(exp->tm_level, STROBE_TM_MONITOR_COUNTERS);
+    CHECK(!exp->tm_level_inferred);
+    CHECK(!exp->tm_logging);
+    CHECK_EQ_INT(exp->ntm_counts, 2);
+    CHECK_EQ_INT(exp->nregions, 2);
+    CHECK_STR_EQ(exp->regions[0].name, "atomic@0x1000");
+    CHECK_STR_EQ(exp->regions[1].name, "atomic@0x2000");
+    CHECK_EQ_INT(exp->regions[1].kind, STROBE_REGION_TM_ATOMIC);
+    CHECK_EQ_U64(exp->regions[1].address, 0x2000);
+    CHECK_EQ_INT(exp->tm_counts[0].thread, 0);
+    CHECK_EQ_INT(exp->tm_counts[0].block, 0);
+    CHECK_EQ_INT(exp->tm_counts[1].thread, 1);
+    CHECK_EQ_INT(exp->tm_counts[1].block, 1);
+    /* records in the stream: 10 in t0 (two COUNTS among them) */
+    CHECK_EQ_U64(exp->threads[0].events, 10);
+
+    /* the iterator gives the other 8 */
+    struct strobe_stream_iter *it;
+    struct strobe_errbuf eb;
+    struct strobe_event ev;
+    static const int want[] = {STROBE_EVENT_THREAD_BEGIN, STROBE_EVENT_ENTER,     STROBE_EVENT_EXIT,
+                               STROBE_EVENT_ENTER,        STROBE_EVENT_EXIT,      STROBE_EVENT_THREAD_CREATE,
+                               STROBE_EVENT_THREAD_JOIN,  STROBE_EVENT_THREAD_END};
+    CHECK_EQ_INT(strobe_stream_open(exp, 0, &it, &eb), 0);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 1);
+        CHECK_EQ_INT(ev.type, want[i]);
+    }
+    CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 0);
+    strobe_stream_close(it);
+
+    struct strobe_tm_model *m = tm_model_of(exp);
+    CHECK_EQ_INT(m->nblocks, 2);
+    CHECK(m->has_counts && m->has_aborts && !m->has_events);
+    /* COUNTS, not the block's two visits in the profile */
+    check_cell(&m->cells[0 * 2 + 0], 753000, 10, 0, (uint64_t[]){0, 1, 0}, (uint64_t[]){6, 4, 0, 0, 0, 0});
+    check_cell(&m->cells[0 * 2 + 1], 0, 0, 0, (uint64_t[]){0, 0, 0}, (uint64_t[]){0, 0, 0, 0, 0, 0});
+    /* causes 7 and 8 are unknown to this reader: dropped */
+    check_cell(&m->cells[1 * 2 + 1], 5, 5, 1, (uint64_t[]){0, 0, 0}, (uint64_t[]){1, 2, 1, 1, 0, 0});
+    CHECK_EQ_U64(m->cells[0].committed_ns, 0);
+    strobe_tm_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+/* An experiment without the meta keys, with LOGGING and COUNTS: level
+ * events inferred; abort causes from COUNTS only (the ABORT record is not
+ * added to them), times and culprits from the event log. */
+STROBE_TEST(tm_counts_with_events)
+{
+    struct strobe_experiment *exp = open_ok(synth_tm("tmcountsev", "", 1));
+    CHECK(exp->tm);
+    CHECK(exp->tm_level_inferred);
+    CHECK(exp->tm_logging);
+    CHECK_EQ_INT(exp->tm_level, STROBE_TM_MONITOR_EVENTS);
+    struct strobe_tm_model *m = tm_model_of(exp);
+    CHECK(m->has_counts && m->has_events);
+    check_cell(&m->cells[0], 753000, 10, 0, (uint64_t[]){0, 1, 0}, (uint64_t[]){6, 4, 0, 0, 0, 0});
+    CHECK_EQ_U64(m->cells[0].committed_ns, 140);
+    CHECK_EQ_U64(m->cells[0].aborted_ns, 50);
+    CHECK_EQ_U64(m->cells[0].cancelled_ns, 0);
+    CHECK_EQ_U64(m->states[0 * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_ABORT], 10);
+    CHECK_EQ_U64(m->aborted_by[2 * 2 + 0], 1); /* culprit unknown, victim t0 */
+    strobe_tm_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+/* The level from meta, or what the records show; never a TM experiment
+ * without either. */
+STROBE_TEST(tm_level_meta_and_inferred)
+{
+    static const struct {
+        const char *meta;
+        bool tm, inferred;
+        int level;
+    } cases[] = {
+        {"", false, true, STROBE_TM_MONITOR_OFF},
+        {"tm: 0\n", false, true, STROBE_TM_MONITOR_OFF},
+        {"tm: 1\ntm_monitor: off\n", true, false, STROBE_TM_MONITOR_OFF},
+        {"tm: 1\ntm_monitor: stats\n", true, false, STROBE_TM_MONITOR_STATS},
+        {"tm: 1\ntm_monitor: events\n", true, false, STROBE_TM_MONITOR_EVENTS},
+        {"tm: 1\ntm_monitor: someday\n", true, true, STROBE_TM_MONITOR_OFF},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "tmlevel%zu", i);
+        synth(name);
+        FILE *f = fopen(path_of("meta"), "a");
+        CHECK(f != NULL);
+        fputs(cases[i].meta, f);
+        fclose(f);
+        struct strobe_experiment *exp = open_ok(dir);
+        CHECK_EQ_INT(exp->tm, cases[i].tm);
+        CHECK_EQ_INT(exp->tm_level_inferred, cases[i].inferred);
+        CHECK_EQ_INT(exp->tm_level, cases[i].level);
+        struct strobe_tm_model *m = tm_model_of(exp);
+        CHECK_EQ_INT(m->nblocks, 0);
+        strobe_tm_model_free(m);
+        strobe_experiment_close(exp);
+    }
+    /* old experiments: a stats-level run is known by its atomic blocks */
+    struct strobe_experiment *exp = open_ok(synth_tm("tmlevelold", "", 0));
+    CHECK(exp->tm && exp->tm_level_inferred);
+    CHECK_EQ_INT(exp->tm_level, STROBE_TM_MONITOR_STATS);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(corrupt_tm_counts)
+{
+    /* TM record of 10 bytes: COUNTS t0, site 0x10, 1 2 0 0 0 0, then 65 causes */
+    static const uint8_t too_many[] = {0x08, 0x00, 0x0a, 0x07, 0x00, 0x10, 1, 2, 0, 0, 0, 0, 0x41};
+    synth_tm("tmcauses", "", 0);
+    replace_body("proc-4343/t0.evt", too_many, sizeof too_many);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4343/t0.evt: offset 64: TM COUNTS record: 65 abort causes (at most 64)");
+    /* 3 causes announced, 2 present */
+    static const uint8_t short_causes[] = {0x08, 0x00, 0x0c, 0x07, 0x00, 0x10, 1, 2, 0, 0, 0, 0, 3, 1, 1};
+    synth_tm("tmshort", "", 0);
+    replace_body("proc-4343/t0.evt", short_causes, sizeof short_causes);
+    expect_error(dir, 0, STROBE_ERR_TRUNCATED, "proc-4343/t0.evt: offset 79: TM COUNTS record truncated");
+    /* thread t7 left no file */
+    static const uint8_t no_thread[] = {0x08, 0x00, 0x0b, 0x07, 0x07, 0x10, 1, 2, 0, 0, 0, 0, 1, 1};
+    synth_tm("tmthread", "", 0);
+    replace_body("proc-4343/t0.evt", no_thread, sizeof no_thread);
+    expect_error(
+        dir, 0, STROBE_ERR_FORMAT,
+        "proc-4343/t0.evt: offset 64: TM COUNTS record names thread t7, which has no file in proc-4343");
+    /* a thread index beyond 32 bits */
+    static const uint8_t huge_thread[] = {0x08, 0x00, 0x0e, 0x07, 0x80, 0x80, 0x80, 0x80, 0x10,
+                                          0x10, 1,    2,    0,    0,    0,    0,    0};
+    synth_tm("tmhuge", "", 0);
+    replace_body("proc-4343/t0.evt", huge_thread, sizeof huge_thread);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4343/t0.evt: offset 64: TM COUNTS record: thread index 4294967296 out of range");
+    /* the LOGGING argument is the level: 1..3 */
+    static const uint8_t bad_logging[] = {0x08, 0x00, 0x02, 0x06, 0x04};
+    synth_tm("tmlogging", "", 0);
+    replace_body("proc-4343/t0.evt", bad_logging, sizeof bad_logging);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4343/t0.evt: offset 64: TM event 6: argument 4 out of range");
+}
+
 STROBE_TEST(corrupt_defs_meta_profiles)
 {
     synth("nodefs");
@@ -610,7 +792,8 @@ static void check_tm_counts(const struct strobe_experiment *exp, const struct st
 
 STROBE_TEST(real_tm_events)
 {
-    struct strobe_experiment *exp = run_with("tm", "--tm", STROBE_TEST_BIN_DIR "/analysis_tm_prog");
+    struct strobe_experiment *exp =
+        run_with("tm", "--tm-monitor events", STROBE_TEST_BIN_DIR "/analysis_tm_prog");
     struct strobe_profile *p;
     struct strobe_errbuf eb;
     CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
@@ -652,10 +835,30 @@ STROBE_TEST(real_tm_stats_level)
     strobe_experiment_close(exp);
 }
 
+/* Level counters: the blocks exist only through the COUNTS records, named
+ * like the regions of the other levels; abort causes without an event log. */
+STROBE_TEST(real_tm_counters_level)
+{
+    struct strobe_experiment *exp =
+        run_with("tmcounters", "--tm-monitor counters", STROBE_TEST_BIN_DIR "/analysis_tm_prog");
+    CHECK(exp->tm && !exp->tm_level_inferred);
+    CHECK_EQ_INT(exp->tm_level, STROBE_TM_MONITOR_COUNTERS);
+    struct strobe_tm_model *m = tm_model_of(exp);
+    CHECK(m->has_counts && !m->has_events);
+    check_tm_counts(exp, m);
+    size_t d = tm_block(exp, m, tm_prog_line("/* block D */"));
+    CHECK_EQ_U64(m->cells[d * 3 + 2].aborts[STROBE_TM_ABORT_VALIDATION - 1], 2);
+    strobe_tm_model_free(m);
+    strobe_experiment_close(exp);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iterator_exact_events),
                  STROBE_CASE(profile_from_trace_exact), STROBE_CASE(killed_thread_closed_at_process_end),
                  STROBE_CASE(zero_tail_is_end_of_data), STROBE_CASE(records_across_chunks),
                  STROBE_CASE(profile_files_exact), STROBE_CASE(corrupt_stream_header),
                  STROBE_CASE(corrupt_stream_records), STROBE_CASE(corrupt_defs_meta_profiles),
-                 STROBE_CASE(real_symbols_pie_and_shared_library), STROBE_CASE(real_demo_profile_equals_trace),
-                 STROBE_CASE(real_tm_events), STROBE_CASE(real_tm_stats_level))
+                 STROBE_CASE(tm_counts_records), STROBE_CASE(tm_counts_with_events),
+                 STROBE_CASE(tm_level_meta_and_inferred), STROBE_CASE(corrupt_tm_counts),
+                 STROBE_CASE(real_symbols_pie_and_shared_library),
+                 STROBE_CASE(real_demo_profile_equals_trace), STROBE_CASE(real_tm_events),
+                 STROBE_CASE(real_tm_stats_level), STROBE_CASE(real_tm_counters_level))

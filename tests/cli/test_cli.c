@@ -132,6 +132,7 @@ STROBE_TEST(meta_file)
                       "filter: /x/f?ilter\n"
                       "trace: 1\n"
                       "profile: 0\n"
+                      "tm: 0\n"
                       "end_time: 2026-11-22T10:45:01Z\n"
                       "end_realtime_ns: 1795344301000000000\n"
                       "exit_status: 3\n"
@@ -232,7 +233,9 @@ STROBE_TEST(usage_errors)
            STROBE " report x --source disk");
     expect(2, "strobe: report: missing experiment directory (see 'strobe report --help')\n",
            STROBE " report");
-    expect(2, "strobe: run: --tm-monitor: unknown level 'all' (off, stats or events) (see 'strobe run --help')\n",
+    expect(2,
+           "strobe: run: --tm-monitor: unknown level 'all' (off, counters, stats or events) (see 'strobe run "
+           "--help')\n",
            STROBE " run --tm-monitor all -- true");
     expect(2, "strobe: report: unexpected argument 'y' (see 'strobe report --help')\n", STROBE " report x y");
     expect(2, "strobe: export: option '--output' needs an argument (see 'strobe export --help')\n",
@@ -535,7 +538,7 @@ STROBE_TEST(meta_of_run)
     CHECK_EQ_INT(strobe_test_sh(&out, "cut -d: -f1 '%s/exp/meta' | tr '\\n' ' '", dir), 0);
     CHECK_STR_EQ(out,
                  "strobe_version command cwd host user start_time start_realtime_ns launcher_pid runtime "
-                 "trace profile end_time end_realtime_ns exit_status ");
+                 "trace profile tm end_time end_realtime_ns exit_status ");
     free(out);
     char want[8400];
     snprintf(want, sizeof want, "command: %s exit 0 'a b'\ncwd: %s\n", WORKLOAD, dir);
@@ -604,6 +607,41 @@ STROBE_TEST(run_tm)
     CHECK(strncmp(out, want, sizeof want - 1) == 0);
     free(out);
     CHECK(exists("tm-exp/meta"));
+    /* meta records --tm and the level: counters by default */
+    out = expect_sh(0, "tm: 1\ntm_monitor: counters\n", "grep '^tm' tm-exp/meta");
+    free(out);
+}
+
+/* An experiment of --tm-monitor off says what that level recorded, never
+ * that it was not run with --tm; Paraver refuses it in one line. */
+STROBE_TEST(report_tm_level_off)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("report_tm_level_off");
+    expect(0, NULL, "cd '%s' && " STROBE " run --tm-monitor off -o exp -- " TM_WORKLOAD " >/dev/null 2>&1",
+           dir);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "grep '^tm' '%s/exp/meta'", dir), 0);
+    CHECK_STR_EQ(out, "tm: 1\ntm_monitor: off\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(
+                     &out,
+                     STROBE " report '%s/exp' --tm | grep -i -e 'tm monitoring' -e 'atomic' -e 'strobe run'",
+                     dir),
+                 0);
+    CHECK_STR_EQ(
+        out, "  TM monitoring    off — nothing recorded by the STM (use --tm-monitor counters or higher)\n"
+             "  TM monitoring: off — nothing recorded by the STM (use --tm-monitor counters or higher)\n"
+             "  no atomic blocks: the STM recorded nothing at level 'off' (re-run with --tm-monitor counters "
+             "or higher)\n");
+    free(out);
+    char want[8600];
+    snprintf(want, sizeof want,
+             "strobe: export: %s/exp was recorded at TM monitoring level 'off'; the Paraver timeline needs "
+             "per-attempt events: re-run with --tm-monitor events\n",
+             dir);
+    expect(1, want, STROBE " export '%s/exp' --format paraver -o '%s/pv'", dir, dir);
+    CHECK(!exists(STROBE_TEST_WORK_DIR "/report_tm_level_off.tmp/pv.prv"));
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
@@ -614,4 +652,4 @@ STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(met
                  STROBE_CASE(run_no_profile), STROBE_CASE(exit_code_passthrough),
                  STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(child_environment),
                  STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch),
-                 STROBE_CASE(run_tm))
+                 STROBE_CASE(run_tm), STROBE_CASE(report_tm_level_off))

@@ -135,6 +135,11 @@ static void ev_metric(struct buf *b, uint64_t t, uint64_t metric, int64_t value)
     ev_ext_ulebs(b, STROBE_EXT_METRIC, t, 2, v);
 }
 
+static void ev_tm(struct buf *b, uint64_t t, int n, const uint64_t *v)
+{
+    ev_ext_ulebs(b, STROBE_EXT_TM, t, n, v);
+}
+
 static int write_file(const char *dir, const char *name, const struct buf *b)
 {
     char path[4096];
@@ -151,40 +156,55 @@ static int write_file(const char *dir, const char *name, const struct buf *b)
     return 0;
 }
 
-int make_experiment(const char *dir)
+/* The experiment directory, its meta file and proc-PID; returns 0 or -errno. */
+static int make_dirs(const char *dir, unsigned pid, const char *command, const char *extra_meta,
+                     char proc[4096])
 {
-    const uint64_t S = EXPERIMENT_START_TICKS;
-    char proc[4096];
-    snprintf(proc, sizeof proc, "%s/proc-%u", dir, EXPERIMENT_PID);
+    snprintf(proc, 4096, "%s/proc-%u", dir, pid);
     if ((mkdir(dir, 0777) != 0 && errno != EEXIST) || mkdir(proc, 0777) != 0)
         return -errno;
-
     char meta[4096];
     snprintf(meta, sizeof meta, "%s/meta", dir);
     FILE *f = fopen(meta, "w");
     if (!f)
         return -errno;
     /* docs/cli.md: one "key: value" per line */
-    fputs("strobe_version: 0.1.0\ncommand: ./demo --size 3\nhost: testhost\n", f);
+    fprintf(f, "strobe_version: 0.1.0\ncommand: %s\nhost: testhost\n%s", command, extra_meta);
     if (fclose(f) != 0)
         return -EIO;
+    return 0;
+}
+
+/* The PROCESS and CLOCK_SYNC records of a MONOTONIC process started at S. */
+static void def_process(struct buf *defs, unsigned pid, const char *exe, uint64_t S)
+{
+    struct buf p = {.len = 0};
+    put_uleb(&p, pid);
+    put_uleb(&p, 1); /* ppid */
+    put_uleb(&p, STROBE_CLOCK_MONOTONIC);
+    put_uleb(&p, 1700000000000000000ull); /* realtime at start */
+    put_str(&p, exe);
+    put_str(&p, ""); /* not created by fork */
+    def(defs, STROBE_DEF_PROCESS, &p);
+    memset(&p, 0, sizeof p);
+    put_uleb(&p, S);
+    put_uleb(&p, S); /* monotonic: ticks are ns */
+    def(defs, STROBE_DEF_CLOCK_SYNC, &p);
+}
+
+int make_experiment(const char *dir)
+{
+    const uint64_t S = EXPERIMENT_START_TICKS;
+    char proc[4096];
+    int rc = make_dirs(dir, EXPERIMENT_PID, "./demo --size 3", "", proc);
+    if (rc)
+        return rc;
 
     /* defs */
     static struct buf defs, p;
     memset(&defs, 0, sizeof defs);
     put_header(&defs, STROBE_MAGIC_DEFS, 0, 0);
-    memset(&p, 0, sizeof p);
-    put_uleb(&p, EXPERIMENT_PID);
-    put_uleb(&p, 1); /* ppid */
-    put_uleb(&p, STROBE_CLOCK_MONOTONIC);
-    put_uleb(&p, 1700000000000000000ull); /* realtime at start */
-    put_str(&p, "/usr/bin/demo");
-    put_str(&p, ""); /* not created by fork */
-    def(&defs, STROBE_DEF_PROCESS, &p);
-    memset(&p, 0, sizeof p);
-    put_uleb(&p, S);
-    put_uleb(&p, S); /* monotonic: ticks are ns */
-    def(&defs, STROBE_DEF_CLOCK_SYNC, &p);
+    def_process(&defs, EXPERIMENT_PID, "/usr/bin/demo", S);
     def_region(&defs, 0, "main", "demo.c", 10);
     def_region(&defs, 1, "compute", "demo.c", 20);
     def_region(&defs, 2, EXPERIMENT_ODD_NAME, "", 0);
@@ -228,7 +248,62 @@ int make_experiment(const char *dir)
     ev_exit(&t1, S + 1370);
     ev_ext_ulebs(&t1, STROBE_EXT_THREAD_END, S + 1450, 7, (uint64_t[]){0, 0, 2048, 1, 0, 1, 0});
 
-    int rc;
+    if ((rc = write_file(proc, "defs", &defs)) < 0 || (rc = write_file(proc, "t0.evt", &t0)) < 0 ||
+        (rc = write_file(proc, "t1.evt", &t1)) < 0)
+        return rc;
+    return 0;
+}
+
+int make_tm_experiment(const char *dir, const char *extra_meta, int events)
+{
+    const uint64_t S = EXPERIMENT_START_TICKS;
+    char proc[4096];
+    int rc = make_dirs(dir, TM_EXPERIMENT_PID, "./tm", extra_meta, proc);
+    if (rc)
+        return rc;
+    static struct buf defs, p, t0, t1;
+    memset(&defs, 0, sizeof defs);
+    put_header(&defs, STROBE_MAGIC_DEFS, 0, 0);
+    def_process(&defs, TM_EXPERIMENT_PID, "/usr/bin/tm", S);
+    memset(&p, 0, sizeof p);
+    put_uleb(&p, 0);
+    put_uleb(&p, STROBE_REGION_TM_ATOMIC);
+    put_uleb(&p, 0x1000); /* the site */
+    put_str(&p, "");
+    put_str(&p, "");
+    put_uleb(&p, 0);
+    def(&defs, STROBE_DEF_REGION, &p);
+    memset(&p, 0, sizeof p);
+    put_uleb(&p, S + 1200);
+    put_uleb(&p, strobe_zigzag(0));
+    def(&defs, STROBE_DEF_PROCESS_END, &p);
+
+    memset(&t0, 0, sizeof t0);
+    put_header(&t0, STROBE_MAGIC_EVENTS, 0, S);
+    ev_ext_ulebs(&t0, STROBE_EXT_THREAD_BEGIN, S, 2, (uint64_t[]){TM_EXPERIMENT_PID, 0});
+    if (events)
+        ev_tm(&t0, S + 5, 2, (uint64_t[]){STROBE_TM_LOGGING, 3});
+    ev_enter(&t0, S + 100, 0);
+    if (events) {
+        ev_tm(&t0, S + 150, 3, (uint64_t[]){STROBE_TM_ABORT, STROBE_TM_ABORT_READ_CONFLICT, 0});
+        ev_tm(&t0, S + 160, 2, (uint64_t[]){STROBE_TM_START, 2});
+    }
+    ev_exit(&t0, S + 200);
+    ev_enter_same(&t0, S + 300);
+    ev_exit(&t0, S + 400);
+    ev_ext_ulebs(&t0, STROBE_EXT_THREAD_CREATE, S + 500, 1, (uint64_t[]){1});
+    ev_ext_ulebs(&t0, STROBE_EXT_THREAD_JOIN, S + 900, 1, (uint64_t[]){1});
+    ev_tm(&t0, S + 1000, 16,
+          (uint64_t[]){STROBE_TM_COUNTS, 0, 0x1000, 753000, 10, 0, 1, 0, 0, 6, 6, 4, 0, 0, 0, 0});
+    ev_tm(&t0, S + 1000, 18,
+          (uint64_t[]){STROBE_TM_COUNTS, 1, 0x2000, 5, 5, 0, 0, 0, 1, 8, 1, 2, 1, 1, 0, 0, 9, 9});
+    ev_ext_ulebs(&t0, STROBE_EXT_THREAD_END, S + 1100, 7, (uint64_t[]){1, 0, 1024, 0, 0, 0, 0});
+
+    memset(&t1, 0, sizeof t1);
+    put_header(&t1, STROBE_MAGIC_EVENTS, 1, S + 450);
+    ev_ext_ulebs(&t1, STROBE_EXT_THREAD_BEGIN, S + 450, 2, (uint64_t[]){TM_EXPERIMENT_PID + 1, 0 + 1});
+    ev_ext_ulebs(&t1, STROBE_EXT_THREAD_END, S + 800, 7, (uint64_t[]){0, 0, 1024, 0, 0, 0, 0});
+
     if ((rc = write_file(proc, "defs", &defs)) < 0 || (rc = write_file(proc, "t0.evt", &t0)) < 0 ||
         (rc = write_file(proc, "t1.evt", &t1)) < 0)
         return rc;

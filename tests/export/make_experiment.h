@@ -45,4 +45,30 @@
  * t0.evt,t1.evt}. Returns 0 or -errno. */
 int make_experiment(const char *dir);
 
+/*
+ * A transactional-memory experiment (one process, pid 4343, MONOTONIC; no
+ * MODULE record, so atomic blocks are named atomic@0x<site>):
+ *
+ *   defs: region 0, kind TM_ATOMIC, site 0x1000
+ *   t0  +0    THREAD_BEGIN
+ *       +5    TM LOGGING 3              (only when `events`)
+ *       +100  ENTER block 0x1000        attempt 1
+ *       +150    TM ABORT read_conflict, culprit unknown   (only when `events`)
+ *       +160    TM START 2                                (only when `events`)
+ *       +200  EXIT                      (commits)
+ *       +300  ENTER_SAME, +400 EXIT     (commits at once)
+ *       +500  THREAD_CREATE t1, +900 THREAD_JOIN t1
+ *       +1000 TM COUNTS t0, site 0x1000: 753000 transactions, 10
+ *             rollbacks, serialized 0/1/0, 0 cancels, aborts 6 4 0 0 0 0
+ *       +1000 TM COUNTS t1, site 0x2000 (no REGION): 5 transactions, 5
+ *             rollbacks, serialized 0/0/0, 1 cancel, 8 causes 1 2 1 1 0 0 9 9
+ *       +1100 THREAD_END
+ *   t1  +450 THREAD_BEGIN (parent t0), +800 THREAD_END
+ *
+ * meta has the lines of EXTRA_META ("" for none) after the usual ones.
+ * Returns 0 or -errno.
+ */
+#define TM_EXPERIMENT_PID 4343u
+int make_tm_experiment(const char *dir, const char *extra_meta, int events);
+
 #endif

@@ -354,13 +354,85 @@ STROBE_TEST(end_to_end)
 STROBE_TEST(paraver_tm)
 {
     const char *dir = strobe_test_tmpdir("paraver");
-    run_check("rm -rf '%s/exp' && %s/strobe run --tm -o '%s/exp' -- %s/../tests/analysis/analysis_tm_prog "
-              ">/dev/null",
+    run_check("rm -rf '%s/exp' && %s/strobe run --tm-monitor events -o '%s/exp' -- "
+              "%s/../tests/analysis/analysis_tm_prog >/dev/null",
               dir, STROBE_BIN_DIR, dir, STROBE_BIN_DIR);
     run_check("%s/strobe export '%s/exp' --format paraver -o '%s/tm'", STROBE_BIN_DIR, dir, dir);
     run_check("python3 %s/check_paraver.py '%s/tm'", CHECKS, dir);
 }
 
+/* Paraver needs the per-attempt log: any other experiment is refused with
+ * one line naming its level, exit 1, and nothing is written. */
+STROBE_TEST(paraver_refuses_without_events)
+{
+    static const struct {
+        const char *meta; /* NULL: the non-TM experiment of make_experiment */
+        const char *why;
+    } cases[] = {
+        {"tm: 1\ntm_monitor: counters\n", "was recorded at TM monitoring level 'counters'"},
+        {"tm: 1\ntm_monitor: off\n", "was recorded at TM monitoring level 'off'"},
+        {"tm: 1\ntm_monitor: stats\n", "was recorded at TM monitoring level 'stats'"},
+        {"", "was recorded at TM monitoring level 'stats'"}, /* an old stats-level experiment */
+        {NULL, "was not run on the monitored STM"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32], exp_dir[4200], want[8600];
+        snprintf(name, sizeof name, "paraver_refuses%zu", i);
+        const char *dir = strobe_test_tmpdir(name);
+        snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
+        CHECK_EQ_INT(cases[i].meta ? make_tm_experiment(exp_dir, cases[i].meta, 0) : make_experiment(exp_dir),
+                     0);
+        char *out;
+        CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format paraver -o '%s/tm'", STROBE_BIN_DIR,
+                                    exp_dir, dir),
+                     1);
+        snprintf(
+            want, sizeof want, "strobe: export: %s %s; the Paraver timeline needs per-attempt events: %s\n",
+            exp_dir, cases[i].why,
+            cases[i].meta ? "re-run with --tm-monitor events" : "run it with strobe run --tm-monitor events");
+        CHECK_STR_EQ(out, want);
+        free(out);
+        check_dir_listing(dir, "exp ");
+    }
+}
+
+/* COUNTS records (level counters and up) are read by the loader; every
+ * exporter walks the streams past them. */
+STROBE_TEST(exporters_skip_tm_counts)
+{
+    const char *dir = strobe_test_tmpdir("tm_counts");
+    char exp_dir[4200], out[4300];
+    snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
+    CHECK_EQ_INT(make_tm_experiment(exp_dir, "tm: 1\ntm_monitor: events\n", 1), 0);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("strobe_experiment_open: %s", eb.msg);
+    CHECK_EQ_INT(exp->ntm_counts, 2);
+    static const struct {
+        int (*fn)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
+                  struct strobe_errbuf *);
+        const char *name;
+    } exporters[] = {{strobe_export_chrome, "trace.json"},
+                     {strobe_export_otf2, "otf2"},
+                     {strobe_export_cubex, "p.cubex"},
+                     {strobe_export_paraver, "tm"}};
+    for (size_t i = 0; i < sizeof exporters / sizeof exporters[0]; i++) {
+        snprintf(out, sizeof out, "%s/%s", dir, exporters[i].name);
+        if (exporters[i].fn(exp, out, NULL, &eb) != 0)
+            STROBE_FAIL("export %s: %s", exporters[i].name, eb.msg);
+    }
+    strobe_experiment_close(exp);
+    /* the Paraver trace has the one abort (cause 1) of t0 and its two blocks */
+    char *prv;
+    CHECK_EQ_INT(
+        strobe_test_sh(&prv, "grep -c ':90000002:1$' '%s/tm.prv'; grep -c 'atomic@0x' '%s/tm.pcf'", dir, dir),
+        0);
+    CHECK_STR_EQ(prv, "1\n2\n");
+    free(prv);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(cubex), STROBE_CASE(progress),
                  STROBE_CASE(unwritable), STROBE_CASE(special_files), STROBE_CASE(escape),
-                 STROBE_CASE(end_to_end), STROBE_CASE(paraver_tm))
+                 STROBE_CASE(end_to_end), STROBE_CASE(paraver_tm),
+                 STROBE_CASE(paraver_refuses_without_events), STROBE_CASE(exporters_skip_tm_counts))

@@ -20,7 +20,10 @@
 
 #include "report/report.h"
 #include "report/units.h"
+#include "report/verdict.h"
+#include "common/format.h"
 #include "strobe/strobe.h"
+#include "strobe/tm.h"
 #include "test.h"
 
 enum { R_MAIN, R_WORKER, R_COMPUTE, R_REC, R_IO, NREGIONS };
@@ -642,8 +645,318 @@ STROBE_TEST(write_error)
     fclose(f);
 }
 
+/* ---- transactional memory ----------------------------------------------
+ * Two atomic blocks on the model above (regions 5 and 6):
+ *   atomic@step (app.c:50), kmeans-like: thread 1 400000 transactions, 6
+ *     rollbacks (aborts 4 read, 2 write), 1 serialized after too many
+ *     rollbacks; thread 2 353000 transactions, 4 rollbacks (3 read, 1
+ *     write). 10 rollbacks in 753010 attempts.
+ *   atomic@push (app.c:60): thread 0 10 transactions, 30 rollbacks (20
+ *     write, 5 validation, 5 other), 2 cancels.
+ * At level events, block step spent 1 s in committed and 1 ms in aborted
+ * attempts, block push 100 µs and 300 µs (100 µs of them cancelled). */
+enum { R_STEP = NREGIONS, R_PUSH, NREGIONS_TM };
+
+struct tm_fixture {
+    struct model m;
+    struct strobe_region_def regions[NREGIONS_TM];
+    struct strobe_tm_model tm;
+    uint32_t blocks[2];
+    struct strobe_tm_cell cells[2 * NTHREADS];
+    uint64_t states[NTHREADS * STROBE_TM_STATE_COUNT];
+    uint64_t aborted_by[(NTHREADS + 1) * NTHREADS];
+};
+
+static void build_tm(struct tm_fixture *f, int level)
+{
+    memset(f, 0, sizeof *f);
+    build_model(&f->m);
+    memcpy(f->regions, f->m.regions, sizeof f->m.regions);
+    f->regions[R_STEP] = (struct strobe_region_def){"atomic@step", "/src/app.c", 50,
+                                                    "/bin/app",    0x2000,       STROBE_REGION_TM_ATOMIC};
+    f->regions[R_PUSH] = (struct strobe_region_def){"atomic@push", "/src/app.c", 60,
+                                                    "/bin/app",    0x3000,       STROBE_REGION_TM_ATOMIC};
+    f->m.exp.regions = f->regions;
+    f->m.exp.nregions = NREGIONS_TM;
+    f->m.exp.tm = true;
+    f->m.exp.tm_level = level;
+    struct strobe_tm_model *t = &f->tm;
+    t->nblocks = 2;
+    t->blocks = f->blocks;
+    f->blocks[0] = R_STEP;
+    f->blocks[1] = R_PUSH;
+    t->nthreads = NTHREADS;
+    t->cells = f->cells;
+    t->states = f->states;
+    t->aborted_by = f->aborted_by;
+    t->has_counts = level != STROBE_TM_MONITOR_STATS;
+    t->has_events = level == STROBE_TM_MONITOR_EVENTS;
+    t->has_aborts = t->has_counts || t->has_events;
+    struct strobe_tm_cell *step1 = &f->cells[0 * NTHREADS + 1], *step2 = &f->cells[0 * NTHREADS + 2];
+    struct strobe_tm_cell *push0 = &f->cells[1 * NTHREADS + 0];
+    *step1 = (struct strobe_tm_cell){.transactions = 400000, .rollbacks = 6, .serialized = {0, 1, 0}};
+    *step2 = (struct strobe_tm_cell){.transactions = 353000, .rollbacks = 4};
+    *push0 = (struct strobe_tm_cell){.transactions = 10, .rollbacks = 30, .cancels = 2};
+    if (t->has_aborts) {
+        step1->aborts[0] = 4, step1->aborts[1] = 2;
+        step2->aborts[0] = 3, step2->aborts[1] = 1;
+        push0->aborts[1] = 20, push0->aborts[2] = 5, push0->aborts[5] = 5;
+    }
+    if (t->has_events) {
+        step1->committed_ns = 600000000, step1->aborted_ns = 600000;
+        step2->committed_ns = 400000000, step2->aborted_ns = 400000;
+        push0->committed_ns = 100000, push0->aborted_ns = 300000, push0->cancelled_ns = 100000;
+        for (int th = 0; th < NTHREADS; th++)
+            f->states[th * STROBE_TM_STATE_COUNT + STROBE_TM_STATE_COMPUTE] = 1000 * (uint64_t)(th + 1);
+        f->aborted_by[1 * NTHREADS + 0] = 25; /* thread 1 aborted thread 0 */
+        f->aborted_by[NTHREADS * NTHREADS + 1] = 6;
+    }
+}
+
+static char *render_tm(const struct tm_fixture *f, int json)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(out != NULL);
+    struct strobe_report_opts o;
+    strobe_report_opts_init(&o);
+    o.tm = &f->tm;
+    int rc = json ? strobe_report_json(out, &f->m.exp, &f->m.prof, &o)
+                  : strobe_report_text(out, &f->m.exp, &f->m.prof, &o);
+    fclose(out);
+    CHECK_EQ_INT(rc, 0);
+    return buf;
+}
+
+/* Builds the fixture at LEVEL and renders its report with the TM section. */
+static char *tm_report(struct tm_fixture *f, int level, int json)
+{
+    build_tm(f, level);
+    return render_tm(f, json);
+}
+
+static struct strobe__tm_verdict verdict(uint64_t transactions, uint64_t rollbacks, uint64_t irrevocable,
+                                         uint64_t maxrb, bool times, uint64_t committed, uint64_t aborted,
+                                         uint64_t cancelled)
+{
+    struct strobe_tm_cell c = {.transactions = transactions,
+                               .rollbacks = rollbacks,
+                               .serialized = {irrevocable, maxrb, 0},
+                               .committed_ns = committed,
+                               .aborted_ns = aborted,
+                               .cancelled_ns = cancelled};
+    struct strobe__tm_verdict v;
+    strobe__tm_verdict(&c, times, &v);
+    return v;
+}
+
+/* The grades of docs/tm.md at and around each threshold. */
+STROBE_TEST(tm_verdict_thresholds)
+{
+    /* kmeans: 10 rollbacks in 753 k transactions, one of them serialized */
+    struct strobe__tm_verdict v = verdict(753000, 10, 0, 1, false, 0, 0, 0);
+    CHECK_EQ_INT(v.grade, STROBE__TM_GOOD);
+    CHECK(v.rollback_rate == 10.0 / 753010);
+    CHECK(v.wasted < 0);
+    CHECK(v.serialized == 1.0 / 753000);
+    CHECK_STR_EQ(v.grade_name, "good");
+    CHECK_EQ_INT(verdict(753000, 10, 0, 1, true, 1000000000, 1000000, 0).grade, STROBE__TM_GOOD);
+    /* rollback rate: < 5 % good, 5 % fair, 50 % contention */
+    CHECK_EQ_INT(verdict(96, 4, 0, 0, false, 0, 0, 0).grade, STROBE__TM_GOOD);
+    CHECK_EQ_INT(verdict(95, 5, 0, 0, false, 0, 0, 0).grade, STROBE__TM_FAIR);
+    CHECK_EQ_INT(verdict(51, 49, 0, 0, false, 0, 0, 0).grade, STROBE__TM_FAIR);
+    CHECK_EQ_INT(verdict(50, 50, 0, 0, false, 0, 0, 0).grade, STROBE__TM_CONTENTION);
+    /* wasted: < 10 % good, 10 % fair, 50 % contention; cancelled time is
+     * not a conflict */
+    CHECK_EQ_INT(verdict(100, 0, 0, 0, true, 901, 99, 0).grade, STROBE__TM_GOOD);
+    CHECK_EQ_INT(verdict(100, 0, 0, 0, true, 900, 100, 0).grade, STROBE__TM_FAIR);
+    CHECK_EQ_INT(verdict(100, 0, 0, 0, true, 500, 500, 0).grade, STROBE__TM_CONTENTION);
+    CHECK_EQ_INT(verdict(100, 0, 0, 0, true, 500, 500, 500).grade, STROBE__TM_GOOD);
+    /* serialized: < 1 % good, 1 % fair, 10 % serialization */
+    CHECK_EQ_INT(verdict(1000, 0, 9, 0, false, 0, 0, 0).grade, STROBE__TM_GOOD);
+    CHECK_EQ_INT(verdict(1000, 0, 10, 0, false, 0, 0, 0).grade, STROBE__TM_FAIR);
+    v = verdict(1000, 0, 100, 0, false, 0, 0, 0);
+    CHECK_EQ_INT(v.grade, STROBE__TM_SERIALIZATION);
+    CHECK_CONTAINS(v.advice, "irrevocably");
+    v = verdict(1000, 0, 40, 60, false, 0, 0, 0);
+    CHECK_EQ_INT(v.grade, STROBE__TM_SERIALIZATION);
+    CHECK_CONTAINS(v.advice, "rollback limit");
+    /* contention is named before serialization */
+    CHECK_EQ_INT(verdict(10, 90, 0, 10, false, 0, 0, 0).grade, STROBE__TM_CONTENTION);
+    CHECK_EQ_INT(verdict(0, 3, 0, 0, true, 0, 10, 0).grade, STROBE__TM_NONE);
+}
+
+/* Level counters: counts, abort causes per block and thread, no times; the
+ * verdict says it rests on the counts. */
+STROBE_TEST(text_tm_counters)
+{
+    struct tm_fixture f;
+    char *t = tm_report(&f, STROBE_TM_MONITOR_COUNTERS, 0);
+    CHECK_LINE(
+        t, "  TM monitoring    counters — per block counts at exit; no times or culprits (use --tm-monitor "
+           "events)");
+    CHECK_CONTAINS(
+        t, "\n\n"
+           "Transactional memory\n"
+           "  TM monitoring: counters — per block counts at exit; no times or culprits (use --tm-monitor "
+           "events)\n"
+           "\n"
+           "Atomic blocks (rb rate = rollbacks / (transactions + rollbacks))\n"
+           "  block / thread          transactions   rollbacks   rb rate  ser.irrev  ser.maxrb  ser.other   "
+           "cancels\n"
+           "  atomic@step (app.c:50)        753000          10    <0.01%          0          1          0    "
+           "     0\n"
+           "    thread 1                    400000           6    <0.01%          0          1          0    "
+           "     0\n"
+           "    thread 2                    353000           4    <0.01%          0          0          0    "
+           "     0\n"
+           "  atomic@push (app.c:60)            10          30    75.00%          0          0          0    "
+           "     2\n"
+           "    thread 0                        10          30    75.00%          0          0          0    "
+           "     2\n"
+           "\n"
+           "Abort causes (aborted attempts per cause)\n"
+           "  block / thread          read_conflict  write_conflict  validation  explicit  irrevocable     "
+           "other\n"
+           "  atomic@step (app.c:50)              7               3           0         0            0       "
+           "  0\n"
+           "    thread 1                          4               2           0         0            0       "
+           "  0\n"
+           "    thread 2                          3               1           0         0            0       "
+           "  0\n"
+           "  atomic@push (app.c:60)              0              20           5         0            0       "
+           "  5\n"
+           "    thread 0                          0              20           5         0            0       "
+           "  5\n"
+           "\n"
+           "  Times, TMbox states and culprits are not recorded at level 'counters': re-run with "
+           "--tm-monitor events\n"
+           "\n"
+           "Verdict (thresholds: docs/tm.md, \"Verdict\")\n"
+           "  atomic@step (app.c:50): TM works well\n"
+           "    rollback rate <0.01% (10 of 753010 attempts), serialized <0.01% (1 of 753000 transactions), "
+           "wasted time not measured at level 'counters': the verdict rests on the counts only\n"
+           "    Conflicts are rare; compare the block's time with a lock or atomic version to see whether TM "
+           "pays off.\n"
+           "  atomic@push (app.c:60): contention too high for TM\n"
+           "    rollback rate 75.00% (30 of 40 attempts), serialized 0% (0 of 10 transactions), wasted time "
+           "not measured at level 'counters': the verdict rests on the counts only\n"
+           "    Most of the work is redone; a lock, smaller transactions or less shared data written would "
+           "serve better.\n");
+    CHECK(strstr(t, "strobe run --tm") == NULL);
+    free(t);
+}
+
+/* Level events: times, the wasted share in the verdict, TMbox states. */
+STROBE_TEST(text_tm_events)
+{
+    struct tm_fixture f;
+    char *t = tm_report(&f, STROBE_TM_MONITOR_EVENTS, 0);
+    CHECK_LINE(
+        t, "  TM monitoring: events — every transaction attempt: counts, times, TMbox states, abort causes "
+           "and culprits");
+    CHECK_LINE(
+        t, "Atomic blocks (rb rate = rollbacks / (transactions + rollbacks); wasted = aborted / (committed + "
+           "aborted) attempt time)");
+    CHECK_LINE(t, "  atomic@step (app.c:50)        753000          10    <0.01%          0          1        "
+                  "  0         0"
+                  "      1.000 s     1.000 ms     0.10%");
+    CHECK_LINE(t, "    thread 0                        10          30    75.00%          0          0        "
+                  "  0         2"
+                  "   100.000 µs   300.000 µs    75.00%");
+    CHECK_LINE(
+        t, "    rollback rate <0.01% (10 of 753010 attempts), serialized <0.01% (1 of 753000 transactions), "
+           "wasted 0.10% of attempt time in rolled-back attempts");
+    CHECK_LINE(
+        t,
+        "    rollback rate 75.00% (30 of 40 attempts), serialized 0% (0 of 10 transactions), wasted 50.00% "
+        "of attempt time in rolled-back attempts");
+    CHECK_LINE(t, "  1               25         0         0");
+    CHECK_LINE(t, "  unknown          0         6         0");
+    CHECK(strstr(t, "not recorded at level") == NULL);
+    free(t);
+}
+
+/* What the report says about each level when there is nothing to show. */
+STROBE_TEST(text_tm_levels_without_blocks)
+{
+    static const struct {
+        bool tm;
+        int level;
+        const char *line;
+    } cases[] = {
+        {false, 0,
+         "  no atomic blocks: not run on the monitored STM (run the program with `strobe run --tm`)"},
+        {true, STROBE_TM_MONITOR_OFF,
+         "  no atomic blocks: the STM recorded nothing at level 'off' (re-run with --tm-monitor counters or "
+         "higher)"},
+        {true, STROBE_TM_MONITOR_COUNTERS,
+         "  no atomic blocks: no TM counts: no atomic block ran, or the program did not exit normally (the "
+         "counts "
+         "are written at exit) or ran with --no-trace"},
+        {true, STROBE_TM_MONITOR_EVENTS, "  no atomic blocks: no atomic block ran"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tm_fixture f;
+        build_tm(&f, cases[i].level);
+        f.m.exp.tm = cases[i].tm;
+        f.tm.nblocks = 0;
+        char *t = render_tm(&f, 0);
+        CHECK_LINE(t, cases[i].line);
+        if (cases[i].tm)
+            CHECK(strstr(t, "strobe run --tm") == NULL);
+        else
+            CHECK(strstr(t, "TM monitoring") == NULL);
+        free(t);
+    }
+    /* the level of an experiment without the meta keys is marked inferred */
+    struct tm_fixture f;
+    build_tm(&f, STROBE_TM_MONITOR_STATS);
+    f.m.exp.tm_level_inferred = true;
+    char *t = render_tm(&f, 0);
+    CHECK_LINE(
+        t,
+        "  TM monitoring    stats — atomic blocks in the profile, counts per call path; no times or culprits "
+        "(use --tm-monitor events) (level inferred from the records)");
+    CHECK_LINE(
+        t, "  Abort causes, times, TMbox states and culprits are not recorded at level 'stats': re-run with "
+           "--tm-monitor events");
+    CHECK(strstr(t, "Abort causes (") == NULL);
+    free(t);
+}
+
+STROBE_TEST(json_tm)
+{
+    struct tm_fixture f;
+    char *j = tm_report(&f, STROBE_TM_MONITOR_COUNTERS, 1);
+    static const char *const script =
+        "import json,sys\n"
+        "d=json.load(open(sys.argv[1]))[\"tm\"]\n"
+        "print(d[\"level\"], d[\"level_inferred\"], d[\"has_events\"], d[\"has_counts\"])\n"
+        "b=d[\"blocks\"][0]\n"
+        "def v(x): return \" \".join(k + \"=\" + (\"%.6g\" % x[k] if x[k] is not None else \"null\") "
+        "for k in (\"rollback_rate\", \"wasted\", \"serialized\"))\n"
+        "print(b[\"verdict\"][\"grade\"], v(b[\"verdict\"]))\n"
+        "print(json.dumps(b[\"aborts\"], sort_keys=True), b[\"committed_ns\"])\n"
+        "print(d[\"blocks\"][1][\"verdict\"][\"grade\"], v(d[\"blocks\"][1][\"verdict\"]))\n"
+        "print(d[\"states\"])\n";
+    char *facts = json_facts(j, "json_tm", script);
+    /* 10 / 753010 and 1 / 753000 */
+    CHECK_STR_EQ(facts, "counters False False True\n"
+                        "good rollback_rate=1.328e-05 wasted=null serialized=1.32802e-06\n"
+                        "{\"explicit\": 0, \"irrevocable\": 0, \"other\": 0, \"read_conflict\": 7, "
+                        "\"validation\": 0, \"write_conflict\": 3} None\n"
+                        "contention rollback_rate=0.75 wasted=null serialized=0\n"
+                        "None\n");
+    free(facts);
+    free(j);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(units_time), STROBE_CASE(units_bytes), STROBE_CASE(sort_parse),
                  STROBE_CASE(text_summary), STROBE_CASE(text_drops_and_exit), STROBE_CASE(text_flat),
                  STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(json_tree),
                  STROBE_CASE(json_fields), STROBE_CASE(json_escapes), STROBE_CASE(deep_recursion),
-                 STROBE_CASE(bad_model), STROBE_CASE(write_error))
+                 STROBE_CASE(bad_model), STROBE_CASE(write_error), STROBE_CASE(tm_verdict_thresholds),
+                 STROBE_CASE(text_tm_counters), STROBE_CASE(text_tm_events),
+                 STROBE_CASE(text_tm_levels_without_blocks), STROBE_CASE(json_tm))
