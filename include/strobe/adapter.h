@@ -83,10 +83,12 @@ STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned 
                                         const struct strobe_metric_samples *metrics, size_t n);
 
 /* Registers fn to be called on every measured thread just before its
- * measurement ends (thread exit; the exiting thread at process exit): the
- * last moment it can add counts to its profile. At most 8 functions per
- * process; -ENOSPC beyond. */
-STROBE_API int strobe_adapter_at_thread_end(void (*fn)(void));
+ * measurement ends: at its exit with process_exit 0, and on the thread
+ * that ends the process (exit() or main's return: from libstrobe.so's
+ * destructor, before the experiment is closed) with process_exit 1. The
+ * last moment to add counts to the thread's profile or records to its
+ * stream. At most 8 functions per process; -ENOSPC beyond. */
+STROBE_API int strobe_adapter_at_thread_end(void (*fn)(int process_exit));
 
 #ifdef __cplusplus
 }

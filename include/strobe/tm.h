@@ -71,9 +71,10 @@ STROBE_API int strobe_se_get_all_stats(strobe_se_report_t *out);
 /* Monitoring level of the TM runtime, chosen by STROBE_TM_MONITOR at
  * start-up: the statistics above are always kept. */
 enum strobe_tm_monitor {
-    STROBE_TM_MONITOR_OFF = 0,    /* statistics API only */
-    STROBE_TM_MONITOR_STATS = 1,  /* + per atomic block and call path counts in the profile */
-    STROBE_TM_MONITOR_EVENTS = 2, /* + TMbox-style event log in the trace */
+    STROBE_TM_MONITOR_OFF = 0,      /* statistics API only */
+    STROBE_TM_MONITOR_COUNTERS = 1, /* + per thread and atomic block counts, written at exit */
+    STROBE_TM_MONITOR_STATS = 2,    /* + atomic blocks as regions: counts per call path in the profile */
+    STROBE_TM_MONITOR_EVENTS = 3,   /* + TMbox-style event log in the trace */
 };
 STROBE_API enum strobe_tm_monitor strobe_tm_monitor_level(void);
 

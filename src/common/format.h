@@ -118,8 +118,19 @@ enum strobe_ext_type {
      *   4 SERIAL    uleb cause (1 irrevocable action, 2 max rollbacks,
      *               3 other)
      *   5 CANCEL    uleb 1 if the outermost transaction was cancelled
-     *   6 LOGGING   uleb 2: this thread logs TM events from here on (once,
-     *               before its first transaction)
+     *   6 LOGGING   uleb 3 (enum strobe_tm_monitor, "events"): this thread
+     *               logs TM events from here on (once, before its first
+     *               transaction)
+     *   7 COUNTS    (level "counters" and up; written at process exit by
+     *               the exiting thread, outside any region, one record per
+     *               thread and atomic block that ran transactions)
+     *               uleb thread index (t<N> that ran them), uleb site (the
+     *               atomic block: address of its call to
+     *               _ITM_beginTransaction, resolved like a REGION address),
+     *               uleb transactions, uleb rollbacks, uleb serialized
+     *               (irrevocable action), uleb serialized (max rollbacks),
+     *               uleb serialized (other), uleb cancels, uleb n, then n
+     *               ulebs: aborts by cause 1..n (the ABORT causes below)
      * A committed first attempt costs one record (LOCKED), or none when it
      * ran serially. */
     STROBE_EXT_TM = 8,
@@ -133,6 +144,7 @@ enum strobe_tm_event {
     STROBE_TM_SERIAL = 4,
     STROBE_TM_CANCEL = 5,
     STROBE_TM_LOGGING = 6,
+    STROBE_TM_COUNTS = 7,
 };
 enum strobe_tm_abort_cause {
     STROBE_TM_ABORT_READ_CONFLICT = 1,

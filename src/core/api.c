@@ -461,7 +461,7 @@ STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned 
     return rc;
 }
 
-STROBE_API int strobe_adapter_at_thread_end(void (*fn)(void))
+STROBE_API int strobe_adapter_at_thread_end(void (*fn)(int process_exit))
 {
     if (fn == NULL)
         return -EINVAL;
@@ -478,11 +478,11 @@ STROBE_API int strobe_adapter_at_thread_end(void (*fn)(void))
     return room ? 0 : -ENOSPC;
 }
 
-void strobe__run_thread_end_hooks(void)
+void strobe__run_thread_end_hooks(int process_exit)
 {
     uint32_t n = atomic_load_explicit(&strobe__rt.nthread_end_hooks, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
-        strobe__rt.thread_end_hooks[i]();
+        strobe__rt.thread_end_hooks[i](process_exit);
 }
 
 static STROBE_COLD int event_record_slow(unsigned type, const uint8_t *payload, size_t len)

@@ -109,7 +109,7 @@ struct strobe__runtime {
 
     /* strobe_adapter_at_thread_end: called on each thread before its
      * measurement ends. Appended once each, read without the lock. */
-    void (*thread_end_hooks[STROBE__MAX_THREAD_END_HOOKS])(void);
+    void (*thread_end_hooks[STROBE__MAX_THREAD_END_HOOKS])(int process_exit);
     _Atomic uint32_t nthread_end_hooks;
 
     /* Real implementations behind the interposed functions. */
@@ -171,7 +171,7 @@ int strobe__runtime_ensure(void);
 
 /* Runs the strobe_adapter_at_thread_end hooks on the calling thread
  * (while its measurement is still on). */
-void strobe__run_thread_end_hooks(void);
+void strobe__run_thread_end_hooks(int process_exit);
 
 /* Writes a CLOCK_SYNC point unless one was written less than min_gap_ns
  * ago (0 = always). Caller holds lock. */

@@ -144,10 +144,19 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
         return 0;
     size_t need = 1 + 10 + (len < 0x80 ? 1 : 2) + len;
     uint8_t *p;
-    if (type != STROBE_EXT_THREAD_END) {
-        if (need > STROBE_MAX_EVENT_BYTES)
-            return STROBE_ERR_LIMIT; /* no such record type: STROBE_MAX_EVENT_BYTES is the contract */
+    if (type != STROBE_EXT_THREAD_END && need <= STROBE_MAX_EVENT_BYTES) {
         p = strobe__trace_room(t);
+    } else if (type != STROBE_EXT_THREAD_END) {
+        /* A large record (an adapter's, up to STROBE_MAX_EXT_PAYLOAD): the
+         * limit only leaves room for a small one, and the last chunk's
+         * tail stays reserved for THREAD_END. */
+        size_t keep = t->evt.last ? STROBE__TAIL_RESERVE : 0;
+        p = t->pos;
+        if ((size_t)(strobe__mfile_end(&t->evt) - p) < need + keep) {
+            p = t->evt.last ? NULL : next_chunk(t);
+            if (!p)
+                strobe__count_dropped(t, 1);
+        }
     } else {
         /* THREAD_END may use the tail reserve of the last chunk (its whole
          * purpose), but never a chunk that does not exist. */
@@ -299,7 +308,7 @@ void strobe__thread_end(struct strobe__thread *t)
     struct strobe__tls *tl = &strobe__tls;
     /* the adapters' last word, while the thread is still measured */
     if (tl->t == t && strobe__active() && !(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))
-        strobe__run_thread_end_hooks();
+        strobe__run_thread_end_hooks(0);
     strobe__busy_set(t, STROBE__BUSY_IN);
     /* From here on this thread's events are ignored, including those of a
      * signal handler interrupting what follows. */

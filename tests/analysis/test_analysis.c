@@ -830,6 +830,30 @@ STROBE_TEST(real_tm_stats_level)
     CHECK_EQ_INT(strobe_tm_model_build(exp, p, &m, &eb), 0);
     CHECK(!m->has_events); /* counts only */
     check_tm_counts(exp, m);
+    /* the profile has them per call path, as untimed visits with metrics:
+     * block A (at the root: main is not instrumented) on thread 0 */
+    size_t a = tm_block(exp, m, tm_prog_line("/* block A */"));
+    uint32_t cancels = STROBE_NONE;
+    for (size_t i = 0; i < exp->nmetrics; i++)
+        if (strcmp(exp->metrics[i].name, "tm.cancels") == 0)
+            cancels = (uint32_t)i;
+    CHECK(cancels != STROBE_NONE);
+    size_t found = 0;
+    for (size_t i = 0; i < p->nnodes; i++) {
+        const struct strobe_cnode *n = &p->nodes[i];
+        if (n->region != m->blocks[a])
+            continue;
+        found++;
+        CHECK_EQ_INT(n->depth, 1);
+        CHECK_EQ_U64(n->total.visits, 1000);
+        CHECK_EQ_U64(n->per_thread[0].visits, 1000);
+        CHECK_EQ_U64(n->total.incl_ns, 0);
+        CHECK_EQ_U64(n->total.min_ns, UINT64_MAX);
+        CHECK(n->metrics != NULL);
+        CHECK_EQ_U64(n->metrics[cancels].count, 10);
+        CHECK_EQ_INT(n->metrics[cancels].sum, 10);
+    }
+    CHECK_EQ_INT(found, 1);
     strobe_tm_model_free(m);
     strobe_profile_free(p);
     strobe_experiment_close(exp);

@@ -73,8 +73,9 @@ static __thread uint64_t counted_path;
 static void *adapter_thread(void *arg);
 
 /* the thread-end hook: its counts into its profile */
-static void add_counts(void)
+static void add_counts(int process_exit)
 {
+    (void)process_exit;
     if (counted_path == 0)
         return;
     struct strobe_metric_samples m = {&items, 3, 12, 1, 8};
