@@ -107,12 +107,12 @@ static inline int strobe_test_sh(char **out, const char *fmt, ...)
     if (!p)
         STROBE_FAIL("popen %s", cmd);
     size_t len = 0, cap = 65536;
-    char *buf = malloc(cap);
+    char *buf = (char *)malloc(cap);
     size_t n;
     while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
         len += n;
         if (cap - len < 4096)
-            buf = realloc(buf, cap *= 2);
+            buf = (char *)realloc(buf, cap *= 2);
     }
     buf[len] = 0;
     int st = pclose(p);
