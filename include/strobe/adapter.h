@@ -40,6 +40,13 @@ STROBE_API int strobe_code_region_rewind(uintptr_t addr);
  * stream with the current time. Nothing is recorded when tracing is off. */
 STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len);
 
+/* The same with the time `ticks` (from strobe_adapter_ticks, taken on
+ * this thread after its previous record): for an event whose time is
+ * known before it can be recorded (the TM runtime records a commit's
+ * LOCKED only once it has released its locks). A time before the
+ * previous record's is recorded as that record's. */
+STROBE_API int strobe_event_record_at(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks);
+
 /* The current time in the clock of the calling thread's stream (the
  * ticks of docs/formats/trace.md; 0 when the thread is not measured). For
  * durations carried in event payloads. */

@@ -485,7 +485,8 @@ void strobe__run_thread_end_hooks(int process_exit)
         strobe__rt.thread_end_hooks[i](process_exit);
 }
 
-static STROBE_COLD int event_record_slow(unsigned type, const uint8_t *payload, size_t len)
+/* ticks 0: now */
+static STROBE_COLD int event_record_slow(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks)
 {
     int rc;
     struct strobe__thread *t = recording_thread(&rc);
@@ -493,25 +494,35 @@ static STROBE_COLD int event_record_slow(unsigned type, const uint8_t *payload, 
         return rc;
     if (t->mode & STROBE__MODE_TRACE) {
         strobe__busy_set(t, STROBE__BUSY_IN);
-        rc = strobe__ext_record(t, type, strobe__now(t), payload, len);
+        rc = strobe__ext_record(t, type, ticks ? ticks : strobe__now(t), payload, len);
         strobe__busy_clear(t, STROBE__BUSY_IN);
     }
     return rc;
 }
 
-STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len)
+static inline int event_record(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks)
 {
     if (type < STROBE_EXT_TM || type > 63 || len > STROBE_MAX_EXT_PAYLOAD || (len > 0 && payload == NULL))
         return -EINVAL;
     struct strobe__thread *t = strobe__tls.t;
     if (STROBE_UNLIKELY(t == NULL) || !strobe__event_ok(t))
-        return event_record_slow(type, payload, len);
+        return event_record_slow(type, payload, len, ticks);
     if (!(t->mode & STROBE__MODE_TRACE))
         return 0;
     strobe__busy_enter(t);
-    int rc = strobe__ext_record(t, type, strobe__now(t), payload, len);
+    int rc = strobe__ext_record(t, type, ticks ? ticks : strobe__now(t), payload, len);
     strobe__busy_leave(t);
     return rc;
+}
+
+STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t len)
+{
+    return event_record(type, payload, len, 0);
+}
+
+STROBE_API int strobe_event_record_at(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks)
+{
+    return ticks == 0 ? -EINVAL : event_record(type, payload, len, ticks);
 }
 
 STROBE_API uint64_t strobe_adapter_ticks(void)

@@ -20,14 +20,6 @@ TM_ABI void _ITM_commitTransaction(void)
     strobe__tm_commit(tm_tx());
 }
 
-/* C++ exception variant: the exception object needs no special care here
- * (no transactional exception support; see docs/tm.md). */
-TM_ABI void _ITM_commitTransactionEH(void *exc)
-{
-    (void)exc;
-    strobe__tm_commit(tm_tx());
-}
-
 TM_ABI void _ITM_abortTransaction(uint32_t reason)
 {
     strobe__tm_cancel(tm_tx(), reason);
@@ -142,9 +134,9 @@ struct tm_clone_table {
 };
 
 struct tm_clone_index {
-    unsigned bits;                 /* 2^bits slots, at most half of them used */
-    struct itm_clone_pair *slots;  /* orig NULL: empty */
-    struct tm_clone_index *older;  /* replaced indexes, kept alive */
+    unsigned bits;                /* 2^bits slots, at most half of them used */
+    struct itm_clone_pair *slots; /* orig NULL: empty */
+    struct tm_clone_index *older; /* replaced indexes, kept alive */
 };
 
 static __attribute__((noreturn, cold)) void tm_clone_oom(void)

@@ -135,6 +135,7 @@ struct tm_tx *strobe__tm_tx_slow(void)
     }
     tx->stack_lo = (uintptr_t)lo;
     tx->rng = 0x9e3779b97f4a7c15ull * (tx->slot + 1);
+    tx->cxx_uncaught = strobe__tm_cxx_uncaught_counter();
     strobe__tm_self = tx;
     pthread_setspecific(rt.key, tx);
     strobe__tm_mon_thread_begin(tx);
@@ -291,6 +292,8 @@ static void tm_push_checkpoint(struct tm_tx *tx, uint32_t props, const struct tm
     cp->ncommit = tx->commit_actions.n;
     cp->nalloc = tx->allocs.n;
     cp->nfree = tx->frees.n;
+    cp->ncatch = tx->cxx_catches;
+    cp->nuncaught = tx->cxx_uncaught != NULL ? *tx->cxx_uncaught : 0;
 }
 
 uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
@@ -627,6 +630,7 @@ void strobe__tm_commit(struct tm_tx *tx)
             for (size_t i = 0; i < tx->held.n; i++)
                 atomic_store_explicit(tx->held.v[i].lock, TM_MAKE_VERSION(wv, tx->slot),
                                       memory_order_release);
+            strobe__tm_mon_published(tx);
         } else if (tx->spec && !tm_extend(tx, &culprit)) {
             /* read-only chunk: its reads must still hold at its turn */
             strobe__tm_abort(tx, TM_ABORT_VALIDATION, culprit);
@@ -672,6 +676,7 @@ void strobe__tm_abort(struct tm_tx *tx, enum tm_abort_cause cause, int culprit)
     tm_undo_log(tx, 0, tx->cps.v[0].jb.cfa);
     tm_release_aborted(tx);
     tm_run_undo_actions(tx, 0);
+    strobe__tm_cxx_rollback(tx, &tx->cps.v[0]);
     tm_free_allocs(tx, 0);
     tm_clear(tx);
     tx->frees.n = 0; /* they stay in use: the transaction never happened */
@@ -715,6 +720,7 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
     strobe__tm_mon_cancel(tx, k == 0);
     tm_undo_log(tx, cp.nlog, cp.jb.cfa);
     tm_run_undo_actions(tx, cp.nundo);
+    strobe__tm_cxx_rollback(tx, &cp);
     tm_free_allocs(tx, cp.nalloc);
     tx->commit_actions.n = cp.ncommit;
     tx->frees.n = cp.nfree;

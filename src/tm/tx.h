@@ -117,6 +117,7 @@ struct tm_checkpoint {
     uint32_t props;
     uint32_t nesting;
     size_t nlog, nundo, ncommit, nalloc, nfree;
+    uint32_t ncatch, nuncaught; /* C++ exception state to return to (cxx.c) */
 };
 
 struct tm_action {
@@ -153,6 +154,41 @@ struct tm_stats {
     _Atomic unsigned long c[TM_STAT_COUNT];
 };
 
+/* Counts of one atomic block on one thread (monitoring level counters and
+ * up, monitor.c): indexes of c[]. */
+enum tm_block_count {
+    TM_BC_TRANSACTIONS,
+    TM_BC_ROLLBACKS,
+    TM_BC_SER_JMV,
+    TM_BC_SER_MAXRB,
+    TM_BC_SER_OTHER,
+    TM_BC_CANCELS,
+    TM_BC_ABORTS, /* + abort cause - 1 */
+    TM_BC_COUNT = TM_BC_ABORTS + TM_ABORT_OTHER
+};
+/* Written by the thread that runs the block; read at exit by the exiting
+ * thread while the others may still run, hence relaxed atomics. Never
+ * moved or freed: the exit writer walks them without stopping anyone. */
+struct tm_block_counts {
+    uintptr_t site;
+    int32_t thread; /* strobe thread number of the thread that ran them */
+    _Atomic uint64_t c[TM_BC_COUNT];
+    _Atomic(struct tm_block_counts *) next;
+};
+
+/* Counts of one atomic block under one call path of its thread (level
+ * stats, monitor.c): added to the thread's profile before its measurement
+ * ends. Owner only. */
+struct tm_path_counts {
+    uint64_t path; /* strobe_adapter_path() at the block's start; 0 = free slot */
+    uintptr_t site;
+    uint64_t visits;
+    uint64_t rollbacks_n; /* transactions that rolled back, and their rollbacks: */
+    int64_t rollbacks_sum, rollbacks_min, rollbacks_max;
+    uint64_t serialized[3]; /* by enum tm_serial_cause - 1 */
+    uint64_t cancels;
+};
+
 /* Per-thread transaction descriptor. Owned by its thread; other threads
  * read only `active` and the statistics (relaxed atomics). */
 struct tm_tx {
@@ -170,6 +206,8 @@ struct tm_tx {
     TM_VEC(struct tm_action) commit_actions;
     TM_VEC(struct tm_block) allocs; /* allocated in this transaction: released on abort */
     TM_VEC(struct tm_block) frees;  /* released in it: given back after commit */
+    unsigned *cxx_uncaught; /* libsupc++'s uncaught-exception count of this thread, or NULL (cxx.c) */
+    uint32_t cxx_catches;   /* catch handlers entered in transactions and not left (cxx.c) */
 
     uint32_t serial_cause; /* enum tm_serial_cause of the running transaction */
     uint32_t next_serial;  /* serial cause requested for the next attempt */
@@ -188,6 +226,15 @@ struct tm_tx {
     _Atomic int32_t core_thread;          /* strobe thread number (t<N>), -1 unmonitored */
     uintptr_t site;                       /* call site of the running outermost transaction */
     uint64_t try_ticks;                   /* monitor: when the commit was requested */
+    uint64_t locked_ticks;                /* monitor: when its commit time was taken */
+    struct tm_block_counts *block;        /* monitor: counts of the running block */
+    _Atomic(struct tm_block_counts *) blocks; /* monitor: this thread's blocks */
+    struct tm_block_counts **block_index; /* monitor: open addressing by site, owner only */
+    unsigned block_index_bits, nblocks;
+    uint64_t path;                       /* monitor (stats): call path of the running block */
+    struct tm_path_counts *path_counts;  /* monitor (stats): its counts */
+    struct tm_path_counts *paths;        /* monitor (stats): open addressing by (path, site) */
+    unsigned paths_bits, npaths;
     struct tm_stats stats;
 };
 
@@ -212,6 +259,7 @@ struct tm_runtime {
     unsigned max_retries;
     pthread_key_t key;
     _Atomic unsigned long se[6]; /* strobe_se_report_t counters, in its order */
+    struct tm_block_counts *retired_blocks; /* block counts of ended threads (monitor.c) */
 };
 
 TM_HIDDEN extern struct tm_runtime strobe__tm_rt;
@@ -255,6 +303,15 @@ TM_HIDDEN __attribute__((noreturn)) void strobe__tm_longjmp(uint32_t action, con
  * else runs), alloc_record does nothing and release releases at once. */
 TM_HIDDEN void strobe__tm_alloc_record(struct tm_tx *tx, void *p, size_t size, tm_release_fn release);
 TM_HIDDEN void strobe__tm_release(struct tm_tx *tx, void *p, size_t size, tm_release_fn release);
+
+/* C++ exceptions in transactions (cxx.c). uncaught_counter: the calling
+ * thread's count of uncaught exceptions in the C++ runtime, NULL in a
+ * process without one. rollback: undoes the exception handling of the
+ * attempt back to checkpoint cp (open catch handlers, the uncaught count,
+ * an exception in flight from a failed commit); called before the
+ * attempt's allocations are released. */
+TM_HIDDEN unsigned *strobe__tm_cxx_uncaught_counter(void);
+TM_HIDDEN void strobe__tm_cxx_rollback(struct tm_tx *tx, const struct tm_checkpoint *cp);
 
 /* The barriers' work (tx.c): n = 1..8 bytes at addr that do not cross an
  * 8-byte word boundary. */

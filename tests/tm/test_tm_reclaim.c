@@ -10,8 +10,9 @@
  * promises that a transaction never sees an inconsistent state (opacity),
  * so a reader inside a transaction must never meet a bad magic word.
  *
- * Rounds: STROBE_TM_STRESS_SECONDS=S runs each case for S seconds (the
- * `make tm-stress` target) instead of its fixed number of rounds.
+ * Rounds: 25, or STROBE_TM_RECLAIM_ROUNDS (the TSan build uses fewer:
+ * everything runs 10-50 times slower there); STROBE_TM_STRESS_SECONDS=S
+ * runs each case for S seconds instead (the `make tm-stress` target).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,7 +28,6 @@
 #define LEN 4       /* nodes on the list between operations */
 #define READERS 2
 #define OPS 4000    /* writer operations per round */
-#define ROUNDS 25
 
 struct node {
     uint64_t magic; /* first: where a freed chunk gets allocator data */
@@ -183,6 +183,8 @@ static void run_case(void (*op)(long))
     const char *s = getenv("STROBE_TM_STRESS_SECONDS");
     double seconds = s != NULL && *s != '\0' ? atof(s) : 0;
     double end = now_s() + seconds;
+    const char *rounds_env = getenv("STROBE_TM_RECLAIM_ROUNDS");
+    long want = rounds_env != NULL && *rounds_env != '\0' ? atol(rounds_env) : 25;
     long rounds = 0;
     do {
         list_reset();
@@ -199,7 +201,7 @@ static void run_case(void (*op)(long))
         CHECK_EQ_INT(atomic_load(&bad_lengths), 0);
         CHECK_EQ_INT(walk(), LEN);
         rounds++;
-    } while (seconds > 0 ? now_s() < end : rounds < ROUNDS);
+    } while (seconds > 0 ? now_s() < end : rounds < want);
     list_reset();
     strobe_tm_report_t r;
     CHECK_EQ_INT(strobe_tm_get_all_stats(&r), 0);
