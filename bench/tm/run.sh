@@ -97,3 +97,7 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 python3 "$SRC/table.py" "$RAW" | tee "$RESULTS/tm_table.txt"
+
+# STAMP's applications (bench/tm/stamp.sh): only when STROBE_STAMP_DIR names
+# the stamp_c folder of mfs409/transmem; otherwise it says so in one line.
+"$SRC/stamp.sh" "$BUILD"

@@ -4,23 +4,15 @@
 ops_per_s), prints medians with min-max, the strobe/libitm ratio and the
 monitoring overhead computed within each repetition, and the goals of
 docs/performance.md with PASS/MISS."""
-import statistics
 import sys
 from collections import defaultdict
+
+from tmstats import med, per_rep_ratio, print_goals
 
 runs = defaultdict(dict)  # (kernel, threads) -> {(config, rep): ops/s}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
     rep, config, kernel, threads, ops = line.split("\t")
     runs[(kernel, int(threads))][(config, int(rep))] = float(ops)
-
-
-def med(values):
-    return statistics.median(values), min(values), max(values)
-
-
-def per_rep_ratio(cell, num, den):
-    reps = sorted({r for (c, r) in cell if c == num} & {r for (c, r) in cell if c == den})
-    return [cell[(num, r)] / cell[(den, r)] for r in reps]
 
 
 def mops(v):
@@ -44,8 +36,8 @@ for kernel in ("update", "bank", "list", "hash"):
             "%s [%s-%s]" % (mops(li[0]), mops(li[1]), mops(li[2])),
             "%s [%s-%s]" % (mops(st[0]), mops(st[1]), mops(st[2])),
             "%.2fx [%.2f-%.2f]" % ra))
-        goals.append(("strobe STM vs libitm, %s, %d thread(s)" % (kernel, threads), ">= 1x", ra[0], ra[0] >= 1.0,
-                      "%.2fx" % ra[0]))
+        goals.append(("strobe STM vs libitm, %s, %d thread(s)" % (kernel, threads), ">= 1x", "%.2fx" % ra[0],
+                      ra[0] >= 1.0))
 
 print("\nMonitoring cost (2 threads, under strobe run --tm-monitor LEVEL): throughput relative to 'off'")
 print("%-8s %-8s %-22s %-22s" % ("kernel", "level", "Mtx/s", "vs off"))
@@ -62,8 +54,6 @@ for kernel in ("bank", "update"):
         if limit is not None:
             cost = 1.0 - rel[0]
             goals.append(("%s monitoring cost, %s, 2 threads" % (level, kernel), "<= %d %%" % round(limit * 100),
-                          cost, cost <= limit, "%.1f %%" % (100 * cost)))
+                          "%.1f %%" % (100 * cost), cost <= limit))
 
-print("\n%-52s %-8s %-9s %s" % ("goal", "target", "measured", "result"))
-for name, target, _, ok, shown in goals:
-    print("%-52s %-8s %-9s %s" % (name, target, shown, "PASS" if ok else "MISS"))
+print_goals(goals)
