@@ -43,6 +43,8 @@ typedef struct strobe_tm_report {
     unsigned long total_serialized_maxrb;/* serialized after max rollbacks */
     unsigned long total_serialized_other;/* serialized for another reason */
     unsigned long total_cancels;         /* ended by __transaction_cancel */
+    unsigned long total_hw_commits;      /* of the transactions, committed by the
+                                            hardware (Intel RTM), not by the STM */
 } strobe_tm_report_t;
 
 /* Statistics of speculative execution; the six fields are BG/Q's
@@ -64,6 +66,10 @@ STROBE_API int strobe_tm_get_stats(strobe_tm_report_t *out);
 /* Sum over every thread of the process, including threads that have
  * ended; hw_thread_id is the number of threads counted. Returns 0. */
 STROBE_API int strobe_tm_get_all_stats(strobe_tm_report_t *out);
+
+/* 1 when transactions run as hardware transactions first (Intel RTM,
+ * STROBE_TM_HTM, docs/tm.md), 0 when all run on the STM. */
+STROBE_API int strobe_tm_hardware(void);
 
 /* Sum over every speculative loop and section run so far. Returns 0. */
 STROBE_API int strobe_se_get_all_stats(strobe_se_report_t *out);

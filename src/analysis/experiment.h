@@ -90,7 +90,7 @@ struct strobe_process_info {
  * (enum strobe_tm_abort_cause 1..6) the reader knows; arrays below are
  * indexed by cause - 1. */
 #define STROBE_TM_NSERIAL 3
-#define STROBE_TM_NCAUSES 6
+#define STROBE_TM_NCAUSES 8
 
 /* What one thread did in one atomic block (the report's cell, tm.h):
  * counts, aborts by cause and, from the event log, times. */

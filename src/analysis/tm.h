@@ -143,11 +143,12 @@ static inline const char *strobe_tm_serial_name(int index)
 }
 
 /* "read_conflict", "write_conflict", "validation", "explicit",
- * "irrevocable", "other" (index = cause - 1). */
+ * "irrevocable", "other", and for hardware transactions "hw_conflict",
+ * "hw_capacity" (index = cause - 1). */
 static inline const char *strobe_tm_abort_name(int index)
 {
-    static const char *const names[] = {"read_conflict", "write_conflict", "validation",
-                                        "explicit",      "irrevocable",    "other"};
+    static const char *const names[] = {"read_conflict", "write_conflict", "validation",  "explicit",
+                                        "irrevocable",   "other",          "hw_conflict", "hw_capacity"};
     return index >= 0 && index < STROBE_TM_NCAUSES ? names[index] : "?";
 }
 

@@ -114,7 +114,9 @@ enum strobe_ext_type {
      *               published, until the block's EXIT
      *   3 ABORT     uleb cause (1 read conflict, 2 write conflict,
      *               3 validation, 4 explicit, 5 irrevocable switch,
-     *               6 other), uleb culprit thread index + 1 (0 unknown)
+     *               6 other; in COUNTS also 7 hardware conflict,
+     *               8 hardware capacity), uleb culprit thread index + 1
+     *               (0 unknown)
      *   4 SERIAL    uleb cause (1 irrevocable action, 2 max rollbacks,
      *               3 other)
      *   5 CANCEL    uleb 1 if the outermost transaction was cancelled
@@ -153,6 +155,8 @@ enum strobe_tm_abort_cause {
     STROBE_TM_ABORT_EXPLICIT = 4,
     STROBE_TM_ABORT_IRREVOCABLE = 5,
     STROBE_TM_ABORT_OTHER = 6,
+    STROBE_TM_ABORT_HW_CONFLICT = 7, /* a hardware transaction: conflict with another thread */
+    STROBE_TM_ABORT_HW_CAPACITY = 8, /* a hardware transaction: too much data for the cache */
 };
 enum strobe_tm_serial_cause {
     STROBE_TM_SERIAL_IRREVOCABLE = 1,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/format.h"
 #include "report/report.h"
 #include "report/units.h"
 #include "report/verdict.h"
@@ -539,16 +540,16 @@ static const char *const tm_head[TM_COUNT_COLS] = {"transactions", "rollbacks", 
                                                    "ser.maxrb",    "ser.other", "cancels", "committed",
                                                    "aborted",      "wasted"};
 static const int tm_width[TM_COUNT_COLS] = {12, 10, 8, 9, 9, 9, 8, 11, 11, 8};
-static const int cause_width[STROBE_TM_NCAUSES] = {13, 14, 10, 8, 11, 8};
+static const int cause_width[STROBE_TM_NCAUSES] = {13, 14, 10, 8, 11, 8, 11, 11};
 
 /* The cells of one row: the counts (and times, when measured) or the abort
  * causes. Returns the number of cells. */
-static int tm_cells(char s[][STROBE_UNITS_LEN], const struct strobe_tm_cell *c, bool causes, bool times)
+static int tm_cells(char s[][STROBE_UNITS_LEN], const struct strobe_tm_cell *c, int causes, bool times)
 {
     if (causes) {
-        for (int k = 0; k < STROBE_TM_NCAUSES; k++)
+        for (int k = 0; k < causes; k++)
             fmt_u64(s[k], c->aborts[k]);
-        return STROBE_TM_NCAUSES;
+        return causes;
     }
     fmt_u64(s[0], c->transactions);
     fmt_u64(s[1], c->rollbacks);
@@ -565,11 +566,23 @@ static int tm_cells(char s[][STROBE_UNITS_LEN], const struct strobe_tm_cell *c, 
     return TM_COUNT_COLS;
 }
 
-/* One table over the atomic blocks: a row per block (summed over threads)
- * and one per thread that ran it. */
-static void tm_table(FILE *out, const struct strobe_experiment *exp, const struct strobe_tm_model *m,
-                     bool causes)
+/* The abort causes worth a column: the hardware's only when some
+ * transaction ran in hardware and aborted. */
+static int tm_cause_columns(const struct strobe_tm_model *m)
 {
+    for (size_t i = 0; i < m->nblocks * m->nthreads; i++)
+        for (int k = STROBE_TM_ABORT_HW_CONFLICT - 1; k < STROBE_TM_NCAUSES; k++)
+            if (m->cells[i].aborts[k] != 0)
+                return STROBE_TM_NCAUSES;
+    return STROBE_TM_ABORT_HW_CONFLICT - 1;
+}
+
+/* One table over the atomic blocks: a row per block (summed over threads)
+ * and one per thread that ran it; the counts, or the abort causes. */
+static void tm_table(FILE *out, const struct strobe_experiment *exp, const struct strobe_tm_model *m,
+                     bool by_cause)
+{
+    int causes = by_cause ? tm_cause_columns(m) : 0;
     char label[512], s[TM_COUNT_COLS][STROBE_UNITS_LEN];
     int lw = 14; /* "block / thread" */
     for (size_t b = 0; b < m->nblocks; b++) {
@@ -579,7 +592,7 @@ static void tm_table(FILE *out, const struct strobe_experiment *exp, const struc
     }
     fputs("  ", out);
     cell(out, "block / thread", -lw);
-    int ncols = causes ? STROBE_TM_NCAUSES : m->has_events ? TM_COUNT_COLS : 7;
+    int ncols = causes ? causes : m->has_events ? TM_COUNT_COLS : 7;
     for (int k = 0; k < ncols; k++) {
         fputs("  ", out);
         cell(out, causes ? strobe_tm_abort_name(k) : tm_head[k], causes ? cause_width[k] : tm_width[k]);

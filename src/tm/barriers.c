@@ -93,7 +93,7 @@ static void tm_write_bytes(struct tm_tx *tx, void *dst, const void *src, size_t 
  * directly and asks only that its old value come back on abort. */
 static void tm_log(struct tm_tx *tx, const void *p, size_t n)
 {
-    if (tx->mode == TM_MODE_IRREVOCABLE)
+    if (tx->mode == TM_MODE_IRREVOCABLE || tx->mode == TM_MODE_HTM)
         return;
     uintptr_t a = (uintptr_t)p;
     while (n > 0) {

@@ -211,6 +211,11 @@ static void tm_serial_release(struct tm_tx *tx)
  * the snapshot: the published time is never newer than the snapshot. */
 static void tm_publish(struct tm_tx *tx)
 {
+    if (rt.htm && !tx->stm_counted) {
+        /* seq_cst: visible before any read of data (htm.c) */
+        atomic_fetch_add_explicit(&rt.stm_running, 1, memory_order_seq_cst);
+        tx->stm_counted = true;
+    }
     for (;;) {
         uint64_t now = atomic_load_explicit(&rt.clock, memory_order_acquire);
         atomic_store_explicit(&tx->active, now, memory_order_seq_cst);
@@ -303,7 +308,15 @@ uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
         /* Nested: flattened into the outer transaction, with a checkpoint
          * of its own only if it can be cancelled. */
         tx->nesting++;
-        if (tx->mode == TM_MODE_IRREVOCABLE)
+        if (tx->mode == TM_MODE_HTM) {
+            /* the hardware undoes all or nothing: a block that may cancel
+             * alone, or must become irrevocable, needs the STM */
+            if (!(props & ITM_PR_HAS_NO_ABORT))
+                strobe__tm_htm_abort(TM_HTM_CANCEL);
+            if (!(props & ITM_PR_INSTRUMENTED_CODE) || (props & ITM_PR_DOES_GO_IRREVOCABLE))
+                strobe__tm_htm_abort(TM_HTM_IRREVOCABLE);
+        }
+        if (tx->mode == TM_MODE_IRREVOCABLE || tx->mode == TM_MODE_HTM)
             return (props & ITM_PR_UNINSTRUMENTED_CODE) ? ITM_A_RUN_UNINSTRUMENTED_CODE
                                                         : ITM_A_RUN_INSTRUMENTED_CODE;
         if (!(props & ITM_PR_HAS_NO_ABORT))
@@ -334,8 +347,16 @@ uint32_t strobe__tm_begin(uint32_t props, const struct tm_jmpbuf *jb)
     /* unique without a shared counter: thread slot and a per-thread count */
     tx->id = ((uint64_t)(tx->slot + 1) << 44) + ++tx->count;
     tx->cps.n = 0;
-    tm_push_checkpoint(tx, props, jb);
     strobe__tm_mon_begin(tx, tx->spec ? strobe__tm_spec_site(tx) : (uintptr_t)jb->rip);
+    /* Hardware first for a block that cannot cancel (htm.c); a speculative
+     * chunk needs the STM's commit order. The hardware undoes by itself:
+     * the checkpoint is only needed on the way to the STM. */
+    if (rt.htm && tx->next_serial == TM_SERIAL_NONE && !tx->spec && (props & ITM_PR_HAS_NO_ABORT)) {
+        uint32_t a = strobe__tm_htm_attempt(tx, props);
+        if (a != 0)
+            return a;
+    }
+    tm_push_checkpoint(tx, props, jb);
     return tm_attempt(tx) | ITM_A_SAVE_LIVE_VARIABLES;
 }
 
@@ -597,6 +618,10 @@ static void tm_clear(struct tm_tx *tx)
 static void tm_finish(struct tm_tx *tx, bool cancelled)
 {
     atomic_store_explicit(&tx->active, TM_INACTIVE, memory_order_release);
+    if (tx->stm_counted) {
+        atomic_fetch_sub_explicit(&rt.stm_running, 1, memory_order_release);
+        tx->stm_counted = false;
+    }
     tm_serial_release(tx);
     tx->nesting = 0;
     tx->mode = TM_MODE_STM;
@@ -617,6 +642,13 @@ void strobe__tm_commit(struct tm_tx *tx)
         return;
     }
     uint64_t wv = 0;
+    /* Neither a serial nor a hardware transaction overlapped with another
+     * that could still read what it freed (htm.c). */
+    bool alone = tx->holds_serial || tx->mode == TM_MODE_HTM;
+    if (tx->mode == TM_MODE_HTM) {
+        strobe__tm_htm_commit();
+        tm_stat_inc(tx, TM_STAT_HW_COMMITS);
+    }
     if (tx->mode == TM_MODE_STM) {
         strobe__tm_mon_try_lock(tx);
         if (tx->spec)
@@ -641,8 +673,6 @@ void strobe__tm_commit(struct tm_tx *tx)
     for (size_t i = 0; i < tx->commit_actions.n; i++)
         tx->commit_actions.v[i].fn(tx->commit_actions.v[i].arg);
     tm_clear(tx);
-    /* A transaction that ran alone (serial) overlapped with nobody. */
-    bool alone = tx->holds_serial;
     tm_finish(tx, false);
     /* Blocks released by the transaction go back only when every
      * transaction that might still read them has ended: one that started
@@ -670,6 +700,8 @@ static void tm_backoff(struct tm_tx *tx)
 
 void strobe__tm_abort(struct tm_tx *tx, enum tm_abort_cause cause, int culprit)
 {
+    if (tx->mode == TM_MODE_HTM)
+        strobe__tm_htm_abort(TM_HTM_RETRY);
     if (tx->mode == TM_MODE_IRREVOCABLE)
         tm_fatal("an irrevocable transaction cannot abort");
     strobe__tm_mon_abort(tx, cause, culprit);
@@ -701,6 +733,8 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
 {
     if (reason & ITM_USER_RETRY)
         strobe__tm_abort(tx, TM_ABORT_EXPLICIT, -1);
+    if (tx->mode == TM_MODE_HTM) /* not reached: such blocks do not start in hardware */
+        strobe__tm_htm_abort(TM_HTM_CANCEL);
     if (tx->mode == TM_MODE_IRREVOCABLE) {
         char where[512];
         strobe__tm_describe_site(tx->cps.v[0].jb.rip, where, sizeof where);
@@ -742,6 +776,8 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
 
 void strobe__tm_go_irrevocable(struct tm_tx *tx, enum tm_serial_cause cause)
 {
+    if (tx->mode == TM_MODE_HTM)
+        strobe__tm_htm_abort(TM_HTM_IRREVOCABLE);
     if (tx->mode == TM_MODE_IRREVOCABLE) {
         if (tx->serial_cause == TM_SERIAL_ALONE)
             tm_count_serial(tx, cause); /* it would have had to serialize */
@@ -795,6 +831,7 @@ static void tm_report_from(strobe_tm_report_t *out, struct tm_stats *s)
     out->total_serialized_maxrb = v[TM_STAT_SER_MAXRB];
     out->total_serialized_other = v[TM_STAT_SER_OTHER];
     out->total_cancels = v[TM_STAT_CANCELS];
+    out->total_hw_commits = v[TM_STAT_HW_COMMITS];
 }
 
 int strobe_tm_get_stats(strobe_tm_report_t *out)
@@ -803,6 +840,11 @@ int strobe_tm_get_stats(strobe_tm_report_t *out)
     tm_report_from(out, &tx->stats);
     out->hw_thread_id = tx->slot;
     return 0;
+}
+
+int strobe_tm_hardware(void)
+{
+    return rt.htm;
 }
 
 int strobe_tm_get_all_stats(strobe_tm_report_t *out)
@@ -843,4 +885,5 @@ __attribute__((constructor)) static void tm_init(void)
             rt.max_retries = (unsigned)v;
     }
     strobe__tm_mon_init();
+    strobe__tm_htm_init();
 }

@@ -70,6 +70,8 @@ enum tm_abort_cause {
     TM_ABORT_EXPLICIT = STROBE_TM_ABORT_EXPLICIT,             /* a user retry */
     TM_ABORT_IRREVOCABLE = STROBE_TM_ABORT_IRREVOCABLE,       /* restarted to run irrevocably */
     TM_ABORT_OTHER = STROBE_TM_ABORT_OTHER,                   /* e.g. yielded to a serial transaction */
+    TM_ABORT_HW_CONFLICT = STROBE_TM_ABORT_HW_CONFLICT,       /* hardware transaction: a conflict */
+    TM_ABORT_HW_CAPACITY = STROBE_TM_ABORT_HW_CAPACITY,       /* hardware transaction: out of cache */
 };
 
 /* Why a transaction runs in serial mode. ALONE is not a serialization in
@@ -88,6 +90,8 @@ enum tm_mode {
     TM_MODE_IRREVOCABLE = 1, /* alone, reads and writes memory directly */
     TM_MODE_SERIAL = 2,      /* alone but can cancel: direct reads, writes in place with the
                                 undo log, no locks */
+    TM_MODE_HTM = 3,         /* a hardware transaction (htm.c): direct reads and writes, the
+                                processor detects conflicts and undoes */
 };
 
 /* Register checkpoint of _ITM_beginTransaction (checkpoint.S). */
@@ -148,6 +152,7 @@ enum tm_stat {
     TM_STAT_SER_MAXRB,
     TM_STAT_SER_OTHER,
     TM_STAT_CANCELS,
+    TM_STAT_HW_COMMITS,
     TM_STAT_COUNT
 };
 struct tm_stats {
@@ -164,7 +169,7 @@ enum tm_block_count {
     TM_BC_SER_OTHER,
     TM_BC_CANCELS,
     TM_BC_ABORTS, /* + abort cause - 1 */
-    TM_BC_COUNT = TM_BC_ABORTS + TM_ABORT_OTHER
+    TM_BC_COUNT = TM_BC_ABORTS + TM_ABORT_HW_CAPACITY
 };
 /* Written by the thread that runs the block; read at exit by the exiting
  * thread while the others may still run, hence relaxed atomics. Never
@@ -214,6 +219,7 @@ struct tm_tx {
     bool holds_serial;     /* owns the serial lock */
     bool in_use;           /* a live thread owns this descriptor */
     bool spec;             /* running a speculative chunk (spec.c) */
+    bool stm_counted;      /* counted in rt.stm_running (htm.c) */
     uint64_t spec_seq;     /* that chunk's commit order (read by other threads) */
     void *spec_ctx;        /* its loop (read by other threads) */
     uintptr_t stack_lo;    /* lowest address of this thread's stack */
@@ -248,6 +254,10 @@ struct tm_runtime {
      * others to drain. Taken by compare-and-swap, one atomic instruction,
      * because the only thread with transactions takes it every time. */
     _Alignas(64) _Atomic int serial;
+    /* Transactions in STM mode now, counted only when hardware transactions
+     * may run (htm.c): those read it and this word, so that neither kind
+     * ever runs beside the other. */
+    _Atomic uint32_t stm_running;
     pthread_mutex_t reg_mutex; /* thread table, retired statistics, clone tables */
     struct tm_clone_table *clone_tables;            /* registered tables (abi.c) */
     _Atomic(struct tm_clone_index *) clone_index;   /* lock-free lookup index (abi.c) */
@@ -257,6 +267,7 @@ struct tm_runtime {
     struct tm_stats retired; /* statistics of ended threads */
     unsigned long retired_threads;
     unsigned max_retries;
+    bool htm; /* hardware transactions first (htm.c); set once at start-up */
     pthread_key_t key;
     _Atomic unsigned long se[6]; /* strobe_se_report_t counters, in its order */
     struct tm_block_counts *retired_blocks; /* block counts of ended threads (monitor.c) */
@@ -270,6 +281,18 @@ static inline _Atomic uint64_t *tm_lock_of(uintptr_t word)
 {
     return &strobe__tm_locks[(word >> 3) & ((1u << TM_LOCK_BITS) - 1)];
 }
+
+/* Hardware transactions (htm.c). init decides at start-up whether they are
+ * used (rt.htm). attempt runs the outermost transaction as one: it returns
+ * the ITM actions once the hardware transaction runs, or 0 when the
+ * transaction must go to the STM (or to serial mode, tx->next_serial).
+ * abort ends the running hardware transaction, which resumes in attempt
+ * with `why` (enum tm_htm_abort); commit ends it successfully. */
+enum tm_htm_abort { TM_HTM_BUSY = 0xf0, TM_HTM_CANCEL, TM_HTM_IRREVOCABLE, TM_HTM_RETRY };
+TM_HIDDEN void strobe__tm_htm_init(void);
+TM_HIDDEN uint32_t strobe__tm_htm_attempt(struct tm_tx *tx, uint32_t props);
+TM_HIDDEN __attribute__((noreturn)) void strobe__tm_htm_abort(enum tm_htm_abort why);
+TM_HIDDEN void strobe__tm_htm_commit(void);
 
 /* The calling thread's descriptor, created on first use. */
 TM_HIDDEN struct tm_tx *strobe__tm_tx_slow(void);

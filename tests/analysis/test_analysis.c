@@ -506,10 +506,10 @@ STROBE_TEST(tm_counts_records)
     CHECK_EQ_INT(m->nblocks, 2);
     CHECK(m->has_counts && m->has_aborts && !m->has_events);
     /* COUNTS, not the block's two visits in the profile */
-    check_cell(&m->cells[0 * 2 + 0], 753000, 10, 0, (uint64_t[]){0, 1, 0}, (uint64_t[]){6, 4, 0, 0, 0, 0});
-    check_cell(&m->cells[0 * 2 + 1], 0, 0, 0, (uint64_t[]){0, 0, 0}, (uint64_t[]){0, 0, 0, 0, 0, 0});
-    /* causes 7 and 8 are unknown to this reader: dropped */
-    check_cell(&m->cells[1 * 2 + 1], 5, 5, 1, (uint64_t[]){0, 0, 0}, (uint64_t[]){1, 2, 1, 1, 0, 0});
+    check_cell(&m->cells[0 * 2 + 0], 753000, 10, 0, (uint64_t[]){0, 1, 0}, (uint64_t[]){6, 4, 0, 0, 0, 0, 0, 0});
+    check_cell(&m->cells[0 * 2 + 1], 0, 0, 0, (uint64_t[]){0, 0, 0}, (uint64_t[]){0, 0, 0, 0, 0, 0, 0, 0});
+    /* causes 9 and 10 are unknown to this reader: dropped */
+    check_cell(&m->cells[1 * 2 + 1], 5, 5, 1, (uint64_t[]){0, 0, 0}, (uint64_t[]){1, 2, 1, 1, 0, 0, 9, 9});
     CHECK_EQ_U64(m->cells[0].committed_ns, 0);
     strobe_tm_model_free(m);
     strobe_experiment_close(exp);
@@ -527,7 +527,7 @@ STROBE_TEST(tm_counts_with_events)
     CHECK_EQ_INT(exp->tm_level, STROBE_TM_MONITOR_EVENTS);
     struct strobe_tm_model *m = tm_model_of(exp);
     CHECK(m->has_counts && m->has_events);
-    check_cell(&m->cells[0], 753000, 10, 0, (uint64_t[]){0, 1, 0}, (uint64_t[]){6, 4, 0, 0, 0, 0});
+    check_cell(&m->cells[0], 753000, 10, 0, (uint64_t[]){0, 1, 0}, (uint64_t[]){6, 4, 0, 0, 0, 0, 0, 0});
     CHECK_EQ_U64(m->cells[0].committed_ns, 140);
     CHECK_EQ_U64(m->cells[0].aborted_ns, 50);
     CHECK_EQ_U64(m->cells[0].cancelled_ns, 0);

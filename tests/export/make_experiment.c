@@ -295,8 +295,8 @@ int make_tm_experiment(const char *dir, const char *extra_meta, int events)
     ev_ext_ulebs(&t0, STROBE_EXT_THREAD_JOIN, S + 900, 1, (uint64_t[]){1});
     ev_tm(&t0, S + 1000, 16,
           (uint64_t[]){STROBE_TM_COUNTS, 0, 0x1000, 753000, 10, 0, 1, 0, 0, 6, 6, 4, 0, 0, 0, 0});
-    ev_tm(&t0, S + 1000, 18,
-          (uint64_t[]){STROBE_TM_COUNTS, 1, 0x2000, 5, 5, 0, 0, 0, 1, 8, 1, 2, 1, 1, 0, 0, 9, 9});
+    ev_tm(&t0, S + 1000, 20,
+          (uint64_t[]){STROBE_TM_COUNTS, 1, 0x2000, 5, 5, 0, 0, 0, 1, 10, 1, 2, 1, 1, 0, 0, 9, 9, 7, 7});
     ev_ext_ulebs(&t0, STROBE_EXT_THREAD_END, S + 1100, 7, (uint64_t[]){1, 0, 1024, 0, 0, 0, 0});
 
     memset(&t1, 0, sizeof t1);

@@ -787,6 +787,23 @@ STROBE_TEST(tm_verdict_thresholds)
     CHECK_EQ_INT(verdict(0, 3, 0, 0, true, 0, 10, 0).grade, STROBE__TM_NONE);
 }
 
+/* Hardware transactions' aborts get their two columns, and only then. */
+STROBE_TEST(text_tm_hardware_causes)
+{
+    struct tm_fixture f;
+    build_tm(&f, STROBE_TM_MONITOR_COUNTERS);
+    f.cells[1 * NTHREADS + 0].aborts[STROBE_TM_ABORT_HW_CONFLICT - 1] = 11;
+    f.cells[1 * NTHREADS + 0].aborts[STROBE_TM_ABORT_HW_CAPACITY - 1] = 2;
+    char *t = render_tm(&f, 0);
+    CHECK_CONTAINS(t, "  block / thread          read_conflict  write_conflict  validation  explicit  irrevocable     "
+                      "other  hw_conflict  hw_capacity\n"
+                      "  atomic@step (app.c:50)              7               3           0         0            0       "
+                      "  0            0            0\n");
+    CHECK_CONTAINS(t, "    thread 0                          0              20           5         0            0       "
+                      "  5           11            2\n");
+    free(t);
+}
+
 /* Level counters: counts, abort causes per block and thread, no times; the
  * verdict says it rests on the counts. */
 STROBE_TEST(text_tm_counters)
@@ -945,8 +962,8 @@ STROBE_TEST(json_tm)
     /* 10 / 753010 and 1 / 753000 */
     CHECK_STR_EQ(facts, "counters False False True\n"
                         "good rollback_rate=1.328e-05 wasted=null serialized=1.32802e-06\n"
-                        "{\"explicit\": 0, \"irrevocable\": 0, \"other\": 0, \"read_conflict\": 7, "
-                        "\"validation\": 0, \"write_conflict\": 3} None\n"
+                        "{\"explicit\": 0, \"hw_capacity\": 0, \"hw_conflict\": 0, \"irrevocable\": 0, "
+                        "\"other\": 0, \"read_conflict\": 7, \"validation\": 0, \"write_conflict\": 3} None\n"
                         "contention rollback_rate=0.75 wasted=null serialized=0\n"
                         "None\n");
     free(facts);
@@ -958,5 +975,5 @@ STROBE_TEST_MAIN(STROBE_CASE(units_time), STROBE_CASE(units_bytes), STROBE_CASE(
                  STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(json_tree),
                  STROBE_CASE(json_fields), STROBE_CASE(json_escapes), STROBE_CASE(deep_recursion),
                  STROBE_CASE(bad_model), STROBE_CASE(write_error), STROBE_CASE(tm_verdict_thresholds),
-                 STROBE_CASE(text_tm_counters), STROBE_CASE(text_tm_events),
+                 STROBE_CASE(text_tm_counters), STROBE_CASE(text_tm_hardware_causes), STROBE_CASE(text_tm_events),
                  STROBE_CASE(text_tm_levels_without_blocks), STROBE_CASE(json_tm))

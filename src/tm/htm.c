@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hardware transactions (Intel RTM) in front of the STM: where the
+ * processor has them, an outermost transaction first runs as a hardware
+ * transaction on GCC's uninstrumented code, with no barrier at all; the
+ * processor detects conflicts and undoes an aborted attempt. After a few
+ * aborts, or at once when the hardware cannot succeed (capacity), when STM
+ * transactions are running (it joins them rather than wait, as they may
+ * keep coming), or when the block needs what only the STM has (a nested
+ * __transaction_cancel), the transaction runs on the STM.
+ *
+ * The two kinds never run at the same time, because a hardware transaction
+ * does not see the STM's locks, nor the STM the hardware's writes: a
+ * hardware transaction reads rt.serial and rt.stm_running when it starts
+ * and aborts if either is set; a serial or STM transaction writes one of
+ * them when it starts, which aborts every hardware transaction that has
+ * read it (the processor tracks the read). So STM transactions only ever
+ * see hardware commits that happened before they began, and memory freed
+ * by a hardware transaction can go back at once: any other hardware
+ * transaction that read the block conflicts with the commit and aborts.
+ *
+ * Used at the monitoring levels off and counters (counters counts hardware
+ * attempts and aborts by cause); the levels that time or log attempts need
+ * every attempt to go through the STM. STROBE_TM_HTM=0 turns it off.
+ */
+#include <cpuid.h>
+#include <sched.h>
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm/monitor.h"
+#include "tm/tx.h"
+
+#define rt strobe__tm_rt
+
+/* Hardware attempts that abort (conflicts, interrupts) before the STM
+ * takes over. */
+#define TM_HTM_TRIES 4
+
+static bool tm_cpu_has_rtm(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 11));
+}
+
+/* Microcode can disable TSX while CPUID still reports it: then every
+ * transaction aborts at once. A few empty ones tell. */
+__attribute__((target("rtm"))) static bool tm_rtm_works(void)
+{
+    for (int i = 0; i < 64; i++) {
+        if (_xbegin() == _XBEGIN_STARTED) {
+            _xend();
+            return true;
+        }
+    }
+    return false;
+}
+
+void strobe__tm_htm_init(void)
+{
+    const char *s = getenv("STROBE_TM_HTM");
+    if (s != NULL && *s != '\0' && strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
+        fprintf(stderr, "strobe-tm: STROBE_TM_HTM=%s: expected 0 or 1; using 1\n", s);
+    if (s != NULL && strcmp(s, "0") == 0)
+        return;
+    if (strobe__tm_monitor > STROBE_TM_MONITOR_COUNTERS)
+        return;
+    rt.htm = tm_cpu_has_rtm() && tm_rtm_works();
+}
+
+__attribute__((target("rtm"))) void strobe__tm_htm_abort(enum tm_htm_abort why)
+{
+    /* _xabort takes a constant */
+    switch (why) {
+    case TM_HTM_BUSY:
+        _xabort(TM_HTM_BUSY);
+        break;
+    case TM_HTM_CANCEL:
+        _xabort(TM_HTM_CANCEL);
+        break;
+    case TM_HTM_IRREVOCABLE:
+        _xabort(TM_HTM_IRREVOCABLE);
+        break;
+    case TM_HTM_RETRY:
+        _xabort(TM_HTM_RETRY);
+        break;
+    }
+    __builtin_unreachable();
+}
+
+__attribute__((target("rtm"))) void strobe__tm_htm_commit(void)
+{
+    _xend();
+}
+
+/* An aborted hardware attempt is a rollback like any other. */
+static void tm_htm_rolled_back(struct tm_tx *tx, enum tm_abort_cause cause)
+{
+    tx->retries++;
+    tm_stat_inc(tx, TM_STAT_ROLLBACKS);
+    strobe__tm_mon_abort(tx, cause, -1);
+}
+
+/* Waits for a serial transaction to end, as an STM transaction would at
+ * its start (tm_publish). */
+static void tm_htm_wait_serial(void)
+{
+    for (unsigned spins = 0; atomic_load_explicit(&rt.serial, memory_order_acquire) != 0; spins++) {
+        if (spins < 1024)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
+}
+
+__attribute__((target("rtm"))) uint32_t strobe__tm_htm_attempt(struct tm_tx *tx, uint32_t props)
+{
+    for (unsigned tries = 0; tries < TM_HTM_TRIES; tries++) {
+        /* STM transactions running: join them rather than wait, since they
+         * may keep coming; the hardware is tried again once none runs */
+        tm_htm_wait_serial();
+        if (atomic_load_explicit(&rt.stm_running, memory_order_relaxed) != 0)
+            return 0;
+        unsigned st = _xbegin();
+        if (st == _XBEGIN_STARTED) {
+            /* subscribe to both: see the top of this file */
+            if (atomic_load_explicit(&rt.serial, memory_order_relaxed) != 0 ||
+                atomic_load_explicit(&rt.stm_running, memory_order_relaxed) != 0)
+                _xabort(TM_HTM_BUSY);
+            tx->mode = TM_MODE_HTM;
+            return (props & ITM_PR_UNINSTRUMENTED_CODE) ? ITM_A_RUN_UNINSTRUMENTED_CODE
+                                                        : ITM_A_RUN_INSTRUMENTED_CODE;
+        }
+        /* Aborted: back here with registers and memory as at _xbegin. */
+        if (st & _XABORT_EXPLICIT) {
+            switch (_XABORT_CODE(st)) {
+            case TM_HTM_BUSY: /* another kind started in between: check again */
+                tm_htm_rolled_back(tx, TM_ABORT_OTHER);
+                break;
+            case TM_HTM_CANCEL: /* a nested block that may cancel: the STM can */
+                tm_htm_rolled_back(tx, TM_ABORT_OTHER);
+                return 0;
+            case TM_HTM_IRREVOCABLE:
+                tm_htm_rolled_back(tx, TM_ABORT_IRREVOCABLE);
+                tx->next_serial = TM_SERIAL_JMV;
+                return 0;
+            default: /* TM_HTM_RETRY: a user retry */
+                tm_htm_rolled_back(tx, TM_ABORT_EXPLICIT);
+                break;
+            }
+        } else if (st & _XABORT_CAPACITY) {
+            tm_htm_rolled_back(tx, TM_ABORT_HW_CAPACITY);
+            return 0;
+        } else if (st & _XABORT_CONFLICT) {
+            tm_htm_rolled_back(tx, TM_ABORT_HW_CONFLICT);
+        } else {
+            /* an interrupt, a system call, a page fault...: the next
+             * attempt may succeed, unless it was a system call again */
+            tm_htm_rolled_back(tx, TM_ABORT_OTHER);
+        }
+    }
+    return 0;
+}
