@@ -19,7 +19,7 @@
 #    strobe/libitm is computed within each repetition and the median is
 #    reported with its min-max.
 #  * monitoring: bank and update at 2 threads under `strobe run
-#    --tm-monitor off|stats|events` (the experiment goes to a scratch
+#    --tm-monitor off|counters|stats|events` (the experiment goes to a scratch
 #    directory); throughput relative to "off" in the same repetition.
 # Environment: STROBE_BENCH_TM_REPS (default 5), STROBE_BENCH_TM_OPS
 # (operations per run, default 1000000).
@@ -89,7 +89,7 @@ for rep in $(seq 1 "$REPS"); do
         done
     done
     for kernel in bank update; do
-        for level in off stats events; do
+        for level in off counters stats events; do
             run "$rep" "mon-$level" "$kernel" 2
         done
     done

@@ -10,11 +10,9 @@ Failed runs are left out of the ratios and counted."""
 import sys
 from collections import Counter, defaultdict
 
-from tmstats import med, per_rep_ratio, print_goals
+from tmstats import LEVEL_LIMITS, med, per_rep_ratio, print_goals
 
 APPS = ("bayes", "genome", "intruder", "kmeans", "labyrinth", "ssca2", "vacation", "yada")
-# issue 11: counters <= 2 %, stats <= 10 %, events <= 15 % over off
-LEVEL_LIMITS = (("off", None), ("counters", 0.02), ("stats", 0.10), ("events", 0.15))
 
 app_s = defaultdict(dict)  # (phase, app, threads) -> {(config, rep): seconds}
 wall_s = defaultdict(dict)

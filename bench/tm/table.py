@@ -7,7 +7,7 @@ docs/performance.md with PASS/MISS."""
 import sys
 from collections import defaultdict
 
-from tmstats import med, per_rep_ratio, print_goals
+from tmstats import LEVEL_LIMITS, med, per_rep_ratio, print_goals
 
 runs = defaultdict(dict)  # (kernel, threads) -> {(config, rep): ops/s}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
@@ -43,7 +43,7 @@ print("\nMonitoring cost (2 threads, under strobe run --tm-monitor LEVEL): throu
 print("%-8s %-8s %-22s %-22s" % ("kernel", "level", "Mtx/s", "vs off"))
 for kernel in ("bank", "update"):
     cell = runs.get((kernel, 2), {})
-    for level, limit in (("off", None), ("stats", 0.02), ("events", 0.10)):
+    for level, limit in LEVEL_LIMITS:
         vals = [v for (c, r), v in cell.items() if c == "mon-" + level]
         if not vals:
             continue

@@ -4,6 +4,10 @@ stamp_table.py for STAMP): median with min-max, ratios taken within one
 repetition, and the PASS/MISS list of goals."""
 import statistics
 
+# Monitoring levels and the throughput each may cost over "off" (goals of
+# docs/performance.md: counters <= 2 %, stats <= 10 %, events <= 15 %).
+LEVEL_LIMITS = (("off", None), ("counters", 0.02), ("stats", 0.10), ("events", 0.15))
+
 
 def med(values):
     """(median, min, max) of a non-empty list."""

@@ -21,7 +21,9 @@
  *
  * Used at the monitoring levels off and counters (counters counts hardware
  * attempts and aborts by cause); the levels that time or log attempts need
- * every attempt to go through the STM. STROBE_TM_HTM=0 turns it off.
+ * every attempt to go through the STM. STROBE_TM_HTM=0 turns it off, and
+ * so does a ThreadSanitizer build: TSan cannot see that the hardware
+ * makes a transaction's accesses atomic, and reports them as races.
  */
 #include <cpuid.h>
 #include <sched.h>
@@ -58,8 +60,19 @@ __attribute__((target("rtm"))) static bool tm_rtm_works(void)
     return false;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define TM_HTM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TM_HTM_TSAN 1
+#endif
+#endif
+
 void strobe__tm_htm_init(void)
 {
+#ifdef TM_HTM_TSAN
+    return;
+#endif
     const char *s = getenv("STROBE_TM_HTM");
     if (s != NULL && *s != '\0' && strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
         fprintf(stderr, "strobe-tm: STROBE_TM_HTM=%s: expected 0 or 1; using 1\n", s);
