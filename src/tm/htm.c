@@ -4,10 +4,11 @@
  * processor has them, an outermost transaction first runs as a hardware
  * transaction on GCC's uninstrumented code, with no barrier at all; the
  * processor detects conflicts and undoes an aborted attempt. After a few
- * aborts, or at once when the hardware cannot succeed (capacity), when STM
- * transactions are running (it joins them rather than wait, as they may
- * keep coming), or when the block needs what only the STM has (a nested
- * __transaction_cancel), the transaction runs on the STM.
+ * conflicts, or at once when the hardware cannot succeed (capacity, page
+ * faults, system calls: aborts the processor says not to retry), when STM
+ * transactions keep running (it waits a little for them first), or when
+ * the block needs what only the STM has (a nested __transaction_cancel),
+ * the transaction runs on the STM.
  *
  * The two kinds never run at the same time, because a hardware transaction
  * does not see the STM's locks, nor the STM the hardware's writes: a
@@ -19,9 +20,10 @@
  * by a hardware transaction can go back at once: any other hardware
  * transaction that read the block conflicts with the commit and aborts.
  *
- * Used at the monitoring levels off and counters (counters counts hardware
- * attempts and aborts by cause); the levels that time or log attempts need
- * every attempt to go through the STM. STROBE_TM_HTM=0 turns it off, and
+ * Used at the monitoring levels off, counters and stats, which count
+ * outside the hardware transaction (hardware attempts and their aborts by
+ * cause; the call path is taken before it starts); the TMbox log of level
+ * events describes STM attempts, so that level runs every one on the STM. STROBE_TM_HTM=0 turns it off, and
  * so does a ThreadSanitizer build: TSan cannot see that the hardware
  * makes a transaction's accesses atomic, and reports them as races.
  */
@@ -37,9 +39,12 @@
 
 #define rt strobe__tm_rt
 
-/* Hardware attempts that abort (conflicts, interrupts) before the STM
- * takes over. */
+/* Hardware attempts that abort by conflict before the STM takes over. */
 #define TM_HTM_TRIES 4
+/* How long to wait for running STM transactions (a few of theirs) before
+ * joining them: joining at once would keep two busy threads on the STM for
+ * good, as their STM transactions would always overlap. */
+#define TM_HTM_STM_SPINS 64
 
 static bool tm_cpu_has_rtm(void)
 {
@@ -78,7 +83,7 @@ void strobe__tm_htm_init(void)
         fprintf(stderr, "strobe-tm: STROBE_TM_HTM=%s: expected 0 or 1; using 1\n", s);
     if (s != NULL && strcmp(s, "0") == 0)
         return;
-    if (strobe__tm_monitor > STROBE_TM_MONITOR_COUNTERS)
+    if (strobe__tm_monitor == STROBE_TM_MONITOR_EVENTS)
         return;
     rt.htm = tm_cpu_has_rtm() && tm_rtm_works();
 }
@@ -117,8 +122,9 @@ static void tm_htm_rolled_back(struct tm_tx *tx, enum tm_abort_cause cause)
 }
 
 /* Waits for a serial transaction to end, as an STM transaction would at
- * its start (tm_publish). */
-static void tm_htm_wait_serial(void)
+ * its start (tm_publish), and a little for the STM transactions; false if
+ * those go on. */
+static bool tm_htm_wait(void)
 {
     for (unsigned spins = 0; atomic_load_explicit(&rt.serial, memory_order_acquire) != 0; spins++) {
         if (spins < 1024)
@@ -126,15 +132,18 @@ static void tm_htm_wait_serial(void)
         else
             sched_yield();
     }
+    for (unsigned spins = 0; atomic_load_explicit(&rt.stm_running, memory_order_acquire) != 0; spins++) {
+        if (spins == TM_HTM_STM_SPINS)
+            return false;
+        __builtin_ia32_pause();
+    }
+    return true;
 }
 
 __attribute__((target("rtm"))) uint32_t strobe__tm_htm_attempt(struct tm_tx *tx, uint32_t props)
 {
     for (unsigned tries = 0; tries < TM_HTM_TRIES; tries++) {
-        /* STM transactions running: join them rather than wait, since they
-         * may keep coming; the hardware is tried again once none runs */
-        tm_htm_wait_serial();
-        if (atomic_load_explicit(&rt.stm_running, memory_order_relaxed) != 0)
+        if (!tm_htm_wait())
             return 0;
         unsigned st = _xbegin();
         if (st == _XBEGIN_STARTED) {
@@ -169,9 +178,13 @@ __attribute__((target("rtm"))) uint32_t strobe__tm_htm_attempt(struct tm_tx *tx,
         } else if (st & _XABORT_CONFLICT) {
             tm_htm_rolled_back(tx, TM_ABORT_HW_CONFLICT);
         } else {
-            /* an interrupt, a system call, a page fault...: the next
-             * attempt may succeed, unless it was a system call again */
+            /* an interrupt, a system call, a page fault (which the
+             * processor does not serve inside a transaction, so that every
+             * retry meets it again)...: retry only if the processor says
+             * it may succeed */
             tm_htm_rolled_back(tx, TM_ABORT_OTHER);
+            if (!(st & _XABORT_RETRY))
+                return 0;
         }
     }
     return 0;
