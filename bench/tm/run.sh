@@ -20,7 +20,10 @@
 #    reported with its min-max.
 #  * monitoring: bank and update at 2 threads under `strobe run
 #    --tm-monitor off|counters|stats|events` (the experiment goes to a scratch
-#    directory); throughput relative to "off" in the same repetition.
+#    directory); throughput relative to "off" in the same repetition. Each
+#    level also runs with STROBE_TM_HTM=0 ("stm-"): where the processor has
+#    RTM, "off", "counters" and "stats" use hardware transactions and
+#    "events" cannot, so its cost is judged against "off" on the STM.
 # Environment: STROBE_BENCH_TM_REPS (default 5), STROBE_BENCH_TM_OPS
 # (operations per run, default 1000000).
 # Results: BUILD_DIR/bench/results/tm_raw.tsv (every run) and tm_table.txt.
@@ -61,11 +64,15 @@ run() {
         want=strobe-tm
         out=$(LD_PRELOAD=$STM "$PROG" "$kernel" "$threads" "$OPS") || die "$kernel $threads on strobe failed"
         ;;
-    mon-*)
+    mon-* | stm-*)
+        # stm-LEVEL: the same on the STM alone (no hardware transactions)
         want=strobe-tm
+        level=${config#*-}
+        htm=1
+        [ "${config%%-*}" = stm ] && htm=0
         rm -rf "$SCRATCH/exp"
-        out=$("$STROBE" run --tm-monitor "${config#mon-}" -o "$SCRATCH/exp" -- "$PROG" "$kernel" "$threads" \
-            "$OPS" 2>/dev/null) || die "$kernel $threads under strobe run --tm-monitor ${config#mon-} failed"
+        out=$(STROBE_TM_HTM=$htm "$STROBE" run --tm-monitor "$level" -o "$SCRATCH/exp" -- "$PROG" "$kernel" \
+            "$threads" "$OPS" 2>/dev/null) || die "$kernel $threads under strobe run --tm-monitor $level failed"
         out=$(echo "$out" | grep "^$kernel ")
         ;;
     esac
@@ -91,6 +98,7 @@ for rep in $(seq 1 "$REPS"); do
     for kernel in bank update; do
         for level in off counters stats events; do
             run "$rep" "mon-$level" "$kernel" 2
+            run "$rep" "stm-$level" "$kernel" 2
         done
     done
     echo "bench-tm: repetition $rep/$REPS done" >&2
