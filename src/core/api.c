@@ -318,6 +318,14 @@ static STROBE_NOINLINE void record_metric(struct strobe__thread *t, uint32_t id,
         strobe__prof_metric(t, t->sp[-1].node, id, value);
 }
 
+/* The id of a metric handle, registered on first use. Called with
+ * STROBE__BUSY_IN set. */
+static int metric_id(strobe_metric_t *m, uint32_t *id)
+{
+    *id = __atomic_load_n(&m->id, __ATOMIC_ACQUIRE); /* pairs as for regions */
+    return *id != 0 ? 0 : strobe__metric_of_handle(m, id);
+}
+
 static STROBE_COLD int metric_add_slow(strobe_metric_t *m, int64_t value)
 {
     if (!m)
@@ -327,9 +335,8 @@ static STROBE_COLD int metric_add_slow(strobe_metric_t *m, int64_t value)
     if (!t)
         return rc;
     strobe__busy_set(t, STROBE__BUSY_IN);
-    uint32_t id = __atomic_load_n(&m->id, __ATOMIC_ACQUIRE);
-    if (id == 0)
-        rc = strobe__metric_of_handle(m, &id);
+    uint32_t id;
+    rc = metric_id(m, &id);
     if (rc == 0)
         record_metric(t, id, value);
     strobe__busy_clear(t, STROBE__BUSY_IN);
@@ -447,11 +454,8 @@ STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned 
         struct strobe_prof_node *c = strobe__prof_child(t, &t->slots[at], id);
         c->visits += visits;
         for (size_t i = 0; i < n && rc == 0; i++) {
-            uint32_t mid = metrics[i].metric ? __atomic_load_n(&metrics[i].metric->id, __ATOMIC_ACQUIRE) : 0;
-            if (metrics[i].metric == NULL)
-                rc = -EINVAL;
-            else if (mid == 0)
-                rc = strobe__metric_of_handle(metrics[i].metric, &mid);
+            uint32_t mid;
+            rc = metrics[i].metric == NULL ? -EINVAL : metric_id(metrics[i].metric, &mid);
             if (rc == 0 && metrics[i].count > 0)
                 strobe__prof_metric_samples(t, c, mid, metrics[i].count, metrics[i].sum, metrics[i].min,
                                             metrics[i].max);

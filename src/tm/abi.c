@@ -145,11 +145,6 @@ static __attribute__((noreturn, cold)) void tm_clone_oom(void)
     abort();
 }
 
-static inline size_t tm_clone_hash(const void *fn, unsigned bits)
-{
-    return (size_t)(((uintptr_t)fn * 0x9e3779b97f4a7c15ull) >> (64 - bits));
-}
-
 /* Rebuilds the index from the registered tables (reg_mutex held). */
 static void tm_clone_reindex(void)
 {
@@ -167,7 +162,7 @@ static void tm_clone_reindex(void)
     /* newest table first: a function registered twice maps to its newest clone */
     for (struct tm_clone_table *t = strobe__tm_rt.clone_tables; t != NULL; t = t->next)
         for (size_t i = 0; i < t->n; i++) {
-            size_t h = tm_clone_hash(t->pairs[i].orig, bits);
+            size_t h = tm_hash((uintptr_t)t->pairs[i].orig, bits);
             while (slots[h].orig != NULL && slots[h].orig != t->pairs[i].orig)
                 h = (h + 1) & mask;
             if (slots[h].orig == NULL)
@@ -215,7 +210,7 @@ void *strobe__tm_clone_of(const void *fn)
     if (ix == NULL || fn == NULL)
         return NULL;
     size_t mask = ((size_t)1 << ix->bits) - 1;
-    for (size_t h = tm_clone_hash(fn, ix->bits);; h = (h + 1) & mask) {
+    for (size_t h = tm_hash((uintptr_t)fn, ix->bits);; h = (h + 1) & mask) {
         if (ix->slots[h].orig == fn)
             return ix->slots[h].clone;
         if (ix->slots[h].orig == NULL)

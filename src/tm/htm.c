@@ -23,12 +23,12 @@
  * Used at the monitoring levels off, counters and stats, which count
  * outside the hardware transaction (hardware attempts and their aborts by
  * cause; the call path is taken before it starts); the TMbox log of level
- * events describes STM attempts, so that level runs every one on the STM. STROBE_TM_HTM=0 turns it off, and
- * so does a ThreadSanitizer build: TSan cannot see that the hardware
- * makes a transaction's accesses atomic, and reports them as races.
+ * events describes STM attempts, so that level runs every one on the STM.
+ * STROBE_TM_HTM=0 turns it off, and so does a ThreadSanitizer build: TSan
+ * cannot see that the hardware makes a transaction's accesses atomic, and
+ * reports them as races.
  */
 #include <cpuid.h>
-#include <sched.h>
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,12 +72,14 @@ __attribute__((target("rtm"))) static bool tm_rtm_works(void)
 #define TM_HTM_TSAN 1
 #endif
 #endif
+#ifndef TM_HTM_TSAN
+#define TM_HTM_TSAN 0
+#endif
 
 void strobe__tm_htm_init(void)
 {
-#ifdef TM_HTM_TSAN
-    return;
-#endif
+    if (TM_HTM_TSAN)
+        return;
     const char *s = getenv("STROBE_TM_HTM");
     if (s != NULL && *s != '\0' && strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
         fprintf(stderr, "strobe-tm: STROBE_TM_HTM=%s: expected 0 or 1; using 1\n", s);
@@ -126,12 +128,7 @@ static void tm_htm_rolled_back(struct tm_tx *tx, enum tm_abort_cause cause)
  * those go on. */
 static bool tm_htm_wait(void)
 {
-    for (unsigned spins = 0; atomic_load_explicit(&rt.serial, memory_order_acquire) != 0; spins++) {
-        if (spins < 1024)
-            __builtin_ia32_pause();
-        else
-            sched_yield();
-    }
+    tm_wait_serial();
     for (unsigned spins = 0; atomic_load_explicit(&rt.stm_running, memory_order_acquire) != 0; spins++) {
         if (spins == TM_HTM_STM_SPINS)
             return false;

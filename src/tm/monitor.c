@@ -86,15 +86,10 @@ void strobe__tm_mon_init(void)
 
 /* ---- per-block counts (level counters and up) ---------------------------- */
 
-static inline size_t tm_block_hash(uintptr_t site, unsigned bits)
-{
-    return (size_t)(((uint64_t)site * 0x9e3779b97f4a7c15ull) >> (64 - bits));
-}
-
 static void tm_block_index_put(struct tm_block_counts **index, unsigned bits, struct tm_block_counts *b)
 {
     size_t mask = ((size_t)1 << bits) - 1;
-    size_t h = tm_block_hash(b->site, bits);
+    size_t h = tm_hash(b->site, bits);
     while (index[h] != NULL)
         h = (h + 1) & mask;
     index[h] = b;
@@ -112,8 +107,7 @@ struct tm_block_counts *strobe__tm_mon_block(struct tm_tx *tx, uintptr_t site)
 {
     if (tx->block_index != NULL) {
         size_t mask = ((size_t)1 << tx->block_index_bits) - 1;
-        for (size_t h = tm_block_hash(site, tx->block_index_bits); tx->block_index[h] != NULL;
-             h = (h + 1) & mask)
+        for (size_t h = tm_hash(site, tx->block_index_bits); tx->block_index[h] != NULL; h = (h + 1) & mask)
             if (tx->block_index[h]->site == site)
                 return tx->block_index[h];
     }
@@ -142,6 +136,16 @@ struct tm_block_counts *strobe__tm_mon_block(struct tm_tx *tx, uintptr_t site)
     return b;
 }
 
+/* Forgets the thread's table of counts per call path (level stats). */
+static void tm_mon_drop_paths(struct tm_tx *tx)
+{
+    free(tx->paths);
+    tx->paths = NULL;
+    tx->paths_bits = 0;
+    tx->npaths = 0;
+    tx->path_counts = NULL;
+}
+
 /* Thread end: the thread's counts join those of ended threads (the
  * descriptor will serve another thread). */
 static void tm_mon_retire_blocks(struct tm_tx *tx)
@@ -157,11 +161,7 @@ static void tm_mon_retire_blocks(struct tm_tx *tx)
         atomic_store_explicit(&tx->blocks, NULL, memory_order_relaxed);
         pthread_mutex_unlock(&strobe__tm_rt.reg_mutex);
     }
-    free(tx->paths); /* not flushed: the thread was not measured */
-    tx->paths = NULL;
-    tx->paths_bits = 0;
-    tx->npaths = 0;
-    tx->path_counts = NULL;
+    tm_mon_drop_paths(tx); /* not flushed: the thread was not measured */
     free(tx->block_index);
     tx->block_index = NULL;
     tx->block_index_bits = 0;
@@ -246,16 +246,11 @@ void strobe__tm_mon_thread_end(struct tm_tx *tx)
  * thread's own table and added to its profile, as visits and metrics
  * without time, when its measurement ends (strobe_adapter_at_thread_end). */
 
-static inline size_t tm_path_hash(uint64_t path, uintptr_t site, unsigned bits)
-{
-    return (size_t)(((path ^ ((uint64_t)site << 17)) * 0x9e3779b97f4a7c15ull) >> (64 - bits));
-}
-
 static struct tm_path_counts *tm_path_slot(struct tm_path_counts *paths, unsigned bits, uint64_t path,
                                            uintptr_t site)
 {
     size_t mask = ((size_t)1 << bits) - 1;
-    size_t h = tm_path_hash(path, site, bits);
+    size_t h = tm_hash(path ^ ((uint64_t)site << 17), bits);
     while (paths[h].path != 0 && (paths[h].path != path || paths[h].site != site))
         h = (h + 1) & mask;
     return &paths[h];
@@ -313,11 +308,7 @@ static void tm_mon_flush_paths(void)
             m[n++] = (struct strobe_metric_samples){&m_cancels, c->cancels, (int64_t)c->cancels, 1, 1};
         strobe_code_region_count(c->path, c->site, STROBE_REGION_TM_ATOMIC, c->visits, m, n);
     }
-    free(tx->paths);
-    tx->paths = NULL;
-    tx->paths_bits = 0;
-    tx->npaths = 0;
-    tx->path_counts = NULL;
+    tm_mon_drop_paths(tx);
 }
 
 void strobe__tm_mon_begin_slow(struct tm_tx *tx, uintptr_t site)

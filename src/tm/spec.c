@@ -53,14 +53,6 @@ bool strobe__tm_spec_is_older(const struct tm_tx *a, const struct tm_tx *b)
            a->spec_seq < __atomic_load_n(&b->spec_seq, __ATOMIC_RELAXED);
 }
 
-static void spec_wait_step(unsigned *spins)
-{
-    if (++*spins < 1024)
-        __builtin_ia32_pause();
-    else
-        sched_yield();
-}
-
 void strobe__tm_spec_wait_turn(struct tm_tx *tx)
 {
     struct spec_run *r = tx->spec_ctx;
@@ -71,7 +63,7 @@ void strobe__tm_spec_wait_turn(struct tm_tx *tx)
         if (atomic_load_explicit(&rt.serial, memory_order_relaxed) ||
             atomic_load_explicit(&tx->kill, memory_order_relaxed))
             strobe__tm_abort(tx, TM_ABORT_OTHER, -1);
-        spec_wait_step(&spins);
+        tm_wait_step(&spins);
     }
 }
 
@@ -80,7 +72,7 @@ void strobe__tm_spec_wait_turn_idle(struct tm_tx *tx)
     struct spec_run *r = tx->spec_ctx;
     unsigned spins = 0;
     while (atomic_load_explicit(&r->turn, memory_order_acquire) != tx->spec_seq)
-        spec_wait_step(&spins);
+        tm_wait_step(&spins);
 }
 
 void strobe__tm_spec_committed(struct tm_tx *tx)

@@ -40,15 +40,6 @@ static inline void tm_pause(void)
     __builtin_ia32_pause();
 }
 
-/* Spinning forever on 2 vCPUs starves the thread we wait for. */
-static void tm_wait_step(unsigned *spins)
-{
-    if (++*spins < 1024)
-        tm_pause();
-    else
-        sched_yield();
-}
-
 void strobe__tm_vec_grow(void *vec, size_t elem)
 {
     struct {
@@ -222,9 +213,7 @@ static void tm_publish(struct tm_tx *tx)
         if (!atomic_load_explicit(&rt.serial, memory_order_seq_cst))
             break;
         atomic_store_explicit(&tx->active, TM_INACTIVE, memory_order_release);
-        unsigned spins = 0;
-        while (atomic_load_explicit(&rt.serial, memory_order_acquire))
-            tm_wait_step(&spins);
+        tm_wait_serial();
     }
     tx->rv = atomic_load_explicit(&rt.clock, memory_order_seq_cst);
 }
@@ -750,10 +739,9 @@ void strobe__tm_cancel(struct tm_tx *tx, uint32_t reason)
         strobe__tm_describe_site(tx->cps.v[0].jb.rip, where, sizeof where);
         fprintf(stderr,
                 "strobe-tm: __transaction_cancel in the transaction that starts at %s, which had become "
-                "irrevocable (it "
-                "did I/O or called a function without a transactional clone, or an enclosing "
-                "__transaction_relaxed did); nothing it did can be undone. Cancel before the irrevocable "
-                "action, or keep unsafe calls out of transactions that may cancel\n",
+                "irrevocable (it did I/O or called a function without a transactional clone, or an "
+                "enclosing __transaction_relaxed did); nothing it did can be undone. Cancel before the "
+                "irrevocable action, or keep unsafe calls out of transactions that may cancel\n",
                 where);
         abort();
     }

@@ -37,6 +37,7 @@
 #define STROBE_TM_TX_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -358,6 +359,31 @@ static inline void tm_stat_inc(struct tm_tx *tx, enum tm_stat which)
     /* single writer: a plain increment made visible to readers */
     _Atomic unsigned long *c = &tx->stats.c[which];
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* One step of a wait for another thread: pause, and after a while yield,
+ * since spinning forever on 2 vCPUs starves the thread waited for. */
+static inline void tm_wait_step(unsigned *spins)
+{
+    if (++*spins < 1024)
+        __builtin_ia32_pause();
+    else
+        sched_yield();
+}
+
+/* Waits until no serial transaction runs or waits to run. */
+static inline void tm_wait_serial(void)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(&strobe__tm_rt.serial, memory_order_acquire))
+        tm_wait_step(&spins);
+}
+
+/* Slot of key in an open-addressing table of 2^bits slots (bits >= 1):
+ * Fibonacci hashing, the top bits of the key times 2^64 / phi. */
+static inline size_t tm_hash(uint64_t key, unsigned bits)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
 /* Frames below the innermost checkpoint's stack pointer were created
