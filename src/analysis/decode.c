@@ -159,6 +159,8 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_METRIC: return "METRIC record";
     case STROBE_DEF_OVERHEAD: return "OVERHEAD record";
     case STROBE_DEF_PROCESS_END: return "PROCESS_END record";
+    case STROBE_DEF_THREAD_SUMMARY: return "THREAD_SUMMARY record";
+    case STROBE_DEF_OPEN_FRAMES: return "OPEN_FRAMES record";
     default: return "record";
     }
 }
@@ -270,6 +272,58 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
         d->exit_status = strobe_unzigzag(v);
         d->have_end = true;
         return 0;
+    case STROBE_DEF_THREAD_SUMMARY: {
+        struct strobe__thread_summary t = { 0 };
+        uint64_t n, *ru[7] = { &t.rusage.utime_us, &t.rusage.stime_us, &t.rusage.maxrss_kb, &t.rusage.minflt,
+                               &t.rusage.majflt,   &t.rusage.nvcsw,    &t.rusage.nivcsw };
+        if ((rc = get_u(c, &t.index, eb)) || (rc = get_u(c, &t.how, eb)) || (rc = get_u(c, &t.end_ticks, eb)) ||
+            (rc = get_u(c, &t.events, eb)) || (rc = get_u(c, &t.bytes, eb)) || (rc = get_u(c, &t.dropped, eb)) ||
+            (rc = get_u(c, &t.tail_offset, eb)) || (rc = get_u(c, &n, eb)))
+            return rc;
+        if (t.how != STROBE_THREAD_ENDED && t.how != STROBE_THREAD_AT_EXIT)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: THREAD_SUMMARY: unknown end %llu", c->name,
+                                 rec_off, (unsigned long long)t.how);
+        if (n != 0 && n != 7)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: THREAD_SUMMARY: %llu rusage fields, not 0 or 7",
+                                 c->name, rec_off, (unsigned long long)n);
+        for (uint64_t i = 0; i < n; i++)
+            if ((rc = get_u(c, ru[i], eb)))
+                return rc;
+        t.has_rusage = n == 7;
+        if ((rc = get_u(c, &t.depth, eb)))
+            return rc;
+        for (size_t i = 0; i < d->nsummaries; i++)
+            if (d->summaries[i].index == t.index)
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second THREAD_SUMMARY of thread t%llu",
+                                     c->name, rec_off, (unsigned long long)t.index);
+        if ((rc = APPEND(d->summaries, d->nsummaries, c->name, eb)))
+            return rc;
+        d->summaries[d->nsummaries++] = t;
+        return 0;
+    }
+    case STROBE_DEF_OPEN_FRAMES: {
+        uint64_t thread, first, n;
+        if ((rc = get_u(c, &thread, eb)) || (rc = get_u(c, &first, eb)) || (rc = get_u(c, &n, eb)))
+            return rc;
+        const struct strobe__thread_summary *sum = NULL;
+        for (size_t i = 0; i < d->nsummaries; i++)
+            if (d->summaries[i].index == thread)
+                sum = &d->summaries[i];
+        if (!sum || first > sum->depth || n > sum->depth - first)
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: OPEN_FRAMES of thread t%llu (frames %llu+%llu) without a THREAD_SUMMARY "
+                                 "of that depth before it",
+                                 c->name, rec_off, (unsigned long long)thread, (unsigned long long)first,
+                                 (unsigned long long)n);
+        for (uint64_t i = 0; i < n; i++) {
+            struct strobe__open_frame f = { .thread = thread, .depth = first + i };
+            if ((rc = get_u(c, &f.region, eb)) || (rc = get_u(c, &f.start_ticks, eb)) ||
+                (rc = get_u(c, &f.slot_plus1, eb)) || (rc = APPEND(d->open, d->nopen, c->name, eb)))
+                return rc;
+            d->open[d->nopen++] = f;
+        }
+        return 0;
+    }
     default:
         return 0; /* newer record type: skipped by design */
     }
@@ -327,6 +381,8 @@ void strobe__defs_free(struct strobe__defs *d)
         free(d->metrics[i].unit);
     }
     free(d->metrics);
+    free(d->summaries);
+    free(d->open);
     memset(d, 0, sizeof *d);
 }
 
@@ -344,6 +400,17 @@ int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, s
     d->name = name;
     d->pos = d->hdr.header_size;
     d->ticks = d->hdr.start_ticks;
+    return 0;
+}
+
+int strobe__stream_seek(struct strobe__stream_decoder *d, uint64_t offset, struct strobe_errbuf *eb)
+{
+    if (offset < d->hdr.header_size || offset > d->len)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu, where its THREAD_SUMMARY says records follow, "
+                             "lies outside the stream (%zu bytes)", d->name, (unsigned long long)offset, d->len);
+    d->pos = (size_t)offset;
+    d->depth = 0;
+    d->have_last = false;
     return 0;
 }
 

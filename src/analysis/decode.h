@@ -42,6 +42,21 @@ struct strobe__local_metric {
     char *name, *unit;
 };
 
+/* A THREAD_SUMMARY record (format.h). */
+struct strobe__thread_summary {
+    uint64_t index, how, end_ticks, events, bytes, dropped, tail_offset, depth;
+    bool has_rusage;
+    struct strobe_rusage rusage;
+};
+
+/* One frame of an OPEN_FRAMES record. */
+struct strobe__open_frame {
+    uint64_t thread, depth; /* thread index, position from the outermost (0) */
+    uint64_t region;        /* local region id */
+    uint64_t start_ticks;
+    uint64_t slot_plus1; /* profile slot + 1, 0 = none */
+};
+
 struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
@@ -54,6 +69,8 @@ struct strobe__defs {
     bool have_end;
     uint64_t end_ticks;
     int64_t exit_status;
+    struct strobe__thread_summary *summaries; size_t nsummaries;
+    struct strobe__open_frame *open; size_t nopen;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,
@@ -119,6 +136,9 @@ int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, s
 /* 1 = *ev filled, 0 = end of data, < 0 = error. */
 int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_event *ev,
                           struct strobe_errbuf *eb);
+/* Continues decoding at a record boundary `offset` (a THREAD_SUMMARY's
+ * tail offset) with an empty stack; times from there on are meaningless. */
+int strobe__stream_seek(struct strobe__stream_decoder *d, uint64_t offset, struct strobe_errbuf *eb);
 void strobe__stream_end(struct strobe__stream_decoder *d);
 
 /* ---- profile files ------------------------------------------------------ */

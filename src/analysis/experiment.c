@@ -419,6 +419,29 @@ static int add_counts(struct loader *L, const struct strobe_thread_info *t, cons
     return 0;
 }
 
+/* Maps t's stream and positions a decoder on its first record, checking
+ * the header names t; sets begin_ns (origin applied later). */
+static int open_stream(struct loader *L, struct strobe_thread_info *t, struct mapped *m,
+                       struct strobe__stream_decoder *d)
+{
+    struct strobe_experiment *exp = L->exp;
+    const char *name = shown_path(exp, t->stream_path);
+    int rc = map_file(t->stream_path, name, m, L->eb);
+    if (rc)
+        return rc;
+    if ((rc = strobe__stream_begin(d, m->buf, m->len, name, L->eb)) == 0 && d->hdr.thread_index != t->index) {
+        strobe__stream_end(d);
+        rc = strobe__error(L->eb, STROBE_ERR_FORMAT, "%s: offset 20: header names thread %u", name,
+                           d->hdr.thread_index);
+    }
+    if (rc) {
+        unmap_file(m);
+        return rc;
+    }
+    t->begin_ns = (uint64_t)raw_ns(&exp->processes[t->process], d->hdr.start_ticks);
+    return 0;
+}
+
 /* One pass over a stream: counts, time span, thread facts, id checks, TM
  * COUNTS records. */
 static int scan_stream(struct loader *L, struct strobe_thread_info *t, uint64_t *done, uint64_t total,
@@ -429,18 +452,11 @@ static int scan_stream(struct loader *L, struct strobe_thread_info *t, uint64_t 
     const struct strobe_process_info *p = &exp->processes[t->process];
     const char *name = shown_path(exp, t->stream_path);
     struct mapped m;
-    int rc = map_file(t->stream_path, name, &m, eb);
+    struct strobe__stream_decoder d;
+    int rc = open_stream(L, t, &m, &d);
     if (rc)
         return rc;
-    struct strobe__stream_decoder d;
-    if ((rc = strobe__stream_begin(&d, m.buf, m.len, name, eb))) {
-        unmap_file(&m);
-        return rc;
-    }
-    if (d.hdr.thread_index != t->index)
-        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 20: header names thread %u", name, d.hdr.thread_index);
     t->dropped = d.hdr.dropped;
-    t->begin_ns = (uint64_t)raw_ns(p, d.hdr.start_ticks); /* origin applied later */
     uint64_t last_ticks = d.hdr.start_ticks, next_progress = 1u << 24;
     struct strobe__raw_event ev;
     while (rc == 0 && (rc = strobe__stream_decode(&d, &ev, eb)) == 1) {
@@ -471,6 +487,74 @@ static int scan_stream(struct loader *L, struct strobe_thread_info *t, uint64_t 
     strobe__stream_end(&d);
     unmap_file(&m);
     return rc < 0 ? rc : 0;
+}
+
+/* What the runtime recorded of how thread t ended (THREAD_SUMMARY and
+ * OPEN_FRAMES in its process's defs), instead of decoding its stream: from
+ * the stream only the first record (THREAD_BEGIN: tid, creator) and the
+ * records written at process exit (TM COUNTS) are read. */
+static int load_summary(struct loader *L, struct strobe_thread_info *t, const struct strobe__defs *d,
+                        const struct strobe__thread_summary *s)
+{
+    struct strobe_experiment *exp = L->exp;
+    struct strobe_errbuf *eb = L->eb;
+    const struct strobe_process_info *p = &exp->processes[t->process];
+    t->summarized = true;
+    t->ended = s->how == STROBE_THREAD_ENDED;
+    t->at_exit = s->how == STROBE_THREAD_AT_EXIT;
+    t->events = s->events;
+    t->bytes = s->bytes;
+    t->dropped = s->dropped;
+    t->has_rusage = s->has_rusage;
+    t->rusage = s->rusage;
+    t->end_ns = (uint64_t)raw_ns(p, s->end_ticks); /* origin applied later */
+    if (s->depth && !(t->open = calloc(s->depth, sizeof *t->open)))
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", exp->dir);
+    for (size_t i = 0; i < d->nopen; i++) {
+        const struct strobe__open_frame *f = &d->open[i];
+        if (f->thread != t->index)
+            continue;
+        if (f->region >= p->region_map_len || p->region_map[f->region] == STROBE_NONE)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s/defs: OPEN_FRAMES of t%u: region id %llu not defined",
+                                 p->dir, t->index, (unsigned long long)f->region);
+        t->open[f->depth] = (struct strobe_open_frame){
+            .region = p->region_map[f->region],
+            .slot = f->slot_plus1 ? (uint32_t)(f->slot_plus1 - 1) : STROBE_NONE,
+            .start_ns = (uint64_t)raw_ns(p, f->start_ticks)};
+        if (f->depth + 1 > t->nopen)
+            t->nopen = f->depth + 1;
+    }
+    if (t->nopen != s->depth)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s/defs: t%u has %llu frames open at its end but %zu are listed",
+                             p->dir, t->index, (unsigned long long)s->depth, t->nopen);
+    if (!t->stream_path)
+        return 0;
+    const char *name = shown_path(exp, t->stream_path);
+    struct mapped m;
+    struct strobe__stream_decoder dec;
+    int rc = open_stream(L, t, &m, &dec);
+    if (rc)
+        return rc;
+    struct strobe__raw_event ev;
+    if ((rc = strobe__stream_decode(&dec, &ev, eb)) == 1 && ev.kind == STROBE__RAW_THREAD_BEGIN) {
+        t->tid = ev.tid;
+        t->parent = ev.parent ? (uint32_t)(ev.parent - 1) : STROBE_NONE; /* resolved to global later */
+    }
+    if (rc >= 0 && s->tail_offset && (rc = strobe__stream_seek(&dec, s->tail_offset, eb)) == 0)
+        while ((rc = strobe__stream_decode(&dec, &ev, eb)) == 1)
+            if (ev.kind == STROBE__RAW_TM_COUNTS && (rc = add_counts(L, t, &dec.counts, name, ev.offset)))
+                break;
+    strobe__stream_end(&dec);
+    unmap_file(&m);
+    return rc < 0 ? rc : 0;
+}
+
+static const struct strobe__thread_summary *find_summary(const struct strobe__defs *d, uint32_t index)
+{
+    for (size_t i = 0; i < d->nsummaries; i++)
+        if (d->summaries[i].index == index)
+            return &d->summaries[i];
+    return NULL;
 }
 
 /* Gives every COUNTS record its atomic block: the region its process
@@ -690,18 +774,33 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
     if (rc == 0)
         qsort(exp->threads, exp->nthreads, sizeof *exp->threads, cmp_thread);
 
-    uint64_t total = 0, done = 0;
-    for (size_t i = 0; i < exp->nthreads && rc == 0; i++)
-        if (exp->threads[i].stream_path && stat(exp->threads[i].stream_path, &st) == 0)
-            total += (uint64_t)st.st_size;
-    for (size_t i = 0; i < exp->nthreads && rc == 0; i++)
-        if (exp->threads[i].stream_path)
-            rc = scan_stream(L, &exp->threads[i], &done, total, progress, arg);
-    if (progress && rc == 0)
-        progress(total, total, arg);
     bool had_blocks = false;
     for (size_t i = 0; i < exp->nregions; i++)
         had_blocks |= exp->regions[i].kind == STROBE_REGION_TM_ATOMIC;
+    /* Streams are decoded only for threads the runtime could not summarize
+     * (killed), and all of them when the TM level must be inferred from
+     * what they hold (no `tm_monitor` in meta). */
+    bool scan_all = had_blocks && !strobe_experiment_meta(exp, "tm_monitor");
+    uint64_t total = 0, done = 0;
+    const struct strobe__thread_summary **sums = calloc(exp->nthreads ? exp->nthreads : 1, sizeof *sums);
+    if (!sums && rc == 0)
+        rc = -ENOMEM;
+    for (size_t i = 0; i < exp->nthreads && rc == 0; i++) {
+        struct strobe_thread_info *t = &exp->threads[i];
+        sums[i] = scan_all ? NULL : find_summary(&procs[t->process].defs, t->index);
+        if (!sums[i] && t->stream_path && stat(t->stream_path, &st) == 0)
+            total += (uint64_t)st.st_size;
+    }
+    for (size_t i = 0; i < exp->nthreads && rc == 0; i++) {
+        struct strobe_thread_info *t = &exp->threads[i];
+        if (sums[i])
+            rc = load_summary(L, t, &procs[t->process].defs, sums[i]);
+        else if (t->stream_path)
+            rc = scan_stream(L, t, &done, total, progress, arg);
+    }
+    free(sums);
+    if (progress && rc == 0)
+        progress(total, total, arg);
     if (rc == 0 && (rc = resolve_counts(L, procs)) == 0)
         tm_level(exp, had_blocks);
 
@@ -721,7 +820,9 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         const struct strobe_process_info *p = &exp->processes[t->process];
         t->begin_ns = t->begin_ns > exp->origin_ns ? t->begin_ns - (uint64_t)exp->origin_ns : 0;
         t->end_ns = t->end_ns > exp->origin_ns ? t->end_ns - (uint64_t)exp->origin_ns : 0;
-        if (!t->ended && p->exited) {
+        for (size_t k = 0; k < t->nopen; k++)
+            t->open[k].start_ns = t->open[k].start_ns > exp->origin_ns ? t->open[k].start_ns - (uint64_t)exp->origin_ns : 0;
+        if (!t->ended && !t->summarized && p->exited) {
             uint64_t pend = strobe_ticks_to_ns(exp, t->process, procs[t->process].defs.end_ticks);
             if (pend > t->end_ns)
                 t->end_ns = pend;
@@ -793,6 +894,7 @@ void strobe_experiment_close(struct strobe_experiment *exp)
     for (size_t i = 0; i < exp->nthreads; i++) {
         free(exp->threads[i].stream_path);
         free(exp->threads[i].profile_path);
+        free(exp->threads[i].open);
     }
     free(exp->threads);
     for (size_t i = 0; i < exp->nregions; i++) {

@@ -50,6 +50,14 @@ struct strobe_rusage {
     uint64_t utime_us, stime_us, maxrss_kb, minflt, majflt, nvcsw, nivcsw;
 };
 
+/* A frame still open when a thread's measurement ended (it is charged the
+ * time up to the thread's end_ns, in both profile sources). */
+struct strobe_open_frame {
+    uint32_t region;   /* global region id */
+    uint32_t slot;     /* its node's slot in t<N>.prof, STROBE_NONE when not there */
+    uint64_t start_ns; /* entry */
+};
+
 struct strobe_thread_info {
     uint32_t process;       /* index into experiment.processes */
     uint32_t index;         /* thread index within its process (t<N>) */
@@ -61,9 +69,18 @@ struct strobe_thread_info {
     uint64_t events;        /* records in the stream */
     uint64_t bytes;         /* bytes of encoded records */
     uint64_t dropped;       /* events lost to the size limit */
-    bool ended;             /* a THREAD_END record was seen */
+    bool ended;             /* the thread ended before its process (THREAD_END) */
     bool has_rusage;
     struct strobe_rusage rusage;
+    /* summarized: the runtime wrote how the thread ended (format.h,
+     * THREAD_SUMMARY), so its counts and end come from defs without
+     * decoding the stream, and `open` lists the frames open at its end
+     * (outermost first). Not summarized: killed (or exec'd) before it
+     * could; the stream was decoded and end_ns is its last event. */
+    bool summarized;
+    bool at_exit; /* still running when its process ended */
+    struct strobe_open_frame *open;
+    size_t nopen;
 };
 
 struct strobe_process_info {
@@ -136,7 +153,8 @@ struct strobe_experiment {
     bool tm;
     bool tm_level_inferred; /* no usable `tm_monitor` in meta */
     int tm_level;
-    bool tm_logging; /* some thread wrote a TM LOGGING record */
+    bool tm_logging; /* some thread wrote a TM LOGGING record (known only when the
+                        streams were decoded: see tm_level for level events) */
     struct strobe_tm_counts *tm_counts;
     size_t ntm_counts; /* in stream order */
 };
@@ -209,6 +227,8 @@ struct strobe_stats {
     uint64_t min_ns;    /* over completed visits; UINT64_MAX when none */
     uint64_t max_ns;
     double sumsq_ns;    /* sum of squared inclusive durations, ns^2 */
+    uint64_t open_at_end; /* visits still open when measurement ended: their
+                             time runs to the thread's end (in incl_ns) */
 };
 
 struct strobe_metric_stats {
@@ -230,7 +250,8 @@ struct strobe_cnode {
 };
 
 enum strobe_profile_source {
-    STROBE_PROFILE_AUTO = 0,  /* profile files when every thread has one, else trace */
+    STROBE_PROFILE_AUTO = 0,  /* profile files when every thread has one and a
+                                 summary (not killed); else the traces if any */
     STROBE_PROFILE_FILES = 1, /* t<N>.prof only */
     STROBE_PROFILE_TRACE = 2, /* rebuilt from the event streams */
 };
@@ -238,6 +259,10 @@ enum strobe_profile_source {
 struct strobe_profile {
     struct strobe_cnode *nodes; size_t nnodes; /* node 0 is the root */
     int source;                                /* what it was built from */
+    /* Built from profile files of which some belong to a killed thread:
+     * the time of its frames open at the kill is missing (only the event
+     * stream has it). */
+    bool incomplete;
 };
 
 int strobe_profile_build(const struct strobe_experiment *exp, int source,

@@ -2,10 +2,12 @@
 /*
  * Builds the merged call-path profile (experiment.h) either from the
  * per-thread profile files the runtime keeps (t<N>.prof) or by replaying
- * the event streams. Both give the same tree and visit counts for a
- * program that ran to completion; for a killed thread the profile files
- * hold only completed visits' times while the trace replay also charges
- * the time of regions still open at the kill, up to the last event.
+ * the event streams. Both charge a frame still open when a thread's
+ * measurement ended (exit() under it, a worker that never returns) the
+ * time up to that end, and count it in open_at_end, so they agree. For a
+ * killed thread only the stream knows what was open: the profile files
+ * then lack that time (profile->incomplete), the replay charges it up to
+ * the last event.
  */
 #include <errno.h>
 #include <math.h>
@@ -190,6 +192,24 @@ static int from_file(struct builder *b, uint32_t thread)
                                 m.max);
         }
     }
+    /* Frames open at the end: the visit was counted at entry, its time
+     * runs to the thread's end (as the trace's synthetic exits do). */
+    for (size_t k = 0; k < t->nopen && rc == 0; k++) {
+        const struct strobe_open_frame *f = &t->open[k];
+        if (f->slot == STROBE_NONE)
+            continue;
+        if (f->slot == 0 || f->slot >= v.hdr.slot_count || slot_node[f->slot] == STROBE_NONE ||
+            b->p->nodes[slot_node[f->slot]].region != f->region) {
+            rc = strobe__error(b->eb, STROBE_ERR_FORMAT, "%s/defs: open frame %zu of t%u names slot %u, which is not a "
+                               "node of its region in %s", proc->dir, k, t->index, f->slot, name);
+            break;
+        }
+        struct strobe_stats *ps = &b->p->nodes[slot_node[f->slot]].per_thread[thread];
+        add_time(ps, t->end_ns > f->start_ns ? t->end_ns - f->start_ns : 0);
+        ps->open_at_end++;
+    }
+    if (!t->summarized)
+        b->p->incomplete = true;
     free(slot_node);
     if (map)
         munmap(map, len);
@@ -238,7 +258,9 @@ static int from_trace(struct builder *b, uint32_t thread)
         }
         case STROBE_EVENT_EXIT: {
             struct frame *f = &stack[--depth]; /* the iterator guarantees nesting */
-            add_time(&b->p->nodes[f->node].per_thread[thread], ev.time_ns - f->start);
+            struct strobe_stats *ps = &b->p->nodes[f->node].per_thread[thread];
+            add_time(ps, ev.time_ns - f->start);
+            ps->open_at_end += ev.synthetic;
             break;
         }
         case STROBE_EVENT_METRIC:
@@ -281,6 +303,7 @@ static void finish(struct strobe_profile *p, size_t nthreads)
             s->incl_ns += q->incl_ns;
             s->excl_ns += q->excl_ns;
             s->sumsq_ns += q->sumsq_ns;
+            s->open_at_end += q->open_at_end;
             if (q->min_ns < s->min_ns)
                 s->min_ns = q->min_ns;
             if (q->max_ns > s->max_ns)
@@ -292,12 +315,17 @@ static void finish(struct strobe_profile *p, size_t nthreads)
 int strobe_profile_build(const struct strobe_experiment *exp, int source, struct strobe_profile **out,
                          struct strobe_errbuf *eb)
 {
-    bool all_files = exp->nthreads > 0;
-    for (size_t t = 0; t < exp->nthreads; t++)
-        if (!exp->threads[t].profile_path)
-            all_files = false;
+    /* A killed thread's profile lacks the time of the frames it had open;
+     * its stream has it. */
+    bool all_files = exp->nthreads > 0, all_summarized = true, traces = exp->nthreads > 0;
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        const struct strobe_thread_info *th = &exp->threads[t];
+        all_files &= th->profile_path != NULL;
+        all_summarized &= th->summarized;
+        traces &= th->stream_path != NULL || !th->profile_path;
+    }
     if (source == STROBE_PROFILE_AUTO)
-        source = all_files ? STROBE_PROFILE_FILES : STROBE_PROFILE_TRACE;
+        source = all_files && (all_summarized || !traces) ? STROBE_PROFILE_FILES : STROBE_PROFILE_TRACE;
     for (size_t t = 0; t < exp->nthreads; t++) {
         const struct strobe_thread_info *th = &exp->threads[t];
         if (source == STROBE_PROFILE_FILES && !th->profile_path)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/format.h"
+#include "strobe/tm.h"
 
 void strobe_tm_model_free(struct strobe_tm_model *m)
 {
@@ -270,7 +271,8 @@ int strobe_tm_model_build(const struct strobe_experiment *exp, const struct stro
                                   .attempt = model_attempt,
                                   .abort = model_abort};
     /* only an event log is worth a second read of the streams */
-    for (uint32_t t = 0; t < exp->nthreads && rc == 0 && exp->tm_logging; t++) {
+    bool logged = exp->tm_logging || (exp->tm && exp->tm_level == STROBE_TM_MONITOR_EVENTS);
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0 && logged; t++) {
         mw.thread = t;
         if (exp->threads[t].stream_path)
             rc = strobe_tm_walk_thread(exp, t, &v, eb);

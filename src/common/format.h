@@ -193,6 +193,30 @@ enum strobe_def_type {
     STROBE_DEF_OVERHEAD = 6,
     /* uleb ticks at exit, sleb exit status (normal process exit only) */
     STROBE_DEF_PROCESS_END = 7,
+    /* How the measurement of one thread ended, so that readers need not
+     * decode its stream to learn it: uleb thread index, uleb how (enum
+     * strobe_thread_end_how), uleb ticks at the end, uleb events (records
+     * in its stream; without a stream the enter and exit events measured),
+     * uleb bytes (of encoded records, chunk padding excluded), uleb dropped,
+     * uleb offset in its stream of the records written at process exit by
+     * the adapters (TM COUNTS; 0 = none), uleb n (0, or 7 followed by the
+     * THREAD_END rusage fields), then uleb depth: frames still open at the
+     * end (each listed by one of the OPEN_FRAMES records that follow).
+     * Absent for a thread of a killed process (and of an image replaced by
+     * exec), whose stream must be decoded instead. */
+    STROBE_DEF_THREAD_SUMMARY = 8,
+    /* Frames open at the end of a thread's measurement, outermost first:
+     * uleb thread index, uleb depth of the first frame listed (0 = the
+     * outermost), uleb n, then n times: uleb region id, uleb ticks at its
+     * entry, uleb profile slot of its call path + 1 (0 = none: no profile,
+     * or the profile had no room). Readers charge each the time from its
+     * entry to the end, as if it was left then. */
+    STROBE_DEF_OPEN_FRAMES = 9,
+};
+
+enum strobe_thread_end_how {
+    STROBE_THREAD_ENDED = 1,   /* the thread ended (returned, pthread_exit, or called exit()) */
+    STROBE_THREAD_AT_EXIT = 2, /* still running when another thread ended the process */
 };
 
 enum strobe_clock_kind {

@@ -78,6 +78,7 @@ static void enter_general(struct strobe__thread *t, struct strobe__frame *f, uin
             bool same = id == t->last_region;
             t->pos = strobe__put_event(p, (same ? STROBE_EV_ENTER_SAME : STROBE_EV_ENTER) << 6, d, !same, id);
             t->last_region = id;
+            t->chunk_events++;
         }
     }
     if (t->mode & STROBE__MODE_PROFILE) {
@@ -93,8 +94,10 @@ static void exit_general(struct strobe__thread *t, struct strobe__frame *f, uint
 {
     if (t->mode & STROBE__MODE_TRACE) {
         uint8_t *p = strobe__trace_room(t);
-        if (p)
+        if (p) {
             t->pos = strobe__put_event(p, STROBE_EV_EXIT << 6, strobe__take_delta(t, now), false, 0);
+            t->chunk_events++;
+        }
     }
     if (t->mode & STROBE__MODE_PROFILE)
         strobe__prof_leave(f->node, f->start, now);

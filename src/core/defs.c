@@ -165,6 +165,43 @@ void strobe__defs_process_end(uint64_t ticks, int64_t status)
     rec_end(&r, STROBE_DEF_PROCESS_END);
 }
 
+void strobe__defs_thread_summary(const struct strobe__thread_summary *s)
+{
+    struct rec r;
+    if (rec_begin(&r, 16 * 10))
+        return;
+    put_uleb(&r, s->index);
+    put_uleb(&r, s->how);
+    put_uleb(&r, s->end_ticks);
+    put_uleb(&r, s->events);
+    put_uleb(&r, s->bytes);
+    put_uleb(&r, s->dropped);
+    put_uleb(&r, s->tail_offset);
+    put_uleb(&r, s->has_rusage ? 7 : 0);
+    for (int i = 0; s->has_rusage && i < 7; i++)
+        put_uleb(&r, s->rusage[i]);
+    put_uleb(&r, s->depth);
+    rec_end(&r, STROBE_DEF_THREAD_SUMMARY);
+}
+
+_Static_assert(3 * 10 + STROBE__OPEN_FRAMES_MAX * 25 <= MAX_PAYLOAD, "OPEN_FRAMES fits a chunk");
+
+void strobe__defs_open_frames(uint32_t index, uint64_t first, const struct strobe__open_frame *f, size_t n)
+{
+    struct rec r;
+    if (rec_begin(&r, 3 * 10 + n * 25))
+        return;
+    put_uleb(&r, index);
+    put_uleb(&r, first);
+    put_uleb(&r, n);
+    for (size_t i = 0; i < n; i++) {
+        put_uleb(&r, f[i].region);
+        put_uleb(&r, f[i].start_ticks);
+        put_uleb(&r, f[i].slot_plus1);
+    }
+    rec_end(&r, STROBE_DEF_OPEN_FRAMES);
+}
+
 /* Walks the records of a defs image [0, used) and re-appends the ones a
  * fork child inherits. */
 static int copy_records(const uint8_t *img, uint64_t used, uint32_t chunk_size)

@@ -13,6 +13,8 @@
 #ifndef STROBE_CORE_DEFS_H
 #define STROBE_CORE_DEFS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/mfile.h"
@@ -31,6 +33,26 @@ void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name,
 void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
 void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
+
+/* STROBE_DEF_THREAD_SUMMARY (format.h). */
+struct strobe__thread_summary {
+    uint32_t index;
+    unsigned how; /* enum strobe_thread_end_how */
+    uint64_t end_ticks, events, bytes, dropped, tail_offset;
+    bool has_rusage;
+    uint64_t rusage[7]; /* the THREAD_END fields */
+    uint64_t depth;     /* frames open at the end */
+};
+void strobe__defs_thread_summary(const struct strobe__thread_summary *s);
+
+/* One STROBE_DEF_OPEN_FRAMES record; n <= STROBE__OPEN_FRAMES_MAX. */
+struct strobe__open_frame {
+    uint32_t region;
+    uint32_t slot_plus1;
+    uint64_t start_ticks;
+};
+#define STROBE__OPEN_FRAMES_MAX 128u
+void strobe__defs_open_frames(uint32_t index, uint64_t first, const struct strobe__open_frame *f, size_t n);
 
 /* Fork child: copies the CLOCK_SYNC, MODULE, REGION and METRIC records the
  * parent had written at fork time (bytes [0, used) of its open defs

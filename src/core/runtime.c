@@ -501,8 +501,10 @@ static void runtime_finish(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     /* the adapters' last word for the exiting thread, while it is measured */
-    if (strobe__active() && strobe__tls.t != NULL)
+    if (strobe__active() && strobe__tls.t != NULL) {
+        strobe__thread_mark_tail(strobe__tls.t);
         strobe__run_thread_end_hooks(1);
+    }
     int expected = STROBE__ACTIVE;
     if (!atomic_compare_exchange_strong_explicit(&rt->state, &expected, STROBE__FINISHED,
                                                  memory_order_acq_rel, memory_order_relaxed))
@@ -518,11 +520,14 @@ static void runtime_finish(void)
         strobe__thread_end(t);
     pthread_mutex_lock(&rt->lock);
     strobe__clock_sync_locked(0);
+    uint64_t end = strobe__clock_read(rt->cfg.clock_kind);
+    /* Threads still running (workers never joined, exit() from another
+     * thread) end here, with the frames they have open. */
+    strobe__threads_summarize_at_exit(end);
     /* Only an exit whose status we saw (exit() or main's return) is a
      * process end we can vouch for; a destructor run by dlclose() is not. */
     if (atomic_load_explicit(&rt->exit_known, memory_order_acquire))
-        strobe__defs_process_end(strobe__clock_read(rt->cfg.clock_kind),
-                                 atomic_load_explicit(&rt->exit_status, memory_order_relaxed));
+        strobe__defs_process_end(end, atomic_load_explicit(&rt->exit_status, memory_order_relaxed));
     /* defs is complete: cut its zero tail. A thread still finishing an
      * event it began before FINISHED finds defs_pos NULL and writes no
      * more (storing past the new end of file would raise SIGBUS). */
@@ -557,9 +562,10 @@ static void atfork_parent(void)
  *    directory; the parent's CLOCK_SYNC, MODULE, REGION and METRIC records
  *    are copied, so every region and metric id inherited in memory (the
  *    registry, the handles, the open stack) keeps its meaning.
- *  - The forking thread, the child's only one, becomes t0: THREAD_BEGIN,
- *    one INHERIT per open frame, and a fresh profile whose root path
- *    mirrors the open stack with 0 visits.
+ *  - The forking thread, the child's only one, becomes t0: THREAD_BEGIN
+ *    and a fresh profile, with an empty call stack (the frames open at
+ *    fork() are the parent's visits; the child's exits of them are
+ *    ignored).
  * Runs in a possibly multithreaded parent's child: system calls only. */
 static void atfork_child(void)
 {

@@ -9,10 +9,13 @@
 #include "core/thread.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/defs.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/runtime.h"
@@ -102,11 +105,19 @@ void strobe__count_dropped(struct strobe__thread *t, uint64_t n)
         __atomic_fetch_add(&t->evt.hdr->dropped, n, __ATOMIC_RELAXED);
 }
 
+/* Bytes of records in the current chunk. */
+static uint64_t chunk_bytes(const struct strobe__thread *t)
+{
+    const uint8_t *base = t->evt.chunk_index == 0 ? (const uint8_t *)(t->evt.hdr + 1) : t->evt.chunk;
+    return (uint64_t)(t->pos - base);
+}
+
 /* Switches to the next chunk (under the lock, so that a fork child sees
  * this thread's mappings consistently). NULL when there is none. */
 static uint8_t *next_chunk(struct strobe__thread *t)
 {
     uint8_t *p = NULL;
+    uint64_t used = chunk_bytes(t);
     pthread_mutex_lock(&strobe__rt.lock);
     int rc = strobe__mfile_next(&t->evt, &p);
     if (rc == 0)
@@ -120,6 +131,9 @@ static uint8_t *next_chunk(struct strobe__thread *t)
         t->limit = t->pos - 1;
         return NULL;
     }
+    t->done_bytes += used;
+    t->done_events += t->chunk_events;
+    t->chunk_events = 0;
     /* Outside the lock: it touches a whole chunk (mfile.h). */
     strobe__mfile_prefault(&t->evt);
     t->pos = p;
@@ -177,6 +191,7 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
     atomic_signal_fence(memory_order_seq_cst);
     *p = (uint8_t)type;
     t->pos = q + len;
+    t->chunk_events++;
     return 0;
 }
 
@@ -303,6 +318,138 @@ static uint64_t tv_us(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
+/* The THREAD_END resource usage fields of the calling thread. */
+static void rusage_self(uint64_t out[7])
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        memset(&ru, 0, sizeof ru);
+    uint64_t v[7] = {tv_us(ru.ru_utime),     tv_us(ru.ru_stime),     (uint64_t)ru.ru_maxrss, (uint64_t)ru.ru_minflt,
+                     (uint64_t)ru.ru_majflt, (uint64_t)ru.ru_nvcsw, (uint64_t)ru.ru_nivcsw};
+    memcpy(out, v, sizeof v);
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); false on failure. */
+static bool read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    return true;
+}
+
+/* The same fields for another thread of this process, which getrusage
+ * cannot give: /proc/self/task/<tid>/stat (times, faults) and status
+ * (context switches); maxrss is the process's, as RUSAGE_THREAD gives it. */
+static bool rusage_other(uint64_t tid, uint64_t out[7])
+{
+    char path[64], num[24], buf[2048];
+    strobe__concat(path, sizeof path, "/proc/self/task/", strobe__fmt_u64(num, tid), "/stat", (char *)NULL);
+    if (!read_proc(path, buf, sizeof buf))
+        return false;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    uint64_t field[13] = {0};          /* fields 3 (state) to 15 (stime) */
+    for (int i = 0; p && i < 13; i++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+        field[i] = strtoull(p, NULL, 10);
+    }
+    if (!p)
+        return false;
+    long hz = sysconf(_SC_CLK_TCK);
+    uint64_t us_per_tick = hz > 0 ? 1000000u / (uint64_t)hz : 10000u;
+    struct rusage self;
+    if (getrusage(RUSAGE_SELF, &self) != 0)
+        self.ru_maxrss = 0;
+    out[0] = field[11] * us_per_tick;
+    out[1] = field[12] * us_per_tick;
+    out[2] = (uint64_t)self.ru_maxrss;
+    out[3] = field[7];
+    out[4] = field[9];
+    out[5] = out[6] = 0;
+    strobe__concat(path, sizeof path, "/proc/self/task/", num, "/status", (char *)NULL);
+    if (read_proc(path, buf, sizeof buf)) {
+        const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+        const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+        if (v)
+            out[5] = strtoull(strchr(v, ':') + 1, NULL, 10);
+        if (nv)
+            out[6] = strtoull(strchr(nv, ':') + 1, NULL, 10);
+    }
+    return true;
+}
+
+/* Writes t's summary and open frames into defs (format.h,
+ * STROBE_DEF_THREAD_SUMMARY and OPEN_FRAMES). Caller holds the lock; t
+ * records nothing any more. */
+static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t end, const uint64_t *rusage)
+{
+    struct strobe__thread_summary s = {
+        .index = t->index, .how = how, .end_ticks = end, .tail_offset = t->tail_offset, .has_rusage = rusage != NULL};
+    size_t depth = (size_t)(t->sp - (t->stack + 1));
+    bool prof = (t->mode & STROBE__MODE_PROFILE) && t->slots;
+    if ((t->mode & STROBE__MODE_TRACE) && t->evt.hdr) {
+        s.events = t->done_events + t->chunk_events;
+        s.bytes = t->done_bytes + chunk_bytes(t);
+        s.dropped = __atomic_load_n(&t->evt.hdr->dropped, __ATOMIC_RELAXED);
+    } else if (prof) {
+        /* no stream: the enter and exit events measured, from the visits */
+        uint64_t visits = t->overflow_node.visits;
+        for (uint32_t i = 1; i < t->prof.hdr->slot_count; i++)
+            if (t->slots[i].tag == STROBE_SLOT_NODE)
+                visits += t->slots[i].visits;
+        s.events = 2 * visits - depth;
+    }
+    if (rusage)
+        memcpy(s.rusage, rusage, sizeof s.rusage);
+    s.depth = depth;
+    strobe__defs_thread_summary(&s);
+    struct strobe__open_frame batch[STROBE__OPEN_FRAMES_MAX];
+    for (size_t first = 0; first < depth; first += STROBE__OPEN_FRAMES_MAX) {
+        size_t n = depth - first < STROBE__OPEN_FRAMES_MAX ? depth - first : STROBE__OPEN_FRAMES_MAX;
+        for (size_t i = 0; i < n; i++) {
+            const struct strobe__frame *f = t->stack + 1 + first + i;
+            bool slot = prof && f->node != &t->overflow_node;
+            batch[i] = (struct strobe__open_frame){
+                f->region, slot ? (uint32_t)(f->node - t->slots) + 1 : 0, f->start};
+        }
+        strobe__defs_open_frames(t->index, first, batch, n);
+    }
+}
+
+void strobe__thread_mark_tail(struct strobe__thread *t)
+{
+    if ((t->mode & STROBE__MODE_TRACE) && t->evt.hdr)
+        t->tail_offset = strobe__mfile_offset(&t->evt, t->pos);
+}
+
+/* Waits (briefly) until t is outside the runtime: at process exit, a
+ * thread that was in the middle of an event when the state changed
+ * finishes it; later events are not recorded (state FINISHED). A thread
+ * stuck inside the runtime (waiting for the lock we hold) is summarized
+ * as it stands. */
+static void wait_idle(struct strobe__thread *t)
+{
+    for (int i = 0; i < 1000 && (__atomic_load_n(&t->busy, __ATOMIC_ACQUIRE) & STROBE__BUSY_IN); i++)
+        usleep(1);
+}
+
+void strobe__threads_summarize_at_exit(uint64_t end_ticks)
+{
+    for (struct strobe__thread *t = strobe__rt.threads; t; t = t->next) {
+        uint64_t ru[7];
+        wait_idle(t);
+        summarize_locked(t, STROBE_THREAD_AT_EXIT, end_ticks, rusage_other(t->tid, ru) ? ru : NULL);
+    }
+}
+
 void strobe__thread_end(struct strobe__thread *t)
 {
     struct strobe__tls *tl = &strobe__tls;
@@ -319,24 +466,19 @@ void strobe__thread_end(struct strobe__thread *t)
         pthread_setspecific(strobe__rt.thread_key, NULL);
     }
     uint64_t now = strobe__now(t);
+    uint64_t ru[7];
+    rusage_self(ru);
     if (t->mode & STROBE__MODE_TRACE) {
-        struct rusage ru;
         uint8_t payload[70], *q = payload;
-        if (getrusage(RUSAGE_THREAD, &ru) != 0)
-            memset(&ru, 0, sizeof ru);
-        q = strobe_uleb_put(q, tv_us(ru.ru_utime));
-        q = strobe_uleb_put(q, tv_us(ru.ru_stime));
-        q = strobe_uleb_put(q, (uint64_t)ru.ru_maxrss);
-        q = strobe_uleb_put(q, (uint64_t)ru.ru_minflt);
-        q = strobe_uleb_put(q, (uint64_t)ru.ru_majflt);
-        q = strobe_uleb_put(q, (uint64_t)ru.ru_nvcsw);
-        q = strobe_uleb_put(q, (uint64_t)ru.ru_nivcsw);
+        for (int i = 0; i < 7; i++)
+            q = strobe_uleb_put(q, ru[i]);
         strobe__ext_record(t, STROBE_EXT_THREAD_END, now, payload, (size_t)(q - payload));
     }
     /* Under the lock, like every change to a thread's mappings, so that a
      * fork() in another thread sees either all of them or none. */
     pthread_mutex_lock(&strobe__rt.lock);
     strobe__clock_sync_locked(SYNC_GAP_THREAD_NS);
+    summarize_locked(t, STROBE_THREAD_ENDED, now, ru);
     list_remove(t);
     strobe__publish_retire_locked(t);
     strobe__mfile_close(&t->evt, t->pos);
@@ -372,16 +514,16 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
     t->parent_plus1 = 0;
     t->tid = strobe__gettid();
     t->last_region = 0;
+    t->chunk_events = 0;
+    t->done_events = t->done_bytes = t->tail_offset = 0;
+    /* The child is a process of its own: its call stack starts empty.
+     * The exits of the frames it inherited find nothing to leave and are
+     * ignored, so the parent's visits are neither counted twice nor cut. */
+    t->sp = t->stack + 1;
+    t->lost_depth = 0;
+    __atomic_store_n(&t->busy, __atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~STROBE__BUSY_DEEP,
+                     __ATOMIC_RELAXED);
     open_files(t, now);
-    for (struct strobe__frame *f = t->stack + 1; f < t->sp; f++) {
-        uint8_t payload[10];
-        size_t n = (size_t)(strobe_uleb_put(payload, f->region) - payload);
-        if (strobe__ext_record(t, STROBE_EXT_INHERIT, now, payload, n) == 0)
-            t->last_region = f->region; /* INHERIT counts for ENTER_SAME */
-        f->start = now;                 /* the child's profile counts the child's time */
-        if (t->mode & STROBE__MODE_PROFILE)
-            f->node = strobe__prof_child(t, f[-1].node, f->region); /* visits stay 0 */
-    }
     list_add(t);
     return 0;
 }

@@ -97,11 +97,15 @@ struct strobe__thread {
     struct strobe__frame *stack_end;
     struct strobe_prof_node *slots; /* profile slot 0 (the root) */
     uint32_t last_region;           /* region of the last ENTER (for ENTER_SAME) */
-    uint32_t index;                 /* N of t<N> */
+    uint32_t chunk_events;          /* records written into the current chunk */
 
     struct strobe__cache_entry cache[STROBE__CACHE_SIZE] __attribute__((aligned(64)));
 
     /* ---- cold ---- */
+    uint32_t index;              /* N of t<N> */
+    uint64_t done_events;        /* records in the stream's earlier chunks */
+    uint64_t done_bytes;         /* their bytes, padding excluded */
+    uint64_t tail_offset;        /* stream offset of the process-exit records, 0 = none */
     struct strobe__frame *stack; /* frames[0] = root sentinel */
     uint32_t stack_cap;          /* frames allocated */
     uint32_t lost_depth;         /* open frames beyond STROBE__MAX_FRAMES */
@@ -156,9 +160,20 @@ int strobe__thread_attach(struct strobe__thread *t);
 struct strobe__thread *strobe__thread_current(void);
 
 /* Ends the calling thread's measurement: THREAD_END with its resource
- * usage, files truncated and closed, state freed. Later events of the
- * thread are ignored. */
+ * usage, its summary and open frames in defs (format.h,
+ * STROBE_DEF_THREAD_SUMMARY), files truncated and closed, state freed.
+ * Later events of the thread are ignored. */
 void strobe__thread_end(struct strobe__thread *t);
+
+/* Process exit (state FINISHED, caller holds the lock): writes the summary
+ * and open frames of every thread still in the list, which no longer
+ * records anything, as ended at `end_ticks`. Their files stay as they are:
+ * the process is about to end. */
+void strobe__threads_summarize_at_exit(uint64_t end_ticks);
+
+/* Marks the start of the records the adapters write at process exit
+ * (before the exiting thread's end hooks run). */
+void strobe__thread_mark_tail(struct strobe__thread *t);
 
 /* ---- slow paths of the event recorder (thread.c) ---- */
 
@@ -186,9 +201,8 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
  * the parent's fork). */
 void strobe__threads_abandon_after_fork(struct strobe__thread *keep);
 
-/* Re-creates `t`'s files in the child's process directory as thread 0:
- * THREAD_BEGIN, INHERIT for every open frame, and a profile whose root path
- * mirrors the open stack (visits 0). Frames restart at `now`. */
+/* Re-creates `t`'s files in the child's process directory as thread 0,
+ * with an empty call stack: THREAD_BEGIN and a fresh profile. */
 int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now);
 
 /* pthread_t -> index map for THREAD_JOIN (caller holds lock). */

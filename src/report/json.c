@@ -221,6 +221,7 @@ static void json_stats(struct jw *w, const struct strobe_stats *s)
         jw_u64(w, "max_ns", s->max_ns);
     }
     jw_double(w, "sumsq_ns2", s->sumsq_ns);
+    jw_u64(w, "open_at_end", s->open_at_end);
 }
 
 static void json_metric_stats(struct jw *w, const struct strobe_metric_stats *m)
@@ -253,6 +254,8 @@ static void json_summary(struct jw *w, const struct strobe__report_view *v)
            v->prof->source == STROBE_PROFILE_FILES   ? "profile"
            : v->prof->source == STROBE_PROFILE_TRACE ? "trace"
                                                      : "unknown");
+    jw_bool(w, "profile_incomplete", v->prof->incomplete);
+    jw_u64(w, "open_at_end", v->open_at_end);
     jw_close(w);
 }
 
@@ -297,6 +300,8 @@ static void json_system(struct jw *w, const struct strobe__report_view *v)
         jw_u64(w, "bytes", th->bytes);
         jw_u64(w, "dropped", th->dropped);
         jw_bool(w, "ended", th->ended);
+        jw_bool(w, "at_exit", th->at_exit);
+        jw_bool(w, "summarized", th->summarized);
         jw_u64(w, "visits", v->thread_visits[t]);
         jw_u64(w, "incl_ns", v->thread_incl_ns[t]);
         if (th->has_rusage) {
@@ -357,6 +362,7 @@ static void json_flat(struct jw *w, const struct strobe__report_view *v)
         jw_u64(w, "incl_ns", r->incl_ns);
         jw_u64(w, "excl_ns", r->excl_ns);
         jw_u64(w, "sum_incl_ns", r->sum_incl_ns);
+        jw_u64(w, "open_at_end", r->open_at_end);
         if (r->min_ns == UINT64_MAX) {
             jw_null(w, "min_ns");
             jw_null(w, "max_ns");

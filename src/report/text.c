@@ -117,6 +117,14 @@ static uint64_t div_round(uint64_t a, uint64_t b)
     return b ? (uint64_t)(((unsigned __int128)a + b / 2) / b) : 0;
 }
 
+/* Marks a row whose visits include some still open when measurement
+ * ended (the summary explains it). */
+static void open_note(FILE *out, uint64_t open_at_end)
+{
+    if (open_at_end)
+        fprintf(out, " [open at end: %" PRIu64 "]", open_at_end);
+}
+
 /* ---- Summary ----------------------------------------------------------- */
 
 static void summary_line(FILE *out, const char *label, const char *fmt, ...)
@@ -184,6 +192,13 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
                       : v->prof->source == STROBE_PROFILE_TRACE ? "event trace (rebuilt from t<N>.evt)"
                                                                 : "unknown";
     summary_line(out, "profile source", "%s", src);
+    if (v->open_at_end)
+        summary_line(out, "open at end", "%" PRIu64 " visit%s still open when measurement ended (exit() below them, "
+                     "a thread running at exit, a kill) end there: marked [open at end: N]",
+                     v->open_at_end, v->open_at_end == 1 ? " was" : "s were");
+    if (v->prof->incomplete)
+        fputs("WARNING: some threads were killed and have no trace: the time of the frames they had open is "
+              "missing from the profile files\n", out);
     if (exp->tm)
         summary_line(out, "TM monitoring", "%s — %s%s", strobe_tm_level_name(exp->tm_level),
                      strobe_tm_level_recorded(exp->tm_level),
@@ -226,6 +241,7 @@ static void text_flat(FILE *out, const struct strobe__report_view *v, size_t top
         }
         fputs("  ", out);
         region_label(out, v->exp, r->region);
+        open_note(out, r->open_at_end);
         fputc('\n', out);
     }
 }
@@ -273,6 +289,7 @@ static void tree_node(FILE *out, const struct strobe__report_view *v, uint32_t n
     fmt_time_or_dash(s[5], t->max_ns, timed);
     tree_cells(out, s, depth, false);
     region_label(out, exp, node->region);
+    open_note(out, t->open_at_end);
     fputc('\n', out);
     if (!node->metrics)
         return;

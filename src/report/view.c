@@ -193,6 +193,8 @@ static int walk(struct strobe__report_view *v, struct strobe__flat_row *rows, bo
         if (node->total.max_ns > row->max_ns)
             row->max_ns = node->total.max_ns;
         row->sumsq_ns += node->total.sumsq_ns;
+        row->open_at_end += node->total.open_at_end;
+        v->open_at_end += node->total.open_at_end;
         v->total_excl_ns += node->total.excl_ns;
         for (size_t t = 0; t < exp->nthreads; t++) {
             const struct strobe_stats *s = strobe__node_thread(v, c, t);
@@ -214,18 +216,19 @@ static void summarize(struct strobe__report_view *v)
     const struct strobe_experiment *exp = v->exp;
     for (size_t t = 0; t < exp->nthreads; t++) {
         const struct strobe_thread_info *th = &exp->threads[t];
-        if (th->stream_path) {
+        if (th->stream_path || th->summarized) {
             v->thread_events[t] = th->events;
         } else {
-            /* profile only: each visit cost an enter and an exit */
+            /* profile only, killed: each visit cost an enter and an exit */
             v->thread_events[t] = 2 * v->thread_visits[t];
             v->events_estimated = true;
         }
         v->thread_time_ns += th->end_ns > th->begin_ns ? th->end_ns - th->begin_ns : v->thread_incl_ns[t];
-        v->overhead_events += v->thread_events[t];
+        uint64_t cost_events = v->thread_events[t] + th->dropped;
+        v->overhead_events += cost_events;
         if (th->process < exp->nprocesses && exp->processes[th->process].overhead_ns_per_event > 0) {
             v->overhead_known = true;
-            v->overhead_ns += (double)v->thread_events[t] * exp->processes[th->process].overhead_ns_per_event;
+            v->overhead_ns += (double)cost_events * exp->processes[th->process].overhead_ns_per_event;
         }
     }
 }

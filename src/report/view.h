@@ -26,6 +26,7 @@ struct strobe__flat_row {
     uint64_t min_ns;      /* per visit; UINT64_MAX when no visit completed */
     uint64_t max_ns;
     double sumsq_ns; /* sum of squared per-visit inclusive times */
+    uint64_t open_at_end; /* visits still open when measurement ended */
 };
 
 struct strobe__report_view {
@@ -46,12 +47,16 @@ struct strobe__report_view {
     /* per thread [nthreads] */
     uint64_t *thread_visits;  /* visits of all nodes */
     uint64_t *thread_incl_ns; /* inclusive time of the root's children */
-    uint64_t *thread_events;  /* recorded events, or 2 x visits without a trace */
+    uint64_t *thread_events;  /* recorded events (or measured, without a trace),
+                                 else 2 x visits (old experiments, killed threads) */
 
     uint64_t thread_time_ns;  /* sum over threads of end - begin (or of
                                  thread_incl_ns when the thread has no span) */
-    uint64_t overhead_events; /* events the overhead estimate is based on */
+    uint64_t overhead_events; /* events the overhead estimate is based on:
+                                 recorded and dropped (a dropped event cost
+                                 the program the hook call all the same) */
     double overhead_ns;       /* sum of events x the process's ns/event */
+    uint64_t open_at_end;     /* visits still open at the end, all nodes */
     bool overhead_known;      /* some process measured its cost per event */
     bool events_estimated;    /* some thread had no trace: events = 2 x visits */
 };

@@ -17,6 +17,8 @@
 #include "make_experiment.h"
 #include "strobe/strobe.h"
 #include "strobe/tm.h"
+#include <signal.h>
+
 #include "test.h"
 
 static char dir[4200];
@@ -360,8 +362,13 @@ STROBE_TEST(profile_files_exact)
     struct strobe_experiment *exp = open_ok(dir);
     struct strobe_profile *p;
     struct strobe_errbuf eb;
+    /* the synthetic streams have no THREAD_SUMMARY, as if killed: the
+     * automatic choice is their trace, the files lack the open frames */
     CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
-    CHECK_EQ_INT(p->source, STROBE_PROFILE_FILES);
+    CHECK_EQ_INT(p->source, STROBE_PROFILE_TRACE);
+    strobe_profile_free(p);
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_FILES, &p, &eb), 0);
+    CHECK(p->incomplete);
     const struct strobe_cnode *c = must_node(exp, p, "compute");
     CHECK_EQ_U64(c->total.visits, 6);
     CHECK_EQ_U64(c->total.incl_ns, 60);
@@ -697,10 +704,113 @@ static void same_tree(const struct strobe_experiment *exp, const struct strobe_p
             d = b->nodes[d].next_sibling;
         if (d == STROBE_NONE)
             STROBE_FAIL("%s missing from one profile", exp->regions[a->nodes[c].region].name);
-        for (size_t t = 0; t < exp->nthreads; t++)
-            CHECK_EQ_U64(a->nodes[c].per_thread[t].visits, b->nodes[d].per_thread[t].visits);
+        for (size_t t = 0; t < exp->nthreads; t++) {
+            const struct strobe_stats *x = &a->nodes[c].per_thread[t], *y = &b->nodes[d].per_thread[t];
+            CHECK_EQ_U64(x->visits, y->visits);
+            CHECK_EQ_U64(x->open_at_end, y->open_at_end);
+            /* within 1 %, plus the rounding of ticks to ns (1 ns a visit) */
+            uint64_t hi = x->incl_ns > y->incl_ns ? x->incl_ns : y->incl_ns;
+            uint64_t diff = hi - (x->incl_ns < y->incl_ns ? x->incl_ns : y->incl_ns);
+            if (diff > hi / 100 + x->visits)
+                STROBE_FAIL("%s, thread %zu: incl %llu ns in one profile, %llu ns in the other",
+                            exp->regions[a->nodes[c].region].name, t, (unsigned long long)x->incl_ns,
+                            (unsigned long long)y->incl_ns);
+        }
         same_tree(exp, a, b, c, d);
     }
+}
+
+/* Runs analysis_end_prog HOW (exit status `status`) and builds both
+ * profiles, which must agree (same_tree). */
+static struct strobe_experiment *run_end_prog(const char *how, int status, struct strobe_profile **pf,
+                                              struct strobe_profile **pt)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(how));
+    char *out;
+    int rc = strobe_test_sh(&out, "TSAN_OPTIONS=report_thread_leaks=0 %s/strobe run -o '%s' -- %s/analysis_end_prog %s",
+                            STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR, how);
+    if (rc != status)
+        STROBE_FAIL("strobe run analysis_end_prog %s: exit %d, expected %d\n%s", how, rc, status, out);
+    free(out);
+    struct strobe_experiment *exp = open_ok(dir);
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_FILES, pf, &eb), 0);
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_TRACE, pt, &eb), 0);
+    return exp;
+}
+
+STROBE_TEST(real_exit_closes_open_frames)
+{
+    /* exit() under main > work > finish: the three frames end with the
+     * process, in both sources, after the 20 ms finish spins */
+    struct strobe_profile *pf, *pt;
+    struct strobe_experiment *exp = run_end_prog("exit", 0, &pf, &pt);
+    CHECK(exp->threads[0].summarized);
+    CHECK_EQ_INT(exp->threads[0].nopen, 3);
+    same_tree(exp, pf, pt, 0, 0);
+    same_tree(exp, pt, pf, 0, 0);
+    CHECK(!pf->incomplete);
+    static const char *const paths[] = {"main", "main/work", "main/work/finish"};
+    for (int i = 0; i < 3; i++) {
+        const struct strobe_cnode *n = must_node(exp, pf, paths[i]);
+        CHECK_EQ_U64(n->total.visits, 1);
+        CHECK_EQ_U64(n->total.open_at_end, 1);
+        CHECK(n->total.incl_ns >= 20000000);
+    }
+    struct strobe_profile *pa;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &pa, &eb), 0);
+    CHECK_EQ_INT(pa->source, STROBE_PROFILE_FILES); /* complete: no stream is decoded */
+    strobe_profile_free(pa);
+    strobe_profile_free(pf);
+    strobe_profile_free(pt);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(real_worker_open_at_exit)
+{
+    /* a thread still inside loop() when main returns: loop's frame ends
+     * with the process; tick's 1000 visits are complete */
+    struct strobe_profile *pf, *pt;
+    struct strobe_experiment *exp = run_end_prog("worker", 0, &pf, &pt);
+    CHECK_EQ_INT(exp->nthreads, 2);
+    CHECK(exp->threads[1].at_exit);
+    CHECK(!exp->threads[1].ended);
+    CHECK(exp->threads[1].has_rusage); /* read from /proc at exit */
+    same_tree(exp, pf, pt, 0, 0);
+    same_tree(exp, pt, pf, 0, 0);
+    const struct strobe_cnode *loop = must_node(exp, pf, "loop");
+    CHECK_EQ_U64(loop->total.visits, 1);
+    CHECK_EQ_U64(loop->total.open_at_end, 1);
+    CHECK(loop->total.incl_ns >= 20000000); /* main spun 20 ms after the ticks */
+    CHECK_EQ_U64(must_node(exp, pf, "loop/tick")->total.visits, 1000);
+    CHECK_EQ_U64(must_node(exp, pf, "loop/tick")->total.open_at_end, 0);
+    CHECK_EQ_U64(must_node(exp, pf, "main")->total.open_at_end, 0);
+    strobe_profile_free(pf);
+    strobe_profile_free(pt);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(real_killed_uses_trace)
+{
+    /* SIGKILL: no summary; only the trace knows what was open, so the
+     * automatic choice is the trace and the files say they lack it */
+    struct strobe_profile *pf, *pt, *pa;
+    struct strobe_errbuf eb;
+    struct strobe_experiment *exp = run_end_prog("kill", 128 + SIGKILL, &pf, &pt);
+    CHECK(!exp->threads[0].summarized);
+    CHECK(pf->incomplete);
+    CHECK_EQ_U64(must_node(exp, pf, "main/work/finish")->total.incl_ns, 0);
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &pa, &eb), 0);
+    CHECK_EQ_INT(pa->source, STROBE_PROFILE_TRACE);
+    const struct strobe_cnode *f = must_node(exp, pa, "main/work/finish");
+    CHECK_EQ_U64(f->total.visits, 1);
+    CHECK_EQ_U64(f->total.open_at_end, 1);
+    CHECK(f->total.incl_ns >= 20000000);
+    strobe_profile_free(pa);
+    strobe_profile_free(pf);
+    strobe_profile_free(pt);
+    strobe_experiment_close(exp);
 }
 
 STROBE_TEST(real_demo_profile_equals_trace)
@@ -884,5 +994,6 @@ STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iter
                  STROBE_CASE(tm_counts_records), STROBE_CASE(tm_counts_with_events),
                  STROBE_CASE(tm_level_meta_and_inferred), STROBE_CASE(corrupt_tm_counts),
                  STROBE_CASE(real_symbols_pie_and_shared_library),
-                 STROBE_CASE(real_demo_profile_equals_trace), STROBE_CASE(real_tm_events),
+                 STROBE_CASE(real_demo_profile_equals_trace), STROBE_CASE(real_exit_closes_open_frames),
+                 STROBE_CASE(real_worker_open_at_exit), STROBE_CASE(real_killed_uses_trace), STROBE_CASE(real_tm_events),
                  STROBE_CASE(real_tm_stats_level), STROBE_CASE(real_tm_counters_level))

@@ -132,6 +132,13 @@ struct dec_defs {
     int nend;
     uint64_t end_ticks;
     int64_t end_status;
+    /* THREAD_SUMMARY records, by thread index (how == 0: none) */
+    struct dec_summary {
+        uint64_t how, end_ticks, events, bytes, dropped, tail_offset, nrusage, depth;
+        uint64_t rusage[7];
+        uint64_t nopen;           /* frames listed by OPEN_FRAMES */
+        uint64_t open_region[16]; /* the first 16, outermost first */
+    } summary[2048];
 };
 
 static inline void dec_defs_record(const char *path, const uint8_t *base, unsigned type, const uint8_t *p,
@@ -196,6 +203,46 @@ static inline void dec_defs_record(const char *path, const uint8_t *base, unsign
         d->end_ticks = dec_uleb(path, base, &p, end);
         d->end_status = strobe_unzigzag(dec_uleb(path, base, &p, end));
         break;
+    case STROBE_DEF_THREAD_SUMMARY: {
+        uint64_t index = dec_uleb(path, base, &p, end);
+        if (index >= 2048)
+            STROBE_FAIL("%s: THREAD_SUMMARY of thread %llu", path, (unsigned long long)index);
+        struct dec_summary *s = &d->summary[index];
+        if (s->how)
+            STROBE_FAIL("%s: second THREAD_SUMMARY of thread %llu", path, (unsigned long long)index);
+        s->how = dec_uleb(path, base, &p, end);
+        s->end_ticks = dec_uleb(path, base, &p, end);
+        s->events = dec_uleb(path, base, &p, end);
+        s->bytes = dec_uleb(path, base, &p, end);
+        s->dropped = dec_uleb(path, base, &p, end);
+        s->tail_offset = dec_uleb(path, base, &p, end);
+        s->nrusage = dec_uleb(path, base, &p, end);
+        if (s->nrusage != 0 && s->nrusage != 7)
+            STROBE_FAIL("%s: THREAD_SUMMARY with %llu rusage fields", path, (unsigned long long)s->nrusage);
+        for (uint64_t i = 0; i < s->nrusage; i++)
+            s->rusage[i] = dec_uleb(path, base, &p, end);
+        s->depth = dec_uleb(path, base, &p, end);
+        break;
+    }
+    case STROBE_DEF_OPEN_FRAMES: {
+        uint64_t index = dec_uleb(path, base, &p, end);
+        if (index >= 2048 || !d->summary[index].how)
+            STROBE_FAIL("%s: OPEN_FRAMES before the THREAD_SUMMARY of thread %llu", path, (unsigned long long)index);
+        struct dec_summary *s = &d->summary[index];
+        uint64_t first = dec_uleb(path, base, &p, end), n = dec_uleb(path, base, &p, end);
+        if (first != s->nopen || first + n > s->depth)
+            STROBE_FAIL("%s: OPEN_FRAMES %llu+%llu of thread %llu out of order", path, (unsigned long long)first,
+                        (unsigned long long)n, (unsigned long long)index);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t region = dec_uleb(path, base, &p, end);
+            dec_uleb(path, base, &p, end); /* entry ticks */
+            dec_uleb(path, base, &p, end); /* profile slot + 1 */
+            if (s->nopen < 16)
+                s->open_region[s->nopen] = region;
+            s->nopen++;
+        }
+        break;
+    }
     default:
         STROBE_FAIL("%s: unknown record type %u", path, type);
     }

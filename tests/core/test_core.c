@@ -202,6 +202,26 @@ static void check_thread_end(const struct dec_stream *s)
     CHECK_EQ_INT(e->npayload, 7);
 }
 
+/* The THREAD_SUMMARY of thread `index` (format.h) agrees with its decoded
+ * stream: records, their bytes, drops, the end time, the open depth (which
+ * a stream that dropped events cannot tell). */
+static void check_summary(const struct dec_defs *d, unsigned index, const struct dec_stream *s, uint64_t how)
+{
+    const struct dec_summary *m = &d->summary[index];
+    CHECK_EQ_U64(m->how, how);
+    CHECK_EQ_U64(m->events, s->n);
+    CHECK_EQ_U64(m->bytes, s->data_bytes);
+    CHECK_EQ_U64(m->dropped, s->hdr.dropped);
+    if (!s->hdr.dropped) /* else the stream lacks exits the runtime saw */
+        CHECK_EQ_U64(m->depth, s->final_depth);
+    CHECK_EQ_U64(m->nopen, m->depth);
+    CHECK_EQ_U64(m->nrusage, 7);
+    if (how == STROBE_THREAD_ENDED)
+        CHECK_EQ_U64(m->end_ticks, s->ev[s->n - 1].time); /* the THREAD_END record's */
+    else
+        CHECK(m->end_ticks >= s->ev[s->n - 1].time);
+}
+
 /* Process-level facts of a normally exiting single process. */
 static void check_defs_basics(const struct dec_defs *d, uint64_t pid)
 {
@@ -424,6 +444,7 @@ STROBE_TEST(trace_limit)
     size_t recorded = dec_count(&s, STROBE_EV_ENTER, UINT32_MAX) + dec_count(&s, STROBE_EV_EXIT, UINT32_MAX);
     CHECK_EQ_U64(recorded + s.hdr.dropped, 2 * (20000 + 9));
     check_thread_end(&s);
+    check_summary(&d, 0, &s, STROBE_THREAD_ENDED);
     dec_stream_free(&s);
     /* the profile is not limited by the trace */
     struct dec_prof pr;
@@ -767,6 +788,7 @@ STROBE_TEST(threads)
     }
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, spawn), 1);
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 2);
+    check_summary(&d, 0, &s, STROBE_THREAD_ENDED);
     uint64_t created[5];
     for (size_t k = 0; k < 4; k++)
         created[k + 1] = dec_find_ext(&s, STROBE_EXT_THREAD_CREATE, k)->time;
@@ -780,6 +802,7 @@ STROBE_TEST(threads)
         CHECK_EQ_INT(s.hdr.thread_index, k);
         check_stream_basics(&s, 0, 1); /* created by thread 0 */
         check_thread_end(&s);
+        check_summary(&d, k, &s, STROBE_THREAD_ENDED);
         CHECK(s.ev[0].time >= created[k]); /* one clock for all threads */
         tids[k] = s.ev[0].payload[0];
         for (unsigned j = 0; j < k; j++)
@@ -820,6 +843,15 @@ STROBE_TEST(thread_calls_exit)
     dec_stream_load(file_in(path, proc, "t2.evt"), &s);
     check_thread_end(&s);
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "compute")), 20);
+    check_summary(&d, 2, &s, STROBE_THREAD_ENDED);
+    dec_stream_free(&s);
+    /* main waits inside main > spawn: still running when thread 2 ended
+     * the process, with those two frames open */
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_summary(&d, 0, &s, STROBE_THREAD_AT_EXIT);
+    CHECK_EQ_U64(d.summary[0].depth, 2);
+    CHECK_EQ_U64(d.summary[0].open_region[0], fn_id(&d, out, "main"));
+    CHECK_EQ_U64(d.summary[0].open_region[1], fn_id(&d, out, "spawn"));
     dec_stream_free(&s);
     free(out);
 }
@@ -965,9 +997,13 @@ STROBE_TEST(fork_while_threads_run)
             dec_stream_load(file_in(path, dir, "t0.evt"), &s);
             check_stream_basics(&s, d.pid, 0);
             check_thread_end(&s);
-            CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_INHERIT), 2); /* main > forker */
+            /* its own process: nothing of main > forker is inherited */
+            CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_INHERIT), 0);
             CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "child_work")), 1);
             CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 100);
+            CHECK_EQ_INT(s.final_depth, 0);
+            CHECK_EQ_U64(d.summary[0].how, STROBE_THREAD_ENDED);
+            CHECK_EQ_U64(d.summary[0].depth, 0);
             dec_stream_free(&s);
         }
     }
@@ -1022,26 +1058,27 @@ STROBE_TEST(fork_child)
     dec_stream_load(file_in(path, child, "t0.evt"), &s);
     check_stream_basics(&s, d1.pid, 0);
     check_thread_end(&s);
-    CHECK_EQ_INT(s.ev[1].ext, STROBE_EXT_INHERIT);
-    CHECK_EQ_U64(s.ev[1].region, main_id);
-    CHECK_EQ_INT(s.ev[2].ext, STROBE_EXT_INHERIT);
-    CHECK_EQ_U64(s.ev[2].region, forker);
-    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_INHERIT), 2);
+    /* The child starts with an empty stack: main > forker are the
+     * parent's visits; its returns from them are ignored. */
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_INHERIT), 0);
     /* ids registered after the fork are each process's own */
-    uint32_t child_leaf = fn_id(&d1, out, "leaf");
-    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d1, out, "child_work")), 1);
+    uint32_t child_work = fn_id(&d1, out, "child_work"), child_leaf = fn_id(&d1, out, "leaf");
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, child_work), 1);
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, child_leaf), 3);
-    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 6); /* leaf*3 child_work forker main */
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 4);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 4); /* leaf*3 child_work */
     CHECK_EQ_INT(s.final_depth, 0);
     dec_stream_free(&s);
+    CHECK_EQ_U64(d1.summary[0].how, STROBE_THREAD_ENDED);
+    CHECK_EQ_U64(d1.summary[0].events, 4 + 4 + 2); /* + THREAD_BEGIN, THREAD_END */
+    CHECK_EQ_U64(d1.summary[0].depth, 0);
 
     struct dec_prof pr;
     dec_prof_load(file_in(path, child, "t0.prof"), &pr);
-    uint32_t pm[] = {main_id, 0}, pf[] = {main_id, forker, 0},
-             pl[] = {main_id, forker, fn_id(&d1, out, "child_work"), child_leaf, 0};
-    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pm)].node.visits, 0);
-    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pf)].node.visits, 0);
+    uint32_t pw[] = {child_work, 0}, pl[] = {child_work, child_leaf, 0};
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pw)].node.visits, 1);
     CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, pl)].node.visits, 3);
+    CHECK_EQ_INT(pr.n, 3); /* root child_work leaf */
     dec_prof_free(&pr);
     dec_prof_load(file_in(path, parent, "t0.prof"), &pr);
     CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 1);

@@ -45,7 +45,7 @@ struct model {
 static struct strobe_stats stats(uint64_t visits, uint64_t incl, uint64_t excl, uint64_t min, uint64_t max,
                                  double sumsq)
 {
-    return (struct strobe_stats){visits, incl, excl, min, max, sumsq};
+    return (struct strobe_stats){visits, incl, excl, min, max, sumsq, 0};
 }
 
 static void link_node(struct model *m, uint32_t n, uint32_t parent, uint32_t region)
@@ -517,17 +517,17 @@ STROBE_TEST(json_fields)
         "strobe-report 1 strobe-app-20261122-104500 excl\n"
         "{\"command\": \"./app 'a b'\", \"host\": \"node1\", \"start_time\": \"2026-11-22T10:45:00Z\", "
         "\"strobe_version\": \"0.1.0\"}\n"
-        "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"overhead_events\": 200, "
+        "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"open_at_end\": 0, \"overhead_events\": 200, "
         "\"overhead_events_estimated\": false, \"overhead_ns\": 2000, \"processes\": 1, "
-        "\"profile_source\": \"profile\", \"thread_time_ns\": 2300000, \"threads\": 3, "
+        "\"profile_incomplete\": false, \"profile_source\": \"profile\", \"thread_time_ns\": 2300000, \"threads\": 3, "
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
         "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
         "\"start_realtime_ns\": 0}\n"
-        "{\"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, \"ended\": true, "
+        "{\"at_exit\": false, \"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, \"ended\": true, "
         "\"events\": 100, \"incl_ns\": 1000000, \"index\": 0, \"parent\": null, \"process\": 0, "
         "\"profile\": true, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
-        "\"nivcsw\": 1, \"nvcsw\": 3, \"stime_us\": 250, \"utime_us\": 1500}, \"thread\": 0, "
+        "\"nivcsw\": 1, \"nvcsw\": 3, \"stime_us\": 250, \"utime_us\": 1500}, \"summarized\": false, \"thread\": 0, "
         "\"tid\": 4242, \"trace\": true, \"visits\": 9}\n"
         "None 0\n"
         "{\"address\": 4160, \"file\": \"\", \"id\": 4, \"kind\": \"function\", \"line\": 0, "
