@@ -439,6 +439,7 @@ static int open_stream(struct loader *L, struct strobe_thread_info *t, struct ma
         return rc;
     }
     t->begin_ns = (uint64_t)raw_ns(&exp->processes[t->process], d->hdr.start_ticks);
+    t->limit_bytes = d->hdr.limit_bytes;
     return 0;
 }
 

@@ -69,6 +69,7 @@ struct strobe_thread_info {
     uint64_t events;        /* records in the stream */
     uint64_t bytes;         /* bytes of encoded records */
     uint64_t dropped;       /* events lost to the size limit */
+    uint64_t limit_bytes;   /* the stream's size limit (STROBE_TRACE_LIMIT), 0 = none */
     bool ended;             /* the thread ended before its process (THREAD_END) */
     bool has_rusage;
     struct strobe_rusage rusage;

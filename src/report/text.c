@@ -140,6 +140,39 @@ static void summary_line(FILE *out, const char *label, const char *fmt, ...)
     fputc('\n', out);
 }
 
+/* Which threads dropped events, and the per-stream size limit that would
+ * have kept them (events of the thread x its bytes per event, rounded up
+ * to a whole MiB). */
+static void text_drops(FILE *out, const struct strobe_experiment *exp)
+{
+    char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN];
+    fprintf(out,
+            "WARNING: %" PRIu64 " events were dropped: the trace and anything rebuilt from it are incomplete\n",
+            exp->total_dropped);
+    uint64_t need = 0;
+    for (size_t i = 0; i < exp->nthreads; i++) {
+        const struct strobe_thread_info *t = &exp->threads[i];
+        if (!t->dropped)
+            continue;
+        fprintf(out, "  thread %zu (%s t%u): %" PRIu64 " dropped of %" PRIu64, i, exp->processes[t->process].dir,
+                t->index, t->dropped, t->dropped + t->events);
+        /* at the limit: its records fill it, but for headers and chunk padding */
+        if (t->limit_bytes && t->events && t->bytes + t->limit_bytes / 64 + 4096 >= t->limit_bytes) {
+            long double bytes = (long double)t->bytes * (long double)(t->events + t->dropped) / (long double)t->events;
+            uint64_t mib = (uint64_t)(bytes / (1u << 20)) + 1;
+            if (mib << 20 > need)
+                need = mib << 20;
+            fprintf(out, " at the size limit of %s per stream\n", strobe__fmt_bytes(a, t->limit_bytes));
+        } else {
+            fputs(" (events from signal handlers that interrupted the runtime)\n", out);
+        }
+    }
+    if (need)
+        fprintf(out, "  to keep them: strobe run with STROBE_TRACE_LIMIT=%" PRIu64 "M (%s per thread), or fewer events "
+                     "(strobe report --score writes a --filter)\n",
+                need >> 20, strobe__fmt_bytes(b, need));
+}
+
 static void text_summary(FILE *out, const struct strobe__report_view *v)
 {
     const struct strobe_experiment *exp = v->exp;
@@ -147,10 +180,7 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
 
     fprintf(out, "strobe report: %s\n", exp->dir ? exp->dir : "");
     if (exp->total_dropped)
-        fprintf(out,
-                "WARNING: %" PRIu64 " events were dropped (trace size limit reached): the trace "
-                "and anything rebuilt from it are incomplete\n",
-                exp->total_dropped);
+        text_drops(out, exp);
     fputs("\nSummary\n", out);
     static const struct {
         const char *key, *label;

@@ -644,7 +644,32 @@ STROBE_TEST(report_tm_level_off)
     CHECK(!exists(STROBE_TEST_WORK_DIR "/report_tm_level_off.tmp/pv.prv"));
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
+STROBE_TEST(drops_per_thread)
+{
+    /* An 8 KiB stream limit: the report names the thread, how many of its
+     * events were dropped, and the limit that would have kept them. */
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("drops_per_thread"));
+    expect(0, NULL, "STROBE_CHUNK_SIZE=4K STROBE_TRACE_LIMIT=8K %s run -o '%s' -- %s 20000 >/dev/null 2>&1", STROBE, dir,
+           STROBE_BIN_DIR "/../tests/core/core_prog_calls");
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "%s report '%s' | sed -n 2,4p", STROBE, dir);
+    char *out = expect_sh(0, NULL, cmd);
+    unsigned long dropped, total;
+    char limit[64];
+    const char *l2 = strchr(out, '\n') + 1;
+    CHECK(strncmp(out, "WARNING: ", 9) == 0);
+    CHECK_EQ_INT(sscanf(l2, "  thread 0 (proc-%*u t0): %lu dropped of %lu at the size limit of %63[^\n]", &dropped,
+                        &total, limit),
+                 3);
+    CHECK_EQ_U64(total, 2 * (20000 + 9) + 2); /* every enter and exit, THREAD_BEGIN and END */
+    CHECK(dropped > 0 && dropped < total);
+    CHECK_STR_EQ(limit, "8.0 KiB per stream");
+    CHECK(strstr(out, "to keep them: strobe run with STROBE_TRACE_LIMIT=") != NULL);
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(drops_per_thread), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),
