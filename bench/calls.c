@@ -21,6 +21,8 @@
  *   THREADS > 1: two threads on a 2-core machine must be free to move).
  * Prints one line, parsed by bench/run.sh:
  *   threads=T calls=N loop_ns=t0,t1,... sys_us=s0,s1,... minflt=f0,f1,...
+ * then `end_ns=` and CLOCK_MONOTONIC just before main returns (for
+ * bench/command.py).
  * where t_i is thread i's loop time (CLOCK_MONOTONIC, ns), hooks included,
  * start-up and exit of the process excluded; s_i and f_i are the kernel
  * time (us, as precise as the kernel's CPU accounting) and minor page
@@ -150,6 +152,10 @@ NOINST int main(int argc, char **argv)
     printf(" minflt=");
     for (int i = 0; i < nthreads; i++)
         printf("%s%llu", i ? "," : "", (unsigned long long)workers[i].minflt);
-    printf("\n");
+    /* The last act of the program: bench/command.py times from here to the
+     * return of the command that ran it (the wait after the program). */
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    printf("\nend_ns=%lld\n", (long long)end.tv_sec * 1000000000LL + end.tv_nsec);
     return 0;
 }

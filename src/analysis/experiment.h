@@ -251,15 +251,17 @@ struct strobe_cnode {
 };
 
 enum strobe_profile_source {
-    STROBE_PROFILE_AUTO = 0,  /* profile files when every thread has one and a
-                                 summary (not killed); else the traces if any */
+    STROBE_PROFILE_AUTO = 0,  /* per thread: its profile file when it has one and
+                                 a summary (not killed), else its trace if any */
     STROBE_PROFILE_FILES = 1, /* t<N>.prof only */
     STROBE_PROFILE_TRACE = 2, /* rebuilt from the event streams */
+    STROBE_PROFILE_MIXED = 3, /* (result of AUTO only) some threads each way */
 };
 
 struct strobe_profile {
     struct strobe_cnode *nodes; size_t nnodes; /* node 0 is the root */
     int source;                                /* what it was built from */
+    size_t traced;                             /* threads rebuilt from their trace */
     /* Built from profile files of which some belong to a killed thread:
      * the time of its frames open at the kill is missing (only the event
      * stream has it). */

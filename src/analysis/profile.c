@@ -315,17 +315,6 @@ static void finish(struct strobe_profile *p, size_t nthreads)
 int strobe_profile_build(const struct strobe_experiment *exp, int source, struct strobe_profile **out,
                          struct strobe_errbuf *eb)
 {
-    /* A killed thread's profile lacks the time of the frames it had open;
-     * its stream has it. */
-    bool all_files = exp->nthreads > 0, all_summarized = true, traces = exp->nthreads > 0;
-    for (size_t t = 0; t < exp->nthreads; t++) {
-        const struct strobe_thread_info *th = &exp->threads[t];
-        all_files &= th->profile_path != NULL;
-        all_summarized &= th->summarized;
-        traces &= th->stream_path != NULL || !th->profile_path;
-    }
-    if (source == STROBE_PROFILE_AUTO)
-        source = all_files && (all_summarized || !traces) ? STROBE_PROFILE_FILES : STROBE_PROFILE_TRACE;
     for (size_t t = 0; t < exp->nthreads; t++) {
         const struct strobe_thread_info *th = &exp->threads[t];
         if (source == STROBE_PROFILE_FILES && !th->profile_path)
@@ -338,16 +327,26 @@ int strobe_profile_build(const struct strobe_experiment *exp, int source, struct
     struct strobe_profile *p = calloc(1, sizeof *p);
     if (!p)
         return strobe__error(eb, -ENOMEM, "%s: out of memory", exp->dir);
-    p->source = source;
     struct builder b = { exp, p, 0, { 0 }, eb };
     uint32_t root;
     int rc = new_node(&b, STROBE_NONE, STROBE_NONE, &root);
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
-        if (source == STROBE_PROFILE_FILES)
+        const struct strobe_thread_info *th = &exp->threads[t];
+        /* A killed thread's profile lacks the time of the frames it had
+         * open; its stream has it. */
+        bool file = source == STROBE_PROFILE_FILES ||
+                    (source == STROBE_PROFILE_AUTO && th->profile_path && (th->summarized || !th->stream_path));
+        if (file) {
             rc = from_file(&b, t);
-        else if (exp->threads[t].stream_path)
+        } else if (th->stream_path) {
             rc = from_trace(&b, t);
+            p->traced++;
+        }
     }
+    p->source = source != STROBE_PROFILE_AUTO ? source
+                : p->traced == 0              ? STROBE_PROFILE_FILES
+                : p->traced == exp->nthreads  ? STROBE_PROFILE_TRACE
+                                              : STROBE_PROFILE_MIXED;
     strobe__keymap_free(&b.children);
     if (rc) {
         if (rc == -ENOMEM)

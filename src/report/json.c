@@ -253,7 +253,9 @@ static void json_summary(struct jw *w, const struct strobe__report_view *v)
     jw_str(w, "profile_source",
            v->prof->source == STROBE_PROFILE_FILES   ? "profile"
            : v->prof->source == STROBE_PROFILE_TRACE ? "trace"
+           : v->prof->source == STROBE_PROFILE_MIXED ? "mixed"
                                                      : "unknown");
+    jw_u64(w, "profile_traced_threads", v->prof->traced);
     jw_bool(w, "profile_incomplete", v->prof->incomplete);
     jw_u64(w, "open_at_end", v->open_at_end);
     jw_close(w);

@@ -218,10 +218,14 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
                      v->events_estimated ? "; events estimated as 2 x visits" : "");
     else
         summary_line(out, "overhead (est.)", "unknown (no cost per event was measured)");
-    const char *src = v->prof->source == STROBE_PROFILE_FILES   ? "profile files (t<N>.prof)"
-                      : v->prof->source == STROBE_PROFILE_TRACE ? "event trace (rebuilt from t<N>.evt)"
-                                                                : "unknown";
-    summary_line(out, "profile source", "%s", src);
+    if (v->prof->source == STROBE_PROFILE_MIXED)
+        summary_line(out, "profile source", "profile files (t<N>.prof); event trace for %zu thread%s that ended "
+                     "without the runtime (killed, exec, _exit)", v->prof->traced, v->prof->traced == 1 ? "" : "s");
+    else
+        summary_line(out, "profile source", "%s",
+                     v->prof->source == STROBE_PROFILE_FILES   ? "profile files (t<N>.prof)"
+                     : v->prof->source == STROBE_PROFILE_TRACE ? "event trace (rebuilt from t<N>.evt)"
+                                                               : "unknown");
     if (v->open_at_end)
         summary_line(out, "open at end", "%" PRIu64 " visit%s still open when measurement ended (exit() below them, "
                      "a thread running at exit, a kill) end there: marked [open at end: N]",

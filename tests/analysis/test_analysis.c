@@ -791,6 +791,61 @@ STROBE_TEST(real_worker_open_at_exit)
     strobe_experiment_close(exp);
 }
 
+/* Visits of PATH summed over the threads of process P. */
+static uint64_t process_visits(const struct strobe_experiment *exp, const struct strobe_profile *p, uint32_t proc,
+                               const char *path)
+{
+    const struct strobe_cnode *n = node_at(exp, p, path);
+    uint64_t v = 0;
+    for (size_t t = 0; n && t < exp->nthreads; t++)
+        if (exp->threads[t].process == proc)
+            v += n->per_thread[t].visits;
+    return v;
+}
+
+STROBE_TEST(real_children_are_processes)
+{
+    /* posix_spawn, fork + exec, and fork: each child is a process of the
+     * experiment with its own calls only; the fork child starts empty */
+    struct strobe_experiment *exp = run("spawn", STROBE_TEST_BIN_DIR "/analysis_spawn_prog");
+    struct strobe_profile *p;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, STROBE_PROFILE_AUTO, &p, &eb), 0);
+    /* parent, spawned child, fork image before its exec, exec'ed child,
+     * fork child */
+    CHECK_EQ_INT(exp->nprocesses, 5);
+    uint32_t parent = STROBE_NONE;
+    for (uint32_t i = 0; i < exp->nprocesses; i++)
+        if (process_visits(exp, p, i, "main/launch") == 1)
+            parent = i;
+    CHECK(parent != STROBE_NONE);
+    int children = 0, forked = 0, images = 0;
+    for (uint32_t i = 0; i < exp->nprocesses; i++) {
+        const struct strobe_process_info *pi = &exp->processes[i];
+        if (i == parent)
+            continue;
+        CHECK_EQ_U64(process_visits(exp, p, i, "main/launch"), 0);
+        if (process_visits(exp, p, i, "main/leaf") == 3) { /* spawned or exec'ed */
+            CHECK_EQ_U64(pi->ppid, exp->processes[parent].pid);
+            CHECK_EQ_U64(process_visits(exp, p, i, "main"), 1);
+            children++;
+        } else if (process_visits(exp, p, i, "leaf") == 5) { /* the fork child: no inherited frames */
+            CHECK_EQ_INT(pi->parent, parent);
+            CHECK_EQ_U64(process_visits(exp, p, i, "main"), 0);
+            forked++;
+        } else { /* the fork child that exec'ed: nothing measured before the exec */
+            CHECK_EQ_INT(pi->parent, parent);
+            images++;
+        }
+    }
+    CHECK_EQ_INT(children, 2);
+    CHECK_EQ_INT(forked, 1);
+    CHECK_EQ_INT(images, 1);
+    CHECK_EQ_U64(process_visits(exp, p, parent, "main/launch/wait_ok"), 3);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+}
+
 STROBE_TEST(real_killed_uses_trace)
 {
     /* SIGKILL: no summary; only the trace knows what was open, so the
@@ -995,5 +1050,6 @@ STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iter
                  STROBE_CASE(tm_level_meta_and_inferred), STROBE_CASE(corrupt_tm_counts),
                  STROBE_CASE(real_symbols_pie_and_shared_library),
                  STROBE_CASE(real_demo_profile_equals_trace), STROBE_CASE(real_exit_closes_open_frames),
-                 STROBE_CASE(real_worker_open_at_exit), STROBE_CASE(real_killed_uses_trace), STROBE_CASE(real_tm_events),
+                 STROBE_CASE(real_worker_open_at_exit), STROBE_CASE(real_killed_uses_trace),
+                 STROBE_CASE(real_children_are_processes), STROBE_CASE(real_tm_events),
                  STROBE_CASE(real_tm_stats_level), STROBE_CASE(real_tm_counters_level))

@@ -277,6 +277,8 @@ STROBE_TEST(text_drops_and_exit)
     struct model m;
     build_model(&m);
     m.exp.total_dropped = 1234;
+    m.threads[0].dropped = 1234; /* 400 bytes for 100 events: 5336 bytes would keep all */
+    m.threads[0].limit_bytes = 4096;
     char *k[5] = {"command", "signal"}, *v[5] = {"./app", "9"};
     m.exp.meta_keys = k;
     m.exp.meta_values = v;
@@ -284,8 +286,10 @@ STROBE_TEST(text_drops_and_exit)
     char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
     /* the warning comes right after the title, before anything else */
     CHECK_PREFIX(t, "strobe report: strobe-app-20261122-104500\n"
-                    "WARNING: 1234 events were dropped (trace size limit reached): the trace and anything "
-                    "rebuilt from it are incomplete\n\nSummary\n");
+                    "WARNING: 1234 events were dropped: the trace and anything rebuilt from it are incomplete\n"
+                    "  thread 0 (proc-4242 t0): 1234 dropped of 1334 at the size limit of 4.0 KiB per stream\n"
+                    "  to keep them: strobe run with STROBE_TRACE_LIMIT=1M (1.0 MiB per thread), or fewer events "
+                    "(strobe report --score writes a --filter)\n\nSummary\n");
     CHECK_LINE(t, "  dropped          1234 (WARNING: incomplete trace)");
     CHECK_LINE(t, "  exit             killed by signal 9");
     free(t);
@@ -519,7 +523,7 @@ STROBE_TEST(json_fields)
         "\"strobe_version\": \"0.1.0\"}\n"
         "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"open_at_end\": 0, \"overhead_events\": 200, "
         "\"overhead_events_estimated\": false, \"overhead_ns\": 2000, \"processes\": 1, "
-        "\"profile_incomplete\": false, \"profile_source\": \"profile\", \"thread_time_ns\": 2300000, \"threads\": 3, "
+        "\"profile_incomplete\": false, \"profile_source\": \"profile\", \"profile_traced_threads\": 0, \"thread_time_ns\": 2300000, \"threads\": 3, "
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
         "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
