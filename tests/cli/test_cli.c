@@ -10,6 +10,8 @@
  * the meta file.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -417,6 +419,36 @@ STROBE_TEST(run_exact_visits)
     free(out);
 }
 
+STROBE_TEST(report_profile_reads_no_stream)
+{
+    /* After a complete run, the closing line and a profile-file report take
+     * everything from defs and t<N>.prof: a stream damaged after its first
+     * record is not read (only --source trace decodes it, and says where
+     * it is damaged). */
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("report_profile_reads_no_stream");
+    expect(0, NULL, "cd '%s' && " STROBE " run -o exp -- " WORKLOAD " >/dev/null 2>&1", dir);
+    char pattern[4400];
+    snprintf(pattern, sizeof pattern, "%s/exp/proc-*/t0.evt", dir);
+    glob_t g;
+    CHECK_EQ_INT(glob(pattern, 0, NULL, &g), 0);
+    int fd = open(g.gl_pathv[0], O_WRONLY);
+    CHECK(fd >= 0);
+    uint8_t junk[64]; /* over the records after THREAD_BEGIN */
+    memset(junk, 0x80, sizeof junk);
+    CHECK_EQ_INT(pwrite(fd, junk, sizeof junk, 80), (long)sizeof junk);
+    close(fd);
+    globfree(&g);
+    char exp[4200];
+    snprintf(exp, sizeof exp, "%s/exp", dir);
+    check_visits(exp, "", "profile");
+    check_visits(exp, "--source profile", "profile");
+    char *out = expect_sh(1, NULL, "cd '" STROBE_TEST_WORK_DIR "/report_profile_reads_no_stream.tmp' && " STROBE
+                                   " report exp --source trace");
+    CHECK(strstr(out, "t0.evt: offset ") != NULL);
+    free(out);
+}
+
 STROBE_TEST(run_no_trace)
 {
     need_runtime();
@@ -669,7 +701,7 @@ STROBE_TEST(drops_per_thread)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(drops_per_thread), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
+STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(drops_per_thread), STROBE_CASE(report_profile_reads_no_stream), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),
