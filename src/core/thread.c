@@ -9,6 +9,7 @@
 #include "core/thread.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,22 +431,26 @@ void strobe__thread_mark_tail(struct strobe__thread *t)
         t->tail_offset = strobe__mfile_offset(&t->evt, t->pos);
 }
 
-/* Waits (briefly) until t is outside the runtime: at process exit, a
- * thread that was in the middle of an event when the state changed
- * finishes it; later events are not recorded (state FINISHED). A thread
- * stuck inside the runtime (waiting for the lock we hold) is summarized
- * as it stands. */
-static void wait_idle(struct strobe__thread *t)
+/* Waits until t is outside the runtime or `deadline` (CLOCK_MONOTONIC ns)
+ * passes: at process exit, a thread that was in the middle of an event
+ * when the state changed finishes it; later events are not recorded
+ * (state FINISHED). A thread stuck inside the runtime (waiting for the
+ * lock the caller holds) is summarized as it stands. */
+static void wait_idle(struct strobe__thread *t, uint64_t deadline)
 {
-    for (int i = 0; i < 1000 && (__atomic_load_n(&t->busy, __ATOMIC_ACQUIRE) & STROBE__BUSY_IN); i++)
-        usleep(1);
+    while ((__atomic_load_n(&t->busy, __ATOMIC_ACQUIRE) & STROBE__BUSY_IN) && strobe__mono_ns() < deadline)
+        sched_yield();
 }
+
+/* What process exit may spend waiting for threads to leave the runtime. */
+#define EXIT_WAIT_NS (10u * 1000 * 1000)
 
 void strobe__threads_summarize_at_exit(uint64_t end_ticks)
 {
+    uint64_t deadline = strobe__mono_ns() + EXIT_WAIT_NS;
     for (struct strobe__thread *t = strobe__rt.threads; t; t = t->next) {
         uint64_t ru[7];
-        wait_idle(t);
+        wait_idle(t, deadline);
         summarize_locked(t, STROBE_THREAD_AT_EXIT, end_ticks, rusage_other(t->tid, ru) ? ru : NULL);
     }
 }
