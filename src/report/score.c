@@ -413,7 +413,9 @@ int strobe__score_write_filter(FILE *out, const struct strobe__score *s)
           "# overhead saved per unit of measured time; ties: more events first) until the estimate\n"
           "# meets the target; then those the target does not need are kept again, fewest events first.\n"
           "# Never excluded: main, annotated (USER) regions, TM atomic blocks, and names no glob can\n"
-          "# match exactly. Use: strobe run --filter THIS_FILE -- PROG [ARGS...]\n",
+          "# match exactly. Excluded functions still call the -finstrument-functions hooks (a cache\n"
+          "# lookup each, not in the estimate); no_instrument_function at compile time removes that.\n"
+          "# Use: strobe run --filter THIS_FILE -- PROG [ARGS...]\n",
           out);
     int rc = 0;
     for (size_t i = 0; i < s->nrows && rc == 0; i++) {

@@ -1099,7 +1099,11 @@ STROBE_TEST(score_size_target)
                  "# meets the target; then those the target does not need are kept again, fewest events "
                  "first.\n"
                  "# Never excluded: main, annotated (USER) regions, TM atomic blocks, and names no glob can\n"
-                 "# match exactly. Use: strobe run --filter THIS_FILE -- PROG [ARGS...]\n"
+                 "# match exactly. Excluded functions still call the -finstrument-functions hooks (a "
+                 "cache\n"
+                 "# lookup each, not in the estimate); no_instrument_function at compile time removes "
+                 "that.\n"
+                 "# Use: strobe run --filter THIS_FILE -- PROG [ARGS...]\n"
                  "exclude compute  # 20 visits, 40.000 µs per visit\n");
     /* the file parses and excludes exactly compute */
     struct strobe_filter *f;
