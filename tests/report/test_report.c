@@ -1105,6 +1105,16 @@ STROBE_TEST(score_size_target)
                  "that.\n"
                  "# Use: strobe run --filter THIS_FILE -- PROG [ARGS...]\n"
                  "exclude compute  # 20 visits, 40.000 µs per visit\n");
+    /* --top 2: the other three rows summed in one line */
+    char *top2 = NULL;
+    size_t top2_len;
+    FILE *tf = open_memstream(&top2, &top2_len);
+    CHECK_EQ_INT(strobe__score_text(tf, &sc, 2), 0);
+    fclose(tf);
+    CHECK_CONTAINS(top2, "Regions by events (top 2 of 5; ");
+    CHECK_CONTAINS(top2, "\n            12     6.00%        42 B           6            -            -       120 ns    "
+                         "0.01%                (3 more)\n");
+    free(top2);
     /* the file parses and excludes exactly compute */
     struct strobe_filter *f;
     char err[256];
