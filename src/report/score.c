@@ -379,12 +379,24 @@ void strobe__score_outcome(const struct strobe__score *s, char *buf, size_t size
     else if (s->met)
         snprintf(buf, size, "target %s met by excluding %zu function%s (%s -> %s)", target, s->nexcluded,
                  s->nexcluded == 1 ? "" : "s", before, after);
-    else
+    else {
+        /* the rest: the regions never excluded (kept), and records no
+         * region accounts for: thread, metric and TM records, and events
+         * the size limit dropped when the profile was rebuilt from the
+         * incomplete trace */
+        struct strobe__score_estimate other = s->filtered;
+        subtract(&other, &s->kept);
+        char never[64], rest[64];
+        measure(s, &s->kept, never, sizeof never);
+        measure(s, &other, rest, sizeof rest);
+        bool unattributed = s->view.prof->source == STROBE_PROFILE_TRACE && s->view.exp->total_dropped;
         snprintf(buf, size,
-                 "target %s not met: reached %s by excluding all %zu functions that may be excluded; the "
-                 "rest is in regions never excluded (main, annotated regions, TM atomic blocks) and in "
-                 "records other than enter/exit",
-                 target, after, s->ncandidates);
+                 "target %s not met: reached %s by excluding the %zu function%s that may be excluded; of the "
+                 "rest, %s is in regions never excluded (main, annotated, TM atomic blocks, no name or no "
+                 "completed visit) and %s in records of no region%s",
+                 target, after, s->ncandidates, s->ncandidates == 1 ? "" : "s", never, rest,
+                 unattributed ? " (the events the size limit dropped: the trace cannot attribute them)" : "");
+    }
 }
 
 /* A string of the experiment (its directory) in a comment line. */

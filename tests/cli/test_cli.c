@@ -752,7 +752,7 @@ STROBE_TEST(report_score)
                     "cd '" STROBE_TEST_WORK_DIR "/report_score.tmp' && " STROBE
                     " report exp --score --target 0% -o all.txt >/dev/null");
     CHECK(strncmp(out, "strobe: report: target overhead <= 0% of thread time not met: reached ", 70) == 0);
-    CHECK(strstr(out, " by excluding all 2 functions that may be excluded; ") &&
+    CHECK(strstr(out, " by excluding the 2 functions that may be excluded; ") &&
           strchr(out, '\n') == strrchr(out, '\n'));
     free(out);
     expect(0, "exclude tiny\nexclude medium\n", "grep -v '^#' '%s/all.txt' | sed 's/ *#.*//'", dir);

@@ -1151,13 +1151,27 @@ STROBE_TEST(score_overhead_target)
     CHECK(!sc.met && sc.evaluable);
     char line[512];
     strobe__score_outcome(&sc, line, sizeof line);
+    /* main's 20 ns stay, and 1380 ns of the 200 events no region accounts for */
     CHECK_STR_EQ(line, "target overhead <= 0.05% of thread time not met: reached 0.06% of thread time by "
-                       "excluding all 4 functions that may be excluded; the rest is in regions never excluded "
-                       "(main, annotated regions, TM atomic blocks) and in records other than enter/exit");
+                       "excluding the 4 functions that may be excluded; of the rest, 0.00087% of thread time is "
+                       "in regions never excluded (main, annotated, TM atomic blocks, no name or no completed "
+                       "visit) and 0.06% of thread time in records of no region");
     free(filters);
     free(text);
     free(filter);
     strobe__score_free(&sc);
+    /* a profile rebuilt from a trace that lost events cannot attribute them */
+    m.prof.source = STROBE_PROFILE_TRACE;
+    m.threads[0].dropped = m.exp.total_dropped = 10;
+    score_of(&m, "0.05%", &sc, &text, &filter);
+    strobe__score_outcome(&sc, line, sizeof line);
+    CHECK_CONTAINS(line, " in records of no region (the events the size limit dropped: the trace cannot attribute "
+                         "them)");
+    free(text);
+    free(filter);
+    strobe__score_free(&sc);
+    m.prof.source = STROBE_PROFILE_FILES;
+    m.threads[0].dropped = m.exp.total_dropped = 0;
     /* met without a filter: the header says so and there is no rule */
     score_of(&m, "5%", &sc, &text, &filter);
     CHECK(sc.met && sc.nexcluded == 0);
