@@ -20,7 +20,10 @@
 int strobe__score_target_parse(const char *s, struct strobe__score_target *t)
 {
     size_t n = strlen(s);
-    if (n >= 2 && s[n - 1] == '%' && ((s[0] >= '0' && s[0] <= '9') || s[0] == '.')) {
+    if (n >= 2 && s[n - 1] == '%') {
+        /* plain decimals only: strtod would also take "0x1p3" or "1e1" */
+        if (strspn(s, "0123456789.") != n - 1)
+            return STROBE_ERR_SYNTAX;
         char *end;
         double pct = strtod(s, &end);
         if (end != s + n - 1 || !(pct >= 0 && pct <= 100))

@@ -839,7 +839,8 @@ int strobe__score_text(FILE *out, const struct strobe__score *sc, size_t top)
         fprintf(out, "top %zu of %zu", rows, sc->nrows);
     else
         fprintf(out, "%zu region%s", sc->nrows, sc->nrows == 1 ? "" : "s");
-    fputs("; filter: exclude = in the filter, keep = not needed for the target, never:... = never excluded)\n",
+    fputs("; filter: exclude = in the filter, keep = not needed for the target, "
+          "never:... = never excluded)\n",
           out);
     static const char *const head[SCORE_COLS] = {"events",     "events%",  "bytes", "visits", "incl/visit",
                                                  "excl/visit", "overhead", "ovh%",  "filter"};

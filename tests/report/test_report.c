@@ -1028,7 +1028,8 @@ STROBE_TEST(score_target_parse)
     CHECK_EQ_U64(t.bytes, 500ull << 20);
     CHECK_EQ_U64(target_of("1G").bytes, 1ull << 30);
     CHECK_EQ_U64(target_of("4096").bytes, 4096);
-    static const char *const bad[] = {"", "%", "101%", "-1%", "5 %", "5%%", "x%", "abc", "5x", "1e3%", "nan%"};
+    static const char *const bad[] = {"",   "%",    "101%",   "-1%", "5 %", "5%%", "x%",
+                                      "abc", "5x", "1e1%", "0x1p3%", "nan%", ".%", "1.2.3%"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (strobe__score_target_parse(bad[i], &t) != STROBE_ERR_SYNTAX)
             STROBE_FAIL("target '%s' was accepted", bad[i]);
