@@ -1002,6 +1002,13 @@ static void score_of(const struct model *m, const char *target, struct strobe__s
     fclose(f);
 }
 
+static void score_done(struct strobe__score *sc, char *text, char *filter)
+{
+    free(text);
+    free(filter);
+    strobe__score_free(sc);
+}
+
 /* "name:filter" of every row, in table order. */
 static char *score_filters(const struct model *m, const struct strobe__score *sc)
 {
@@ -1124,9 +1131,7 @@ STROBE_TEST(score_size_target)
         CHECK(strobe__filter_match(f, m.regions[r].name) == (r != R_COMPUTE));
     strobe__filter_free(f);
     free(filters);
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
 }
 
 STROBE_TEST(score_overhead_target)
@@ -1142,9 +1147,7 @@ STROBE_TEST(score_overhead_target)
     CHECK(sc.met);
     CHECK(fabs(sc.filtered.overhead_ns - 1600) < 1e-6);
     free(filters);
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
     /* 0.05% = 1150 ns: every candidate excluded still leaves 1400 ns */
     score_of(&m, "0.05%", &sc, &text, &filter);
     filters = score_filters(&m, &sc);
@@ -1158,9 +1161,7 @@ STROBE_TEST(score_overhead_target)
                        "in regions never excluded (main, annotated, TM atomic blocks, no name or no completed "
                        "visit) and 0.06% of thread time in records of no region");
     free(filters);
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
     /* a profile rebuilt from a trace that lost events cannot attribute them */
     m.prof.source = STROBE_PROFILE_TRACE;
     m.threads[0].dropped = m.exp.total_dropped = 10;
@@ -1168,9 +1169,7 @@ STROBE_TEST(score_overhead_target)
     strobe__score_outcome(&sc, line, sizeof line);
     CHECK_CONTAINS(line, " in records of no region (the events the size limit dropped: the trace cannot attribute "
                          "them)");
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
     m.prof.source = STROBE_PROFILE_FILES;
     m.threads[0].dropped = m.exp.total_dropped = 0;
     /* met without a filter: the header says so and there is no rule */
@@ -1178,9 +1177,7 @@ STROBE_TEST(score_overhead_target)
     CHECK(sc.met && sc.nexcluded == 0);
     CHECK(strstr(filter, "\nexclude") == NULL);
     CHECK_CONTAINS(filter, "met without a filter (0.09% of thread time)");
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
 }
 
 /* Without a trace the bytes come from the record format: 5 bytes per
@@ -1218,9 +1215,7 @@ STROBE_TEST(score_profile_only)
     /* 175 - 25 (io) - 120 (compute) = 30 <= 100, and 55 without io */
     CHECK_STR_EQ(filters, "compute:exclude io:keep rec:keep worker:keep main:never:main");
     free(filters);
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
 }
 
 /* main, annotated regions, TM atomic blocks, addresses without a symbol
@@ -1242,9 +1237,7 @@ STROBE_TEST(score_never_and_escapes)
     CHECK_CONTAINS(filter, "\nexclude compute  # 20 visits, 40.000 µs per visit\n");
     CHECK_CONTAINS(filter, "\nexclude operator\\*  # 5 visits, 10.000 µs per visit\n");
     free(filters);
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
 
     m.regions[R_COMPUTE].name = "operator delete";
     m.regions[R_IO].kind = STROBE_REGION_TM_ATOMIC;
@@ -1260,9 +1253,7 @@ STROBE_TEST(score_never_and_escapes)
     CHECK_STR_EQ(line, "target overhead <= 1% of thread time cannot be evaluated: the experiment has no measured "
                        "cost per event (a size target can, e.g. --target 500MB)");
     free(filters);
-    free(text);
-    free(filter);
-    strobe__score_free(&sc);
+    score_done(&sc, text, filter);
 }
 
 STROBE_TEST(score_json)
