@@ -8,20 +8,27 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/experiment.h"
 #include "cli/cli.h"
 #include "export/export.h"
 #include "report/report.h"
+#include "report/score.h"
 #include "strobe/strobe.h"
 
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--tm]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
+    "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
+    "                         [--top N] [--source auto|profile|trace]\n"
     "\n"
     "Prints the report of the experiment in DIR: summary (command, duration,\n"
     "threads, events, drops, estimated measurement overhead), flat profile,\n"
     "call tree with user metrics, and with --threads the per-thread distribution.\n"
+    "With --score, prints filter advice instead: per region its visits, events,\n"
+    "trace bytes, time per visit and measurement overhead, the estimate for a\n"
+    "full run, and which tiny, hot functions to exclude to meet the target.\n"
     "\n"
     "options:\n"
     "  --format text|json  text for people (default) or JSON for programs\n"
@@ -41,10 +48,20 @@ const char strobe__report_help[] =
     "  --source SRC        build the call-path profile from the profile files\n"
     "                      (profile), from the event trace (trace), or from the\n"
     "                      profile files when every thread has one (auto, default)\n"
+    "  --score             filter advice (docs/cli.md, \"Filter advice\"): regions by\n"
+    "                      events; functions are excluded shortest time per visit\n"
+    "                      first until the estimate meets the target, never main,\n"
+    "                      annotated regions or TM atomic blocks\n"
+    "  --target T          with --score: estimated overhead at most T% of the thread\n"
+    "                      time (\"5%\", the default) or trace size at most T\n"
+    "                      (\"500MB\"; k, M, G, T are binary multiples). A target that\n"
+    "                      cannot be met prints what was reached on stderr (exit 0)\n"
+    "  -o, --output FILTER with --score: write the advice as a filter file for\n"
+    "                      `strobe run --filter FILTER`\n"
     "  -h, --help          show this help\n"
     "\n"
-    "exit status: 0 success, 1 the experiment cannot be read or the report not\n"
-    "written, 2 usage error.\n";
+    "exit status: 0 success, 1 the experiment cannot be read or the report (or\n"
+    "FILTER) not written, 2 usage error.\n";
 
 const char strobe__export_help[] =
     "usage: strobe export DIR --format otf2|chrome|cubex|paraver -o OUT\n"
@@ -86,7 +103,7 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 
 /* ---- report ------------------------------------------------------------ */
 
-enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM };
+enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET };
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -95,18 +112,68 @@ static const struct option report_options[] = {
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
+    {"score", no_argument, NULL, OPT_SCORE},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* `--score`: the advice, printed and with -o written as a filter file
+ * (first, so an unwritable FILTER fails before anything is printed). */
+static int report_score(const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                        const struct strobe__score_target *target, const char *filter_path, bool json,
+                        size_t top)
+{
+    struct strobe__score sc;
+    int rc = strobe__score_build(&sc, exp, prof, target);
+    if (rc) {
+        strobe__cli_say("report: %s: %s", exp->dir,
+                        rc == STROBE_ERR_FORMAT ? "inconsistent call-path profile" : strobe_strerror(rc));
+        return STROBE_EXIT_FAILURE;
+    }
+    char outcome[512];
+    strobe__score_outcome(&sc, outcome, sizeof outcome);
+    if (filter_path && !sc.evaluable) {
+        strobe__cli_say("report: %s", outcome);
+        strobe__score_free(&sc);
+        return STROBE_EXIT_FAILURE;
+    }
+    if (filter_path) {
+        FILE *f = fopen(filter_path, "w");
+        rc = f ? strobe__score_write_filter(f, &sc) : -errno;
+        if (f && fclose(f) != 0 && rc == 0)
+            rc = -errno;
+        if (rc) {
+            strobe__cli_say("report: -o %s: %s", filter_path, strobe_strerror(rc));
+            if (f)
+                unlink(filter_path);
+            strobe__score_free(&sc);
+            return STROBE_EXIT_FAILURE;
+        }
+    }
+    rc = json ? strobe__score_json(stdout, &sc) : strobe__score_text(stdout, &sc, top);
+    if (rc == 0 && sc.evaluable && !sc.met)
+        strobe__cli_say("report: %s", outcome);
+    strobe__score_free(&sc);
+    if (rc) {
+        strobe__cli_say("report: writing the report: %s", strobe_strerror(rc));
+        return STROBE_EXIT_FAILURE;
+    }
+    return 0;
+}
 
 int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false, tm = false;
+    bool json = false, tm = false, score = false, sorted = false;
     int source = STROBE_PROFILE_AUTO;
+    struct strobe__score_target target;
+    strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
+    const char *target_arg = NULL, *filter_path = NULL;
     int c;
-    while ((c = strobe__cli_getopt("report", argc, argv, ":h", report_options)) != -1) {
+    while ((c = strobe__cli_getopt("report", argc, argv, ":ho:", report_options)) != -1) {
         switch (c) {
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
@@ -127,6 +194,20 @@ int strobe__cmd_report(int argc, char **argv)
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
                 return strobe__cli_usage_error("report", "--sort: unknown key '%s' (incl, excl or visits)",
                                                optarg);
+            sorted = true;
+            break;
+        case OPT_SCORE:
+            score = true;
+            break;
+        case OPT_TARGET:
+            if (strobe__score_target_parse(optarg, &target) != 0)
+                return strobe__cli_usage_error(
+                    "report", "--target: '%s' is neither a share of the thread time (5%%) nor a size (500MB)",
+                    optarg);
+            target_arg = optarg;
+            break;
+        case 'o':
+            filter_path = optarg;
             break;
         case OPT_TOP:
             if (strobe__cli_parse_size(optarg, &opts.top) != 0)
@@ -155,6 +236,13 @@ int strobe__cmd_report(int argc, char **argv)
     if (optind + 1 < argc)
         return strobe__cli_usage_error("report", "unexpected argument '%s'", argv[optind + 1]);
     const char *dir = argv[optind];
+    if (!score && (target_arg || filter_path))
+        return strobe__cli_usage_error("report", "'%s' needs --score", target_arg ? "--target" : "-o");
+    if (score && (tm || opts.threads || sorted))
+        return strobe__cli_usage_error("report", "'--score' and '%s' exclude each other",
+                                       tm ? "--tm" : opts.threads ? "--threads" : "--sort");
+    if (filter_path && !*filter_path)
+        return strobe__cli_usage_error("report", "-o: empty file name");
 
     struct strobe_experiment *exp = open_experiment("report", dir);
     if (!exp)
@@ -166,6 +254,12 @@ int strobe__cmd_report(int argc, char **argv)
         strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
         strobe_experiment_close(exp);
         return STROBE_EXIT_FAILURE;
+    }
+    if (score) {
+        rc = report_score(exp, prof, &target, filter_path, json, opts.top);
+        strobe_profile_free(prof);
+        strobe_experiment_close(exp);
+        return rc;
     }
     struct strobe_tm_model *tm_model = NULL;
     if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0) {

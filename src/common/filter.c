@@ -151,6 +151,38 @@ bool strobe__filter_match(const struct strobe_filter *f, const char *name)
     return measured;
 }
 
+static bool glob_special(char c)
+{
+    return c == '\\' || c == '*' || c == '?' || c == '[';
+}
+
+int strobe__filter_exact_glob(const char *name, char **glob)
+{
+    size_t specials = 0;
+    if (!*name)
+        return STROBE_ERR_SYNTAX;
+    for (const char *p = name; *p; p++) {
+        if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            return STROBE_ERR_SYNTAX;
+        specials += glob_special(*p);
+    }
+    if (!glob)
+        return 0;
+    char *g = malloc(strlen(name) + specials + 2), *o = g;
+    if (!g)
+        return -ENOMEM;
+    if (*name == '#')
+        *o++ = '\\';
+    for (const char *p = name; *p; p++) {
+        if (glob_special(*p))
+            *o++ = '\\';
+        *o++ = *p;
+    }
+    *o = 0;
+    *glob = g;
+    return 0;
+}
+
 void strobe__filter_free(struct strobe_filter *f)
 {
     if (!f)

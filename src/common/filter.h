@@ -32,4 +32,12 @@ bool strobe__filter_match(const struct strobe_filter *f, const char *name);
 
 void strobe__filter_free(struct strobe_filter *f);
 
+/* The glob that matches NAME and no other name, for writing filter files
+ * (`strobe report --score -o`): fnmatch's specials (backslash, *, ?, [) and a leading
+ * '#' (a comment) are escaped with a backslash. Returns 0 and, when glob is
+ * not NULL, a malloc'd string in *glob; STROBE_ERR_SYNTAX when no rule can
+ * match exactly NAME (empty, or a blank or newline, where the parser splits
+ * words and lines); -ENOMEM. Thread-safe. */
+int strobe__filter_exact_glob(const char *name, char **glob);
+
 #endif

@@ -15,8 +15,10 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/score.h"
 #include "report/verdict.h"
 #include "report/view.h"
+#include "common/format.h"
 #include "strobe/strobe.h"
 
 /* ---- A minimal streaming writer ----------------------------------------
@@ -206,6 +208,21 @@ static void jw_ref(struct jw *w, const char *key, uint32_t v)
 
 /* ---- Document ---------------------------------------------------------- */
 
+/* Opens the top-level object: schema, version, dir. */
+static void json_begin(struct jw *w, const char *schema, const struct strobe_experiment *exp)
+{
+    jw_open(w, NULL, '{', false);
+    jw_str(w, "schema", schema);
+    jw_u64(w, "version", STROBE_REPORT_JSON_VERSION);
+    jw_str(w, "dir", exp->dir);
+}
+
+/* "user" for annotated regions, else "function" */
+static const char *region_kind(const struct strobe_region_def *d)
+{
+    return d->kind == STROBE_REGION_USER ? "user" : "function";
+}
+
 /* visits, incl_ns, excl_ns, min_ns, max_ns (null without a completed
  * visit), sumsq_ns2 */
 static void json_stats(struct jw *w, const struct strobe_stats *s)
@@ -337,7 +354,7 @@ static void json_defs(struct jw *w, const struct strobe_experiment *exp)
         jw_u64(w, "line", d->line);
         jw_str(w, "module", d->module);
         jw_u64(w, "address", d->address);
-        jw_str(w, "kind", d->kind == 1 ? "user" : "function");
+        jw_str(w, "kind", region_kind(d));
         jw_close(w);
     }
     jw_close(w);
@@ -569,6 +586,78 @@ static void json_tm(struct jw *w, const struct strobe_experiment *exp, const str
     jw_close(w);
 }
 
+/* ---- Filter advice (--score) ------------------------------------------- */
+
+/* events, bytes, overhead_ns (null without a measured cost per event) */
+static void json_cost(struct jw *w, const struct strobe__score *s, const struct strobe__score_estimate *e)
+{
+    jw_u64(w, "events", e->events);
+    jw_u64(w, "bytes", e->bytes);
+    if (s->view.overhead_known)
+        jw_u64(w, "overhead_ns", (uint64_t)llround(e->overhead_ns));
+    else
+        jw_null(w, "overhead_ns");
+}
+
+static void json_estimate(struct jw *w, const char *key, const struct strobe__score *s,
+                          const struct strobe__score_estimate *e)
+{
+    jw_open(w, key, '{', true);
+    json_cost(w, s, e);
+    jw_close(w);
+}
+
+int strobe__score_json(FILE *out, const struct strobe__score *s)
+{
+    const struct strobe_experiment *exp = s->view.exp;
+    char line[512];
+    struct jw w = {.out = out};
+    json_begin(&w, "strobe-score", exp);
+    jw_open(&w, "target", '{', true);
+    if (s->target.kind == STROBE__SCORE_SIZE) {
+        jw_str(&w, "kind", "size");
+        jw_u64(&w, "bytes", s->target.bytes);
+    } else {
+        jw_str(&w, "kind", "overhead");
+        jw_double(&w, "percent", s->target.pct);
+    }
+    jw_close(&w);
+    jw_u64(&w, "thread_time_ns", s->view.thread_time_ns);
+    jw_u64(&w, "dropped", exp->total_dropped);
+    jw_double(&w, "bytes_per_event", s->bytes_per_event);
+    jw_str(&w, "bytes_per_event_from", s->bytes_measured ? "trace" : "format");
+    json_estimate(&w, "full_run", s, &s->full);
+    json_estimate(&w, "filtered", s, &s->filtered);
+    json_estimate(&w, "regions_total", s, &s->regions);
+    json_estimate(&w, "regions_kept", s, &s->kept);
+    jw_u64(&w, "excluded", s->nexcluded);
+    if (s->evaluable)
+        jw_bool(&w, "target_met", s->met);
+    else
+        jw_null(&w, "target_met");
+    strobe__score_outcome(s, line, sizeof line);
+    jw_str(&w, "outcome", line);
+    jw_open(&w, "regions", '[', false);
+    for (size_t i = 0; i < s->nrows; i++) {
+        const struct strobe__score_row *r = &s->rows[i];
+        jw_open(&w, NULL, '{', true);
+        jw_u64(&w, "region", r->region);
+        jw_str(&w, "name", exp->regions[r->region].name);
+        jw_str(&w, "kind", region_kind(&exp->regions[r->region]));
+        jw_u64(&w, "visits", r->visits);
+        jw_u64(&w, "incl_ns", r->incl_ns);
+        jw_u64(&w, "excl_ns", r->excl_ns);
+        jw_bool(&w, "timed", r->timed);
+        json_cost(&w, s, &r->cost);
+        jw_str(&w, "filter", strobe__score_filter_name(r->filter));
+        jw_close(&w);
+    }
+    jw_close(&w);
+    jw_close(&w);
+    fputc('\n', out);
+    return strobe__report_flush(out);
+}
+
 int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
                        const struct strobe_report_opts *opts)
 {
@@ -577,10 +666,7 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
     if (rc)
         return rc;
     struct jw w = {.out = out};
-    jw_open(&w, NULL, '{', false);
-    jw_str(&w, "schema", "strobe-report");
-    jw_u64(&w, "version", STROBE_REPORT_JSON_VERSION);
-    jw_str(&w, "dir", exp->dir);
+    json_begin(&w, "strobe-report", exp);
     jw_open(&w, "meta", '{', false);
     for (size_t i = 0; i < exp->nmeta; i++)
         if (exp->meta_keys[i])
@@ -596,9 +682,5 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
     jw_close(&w);
     fputc('\n', out);
     strobe__report_view_free(&v);
-    if (rc)
-        return rc;
-    if (fflush(out) != 0)
-        return errno ? -errno : -EIO;
-    return ferror(out) ? -EIO : 0;
+    return rc ? rc : strobe__report_flush(out);
 }

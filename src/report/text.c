@@ -14,6 +14,7 @@
 
 #include "common/format.h"
 #include "report/report.h"
+#include "report/score.h"
 #include "report/units.h"
 #include "report/verdict.h"
 #include "report/view.h"
@@ -110,11 +111,6 @@ static char *fmt_pct(char buf[STROBE_UNITS_LEN], double part, double whole)
 {
     snprintf(buf, STROBE_UNITS_LEN, "%.2f%%", whole > 0 ? 100.0 * part / whole : 0.0);
     return buf;
-}
-
-static uint64_t div_round(uint64_t a, uint64_t b)
-{
-    return b ? (uint64_t)(((unsigned __int128)a + b / 2) / b) : 0;
 }
 
 /* Marks a row whose visits include some still open when measurement
@@ -265,7 +261,7 @@ static void text_flat(FILE *out, const struct strobe__report_view *v, size_t top
         strobe__fmt_time(s[2], r->incl_ns);
         fmt_u64(s[3], r->visits);
         fmt_time_or_dash(s[4], r->min_ns, timed);
-        fmt_time_or_dash(s[5], div_round(r->sum_incl_ns, r->visits), timed && r->visits);
+        fmt_time_or_dash(s[5], strobe__div_round(r->sum_incl_ns, r->visits), timed && r->visits);
         fmt_time_or_dash(s[6], r->max_ns, timed);
         fmt_time_or_dash(s[7], (uint64_t)(strobe__stddev(r->visits, r->sum_incl_ns, r->sumsq_ns) + 0.5),
                          timed && r->visits >= 2);
@@ -319,7 +315,7 @@ static void tree_node(FILE *out, const struct strobe__report_view *v, uint32_t n
     strobe__fmt_time(s[1], t->excl_ns);
     fmt_u64(s[2], t->visits);
     fmt_time_or_dash(s[3], t->min_ns, timed);
-    fmt_time_or_dash(s[4], div_round(t->incl_ns, t->visits), timed && t->visits);
+    fmt_time_or_dash(s[4], strobe__div_round(t->incl_ns, t->visits), timed && t->visits);
     fmt_time_or_dash(s[5], t->max_ns, timed);
     tree_cells(out, s, depth, false);
     region_label(out, exp, node->region);
@@ -528,7 +524,7 @@ static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t to
                 sum += x;
                 cnt++;
             }
-            uint64_t avg = div_round(sum, cnt);
+            uint64_t avg = strobe__div_round(sum, cnt);
             if (!cnt)
                 strcpy(s, "-");
             else if (row == 0)
@@ -830,11 +826,112 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
     }
 }
 
-static int finish(FILE *out)
+/* ---- Filter advice (--score) ------------------------------------------- */
+
+#define SCORE_COLS 9
+static const int score_width[SCORE_COLS] = {12, 8, 10, 10, 11, 11, 11, 7, -12};
+
+static void score_line(FILE *out, char s[SCORE_COLS][STROBE_UNITS_LEN], const char *label)
 {
-    if (fflush(out) != 0)
-        return errno ? -errno : -EIO;
-    return ferror(out) ? -EIO : 0;
+    for (int k = 0; k < SCORE_COLS; k++) {
+        fputs("  ", out);
+        cell(out, s[k], score_width[k]);
+    }
+    fprintf(out, "  %s\n", label);
+}
+
+/* The cells of a row, or of a sum of rows (no time per visit, no filter). */
+static void score_cells(char s[SCORE_COLS][STROBE_UNITS_LEN], const struct strobe__score *sc,
+                        const struct strobe__score_estimate *e, uint64_t visits,
+                        const struct strobe__score_row *r)
+{
+    fmt_u64(s[0], e->events);
+    fmt_pct(s[1], (double)e->events, (double)sc->full.events);
+    strobe__fmt_bytes(s[2], e->bytes);
+    fmt_u64(s[3], visits);
+    fmt_time_or_dash(s[4], r ? strobe__div_round(r->incl_ns, r->visits) : 0, r && r->timed && r->visits);
+    fmt_time_or_dash(s[5], r ? strobe__div_round(r->excl_ns, r->visits) : 0, r && r->timed && r->visits);
+    fmt_time_or_dash(s[6], (uint64_t)llround(e->overhead_ns), sc->view.overhead_known);
+    if (sc->view.overhead_known)
+        fmt_pct(s[7], e->overhead_ns, (double)sc->view.thread_time_ns);
+    else
+        strcpy(s[7], "-");
+    snprintf(s[8], STROBE_UNITS_LEN, "%s", r ? strobe__score_filter_name(r->filter) : "");
+}
+
+int strobe__score_text(FILE *out, const struct strobe__score *sc, size_t top)
+{
+    const struct strobe__report_view *v = &sc->view;
+    const struct strobe_experiment *exp = v->exp;
+    char line[512], a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN];
+    fprintf(out, "strobe report --score: %s\n", exp->dir ? exp->dir : "");
+    fputs("\nEstimate for a full run (recorded events and those the size limit dropped)\n", out);
+    summary_line(out, "events", "%" PRIu64 " (%" PRIu64 " dropped)", sc->full.events, exp->total_dropped);
+    summary_line(out, "trace", "%s (%.2f bytes/event, %s)", strobe__fmt_bytes(a, sc->full.bytes),
+                 sc->bytes_per_event,
+                 sc->bytes_measured ? "measured in the trace" : "no trace: from the record format");
+    if (v->overhead_known)
+        summary_line(out, "overhead", "%s (%s of %s thread time)",
+                     strobe__fmt_time(a, (uint64_t)llround(sc->full.overhead_ns)),
+                     fmt_pct(b, sc->full.overhead_ns, (double)v->thread_time_ns),
+                     strobe__fmt_time(line, v->thread_time_ns));
+    else
+        summary_line(out, "overhead", "unknown (no cost per event was measured)");
+    strobe__score_target_describe(&sc->target, line, sizeof line);
+    summary_line(out, "target", "%s", line);
+    strobe__score_estimate_str(sc, &sc->filtered, line, sizeof line);
+    summary_line(out, "with the filter", "%s", line);
+    strobe__score_outcome(sc, line, sizeof line);
+    summary_line(out, "outcome", "%s", line);
+
+    size_t rows = top && top < sc->nrows ? top : sc->nrows;
+    fputs("\nRegions by events (", out);
+    if (rows < sc->nrows)
+        fprintf(out, "top %zu of %zu", rows, sc->nrows);
+    else
+        fprintf(out, "%zu region%s", sc->nrows, sc->nrows == 1 ? "" : "s");
+    fputs("; filter: exclude = in the filter, keep = not needed for the target, "
+          "never:... = never excluded)\n",
+          out);
+    static const char *const head[SCORE_COLS] = {"events",     "events%",  "bytes", "visits", "incl/visit",
+                                                 "excl/visit", "overhead", "ovh%",  "filter"};
+    char s[SCORE_COLS][STROBE_UNITS_LEN];
+    for (int k = 0; k < SCORE_COLS; k++)
+        snprintf(s[k], STROBE_UNITS_LEN, "%s", head[k]);
+    score_line(out, s, "region");
+    for (size_t i = 0; i < rows; i++) {
+        const struct strobe__score_row *r = &sc->rows[i];
+        score_cells(s, sc, &r->cost, r->visits, r);
+        for (int k = 0; k < SCORE_COLS; k++) {
+            fputs("  ", out);
+            cell(out, s[k], score_width[k]);
+        }
+        fputs("  ", out);
+        region_label(out, exp, r->region);
+        fputc('\n', out);
+    }
+    if (rows < sc->nrows) {
+        struct strobe__score_estimate rest = {0, 0, 0};
+        uint64_t visits = 0;
+        for (size_t i = rows; i < sc->nrows; i++) {
+            strobe__score_add(&rest, &sc->rows[i].cost);
+            visits += sc->rows[i].visits;
+        }
+        score_cells(s, sc, &rest, visits, NULL);
+        snprintf(line, sizeof line, "(%zu more)", sc->nrows - rows);
+        score_line(out, s, line);
+    }
+    uint64_t visits = 0, kept_visits = 0;
+    for (size_t i = 0; i < sc->nrows; i++) {
+        visits += sc->rows[i].visits;
+        if (sc->rows[i].filter != STROBE__SCORE_EXCLUDE)
+            kept_visits += sc->rows[i].visits;
+    }
+    score_cells(s, sc, &sc->regions, visits, NULL);
+    score_line(out, s, "total (all regions)");
+    score_cells(s, sc, &sc->kept, kept_visits, NULL);
+    score_line(out, s, "kept (all regions but the excluded)");
+    return strobe__report_flush(out);
 }
 
 int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
@@ -859,5 +956,5 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
     if (rc == 0 && opts->tm)
         text_tm(out, &v, opts->tm);
     strobe__report_view_free(&v);
-    return rc ? rc : finish(out);
+    return rc ? rc : strobe__report_flush(out);
 }

@@ -46,6 +46,11 @@ char *strobe__fmt_bytes(char buf[STROBE_UNITS_LEN], uint64_t bytes)
     }
 }
 
+uint64_t strobe__div_round(uint64_t a, uint64_t b)
+{
+    return b ? (uint64_t)(((unsigned __int128)a + b / 2) / b) : 0;
+}
+
 size_t strobe__display_width(const char *s)
 {
     size_t w = 0;

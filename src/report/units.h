@@ -24,6 +24,9 @@ char *strobe__fmt_time(char buf[STROBE_UNITS_LEN], uint64_t ns);
  * ("3.1 MiB"). Returns buf. Thread-safe. */
 char *strobe__fmt_bytes(char buf[STROBE_UNITS_LEN], uint64_t bytes);
 
+/* a / b rounded half up (0 when b is 0), for per-visit averages. */
+uint64_t strobe__div_round(uint64_t a, uint64_t b);
+
 /* Display width in terminal columns of a UTF-8 string: bytes that do not
  * continue a multi-byte sequence (good enough for names and µ). */
 size_t strobe__display_width(const char *s);

@@ -27,6 +27,13 @@ const char *strobe__report_meta(const struct strobe_experiment *exp, const char 
     return NULL;
 }
 
+int strobe__report_flush(FILE *out)
+{
+    if (fflush(out) != 0)
+        return errno ? -errno : -EIO;
+    return ferror(out) ? -EIO : 0;
+}
+
 double strobe__stddev(uint64_t visits, uint64_t sum_ns, double sumsq_ns)
 {
     if (visits < 2)
@@ -211,6 +218,14 @@ static int walk(struct strobe__report_view *v, struct strobe__flat_row *rows, bo
     return 0;
 }
 
+double strobe__report_event_cost(const struct strobe_experiment *exp, size_t t)
+{
+    uint32_t p = exp->threads[t].process;
+    return p < exp->nprocesses && exp->processes[p].overhead_ns_per_event > 0
+               ? exp->processes[p].overhead_ns_per_event
+               : 0;
+}
+
 static void summarize(struct strobe__report_view *v)
 {
     const struct strobe_experiment *exp = v->exp;
@@ -226,9 +241,10 @@ static void summarize(struct strobe__report_view *v)
         v->thread_time_ns += th->end_ns > th->begin_ns ? th->end_ns - th->begin_ns : v->thread_incl_ns[t];
         uint64_t cost_events = v->thread_events[t] + th->dropped;
         v->overhead_events += cost_events;
-        if (th->process < exp->nprocesses && exp->processes[th->process].overhead_ns_per_event > 0) {
+        double cost = strobe__report_event_cost(exp, t);
+        if (cost > 0) {
             v->overhead_known = true;
-            v->overhead_ns += (double)cost_events * exp->processes[th->process].overhead_ns_per_event;
+            v->overhead_ns += (double)cost_events * cost;
         }
     }
 }

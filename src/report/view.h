@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/experiment.h"
 
@@ -76,8 +77,15 @@ const struct strobe_stats *strobe__node_thread(const struct strobe__report_view 
 int strobe__report_region_threads(const struct strobe__report_view *v, const uint32_t *regs, size_t nregs,
                                   uint64_t **incl, uint64_t **visits);
 
+/* Measurement cost in ns of one event of thread t: what the runtime
+ * measured in the thread's process at start-up, 0 when unknown. */
+double strobe__report_event_cost(const struct strobe_experiment *exp, size_t t);
+
 /* Standard deviation of the per-visit inclusive time; 0 when < 2 visits. */
 double strobe__stddev(uint64_t visits, uint64_t sum_ns, double sumsq_ns);
+
+/* Flushes a rendered report: 0, or -errno / -EIO when writing failed. */
+int strobe__report_flush(FILE *out);
 
 /* Value of a meta key or NULL (first match; the model keeps file order). */
 const char *strobe__report_meta(const struct strobe_experiment *exp, const char *key);

@@ -236,6 +236,19 @@ STROBE_TEST(usage_errors)
     expect(2, "strobe: report: missing experiment directory (see 'strobe report --help')\n",
            STROBE " report");
     expect(2,
+           "strobe: report: --target: '5x' is neither a share of the thread time (5%) nor a size (500MB) (see "
+           "'strobe report --help')\n",
+           STROBE " report x --score --target 5x");
+    expect(2,
+           "strobe: report: --target: '120%' is neither a share of the thread time (5%) nor a size (500MB) (see "
+           "'strobe report --help')\n",
+           STROBE " report x --score --target 120%%");
+    expect(2, "strobe: report: '-o' needs --score (see 'strobe report --help')\n", STROBE " report x -o f.txt");
+    expect(2, "strobe: report: '--target' needs --score (see 'strobe report --help')\n",
+           STROBE " report x --target 5%%");
+    expect(2, "strobe: report: '--score' and '--sort' exclude each other (see 'strobe report --help')\n",
+           STROBE " report x --score --sort incl");
+    expect(2,
            "strobe: run: --tm-monitor: unknown level 'all' (off, counters, stats or events) (see 'strobe run "
            "--help')\n",
            STROBE " run --tm-monitor all -- true");
@@ -701,7 +714,139 @@ STROBE_TEST(drops_per_thread)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(drops_per_thread), STROBE_CASE(report_profile_reads_no_stream), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
+/* ---- Filter advice (`strobe report --score`) ----------------------------- */
+
+#define SCORE_WORKLOAD STROBE_TEST_BIN_DIR "/cli_score_workload"
+
+/* Per region of `strobe report --score --format json`: name, visits,
+ * events, filter; then the bytes per event's origin and whether the
+ * target was met. */
+static const char score_script[] =
+    "import json,sys\n"
+    "d=json.load(open(sys.argv[1]))\n"
+    "assert d[\"schema\"] == \"strobe-score\" and d[\"version\"] == 1\n"
+    "for r in d[\"regions\"]: print(r[\"name\"], r[\"visits\"], r[\"events\"], r[\"filter\"])\n"
+    "print(d[\"bytes_per_event_from\"], d[\"target_met\"])\n";
+
+/* `strobe run OPTS -o DIR/NAME score_workload`; the experiment's path in exp. */
+static void run_score_workload(const char *dir, const char *opts, const char *name, char exp[4200])
+{
+    expect(0, NULL, "cd '%s' && " STROBE " run %s -o %s -- " SCORE_WORKLOAD " 2>/dev/null", dir, opts, name);
+    snprintf(exp, 4200, "%s/%s", dir, name);
+}
+
+static char *score_facts(const char *exp, const char *extra)
+{
+    char *out;
+    int st = strobe_test_sh(&out,
+                            STROBE " report '%s' --score --format json %s > '%s.score.json' && python3 -c '%s' "
+                                   "'%s.score.json'",
+                            exp, extra, exp, score_script, exp);
+    if (st != 0)
+        STROBE_FAIL("score of %s failed (%d):\n%s", exp, st, out);
+    return out;
+}
+
+/* score_workload: tiny 100000 visits, medium 1000, main 1. The advice for
+ * a 100 KiB trace, and for an overhead share that needs more than half of
+ * tiny's overhead removed (computed from the experiment, so the thread
+ * time of a loaded machine does not matter), excludes exactly tiny;
+ * measured again with that filter, tiny is gone and the others keep their
+ * visits. */
+STROBE_TEST(report_score)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("report_score");
+    char exp[4200];
+    run_score_workload(dir, "", "exp", exp);
+    static const char only_tiny[] = "tiny 100000 200000 exclude\n"
+                                    "medium 1000 2000 keep\n"
+                                    "main 1 2 never:main\n"
+                                    "trace True\n";
+    char *facts = score_facts(exp, "--target 100KB -o '" STROBE_TEST_WORK_DIR "/report_score.tmp/filter.txt'");
+    CHECK_STR_EQ(facts, only_tiny);
+    free(facts);
+    expect(0, "exclude tiny\n", "grep -v '^#' '%s/filter.txt' | sed 's/ *#.*//'", dir);
+    expect(0, "# target: trace <= 100.0 KiB\n", "grep '^# target:' '%s/filter.txt' | sed 's/ (.*//'", dir);
+
+    char *pct;
+    CHECK_EQ_INT(strobe_test_sh(&pct,
+                                "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+                                "t=[r for r in d[\"regions\"] if r[\"name\"]==\"tiny\"][0]; "
+                                "print(\"%%.6f\" %% (100.0*(d[\"full_run\"][\"overhead_ns\"]-t[\"overhead_ns\"]/2)"
+                                "/d[\"thread_time_ns\"]), end=\"\")' '%s.score.json'",
+                                exp),
+                 0);
+    char extra[128];
+    snprintf(extra, sizeof extra, "--target %s%%", pct);
+    facts = score_facts(exp, extra);
+    CHECK_STR_EQ(facts, only_tiny);
+    free(facts);
+    free(pct);
+
+    /* the text table */
+    char *out = expect_sh(0, NULL,
+                          STROBE " report '" STROBE_TEST_WORK_DIR "/report_score.tmp/exp' --score --target 100KB");
+    CHECK_CONTAINS(out, "\n  target           trace <= 100.0 KiB\n");
+    CHECK_CONTAINS(out, "\n  outcome          target trace <= 100.0 KiB met by excluding 1 function (");
+    CHECK_CONTAINS(out, "  exclude       tiny (score_workload.c:");
+    CHECK_CONTAINS(out, "  keep          medium (score_workload.c:");
+    CHECK_CONTAINS(out, "  never:main    main (score_workload.c:");
+    free(out);
+
+    /* the filter round-trips through strobe run */
+    run_score_workload(dir, "--filter filter.txt", "exp2", exp);
+    facts = score_facts(exp, "--target 100KB");
+    CHECK_STR_EQ(facts, "medium 1000 2000 keep\n"
+                        "main 1 2 never:main\n"
+                        "trace True\n");
+    free(facts);
+
+    /* a target that cannot be met (main's own events cost something):
+     * what was reached, on stderr; the best filter is still written and
+     * the exit status is 0 */
+    out = expect_sh(0, NULL,
+                    "cd '" STROBE_TEST_WORK_DIR "/report_score.tmp' && " STROBE
+                    " report exp --score --target 0% -o all.txt >/dev/null");
+    CHECK(strncmp(out, "strobe: report: target overhead <= 0% of thread time not met: reached ", 70) == 0);
+    CHECK(strstr(out, " by excluding the 2 functions that may be excluded; ") &&
+          strchr(out, '\n') == strrchr(out, '\n'));
+    free(out);
+    expect(0, "exclude tiny\nexclude medium\n", "grep -v '^#' '%s/all.txt' | sed 's/ *#.*//'", dir);
+
+    /* an unwritable FILTER: one line, exit 1, nothing printed */
+    expect(1, "strobe: report: -o /nonexistent/filter.txt: No such file or directory\n",
+           STROBE " report '" STROBE_TEST_WORK_DIR "/report_score.tmp/exp' --score -o /nonexistent/filter.txt");
+}
+
+/* Profile-only experiments estimate bytes from the record format (5 bytes
+ * per visit: ids below 128); trace-only ones rebuild the visits. */
+STROBE_TEST(report_score_sources)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("report_score_sources");
+    char exp[4200];
+    run_score_workload(dir, "--no-trace", "prof", exp);
+    char *facts = score_facts(exp, "--target 100KB");
+    CHECK_STR_EQ(facts, "tiny 100000 200000 exclude\n"
+                        "medium 1000 2000 keep\n"
+                        "main 1 2 never:main\n"
+                        "format True\n");
+    free(facts);
+    expect(0, "2.5 505005\n",
+           "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d[\"bytes_per_event\"], "
+           "d[\"full_run\"][\"bytes\"])' '%s.score.json'",
+           exp);
+    run_score_workload(dir, "--no-profile", "trace", exp);
+    facts = score_facts(exp, "--target 100KB");
+    CHECK_STR_EQ(facts, "tiny 100000 200000 exclude\n"
+                        "medium 1000 2000 keep\n"
+                        "main 1 2 never:main\n"
+                        "trace True\n");
+    free(facts);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),
@@ -709,4 +854,6 @@ STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(drops_per_thread), STROBE
                  STROBE_CASE(run_no_profile), STROBE_CASE(exit_code_passthrough),
                  STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(child_environment),
                  STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch),
-                 STROBE_CASE(run_tm), STROBE_CASE(report_tm_level_off))
+                 STROBE_CASE(run_tm), STROBE_CASE(report_tm_level_off), STROBE_CASE(report_score),
+                 STROBE_CASE(report_score_sources), STROBE_CASE(drops_per_thread),
+                 STROBE_CASE(report_profile_reads_no_stream))

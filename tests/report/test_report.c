@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "report/score.h"
+#include "common/filter.h"
 #include "report/units.h"
 #include "report/verdict.h"
 #include "common/format.h"
@@ -974,10 +976,337 @@ STROBE_TEST(json_tm)
     free(j);
 }
 
+/* ---- filter advice (--score) -------------------------------------------
+ * On the model: 200 recorded events, 700 bytes (3.5 B/event), 10 ns per
+ * event, thread time 1.1 + 0.7 + 0.5 = 2.3 ms. Per region (2 events per
+ * visit): compute 40 events 140 B 400 ns, 40 µs per visit; io 10, 35 B,
+ * 100 ns, 10 µs; rec 6, 21 B, 60 ns, 166.667 µs; worker 4, 14 B, 40 ns,
+ * 500 µs; main 2, 7 B, 20 ns. Exclusion order: io, compute, rec, worker. */
+
+static struct strobe__score_target target_of(const char *text)
+{
+    struct strobe__score_target t;
+    CHECK_EQ_INT(strobe__score_target_parse(text, &t), 0);
+    return t;
+}
+
+/* Builds the advice for TARGET; its text (top 0 = all rows) in *text and
+ * the filter file in *filter. */
+static void score_of(const struct model *m, const char *target, struct strobe__score *sc, char **text,
+                     char **filter)
+{
+    struct strobe__score_target t = target_of(target);
+    CHECK_EQ_INT(strobe__score_build(sc, &m->exp, &m->prof, &t), 0);
+    size_t len;
+    FILE *f = open_memstream(text, &len);
+    CHECK_EQ_INT(strobe__score_text(f, sc, 0), 0);
+    fclose(f);
+    f = open_memstream(filter, &len);
+    CHECK_EQ_INT(strobe__score_write_filter(f, sc), 0);
+    fclose(f);
+}
+
+static void score_done(struct strobe__score *sc, char *text, char *filter)
+{
+    free(text);
+    free(filter);
+    strobe__score_free(sc);
+}
+
+/* "name:filter" of every row, in table order. */
+static char *score_filters(const struct model *m, const struct strobe__score *sc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    for (size_t i = 0; i < sc->nrows; i++)
+        fprintf(f, "%s%s:%s", i ? " " : "", m->exp.regions[sc->rows[i].region].name,
+                strobe__score_filter_name(sc->rows[i].filter));
+    fclose(f);
+    return buf;
+}
+
+STROBE_TEST(score_target_parse)
+{
+    struct strobe__score_target t = target_of("5%");
+    CHECK(t.kind == STROBE__SCORE_OVERHEAD && t.pct == 5.0);
+    t = target_of("0.5%");
+    CHECK(t.kind == STROBE__SCORE_OVERHEAD && t.pct == 0.5);
+    t = target_of("100%");
+    CHECK(t.pct == 100.0);
+    t = target_of("500MB");
+    CHECK(t.kind == STROBE__SCORE_SIZE);
+    CHECK_EQ_U64(t.bytes, 500ull << 20);
+    CHECK_EQ_U64(target_of("1G").bytes, 1ull << 30);
+    CHECK_EQ_U64(target_of("4096").bytes, 4096);
+    static const char *const bad[] = {"",   "%",    "101%",   "-1%", "5 %", "5%%", "x%",
+                                      "abc", "5x", "1e1%", "0x1p3%", "nan%", ".%", "1.2.3%"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (strobe__score_target_parse(bad[i], &t) != STROBE_ERR_SYNTAX)
+            STROBE_FAIL("target '%s' was accepted", bad[i]);
+    char d[96];
+    t = target_of(STROBE__SCORE_TARGET_DEFAULT);
+    strobe__score_target_describe(&t, d, sizeof d);
+    CHECK_STR_EQ(d, "overhead <= 5% of thread time");
+    t = target_of("500MB");
+    strobe__score_target_describe(&t, d, sizeof d);
+    CHECK_STR_EQ(d, "trace <= 500.0 MiB");
+}
+
+STROBE_TEST(score_size_target)
+{
+    struct model m;
+    build_model(&m);
+    struct strobe__score sc;
+    char *text, *filter;
+    /* 700 B: io (35 B) alone is not enough, io + compute reach 525 B; then
+     * io is not needed (560 B <= 600 B) and is kept again */
+    score_of(&m, "600", &sc, &text, &filter);
+    char *filters = score_filters(&m, &sc);
+    CHECK_STR_EQ(filters, "compute:exclude io:keep rec:keep worker:keep main:never:main");
+    CHECK_EQ_U64(sc.full.events, 200);
+    CHECK_EQ_U64(sc.full.bytes, 700);
+    CHECK_EQ_U64(sc.filtered.events, 160);
+    CHECK_EQ_U64(sc.filtered.bytes, 560);
+    CHECK(sc.met && sc.evaluable && sc.nexcluded == 1 && sc.ncandidates == 4);
+    CHECK_STR_EQ(text,
+                 "strobe report --score: strobe-app-20261122-104500\n"
+                 "\n"
+                 "Estimate for a full run (recorded events and those the size limit dropped)\n"
+                 "  events           200 (0 dropped)\n"
+                 "  trace            700 B (3.50 bytes/event, measured in the trace)\n"
+                 "  overhead         2.000 µs (0.09% of 2.300 ms thread time)\n"
+                 "  target           trace <= 600 B\n"
+                 "  with the filter  160 events, 560 B, overhead 1.600 µs (0.07% of thread time)\n"
+                 "  outcome          target trace <= 600 B met by excluding 1 function (700 B -> 560 B)\n"
+                 "\n"
+                 "Regions by events (5 regions; filter: exclude = in the filter, keep = not needed for the "
+                 "target, never:... = never excluded)\n"
+                 "        events   events%       bytes      visits   incl/visit   excl/visit     overhead     "
+                 "ovh%  filter        region\n"
+                 "            40    20.00%       140 B          20    40.000 µs    40.000 µs       400 ns    "
+                 "0.02%  exclude       compute (app.c:30)\n"
+                 "            10     5.00%        35 B           5    10.000 µs    10.000 µs       100 ns    "
+                 "0.00%  keep          io [libio.so]\n"
+                 "             6     3.00%        21 B           3   166.667 µs   100.000 µs        60 ns    "
+                 "0.00%  keep          rec (app.c:40)\n"
+                 "             4     2.00%        14 B           2   500.000 µs   100.000 µs        40 ns    "
+                 "0.00%  keep          worker (app.c:20)\n"
+                 "             2     1.00%         7 B           1     1.000 ms   650.000 µs        20 ns    "
+                 "0.00%  never:main    main (app.c:10)\n"
+                 "            62    31.00%       217 B          31            -            -       620 ns    "
+                 "0.03%                total (all regions)\n"
+                 "            22    11.00%        77 B          11            -            -       220 ns    "
+                 "0.01%                kept (all regions but the excluded)\n");
+    CHECK_STR_EQ(filter,
+                 "# strobe filter written by `strobe report --score` from the experiment "
+                 "strobe-app-20261122-104500\n"
+                 "# target: trace <= 600 B (thread time 2.300 ms)\n"
+                 "# before: 200 events, 700 B, overhead 2.000 µs (0.09% of thread time)\n"
+                 "# after:  160 events, 560 B, overhead 1.600 µs (0.07% of thread time)\n"
+                 "# target trace <= 600 B met by excluding 1 function (700 B -> 560 B)\n"
+                 "#\n"
+                 "# Functions with the shortest inclusive time per visit are excluded first (the most\n"
+                 "# overhead saved per unit of measured time; ties: more events first) until the estimate\n"
+                 "# meets the target; then those the target does not need are kept again, fewest events "
+                 "first.\n"
+                 "# Never excluded: main, annotated (USER) regions, TM atomic blocks, and names no glob can\n"
+                 "# match exactly. Excluded functions still call the -finstrument-functions hooks (a "
+                 "cache\n"
+                 "# lookup each, not in the estimate); no_instrument_function at compile time removes "
+                 "that.\n"
+                 "# Use: strobe run --filter THIS_FILE -- PROG [ARGS...]\n"
+                 "exclude compute  # 20 visits, 40.000 µs per visit\n");
+    /* --top 2: the other three rows summed in one line */
+    char *top2 = NULL;
+    size_t top2_len;
+    FILE *tf = open_memstream(&top2, &top2_len);
+    CHECK_EQ_INT(strobe__score_text(tf, &sc, 2), 0);
+    fclose(tf);
+    CHECK_CONTAINS(top2, "Regions by events (top 2 of 5; ");
+    CHECK_CONTAINS(top2, "\n            12     6.00%        42 B           6            -            -       120 ns    "
+                         "0.01%                (3 more)\n");
+    free(top2);
+    /* the file parses and excludes exactly compute */
+    struct strobe_filter *f;
+    char err[256];
+    CHECK_EQ_INT(strobe__filter_parse(filter, strlen(filter), "advice", &f, err, sizeof err), 0);
+    for (int r = 0; r < NREGIONS; r++)
+        CHECK(strobe__filter_match(f, m.regions[r].name) == (r != R_COMPUTE));
+    strobe__filter_free(f);
+    free(filters);
+    score_done(&sc, text, filter);
+}
+
+STROBE_TEST(score_overhead_target)
+{
+    struct model m;
+    build_model(&m);
+    struct strobe__score sc;
+    char *text, *filter, *filters;
+    /* 0.07% of 2.3 ms = 1610 ns: io + compute reach 1500 ns, io goes back (1600 ns) */
+    score_of(&m, "0.07%", &sc, &text, &filter);
+    filters = score_filters(&m, &sc);
+    CHECK_STR_EQ(filters, "compute:exclude io:keep rec:keep worker:keep main:never:main");
+    CHECK(sc.met);
+    CHECK(fabs(sc.filtered.overhead_ns - 1600) < 1e-6);
+    free(filters);
+    score_done(&sc, text, filter);
+    /* 0.05% = 1150 ns: every candidate excluded still leaves 1400 ns */
+    score_of(&m, "0.05%", &sc, &text, &filter);
+    filters = score_filters(&m, &sc);
+    CHECK_STR_EQ(filters, "compute:exclude io:exclude rec:exclude worker:exclude main:never:main");
+    CHECK(!sc.met && sc.evaluable);
+    char line[512];
+    strobe__score_outcome(&sc, line, sizeof line);
+    /* main's 20 ns stay, and 1380 ns of the 200 events no region accounts for */
+    CHECK_STR_EQ(line, "target overhead <= 0.05% of thread time not met: reached 0.06% of thread time by "
+                       "excluding the 4 functions that may be excluded; of the rest, 0.00087% of thread time is "
+                       "in regions never excluded (main, annotated, TM atomic blocks, no name or no completed "
+                       "visit) and 0.06% of thread time in records of no region");
+    free(filters);
+    score_done(&sc, text, filter);
+    /* a profile rebuilt from a trace that lost events cannot attribute them */
+    m.prof.source = STROBE_PROFILE_TRACE;
+    m.threads[0].dropped = m.exp.total_dropped = 10;
+    score_of(&m, "0.05%", &sc, &text, &filter);
+    strobe__score_outcome(&sc, line, sizeof line);
+    CHECK_CONTAINS(line, " in records of no region (the events the size limit dropped: the trace cannot attribute "
+                         "them)");
+    score_done(&sc, text, filter);
+    m.prof.source = STROBE_PROFILE_FILES;
+    m.threads[0].dropped = m.exp.total_dropped = 0;
+    /* met without a filter: the header says so and there is no rule */
+    score_of(&m, "5%", &sc, &text, &filter);
+    CHECK(sc.met && sc.nexcluded == 0);
+    CHECK(strstr(filter, "\nexclude") == NULL);
+    CHECK_CONTAINS(filter, "met without a filter (0.09% of thread time)");
+    score_done(&sc, text, filter);
+}
+
+/* Without a trace the bytes come from the record format: 5 bytes per
+ * visit (ENTER 3 with a 1-byte id, EXIT 2), 6 for a local id >= 128. */
+STROBE_TEST(score_profile_only)
+{
+    struct model m;
+    build_model(&m);
+    uint32_t map[200];
+    for (size_t l = 0; l < 200; l++)
+        map[l] = STROBE_NONE;
+    map[1] = R_MAIN;
+    map[2] = R_WORKER;
+    map[150] = R_COMPUTE;
+    map[3] = R_REC;
+    map[4] = R_IO;
+    m.proc.region_map = map;
+    m.proc.region_map_len = 200;
+    for (int t = 0; t < NTHREADS; t++) {
+        m.threads[t].stream_path = NULL;
+        m.threads[t].events = m.threads[t].bytes = 0;
+    }
+    m.exp.total_events = m.exp.total_bytes = 0;
+    struct strobe__score sc;
+    char *text, *filter;
+    score_of(&m, "100", &sc, &text, &filter);
+    CHECK(!sc.bytes_measured);
+    /* 2 x (1 + 2 + 10 + 3 + 5) visits */
+    CHECK_EQ_U64(sc.full.events, 62);
+    /* main 5, worker 10, compute 20 x 6, rec 15, io 25 */
+    CHECK_EQ_U64(sc.full.bytes, 175);
+    CHECK_EQ_U64(sc.rows[0].cost.bytes, 120);
+    CHECK_CONTAINS(text, "\n  trace            175 B (2.82 bytes/event, no trace: from the record format)\n");
+    char *filters = score_filters(&m, &sc);
+    /* 175 - 25 (io) - 120 (compute) = 30 <= 100, and 55 without io */
+    CHECK_STR_EQ(filters, "compute:exclude io:keep rec:keep worker:keep main:never:main");
+    free(filters);
+    score_done(&sc, text, filter);
+}
+
+/* main, annotated regions, TM atomic blocks, addresses without a symbol
+ * and names no glob can hold are never excluded; special characters are
+ * escaped; without a measured cost an overhead target cannot be
+ * evaluated. */
+STROBE_TEST(score_never_and_escapes)
+{
+    struct model m;
+    build_model(&m);
+    m.regions[R_IO].name = "operator*";
+    m.regions[R_REC].kind = STROBE_REGION_USER;
+    m.regions[R_WORKER].name = "0x1010";
+    struct strobe__score sc;
+    char *text, *filter;
+    score_of(&m, "0", &sc, &text, &filter);
+    char *filters = score_filters(&m, &sc);
+    CHECK_STR_EQ(filters, "compute:exclude operator*:exclude rec:never:user 0x1010:never:name main:never:main");
+    CHECK_CONTAINS(filter, "\nexclude compute  # 20 visits, 40.000 µs per visit\n");
+    CHECK_CONTAINS(filter, "\nexclude operator\\*  # 5 visits, 10.000 µs per visit\n");
+    free(filters);
+    score_done(&sc, text, filter);
+
+    m.regions[R_COMPUTE].name = "operator delete";
+    m.regions[R_IO].kind = STROBE_REGION_TM_ATOMIC;
+    m.proc.overhead_ns_per_event = 0;
+    score_of(&m, "1%", &sc, &text, &filter);
+    filters = score_filters(&m, &sc);
+    CHECK_STR_EQ(filters,
+                 "operator delete:never:name operator*:never:atomic rec:never:user 0x1010:never:name main:never:main");
+    CHECK(!sc.evaluable && !sc.met);
+    CHECK_CONTAINS(text, "\n  overhead         unknown (no cost per event was measured)\n");
+    char line[512];
+    strobe__score_outcome(&sc, line, sizeof line);
+    CHECK_STR_EQ(line, "target overhead <= 1% of thread time cannot be evaluated: the experiment has no measured "
+                       "cost per event (a size target can, e.g. --target 500MB)");
+    free(filters);
+    score_done(&sc, text, filter);
+}
+
+STROBE_TEST(score_json)
+{
+    struct model m;
+    build_model(&m);
+    m.threads[1].dropped = 10; /* 10 more events of 3.5 B and 10 ns each */
+    m.exp.total_dropped = 10;
+    struct strobe__score sc;
+    struct strobe__score_target t = target_of("600");
+    CHECK_EQ_INT(strobe__score_build(&sc, &m.exp, &m.prof, &t), 0);
+    char *j = NULL;
+    size_t len;
+    FILE *f = open_memstream(&j, &len);
+    CHECK_EQ_INT(strobe__score_json(f, &sc), 0);
+    fclose(f);
+    strobe__score_free(&sc);
+    static const char *const script =
+        "import json,sys\n"
+        "d=json.load(open(sys.argv[1]))\n"
+        "print(d[\"schema\"], d[\"version\"], d[\"target\"], d[\"thread_time_ns\"], d[\"dropped\"])\n"
+        "print(d[\"bytes_per_event\"], d[\"bytes_per_event_from\"], d[\"target_met\"], d[\"excluded\"])\n"
+        "for k in (\"full_run\", \"filtered\", \"regions_total\", \"regions_kept\"): print(k, d[k])\n"
+        "for r in d[\"regions\"]: print(r[\"name\"], r[\"kind\"], r[\"visits\"], r[\"events\"], r[\"bytes\"], "
+        "r[\"incl_ns\"], r[\"excl_ns\"], r[\"overhead_ns\"], r[\"filter\"])\n";
+    char *facts = json_facts(j, "score_json", script);
+    /* the 10 dropped events count in the full run, not in the regions */
+    CHECK_STR_EQ(facts, "strobe-score 1 {'kind': 'size', 'bytes': 600} 2300000 10\n"
+                        "3.5 trace True 1\n"
+                        "full_run {'events': 210, 'bytes': 735, 'overhead_ns': 2100}\n"
+                        "filtered {'events': 170, 'bytes': 595, 'overhead_ns': 1700}\n"
+                        "regions_total {'events': 62, 'bytes': 217, 'overhead_ns': 620}\n"
+                        "regions_kept {'events': 22, 'bytes': 77, 'overhead_ns': 220}\n"
+                        "compute function 20 40 140 800000 800000 400 exclude\n"
+                        "io function 5 10 35 50000 50000 100 keep\n"
+                        "rec function 3 6 21 500000 300000 60 keep\n"
+                        "worker function 2 4 14 1000000 200000 40 keep\n"
+                        "main function 1 2 7 1000000 650000 20 never:main\n");
+    free(facts);
+    free(j);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(units_time), STROBE_CASE(units_bytes), STROBE_CASE(sort_parse),
                  STROBE_CASE(text_summary), STROBE_CASE(text_drops_and_exit), STROBE_CASE(text_flat),
                  STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(json_tree),
                  STROBE_CASE(json_fields), STROBE_CASE(json_escapes), STROBE_CASE(deep_recursion),
                  STROBE_CASE(bad_model), STROBE_CASE(write_error), STROBE_CASE(tm_verdict_thresholds),
                  STROBE_CASE(text_tm_counters), STROBE_CASE(text_tm_hardware_causes), STROBE_CASE(text_tm_events),
-                 STROBE_CASE(text_tm_levels_without_blocks), STROBE_CASE(json_tm))
+                 STROBE_CASE(text_tm_levels_without_blocks), STROBE_CASE(json_tm),
+                 STROBE_CASE(score_target_parse), STROBE_CASE(score_size_target),
+                 STROBE_CASE(score_overhead_target), STROBE_CASE(score_profile_only),
+                 STROBE_CASE(score_never_and_escapes), STROBE_CASE(score_json))
