@@ -53,7 +53,7 @@ const char strobe__export_help[] =
     "  otf2    OTF2 archive: OUT is a directory, OUT/traces.otf2 its anchor file\n"
     "          (otf2-print, Vampir, Scalasca)\n"
     "  chrome  Chrome Trace Event JSON file (Perfetto UI, speedscope)\n"
-    "  perfetto Perfetto protobuf trace file, ~10x smaller than chrome\n"
+    "  perfetto Perfetto protobuf trace file, ~11x smaller than chrome\n"
     "          (ui.perfetto.dev, trace_processor)\n"
     "  cubex   Cube4 file (CubeGUI, cube_dump)\n"
     "  paraver Paraver trace OUT.prv, OUT.pcf, OUT.row of a `strobe run\n"

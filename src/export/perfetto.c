@@ -8,16 +8,17 @@
  * trace size, as in the Chrome exporter, and threads are written one after
  * the other (Perfetto sorts by time itself).
  *
- * Compactness (about 10-14 bytes per event instead of ~150 in JSON) comes
- * from three per-sequence mechanisms of the format; each thread is its own
- * packet sequence so they stay valid within it:
+ * Compactness (13 bytes per event on the tightest traces, against ~148 in
+ * Chrome JSON and 11 in OTF2) comes from three per-sequence mechanisms of
+ * the format; each thread is its own packet sequence so they stay valid
+ * within it:
  *   - names are interned: the first packet that uses a name carries
  *     InternedData {iid, name}, later ones only name_iid;
  *   - timestamps are deltas on clock SEQ_CLOCK (sequence-scoped,
  *     is_incremental), tied to CLOCK_MONOTONIC by a ClockSnapshot at the
  *     start of the sequence;
  *   - TracePacketDefaults give every packet that clock and the thread's
- *     track, so a slice end is only {timestamp delta, type}.
+ *     track, so a slice end is only {sequence, flags, delta, type}.
  * The mapping of each event type is in docs/formats/exports.md.
  */
 #include <errno.h>
