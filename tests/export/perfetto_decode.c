@@ -46,16 +46,18 @@ static int fail(struct decoder *d, const char *fmt, ...)
     return -1;
 }
 
-/* Appends a zeroed element of size bytes to *array (*n elements). */
-static void *append(struct decoder *d, void *array, size_t *n, size_t size)
+/* Appends a zeroed element of size bytes to the array whose pointer is at
+ * array_ptr (*n elements); memcpy moves the pointer, whatever its type. */
+static void *append(struct decoder *d, void *array_ptr, size_t *n, size_t size)
 {
-    void **a = array;
-    char *grown = realloc(*a, (*n + 1) * size);
+    void *a;
+    memcpy(&a, array_ptr, sizeof a);
+    char *grown = realloc(a, (*n + 1) * size);
     if (!grown) {
         fail(d, "out of memory");
         return NULL;
     }
-    *a = grown;
+    memcpy(array_ptr, &grown, sizeof grown);
     memset(grown + *n * size, 0, size);
     return grown + (*n)++ * size;
 }
