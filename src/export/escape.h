@@ -4,7 +4,8 @@
  * Chrome trace, XML for Cube's anchor.xml). Names in an experiment come from
  * symbol tables, source paths and user annotations, so they may contain any
  * byte: both escapers validate UTF-8 and write U+FFFD for every byte that is
- * not part of a well-formed sequence, so the output is always valid UTF-8.
+ * not part of a well-formed sequence, so the output is always valid UTF-8;
+ * strobe__utf8_valid() does the same for the strings of binary formats.
  *
  * The escapers write to a stdio stream and never fail on their own; the
  * caller checks ferror() once when the file is complete.

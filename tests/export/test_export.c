@@ -4,9 +4,10 @@
  * make_experiment.c and read back through strobe_analysis: every event,
  * name, timestamp and profile value of the output is checked exactly by the
  * check_*.py scripts next to this file (python3 json / xml.etree, otf2-print,
- * tar). Also: the escapers byte by byte, failure paths (nothing partial is
- * left behind), and an end-to-end run of a real -finstrument-functions
- * program under LD_PRELOAD=libstrobe.so once the runtime is built.
+ * tar), or for Perfetto by decoding it with the protobuf-c code generated
+ * from the schema (perfetto_decode.c). Also: the escapers byte by byte,
+ * failure paths (nothing partial is left behind), and end-to-end runs of
+ * real -finstrument-functions programs under LD_PRELOAD=libstrobe.so.
  */
 #include <errno.h>
 #include <math.h>
