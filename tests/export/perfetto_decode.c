@@ -32,7 +32,8 @@ struct decoder {
     struct seq_state *seqs; /* [MAX_SEQ] */
     char *err;
     size_t errsize;
-    size_t packet; /* index, for messages */
+    size_t packet;       /* index, for messages */
+    size_t packet_bytes; /* of the current Trace.packet field */
 };
 
 static int fail(struct decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -158,6 +159,7 @@ static int add_event(struct decoder *d, struct seq_state *s, uint32_t seq,
     if (!e)
         return -1;
     e->seq = seq;
+    e->bytes = d->packet_bytes;
     s->clock_value += p->timestamp; /* the clock is incremental */
     e->ts = s->clock_value;
     e->type = te->type;
@@ -258,6 +260,7 @@ int pf_decode(const char *path, struct pf_trace *out, char *err, size_t errsize)
             break;
         }
         uint64_t len = 0;
+        d.packet_bytes = 1;
         for (int shift = 0;; shift += 7) {
             c = getc(f);
             if (c == EOF || shift > 63) {
@@ -265,6 +268,7 @@ int pf_decode(const char *path, struct pf_trace *out, char *err, size_t errsize)
                 break;
             }
             len |= (uint64_t)(c & 0x7f) << shift;
+            d.packet_bytes++;
             if (!(c & 0x80))
                 break;
         }
@@ -280,6 +284,7 @@ int pf_decode(const char *path, struct pf_trace *out, char *err, size_t errsize)
             rc = fail(&d, "truncated packet");
             break;
         }
+        d.packet_bytes += len;
         Perfetto__Protos__TracePacket *p = perfetto__protos__trace_packet__unpack(NULL, len, buf);
         if (!p) {
             rc = fail(&d, "TracePacket does not unpack");

@@ -36,6 +36,7 @@ struct pf_event {
     int64_t value;                   /* counters */
     uint64_t flow, terminating_flow; /* 0 = none */
     char args[256];                  /* debug annotations as "name=value;..." */
+    size_t bytes;                    /* of its Trace.packet field: tag, length and packet */
 };
 
 struct pf_trace {

@@ -220,6 +220,16 @@ STROBE_TEST(perfetto)
     }
     CHECK(depth[0] == 0 && depth[1] == 0);
     CHECK(max_depth[0] == 2 && max_depth[1] == 1); /* main > compute; compute */
+    /* The sizes docs/formats/exports.md gives: a slice end 12 bytes, a
+     * begin of an interned name 14, with deltas below 128 ns; one byte more
+     * from 128 ns, the name itself the first time. */
+    CHECK_EQ_INT(t.events[5].bytes, 12);  /* t0 E at +700, delta 100 */
+    CHECK_EQ_INT(t.events[15].bytes, 12); /* t1 E at +1370, delta 20 */
+    CHECK_EQ_INT(t.events[4].bytes, 14);  /* t0 B compute at +600, delta 50 */
+    CHECK_EQ_INT(t.events[2].bytes, 13);  /* t0 E at +500, delta 300 */
+    /* the first compute carries InternedData {EventName {iid, "compute"}}:
+     * tag + length of each message and field, 2 + 2 + 2 + 2, + 7 chars */
+    CHECK_EQ_INT(t.events[1].bytes, 14 + 8 + 7);
     pf_free(&t);
     /* A second export replaces the file; no temporary file is left. */
     CHECK_EQ_INT(strobe_export_perfetto(fx.exp, out, NULL, &eb), 0);
