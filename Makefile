@@ -56,6 +56,7 @@ tm-stress: build
 bench: build
 	@bench/run.sh $(BUILD)
 	@bench/command.py $(BUILD)
+	@bench/export.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)

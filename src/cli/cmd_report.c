@@ -64,19 +64,21 @@ const char strobe__report_help[] =
     "FILTER) not written, 2 usage error.\n";
 
 const char strobe__export_help[] =
-    "usage: strobe export DIR --format otf2|chrome|cubex|paraver -o OUT\n"
+    "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|paraver -o OUT\n"
     "\n"
     "Writes the experiment in DIR in a foreign format:\n"
     "  otf2    OTF2 archive: OUT is a directory, OUT/traces.otf2 its anchor file\n"
     "          (otf2-print, Vampir, Scalasca)\n"
     "  chrome  Chrome Trace Event JSON file (Perfetto UI, speedscope)\n"
+    "  perfetto Perfetto protobuf trace file, ~11x smaller than chrome\n"
+    "          (ui.perfetto.dev, trace_processor)\n"
     "  cubex   Cube4 file (CubeGUI, cube_dump)\n"
     "  paraver Paraver trace OUT.prv, OUT.pcf, OUT.row of a `strobe run\n"
     "          --tm-monitor events` experiment: TMbox states per thread, abort\n"
     "          causes, culprit -> victim abort arrows (wxparaver)\n"
     "\n"
     "options:\n"
-    "  --format FMT        otf2, chrome, cubex or paraver (required)\n"
+    "  --format FMT        otf2, chrome, perfetto, cubex or paraver (required)\n"
     "  -o, --output OUT    output file or directory (required)\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -303,6 +305,7 @@ int strobe__cmd_export(int argc, char **argv)
     } formats[] = {
         {"otf2", strobe_export_otf2},
         {"chrome", strobe_export_chrome},
+        {"perfetto", strobe_export_perfetto},
         {"cubex", strobe_export_cubex},
         {"paraver", strobe_export_paraver},
     };
@@ -318,7 +321,8 @@ int strobe__cmd_export(int argc, char **argv)
                     fn = formats[i].fn;
             if (!fn)
                 return strobe__cli_usage_error(
-                    "export", "--format: unknown format '%s' (otf2, chrome, cubex or paraver)", optarg);
+                    "export", "--format: unknown format '%s' (otf2, chrome, perfetto, cubex or paraver)",
+                    optarg);
             break;
         case 'o':
             out = optarg;
@@ -335,7 +339,8 @@ int strobe__cmd_export(int argc, char **argv)
     if (optind + 1 < argc)
         return strobe__cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
     if (!fn)
-        return strobe__cli_usage_error("export", "missing --format (otf2, chrome, cubex or paraver)");
+        return strobe__cli_usage_error("export",
+                                       "missing --format (otf2, chrome, perfetto, cubex or paraver)");
     if (!out || !*out)
         return strobe__cli_usage_error("export", "missing -o OUT");
     const char *dir = argv[optind];

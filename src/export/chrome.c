@@ -91,19 +91,17 @@ static const char *region_category(const struct strobe_region_def *r)
     return r->kind == STROBE_REGION_USER ? "user" : "function";
 }
 
-/* Returns 0, or STROBE_ERR_FORMAT for an id the model does not define. */
-static int write_event(struct chrome *c, uint32_t thread, const struct strobe_event *ev,
-                       struct strobe_errbuf *eb)
+/* A strobe__event_fn: returns 0, or STROBE_ERR_FORMAT for an id the model
+ * does not define. */
+static int write_event(void *arg, uint32_t thread, const struct strobe_event *ev, struct strobe_errbuf *eb)
 {
+    struct chrome *c = arg;
     const struct strobe_experiment *exp = c->exp;
     FILE *f = c->f;
     char label[512];
-    bool has_region =
-        ev->type == STROBE_EVENT_ENTER || ev->type == STROBE_EVENT_INHERIT || ev->type == STROBE_EVENT_EXIT;
-    if ((has_region && ev->region >= exp->nregions) ||
-        (ev->type == STROBE_EVENT_METRIC && ev->metric >= exp->nmetrics))
-        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %" PRIu64 ": undefined region or metric id",
-                             exp->threads[thread].stream_path, ev->offset);
+    int rc = strobe__check_event_ids(exp, thread, ev, eb);
+    if (rc < 0)
+        return rc;
     switch (ev->type) {
     case STROBE_EVENT_ENTER:
     case STROBE_EVENT_INHERIT:
@@ -218,23 +216,8 @@ int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
     for (uint32_t t = 0; t < exp->nthreads; t++) {
         if (!exp->threads[t].stream_path)
             continue;
-        struct strobe_stream_iter *it;
-        rc = strobe_stream_open(exp, t, &it, eb);
-        if (rc < 0)
+        if ((rc = strobe__export_thread_events(exp, t, opts, &done, write_event, &c, eb)) < 0)
             goto fail;
-        struct strobe_event ev;
-        uint64_t n = 0;
-        while ((rc = strobe_stream_next(it, &ev, eb)) > 0) {
-            if ((rc = write_event(&c, t, &ev, eb)) < 0)
-                break;
-            if ((++n & 0xffff) == 0)
-                strobe__export_progress(opts, done + ev.offset, exp->total_bytes);
-        }
-        strobe_stream_close(it);
-        if (rc < 0)
-            goto fail;
-        done += exp->threads[t].bytes;
-        strobe__export_progress(opts, done, exp->total_bytes);
         if (ferror(c.f))
             break; /* reported by commit */
     }

@@ -5,6 +5,8 @@
 #include "export/escape.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD in UTF-8 */
 
@@ -152,4 +154,29 @@ void strobe__xml_text(FILE *f, const char *s)
             fwrite(p, 1, len, f);
         p += len, n -= len;
     }
+}
+
+char *strobe__utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)p);
+    char *out = malloc(3 * n + 1); /* each invalid byte grows to 3 */
+    if (!out)
+        return NULL;
+    char *o = out;
+    while (n > 0) {
+        size_t len = strobe__utf8_seq_len(p, n);
+        if (len == 0) {
+            memcpy(o, replacement, 3);
+            o += 3;
+            len = 1;
+        } else {
+            memcpy(o, p, len);
+            o += len;
+        }
+        p += len;
+        n -= len;
+    }
+    *o = '\0';
+    return out;
 }

@@ -4,9 +4,10 @@
  * Chrome trace, XML for Cube's anchor.xml). Names in an experiment come from
  * symbol tables, source paths and user annotations, so they may contain any
  * byte: both escapers validate UTF-8 and write U+FFFD for every byte that is
- * not part of a well-formed sequence, so the output is always valid UTF-8.
+ * not part of a well-formed sequence, so the output is always valid UTF-8;
+ * strobe__utf8_valid() does the same for the strings of binary formats.
  *
- * All functions write to a stdio stream and never fail on their own; the
+ * The escapers write to a stdio stream and never fail on their own; the
  * caller checks ferror() once when the file is complete.
  */
 #ifndef STROBE_EXPORT_ESCAPE_H
@@ -31,5 +32,11 @@ void strobe__json_string(FILE *f, const char *s);
  * other characters that XML 1.0 forbids and invalid UTF-8 replaced by
  * U+FFFD. NULL is written as nothing. */
 void strobe__xml_text(FILE *f, const char *s);
+
+/* A malloc'd copy of s (NULL is taken as "") in which every byte that is
+ * not part of a well-formed UTF-8 sequence is replaced by U+FFFD: for
+ * binary formats whose strings must be UTF-8 (Perfetto's protobuf).
+ * Returns NULL when out of memory. */
+char *strobe__utf8_valid(const char *s);
 
 #endif

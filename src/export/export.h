@@ -39,4 +39,11 @@ int strobe_export_cubex(const struct strobe_experiment *exp, const char *out,
 int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
                           const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
 
+/* Perfetto protobuf trace (ui.perfetto.dev, trace_processor): process and
+ * thread tracks, slices with interned names, counter tracks, instants;
+ * one packet sequence per thread with delta timestamps (perfetto.c has the
+ * encoding). OUT is a file. */
+int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
+                           const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
+
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Display names and thread ordering shared by the exporters (see names.h).
+ * Display names, thread ordering and event iteration shared by the
+ * exporters (see names.h).
  */
 #include "export/names.h"
 
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "strobe/strobe.h"
 
 const char *strobe__basename(const char *path)
 {
@@ -75,4 +78,40 @@ void strobe__export_progress(const struct strobe_export_opts *opts, uint64_t don
 {
     if (opts && opts->progress)
         opts->progress(done, total, opts->progress_arg);
+}
+
+int strobe__check_event_ids(const struct strobe_experiment *exp, uint32_t thread, const struct strobe_event *ev,
+                            struct strobe_errbuf *eb)
+{
+    bool has_region =
+        ev->type == STROBE_EVENT_ENTER || ev->type == STROBE_EVENT_INHERIT || ev->type == STROBE_EVENT_EXIT;
+    if ((has_region && ev->region >= exp->nregions) ||
+        (ev->type == STROBE_EVENT_METRIC && ev->metric >= exp->nmetrics))
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %" PRIu64 ": undefined region or metric id",
+                             exp->threads[thread].stream_path, ev->offset);
+    return 0;
+}
+
+int strobe__export_thread_events(const struct strobe_experiment *exp, uint32_t thread,
+                                 const struct strobe_export_opts *opts, uint64_t *done, strobe__event_fn fn,
+                                 void *arg, struct strobe_errbuf *eb)
+{
+    struct strobe_stream_iter *it;
+    int rc = strobe_stream_open(exp, thread, &it, eb);
+    if (rc < 0)
+        return rc;
+    struct strobe_event ev;
+    uint64_t n = 0;
+    while ((rc = strobe_stream_next(it, &ev, eb)) > 0) {
+        if ((rc = fn(arg, thread, &ev, eb)) < 0)
+            break;
+        if ((++n & 0xffff) == 0)
+            strobe__export_progress(opts, *done + ev.offset, exp->total_bytes);
+    }
+    strobe_stream_close(it);
+    if (rc < 0)
+        return rc;
+    *done += exp->threads[thread].bytes;
+    strobe__export_progress(opts, *done, exp->total_bytes);
+    return 0;
 }

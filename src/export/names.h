@@ -32,4 +32,23 @@ uint32_t *strobe__threads_in_tree_order(const struct strobe_experiment *exp);
 /* Calls opts->progress when there is one. */
 void strobe__export_progress(const struct strobe_export_opts *opts, uint64_t done, uint64_t total);
 
+/* 0 when the region or metric id of ev is one the model defines, else
+ * STROBE_ERR_FORMAT with a message naming thread's stream and the offset. */
+int strobe__check_event_ids(const struct strobe_experiment *exp, uint32_t thread, const struct strobe_event *ev,
+                            struct strobe_errbuf *eb);
+
+/* Called for each event of a thread; returns 0 or a negative code with a
+ * message in eb. */
+typedef int (*strobe__event_fn)(void *arg, uint32_t thread, const struct strobe_event *ev,
+                                struct strobe_errbuf *eb);
+
+/* Passes every event of thread (which must have a stream) to fn in stream
+ * order, through the reader's iterator, until fn fails. Progress counts
+ * bytes of event streams: *done holds those of the threads already
+ * exported and grows by this thread's. Returns 0 or the first negative
+ * code of the reader or fn (message in eb). */
+int strobe__export_thread_events(const struct strobe_experiment *exp, uint32_t thread,
+                                 const struct strobe_export_opts *opts, uint64_t *done, strobe__event_fn fn,
+                                 void *arg, struct strobe_errbuf *eb);
+
 #endif

@@ -4,9 +4,10 @@
  * make_experiment.c and read back through strobe_analysis: every event,
  * name, timestamp and profile value of the output is checked exactly by the
  * check_*.py scripts next to this file (python3 json / xml.etree, otf2-print,
- * tar). Also: the escapers byte by byte, failure paths (nothing partial is
- * left behind), and an end-to-end run of a real -finstrument-functions
- * program under LD_PRELOAD=libstrobe.so once the runtime is built.
+ * tar), or for Perfetto by decoding it with the protobuf-c code generated
+ * from the schema (perfetto_decode.c). Also: the escapers byte by byte,
+ * failure paths (nothing partial is left behind), and end-to-end runs of
+ * real -finstrument-functions programs under LD_PRELOAD=libstrobe.so.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include "export/escape.h"
 #include "export/export.h"
 #include "make_experiment.h"
+#include "perfetto_decode.h"
 #include "strobe/strobe.h"
 #include "test.h"
 
@@ -108,6 +110,165 @@ STROBE_TEST(otf2)
     strobe_experiment_close(fx.exp);
 }
 
+/* TrackEvent.Type values of Perfetto's schema. */
+enum { PF_BEGIN = 1, PF_END = 2, PF_INSTANT = 3, PF_COUNTER = 4 };
+
+static void decode_perfetto(const char *path, struct pf_trace *t)
+{
+    char err[512];
+    if (pf_decode(path, t, err, sizeof err) != 0)
+        STROBE_FAIL("%s: %s", path, err);
+}
+
+/* The experiment of make_experiment.h, decoded back: descriptors, every
+ * event of each thread in order with its exact ns time (the OTF2 export's
+ * time: experiment origin on CLOCK_MONOTONIC + experiment ns), interned
+ * names, counters, instants and the thread-create flow. */
+STROBE_TEST(perfetto)
+{
+    struct fixture fx;
+    open_fixture(&fx, "perfetto");
+    char out[4300];
+    snprintf(out, sizeof out, "%s/trace.pftrace", fx.dir);
+    struct strobe_errbuf eb = {""};
+    if (strobe_export_perfetto(fx.exp, out, NULL, &eb) != 0)
+        STROBE_FAIL("export: %s", eb.msg);
+    struct pf_trace t;
+    decode_perfetto(out, &t);
+
+    /* 1 process, 2 threads, 1 counter track per thread */
+    CHECK_EQ_INT(t.ntracks, 5);
+    const struct pf_track *proc = &t.tracks[0], *thr[2] = {&t.tracks[1], &t.tracks[2]};
+    CHECK_EQ_INT(proc->kind, PF_TRACK_PROCESS);
+    CHECK_EQ_INT(proc->pid, EXPERIMENT_PID);
+    CHECK_STR_EQ(proc->name, "demo");
+    CHECK_EQ_U64(proc->parent, 0);
+    for (int i = 0; i < 2; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "thread %d (tid %d)", i, EXPERIMENT_PID + i);
+        CHECK_EQ_INT(thr[i]->kind, PF_TRACK_THREAD);
+        CHECK_EQ_INT(thr[i]->pid, EXPERIMENT_PID);
+        CHECK_EQ_INT(thr[i]->tid, EXPERIMENT_PID + i);
+        CHECK_STR_EQ(thr[i]->name, name);
+        CHECK_EQ_U64(thr[i]->parent, proc->uuid);
+    }
+
+    static const char odd[] = "say \"hi\" <&> \x01 gr\xc3\xb6\xc3\x9f"
+                              "e \xef\xbf\xbd!"; /* invalid byte -> U+FFFD */
+    static const struct {
+        int thread, type;
+        const char *name; /* NULL: slice end or counter */
+        uint64_t off;     /* ns after S */
+        int64_t value;    /* counter value or flow id */
+        const char *args;
+    } want[] = {
+        {0, PF_BEGIN, "main", 100, 0, ""},
+        {0, PF_BEGIN, "compute", 200, 0, ""},
+        {0, PF_END, NULL, 500, 0, ""},
+        {0, PF_COUNTER, NULL, 550, 100, ""},
+        {0, PF_BEGIN, "compute", 600, 0, ""},
+        {0, PF_END, NULL, 700, 0, ""},
+        {0, PF_INSTANT, "thread create", 800, 2, "thread=1;name=thread 1 (tid 4243);"},
+        {0, PF_BEGIN, odd, 900, 0, ""},
+        {0, PF_END, NULL, 1000, 0, ""},
+        {0, PF_INSTANT, "thread join", 5000, 0, "thread=1;name=thread 1 (tid 4243);"},
+        {0, PF_END, NULL, 6000, 0, ""},
+        {1, PF_BEGIN, "compute", 900, 2, ""},
+        {1, PF_COUNTER, NULL, 910, -7, ""},
+        {1, PF_END, NULL, 1300, 0, ""},
+        {1, PF_BEGIN, "compute", 1350, 0, ""},
+        {1, PF_END, NULL, 1370, 0, ""},
+    };
+    size_t n = sizeof want / sizeof want[0];
+    CHECK_EQ_INT(t.nevents, n);
+    /* descriptors: 3; per thread a clock snapshot, a counter descriptor */
+    CHECK_EQ_INT(t.packets, 3 + 2 * 2 + n);
+    /* each name once per sequence: t0 main, compute, thread create, odd,
+     * thread join; t1 compute */
+    CHECK_EQ_INT(t.interned_names, 6);
+    uint64_t base = (uint64_t)llround(fx.exp->origin_ns) + base_ns(&fx);
+    int depth[2] = {0, 0}, max_depth[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const struct pf_event *e = &t.events[i];
+        int th = want[i].thread;
+        CHECK_EQ_INT(e->seq, 2 + th); /* one sequence per thread, after the descriptors' */
+        CHECK_EQ_INT(e->type, want[i].type);
+        CHECK_EQ_U64(e->ts, base + want[i].off);
+        CHECK_STR_EQ(e->args, want[i].args);
+        CHECK(e->category == NULL);
+        if (want[i].name)
+            CHECK_STR_EQ(e->name, want[i].name);
+        else
+            CHECK(e->name == NULL);
+        if (e->type == PF_COUNTER) {
+            const struct pf_track *c = pf_find_track(&t, e->track);
+            CHECK(c && c->kind == PF_TRACK_COUNTER);
+            CHECK_STR_EQ(c->name, "bytes");
+            CHECK_STR_EQ(c->unit, "B");
+            CHECK_EQ_U64(c->parent, thr[th]->uuid);
+            CHECK_EQ_INT(e->value, want[i].value);
+        } else {
+            CHECK_EQ_U64(e->track, thr[th]->uuid);
+            /* flows: out of "thread create" into t1's first slice */
+            CHECK_EQ_U64(e->flow, e->type == PF_INSTANT ? (uint64_t)want[i].value : 0);
+            CHECK_EQ_U64(e->terminating_flow, e->type == PF_BEGIN ? (uint64_t)want[i].value : 0);
+        }
+        depth[th] += e->type == PF_BEGIN ? 1 : e->type == PF_END ? -1 : 0;
+        CHECK(depth[th] >= 0);
+        if (depth[th] > max_depth[th])
+            max_depth[th] = depth[th];
+    }
+    CHECK(depth[0] == 0 && depth[1] == 0);
+    CHECK(max_depth[0] == 2 && max_depth[1] == 1); /* main > compute; compute */
+    /* The sizes docs/formats/exports.md gives: a slice end 12 bytes, a
+     * begin of an interned name 14, with deltas below 128 ns; one byte more
+     * from 128 ns, the name itself the first time. */
+    CHECK_EQ_INT(t.events[5].bytes, 12);  /* t0 E at +700, delta 100 */
+    CHECK_EQ_INT(t.events[15].bytes, 12); /* t1 E at +1370, delta 20 */
+    CHECK_EQ_INT(t.events[4].bytes, 14);  /* t0 B compute at +600, delta 50 */
+    CHECK_EQ_INT(t.events[2].bytes, 13);  /* t0 E at +500, delta 300 */
+    /* the first compute carries InternedData {EventName {iid, "compute"}}:
+     * tag + length of each message and field, 2 + 2 + 2 + 2, + 7 chars */
+    CHECK_EQ_INT(t.events[1].bytes, 14 + 8 + 7);
+    pf_free(&t);
+    /* A second export replaces the file; no temporary file is left. */
+    CHECK_EQ_INT(strobe_export_perfetto(fx.exp, out, NULL, &eb), 0);
+    check_dir_listing(fx.dir, "experiment trace.pftrace ");
+    strobe_experiment_close(fx.exp);
+}
+
+/* Through the CLI: `--format perfetto` writes a trace that decodes; an
+ * unwritable OUT is one line on stderr and exit status 1, nothing left. */
+STROBE_TEST(perfetto_cli)
+{
+    struct fixture fx;
+    open_fixture(&fx, "perfetto_cli");
+    strobe_experiment_close(fx.exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format perfetto -o '%s/t.pftrace'",
+                                STROBE_BIN_DIR, fx.exp_dir, fx.dir),
+                 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/t.pftrace", fx.dir);
+    struct pf_trace t;
+    decode_perfetto(path, &t);
+    CHECK_EQ_INT(t.nevents, 16);
+    pf_free(&t);
+
+    run_check("touch '%s/file'", fx.dir);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format perfetto -o '%s/file/t.pftrace'",
+                                STROBE_BIN_DIR, fx.exp_dir, fx.dir),
+                 1);
+    char want[8800];
+    snprintf(want, sizeof want, "strobe: export: %s/file/t.pftrace: cannot create: Not a directory\n",
+             fx.dir);
+    CHECK_STR_EQ(out, want);
+    free(out);
+    check_dir_listing(fx.dir, "experiment file t.pftrace ");
+}
+
 STROBE_TEST(cubex)
 {
     struct fixture fx;
@@ -147,8 +308,9 @@ STROBE_TEST(progress)
     char out[4300];
     typedef int (*exporter)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
                             struct strobe_errbuf *);
-    const exporter exporters[] = {strobe_export_chrome, strobe_export_otf2, strobe_export_cubex};
-    for (int i = 0; i < 3; i++) {
+    const exporter exporters[] = {strobe_export_chrome, strobe_export_otf2, strobe_export_cubex,
+                                  strobe_export_perfetto};
+    for (int i = 0; i < 4; i++) {
         memset(&progress_seen, 0, sizeof progress_seen);
         snprintf(out, sizeof out, "%s/out%d", fx.dir, i);
         CHECK_EQ_INT(exporters[i](fx.exp, out, &opts, &eb), 0);
@@ -184,6 +346,8 @@ STROBE_TEST(unwritable)
     check_failure(strobe_export_cubex(fx.exp, out, NULL, &eb), &eb, out);
     snprintf(out, sizeof out, "%s/missing/trace.json", fx.dir);
     check_failure(strobe_export_chrome(fx.exp, out, NULL, &eb), &eb, out);
+    snprintf(out, sizeof out, "%s/file/trace.pftrace", fx.dir);
+    check_failure(strobe_export_perfetto(fx.exp, out, NULL, &eb), &eb, out);
 
     /* A read-only directory (only meaningful when permissions apply). */
     if (geteuid() != 0) {
@@ -234,6 +398,9 @@ STROBE_TEST(special_files)
     int rc = strobe_export_chrome(fx.exp, "/dev/full", NULL, &eb);
     check_failure(rc, &eb, "/dev/full");
     CHECK_EQ_INT(rc, -ENOSPC);
+    rc = strobe_export_perfetto(fx.exp, "/dev/full", NULL, &eb);
+    check_failure(rc, &eb, "/dev/full");
+    CHECK_EQ_INT(rc, -ENOSPC);
     run_check("test -c /dev/null && test -c /dev/full");
 
     /* .cubex is written strictly sequentially: a pipe into tar works. */
@@ -261,23 +428,26 @@ static char *escaped(void (*fn)(FILE *, const char *), const char *s)
 STROBE_TEST(escape)
 {
     static const struct {
-        const char *in, *json, *xml;
+        const char *in, *json, *xml, *utf8; /* utf8 NULL: in is valid UTF-8, unchanged */
     } cases[] = {
-        {"plain", "\"plain\"", "plain"},
-        {"", "\"\"", ""},
-        {"q\"b\\s/", "\"q\\\"b\\\\s/\"", "q&quot;b\\s/"},
-        {"<a & b>", "\"<a & b>\"", "&lt;a &amp; b&gt;"},
+        {"plain", "\"plain\"", "plain", NULL},
+        {"", "\"\"", "", NULL},
+        {"q\"b\\s/", "\"q\\\"b\\\\s/\"", "q&quot;b\\s/", NULL},
+        {"<a & b>", "\"<a & b>\"", "&lt;a &amp; b&gt;", NULL},
         {"\b\f\n\r\t\x01\x1f\x7f", "\"\\b\\f\\n\\r\\t\\u0001\\u001f\x7f\"",
-         "\xef\xbf\xbd\xef\xbf\xbd   \xef\xbf\xbd\xef\xbf\xbd\x7f"},
+         "\xef\xbf\xbd\xef\xbf\xbd   \xef\xbf\xbd\xef\xbf\xbd\x7f", NULL},
         /* valid 2-, 3- and 4-byte sequences pass unchanged */
         {"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"",
-         "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"},
+         "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", NULL},
         /* U+2028 is escaped for JavaScript; U+FFFE is not an XML character */
-        {"\xe2\x80\xa8\xef\xbf\xbe", "\"\\u2028\xef\xbf\xbe\"", "\xe2\x80\xa8\xef\xbf\xbd"},
+        {"\xe2\x80\xa8\xef\xbf\xbe", "\"\\u2028\xef\xbf\xbe\"", "\xe2\x80\xa8\xef\xbf\xbd", NULL},
         /* lone continuation, overlong '/', surrogate, > U+10FFFF, truncated */
         {"\x80|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82",
          "\"\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|"
          "\\ufffd\\ufffd\"",
+         "\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|"
+         "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd",
+         /* the same replacements as XML: this line has no XML-only escape */
          "\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|"
          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd"},
     };
@@ -286,12 +456,18 @@ STROBE_TEST(escape)
         char *x = escaped(strobe__xml_text, cases[i].in);
         CHECK_STR_EQ(j, cases[i].json);
         CHECK_STR_EQ(x, cases[i].xml);
+        char *v = strobe__utf8_valid(cases[i].in);
+        CHECK_STR_EQ(v, cases[i].utf8 ? cases[i].utf8 : cases[i].in);
         free(j);
         free(x);
+        free(v);
     }
     char *j = escaped(strobe__json_string, NULL);
     CHECK_STR_EQ(j, "\"\"");
     free(j);
+    char *v = strobe__utf8_valid(NULL);
+    CHECK_STR_EQ(v, "");
+    free(v);
 }
 
 /* ---- end to end: a real program measured by libstrobe.so --------------- */
@@ -309,6 +485,31 @@ static const char e2e_program[] =
     "    pthread_join(t, 0);\n"
     "    return 0; }\n";
 
+/* Records program (C source) as `strobe run` would: compiled with
+ * -finstrument-functions (and cflags) in a fresh scratch directory named
+ * name, run under LD_PRELOAD=libstrobe.so; the experiment goes to
+ * <dir>/experiment. Returns the scratch directory. */
+static const char *record_program(const char *name, const char *program, const char *cflags)
+{
+    char lib[4096];
+    snprintf(lib, sizeof lib, "%s/libstrobe.so", STROBE_LIB_DIR);
+    const char *dir = strobe_test_tmpdir(name);
+    char src[4200], exe[4200], exp_dir[4200];
+    snprintf(src, sizeof src, "%s/demo.c", dir);
+    snprintf(exe, sizeof exe, "%s/demo", dir);
+    snprintf(exp_dir, sizeof exp_dir, "%s/experiment", dir);
+    FILE *f = fopen(src, "w");
+    CHECK(f != NULL);
+    fputs(program, f);
+    fclose(f);
+    run_check("cc -O1 -g -finstrument-functions -pthread -o '%s' '%s' %s", exe, src, cflags);
+    /* What `strobe run` does before starting the program (docs/cli.md). */
+    run_check("mkdir '%s' && printf 'command: %s\\nhost: e2e\\n' > '%s/meta'", exp_dir, exe, exp_dir);
+    run_check("STROBE_EXPERIMENT_DIR='%s' STROBE_TRACE=1 STROBE_PROFILE=1 LD_PRELOAD='%s' '%s'", exp_dir, lib,
+              exe);
+    return dir;
+}
+
 STROBE_TEST(end_to_end)
 {
     char lib[4096];
@@ -317,21 +518,9 @@ STROBE_TEST(end_to_end)
         printf("skipped: %s is not built\n", lib);
         exit(77);
     }
-    const char *dir = strobe_test_tmpdir("end_to_end");
-    char src[4200], exe[4200], exp_dir[4200];
-    snprintf(src, sizeof src, "%s/demo.c", dir);
-    snprintf(exe, sizeof exe, "%s/demo", dir);
+    const char *dir = record_program("end_to_end", e2e_program, "");
+    char exp_dir[4200];
     snprintf(exp_dir, sizeof exp_dir, "%s/experiment", dir);
-    FILE *f = fopen(src, "w");
-    CHECK(f != NULL);
-    fputs(e2e_program, f);
-    fclose(f);
-    run_check("cc -O1 -g -finstrument-functions -pthread -o '%s' '%s'", exe, src);
-    /* What `strobe run` does before starting the program (docs/cli.md). */
-    run_check("mkdir '%s' && printf 'command: %s\\nhost: e2e\\n' > '%s/meta'", exp_dir, exe, exp_dir);
-    run_check("STROBE_EXPERIMENT_DIR='%s' STROBE_TRACE=1 STROBE_PROFILE=1 LD_PRELOAD='%s' '%s'", exp_dir, lib,
-              exe);
-
     struct strobe_experiment *exp;
     struct strobe_errbuf eb = {""};
     if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
@@ -348,6 +537,87 @@ STROBE_TEST(end_to_end)
               "main=1 leaf=11 twice=3 worker=1",
               CHECKS, chrome, otf2, cubex);
     strobe_experiment_close(exp);
+}
+
+/* Two processes (fork), a thread, a user metric: every slice, instant and
+ * counter of the Perfetto export equals the Chrome export's, per process
+ * and thread, to the ns (check_perfetto.py reads both). */
+static const char e2e_fork_program[] =
+    "#include <pthread.h>\n"
+    "#include <sys/wait.h>\n"
+    "#include <unistd.h>\n"
+    "#include <strobe/strobe.h>\n"
+    "static strobe_metric_t items = STROBE_METRIC_INIT(\"items\", \"count\");\n"
+    "__attribute__((noinline)) void leaf(volatile int *x) { *x += 1; }\n"
+    "__attribute__((noinline)) void *worker(void *arg) {\n"
+    "    volatile int x = 0; for (int i = 0; i < 3; i++) leaf(&x); return arg; }\n"
+    "int main(void) {\n"
+    "    volatile int x = 0; pthread_t t;\n"
+    "    pthread_create(&t, 0, worker, 0);\n"
+    "    pthread_join(t, 0);\n"
+    "    strobe_metric_add(&items, 7);\n"
+    "    if (fork() == 0) { leaf(&x); leaf(&x); return 0; }\n"
+    "    wait(0);\n"
+    "    leaf(&x);\n"
+    "    return 0; }\n";
+
+STROBE_TEST(perfetto_end_to_end)
+{
+    char lib[4096];
+    snprintf(lib, sizeof lib, "%s/libstrobe.so", STROBE_LIB_DIR);
+    CHECK(access(lib, R_OK) == 0); /* built before the tests (CMakeLists.txt) */
+    const char *dir = record_program("perfetto_end_to_end", e2e_fork_program,
+                                     "-I" STROBE_SOURCE_DIR "/include -L" STROBE_LIB_DIR
+                                     " -lstrobe -Wl,-rpath," STROBE_LIB_DIR);
+    char exp_dir[4200], chrome[4300], pf[4300], dump[4300];
+    snprintf(exp_dir, sizeof exp_dir, "%s/experiment", dir);
+    snprintf(chrome, sizeof chrome, "%s/trace.json", dir);
+    snprintf(pf, sizeof pf, "%s/trace.pftrace", dir);
+    snprintf(dump, sizeof dump, "%s/perfetto.tsv", dir);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("strobe_experiment_open: %s", eb.msg);
+    CHECK_EQ_INT(exp->nprocesses, 2);
+    if (strobe_export_chrome(exp, chrome, NULL, &eb) != 0 || strobe_export_perfetto(exp, pf, NULL, &eb) != 0)
+        STROBE_FAIL("export: %s", eb.msg);
+    uint64_t origin = (uint64_t)llround(exp->origin_ns);
+    strobe_experiment_close(exp);
+
+    /* One line per event: pid, thread name, kind, experiment ns, name,
+     * value (counter value, flow ids, category), as check_perfetto.py
+     * rebuilds them from the Chrome trace. */
+    struct pf_trace t;
+    decode_perfetto(pf, &t);
+    FILE *f = fopen(dump, "w");
+    CHECK(f != NULL);
+    for (size_t i = 0; i < t.ntracks; i++) {
+        const struct pf_track *k = &t.tracks[i];
+        if (k->kind == PF_TRACK_PROCESS)
+            fprintf(f, "process\t%d\t%s\n", k->pid, k->name);
+        else if (k->kind == PF_TRACK_THREAD)
+            fprintf(f, "thread\t%d\t%s\t%" PRId64 "\t%s\n", k->pid, k->name, k->tid,
+                    pf_find_track(&t, k->parent) ? "parented" : "orphan");
+    }
+    for (size_t i = 0; i < t.nevents; i++) {
+        const struct pf_event *e = &t.events[i];
+        const struct pf_track *k = pf_find_track(&t, e->track);
+        CHECK(k != NULL);
+        const struct pf_track *th = k->kind == PF_TRACK_COUNTER ? pf_find_track(&t, k->parent) : k;
+        CHECK(th && th->kind == PF_TRACK_THREAD);
+        static const char *const kinds[] = {"?", "B", "E", "i", "C"};
+        CHECK(e->ts >= origin && e->type >= 1 && e->type <= 4);
+        fprintf(f, "event\t%d\t%s\t%s\t%" PRIu64 "\t%s\t", th->pid, th->name, kinds[e->type], e->ts - origin,
+                e->type == 4 ? k->name : e->name ? e->name : "");
+        if (e->type == 4)
+            fprintf(f, "%" PRId64 "\n", e->value);
+        else
+            fprintf(f, "flow=%" PRIu64 ",end=%" PRIu64 ",cat=%s\n", e->flow, e->terminating_flow,
+                    e->category ? e->category : "");
+    }
+    fclose(f);
+    pf_free(&t);
+    run_check("python3 %s/check_perfetto.py '%s' '%s'", CHECKS, chrome, dump);
 }
 
 /* A real TM run (tests/analysis/tm_prog.c) exported to Paraver. */
@@ -415,6 +685,7 @@ STROBE_TEST(exporters_skip_tm_counts)
         const char *name;
     } exporters[] = {{strobe_export_chrome, "trace.json"},
                      {strobe_export_otf2, "otf2"},
+                     {strobe_export_perfetto, "trace.pftrace"},
                      {strobe_export_cubex, "p.cubex"},
                      {strobe_export_paraver, "tm"}};
     for (size_t i = 0; i < sizeof exporters / sizeof exporters[0]; i++) {
@@ -432,7 +703,8 @@ STROBE_TEST(exporters_skip_tm_counts)
     free(prv);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(cubex), STROBE_CASE(progress),
+STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(perfetto), STROBE_CASE(perfetto_cli),
+                 STROBE_CASE(cubex), STROBE_CASE(progress),
                  STROBE_CASE(unwritable), STROBE_CASE(special_files), STROBE_CASE(escape),
-                 STROBE_CASE(end_to_end), STROBE_CASE(paraver_tm),
+                 STROBE_CASE(end_to_end), STROBE_CASE(perfetto_end_to_end), STROBE_CASE(paraver_tm),
                  STROBE_CASE(paraver_refuses_without_events), STROBE_CASE(exporters_skip_tm_counts))
