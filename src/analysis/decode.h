@@ -54,6 +54,8 @@ struct strobe__defs {
     bool have_end;
     uint64_t end_ticks;
     int64_t exit_status;
+    bool have_rank; /* an MPI_RANK record */
+    uint64_t rank, world_size;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,

@@ -31,11 +31,13 @@ void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name,
 void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
 void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
+void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source);
 
-/* Fork child: copies the CLOCK_SYNC, MODULE, REGION and METRIC records the
- * parent had written at fork time (bytes [0, used) of its open defs
- * file, still referenced by strobe__rt.defs) into the child's new defs, so
- * every id the child inherited keeps its meaning. */
+/* Fork child: copies the CLOCK_SYNC, MODULE, REGION, METRIC and MPI_RANK
+ * records the parent had written at fork time (bytes [0, used) of its
+ * open defs file, still referenced by strobe__rt.defs) into the child's
+ * new defs, so every id the child inherited keeps its meaning and the
+ * child stays in its parent's rank. */
 int strobe__defs_copy_parent(const struct strobe__mfile *parent, uint64_t used);
 
 #endif
