@@ -523,7 +523,7 @@ STROBE_TEST(json_fields)
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
         "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
-        "\"start_realtime_ns\": 0}\n"
+        "\"rank\": null, \"start_realtime_ns\": 0, \"world_size\": null}\n"
         "{\"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, \"ended\": true, "
         "\"events\": 100, \"incl_ns\": 1000000, \"index\": 0, \"parent\": null, \"process\": 0, "
         "\"profile\": true, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
