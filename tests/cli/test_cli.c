@@ -417,6 +417,32 @@ STROBE_TEST(run_exact_visits)
     free(out);
 }
 
+/* --by on an experiment without MPI ranks: rank is a usage error naming
+ * the alternative; process gives one row per process. */
+STROBE_TEST(report_by)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("report_by");
+    expect(0, NULL, "cd '%s' && " STROBE " run -o exp -- " WORKLOAD " >/dev/null", dir);
+    expect(2,
+           "strobe: report: exp: --by rank: no process has an MPI rank (not started by an MPI launcher); use "
+           "--by process\n",
+           "cd '%s' && " STROBE " report exp --by rank", dir);
+    expect(2, "strobe: report: --by: unknown grouping 'node' (rank or process) (see 'strobe report --help')\n",
+           "cd '%s' && " STROBE " report exp --by node", dir);
+    char *out = expect_sh(0, NULL, "cd '" STROBE_TEST_WORK_DIR "/report_by.tmp' && " STROBE " report exp --by process");
+    CHECK_CONTAINS(out, "\nProcesses (1; incl = inclusive time of the top-level regions of their threads)\n");
+    free(out);
+    /* every thread's visits in the one process: 1 + 5 + 10 + 5 (main) + 3 + 60 + 120 (workers) */
+    out = expect_sh(0, NULL,
+                    "cd '" STROBE_TEST_WORK_DIR "/report_by.tmp' && " STROBE
+                    " report exp --by process --format json | python3 -c "
+                    "'import json,sys; g=json.load(sys.stdin)[\"by\"][\"groups\"]; "
+                    "print(len(g), g[0][\"processes\"], g[0][\"threads\"], g[0][\"visits\"])'");
+    CHECK_STR_EQ(out, "1 [0] 4 204\n");
+    free(out);
+}
+
 STROBE_TEST(run_no_trace)
 {
     need_runtime();
@@ -648,7 +674,7 @@ STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(met
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),
-                 STROBE_CASE(report_unreadable), STROBE_CASE(run_exact_visits), STROBE_CASE(run_no_trace),
+                 STROBE_CASE(report_unreadable), STROBE_CASE(run_exact_visits), STROBE_CASE(report_by), STROBE_CASE(run_no_trace),
                  STROBE_CASE(run_no_profile), STROBE_CASE(exit_code_passthrough),
                  STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(child_environment),
                  STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch),
