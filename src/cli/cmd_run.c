@@ -412,6 +412,10 @@ static void fill_pid(char **env, pid_t pid)
 /* ---- Signals ------------------------------------------------------------ */
 
 static volatile sig_atomic_t forward_pid;
+/* The last signal strobe received while PROG ran: an MPI launcher that
+ * catches it tears the job down and exits with a status, and the run
+ * should still say what ended it. */
+static volatile sig_atomic_t received_signal;
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
 #define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
 
@@ -423,6 +427,8 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
     (void)ctx;
     int saved = errno;
     pid_t pid = forward_pid;
+    if (pid > 0)
+        received_signal = sig;
     if (pid > 0 && !(si && si->si_code == SI_KERNEL))
         kill(pid, sig);
     errno = saved;
@@ -635,7 +641,8 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
 
     struct timespec end;
     clock_gettime(CLOCK_REALTIME, &end);
-    if ((rc = strobe__meta_write_end(meta, status, end.tv_sec, end.tv_nsec)) != 0)
+    int after_signal = WIFEXITED(status) ? received_signal : 0;
+    if ((rc = strobe__meta_write_end(meta, status, after_signal, end.tv_sec, end.tv_nsec)) != 0)
         strobe__cli_say("run: %s: %s", meta, strerror(-rc));
     int code;
     if (WIFSIGNALED(status)) {
@@ -645,6 +652,9 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
                         WCOREDUMP(status) ? ", core dumped" : "");
     } else {
         code = WEXITSTATUS(status);
+        if (after_signal)
+            strobe__cli_say("run: %s exited with status %d after signal %d (%s)", prog, code, after_signal,
+                            strsignal(after_signal));
     }
     report_experiment(dir);
     return code;

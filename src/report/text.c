@@ -155,8 +155,11 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
     summary_line(out, "duration", "%s", strobe__fmt_time(a, exp->duration_ns));
     const char *status = strobe__report_meta(exp, "exit_status");
     const char *sig = strobe__report_meta(exp, "signal");
+    const char *after = strobe__report_meta(exp, "after_signal");
     if (sig)
         summary_line(out, "exit", "killed by signal %s", sig);
+    else if (status && after)
+        summary_line(out, "exit", "status %s after signal %s", status, after);
     else if (status)
         summary_line(out, "exit", "status %s", status);
     summary_line(out, "processes", "%zu", exp->nprocesses);

@@ -112,8 +112,9 @@ STROBE_TEST(meta_file)
     CHECK_EQ_INT(strobe__meta_write_start(path, &info), 0);
     /* never overwrites an existing meta file */
     CHECK(strobe__meta_write_start(path, &info) < 0);
-    CHECK_EQ_INT(strobe__meta_write_end(path, 3 << 8 /* exited with 3 */, 1795344301, 0), 0);
-    CHECK_EQ_INT(strobe__meta_write_end(path, 9 /* killed by SIGKILL */, 1795344302, 7), 0);
+    CHECK_EQ_INT(strobe__meta_write_end(path, 3 << 8 /* exited with 3 */, 0, 1795344301, 0), 0);
+    CHECK_EQ_INT(strobe__meta_write_end(path, 9 /* killed by SIGKILL */, 0, 1795344302, 7), 0);
+    CHECK_EQ_INT(strobe__meta_write_end(path, 1 << 8 /* exited with 1 after SIGTERM */, 15, 1795344303, 0), 0);
     char *out;
     CHECK_EQ_INT(strobe_test_sh(&out,
                                 "sed -e 's/^cwd: .*/cwd: C/' -e 's/^host: .*/host: H/' "
@@ -138,7 +139,11 @@ STROBE_TEST(meta_file)
                       "exit_status: 3\n"
                       "end_time: 2026-11-22T10:45:02Z\n"
                       "end_realtime_ns: 1795344302000000007\n"
-                      "signal: 9\n");
+                      "signal: 9\n"
+                      "end_time: 2026-11-22T10:45:03Z\n"
+                      "end_realtime_ns: 1795344303000000000\n"
+                      "exit_status: 1\n"
+                      "after_signal: 15\n");
     free(out);
 }
 
@@ -515,6 +520,30 @@ STROBE_TEST(signal_forwarded)
     free(out);
 }
 
+/* A program that catches the forwarded signal and exits (as an MPI
+ * launcher does) still gets a line saying what ended it, in the run's
+ * output, meta and the report. */
+STROBE_TEST(exit_after_signal)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("exit_after_signal");
+    char *out;
+    int st = strobe_test_sh(&out,
+                            "cd '%s' && { " STROBE " run -o exp -- sh -c 'trap \"exit 3\" TERM; touch ready; "
+                            "i=0; while [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done' & pid=$!; "
+                            "i=0; while [ ! -e ready ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; "
+                            "kill -TERM $pid; wait $pid; echo \"status=$?\"; }",
+                            dir);
+    CHECK_EQ_INT(st, 0);
+    CHECK_CONTAINS(out, "strobe: run: sh exited with status 3 after signal 15 (Terminated)\n");
+    CHECK_CONTAINS(out, "\nstatus=3\n");
+    free(out);
+    expect(0, "exit_status: 3\nafter_signal: 15\n", "tail -2 '%s/exp/meta'", dir);
+    out = expect_sh(0, NULL, "cd '" STROBE_TEST_WORK_DIR "/exit_after_signal.tmp' && " STROBE " report exp");
+    CHECK_CONTAINS(out, "\n  exit             status 3 after signal 15\n");
+    free(out);
+}
+
 STROBE_TEST(child_environment)
 {
     need_runtime();
@@ -676,6 +705,6 @@ STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(met
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),
                  STROBE_CASE(report_unreadable), STROBE_CASE(run_exact_visits), STROBE_CASE(report_by), STROBE_CASE(run_no_trace),
                  STROBE_CASE(run_no_profile), STROBE_CASE(exit_code_passthrough),
-                 STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(child_environment),
+                 STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(exit_after_signal), STROBE_CASE(child_environment),
                  STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch),
                  STROBE_CASE(run_tm), STROBE_CASE(report_tm_level_off))

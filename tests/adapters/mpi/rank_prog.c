@@ -3,10 +3,12 @@
  * An MPI program with known work per rank, measured by `strobe run` in
  * test_ranks.c: rank r calls work() r + 1 times, each call calling leaf()
  * twice. Compiled with -finstrument-functions -O0, so every call is a
- * visit.
+ * visit. With an argument, every rank then waits (at most 60 s) for the
+ * launcher to end it.
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <unistd.h>
 
 static volatile unsigned sink;
 
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
     for (int i = 0; i <= rank; i++)
         work(rank);
     MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; argc > 1 && i < 6000; i++)
+        usleep(10000);
     MPI_Finalize();
     return 0;
 }

@@ -84,9 +84,9 @@ STROBE_TEST(ranks)
     out = run(0, "cd '%s' && " STROBE " report exp --by rank%s", dir, "");
     CHECK_CONTAINS(out, "\nRanks (3; incl = inclusive time of the top-level regions of their threads)\n");
     CHECK_CONTAINS(out, "\nRank x call path (visits of the first 3 call paths above)\n"
-                        "  [1] main (rank_prog.c:27)\n"
-                        "  [2]   work (rank_prog.c:21)\n"
-                        "  [3]     leaf (rank_prog.c:16)\n"
+                        "  [1] main (rank_prog.c:29)\n"
+                        "  [2]   work (rank_prog.c:23)\n"
+                        "  [3]     leaf (rank_prog.c:18)\n"
                         "  rank         [1]         [2]         [3]\n"
                         "  0              1           1           2\n"
                         "  1              1           2           4\n"
@@ -124,7 +124,7 @@ STROBE_TEST(measure_launcher)
     /* the launcher and its fork children (between fork and exec) */
     CHECK_STR_EQ(out, "0 3 rank_prog\n1 3 rank_prog\n2 3 rank_prog\nNone None orterun\n");
     free(out);
-    out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\" | head -3", dir,
+    out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\" | sed -n 1,3p", dir,
               processes_script);
     CHECK_STR_EQ(out, "0 3 rank_prog\n1 3 rank_prog\n2 3 rank_prog\n"); /* ranks first */
     free(out);
@@ -135,4 +135,27 @@ STROBE_TEST(measure_launcher)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(ranks), STROBE_CASE(measure_launcher))
+/* The launcher ends the job when strobe forwards SIGTERM to it and exits
+ * with a status: the run says what ended it. */
+STROBE_TEST(launcher_terminated)
+{
+    const char *dir = strobe_test_tmpdir("launcher_terminated");
+    char *out;
+    int st = strobe_test_sh(
+        &out,
+        "cd '%s' && { " MPI_ENV STROBE " run -o exp -- " STROBE_MPIEXEC " " STROBE_MPIEXEC_NP
+        " 3 " STROBE_RANK_PROG " hold & pid=$!; i=0; "
+        "while [ $(ls -d exp/proc-* 2>/dev/null | wc -l) -lt 3 ] && [ $i -lt 3000 ]; do "
+        "sleep 0.01; i=$((i+1)); done; sleep 0.5; kill -TERM $pid; wait $pid; echo \"status=$?\"; }",
+        dir);
+    CHECK_EQ_INT(st, 0);
+    CHECK_CONTAINS(out,
+                   "strobe: run: " STROBE_MPIEXEC " exited with status 1 after signal 15 (Terminated)\n");
+    CHECK_CONTAINS(out, "\nstatus=1\n");
+    free(out);
+    out = run(0, "cd '%s' && " STROBE " report exp | grep '^  exit '%s", dir, "");
+    CHECK_STR_EQ(out, "  exit             status 1 after signal 15\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(ranks), STROBE_CASE(measure_launcher), STROBE_CASE(launcher_terminated))
