@@ -29,6 +29,7 @@ void strobe_report_opts_init(struct strobe_report_opts *opts)
     opts->sort = STROBE_REPORT_SORT_EXCL;
     opts->top = STROBE_REPORT_TOP_DEFAULT;
     opts->threads = false;
+    opts->by = STROBE_REPORT_BY_NONE;
     opts->tm = NULL;
 }
 
