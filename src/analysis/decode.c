@@ -160,7 +160,6 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_OVERHEAD: return "OVERHEAD record";
     case STROBE_DEF_PROCESS_END: return "PROCESS_END record";
     case STROBE_DEF_MPI_RANK: return "MPI_RANK record";
-    case STROBE_DEF_THREAD_RUSAGE: return "THREAD_RUSAGE record";
     default: return "record";
     }
 }
@@ -286,17 +285,6 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
         d->have_rank = true;
         return 0;
     }
-    case STROBE_DEF_THREAD_RUSAGE: {
-        struct strobe__thread_rusage t;
-        struct strobe_rusage *ru = &t.rusage;
-        if ((rc = get_u(c, &t.index, eb)) || (rc = get_u(c, &ru->utime_us, eb)) ||
-            (rc = get_u(c, &ru->stime_us, eb)) || (rc = get_u(c, &ru->maxrss_kb, eb)) ||
-            (rc = get_u(c, &ru->minflt, eb)) || (rc = get_u(c, &ru->majflt, eb)) || (rc = get_u(c, &ru->nvcsw, eb)) ||
-            (rc = get_u(c, &ru->nivcsw, eb)) || (rc = APPEND(d->rusage, d->nrusage, c->name, eb)))
-            return rc;
-        d->rusage[d->nrusage++] = t;
-        return 0;
-    }
     default:
         return 0; /* newer record type: skipped by design */
     }
@@ -354,7 +342,6 @@ void strobe__defs_free(struct strobe__defs *d)
         free(d->metrics[i].unit);
     }
     free(d->metrics);
-    free(d->rusage);
     memset(d, 0, sizeof *d);
 }
 

@@ -42,12 +42,6 @@ struct strobe__local_metric {
     char *name, *unit;
 };
 
-/* A THREAD_RUSAGE record: a thread alive at exit. */
-struct strobe__thread_rusage {
-    uint64_t index; /* t<N> */
-    struct strobe_rusage rusage;
-};
-
 struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
@@ -62,7 +56,6 @@ struct strobe__defs {
     int64_t exit_status;
     bool have_rank; /* an MPI_RANK record */
     uint64_t rank, world_size;
-    struct strobe__thread_rusage *rusage; size_t nrusage;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,

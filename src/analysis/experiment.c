@@ -738,12 +738,6 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         }
         if (t->parent != STROBE_NONE)
             t->parent = global_thread(exp, t->process, t->parent);
-        const struct strobe__defs *d = &procs[t->process].defs;
-        for (size_t k = 0; k < d->nrusage && !t->has_rusage; k++) /* alive at exit: no THREAD_END */
-            if (d->rusage[k].index == t->index) {
-                t->rusage = d->rusage[k].rusage;
-                t->has_rusage = true;
-            }
         if (t->end_ns > exp->duration_ns)
             exp->duration_ns = t->end_ns;
         exp->total_events += t->events;

@@ -201,13 +201,6 @@ enum strobe_def_type {
      * repeats its parent's (it belongs to the same rank). Older readers
      * skip it. */
     STROBE_DEF_MPI_RANK = 8,
-    /* uleb thread index, then THREAD_END's 7 ulebs (utime_us, stime_us,
-     * maxrss_kb, minflt, majflt, nvcsw, nivcsw): the resource usage of a
-     * thread still running when the process exited (a thread pool's
-     * workers), which therefore has no THREAD_END. Read from
-     * /proc/self/task/<tid>/stat and status at exit: the times in clock
-     * ticks (10 ms), maxrss the process's. Older readers skip it. */
-    STROBE_DEF_THREAD_RUSAGE = 9,
 };
 
 enum strobe_clock_kind {

@@ -176,17 +176,6 @@ void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source)
     rec_end(&r, STROBE_DEF_MPI_RANK);
 }
 
-void strobe__defs_thread_rusage(uint32_t index, const uint64_t usage[7])
-{
-    struct rec r;
-    if (rec_begin(&r, 8 * 10))
-        return;
-    put_uleb(&r, index);
-    for (int i = 0; i < 7; i++)
-        put_uleb(&r, usage[i]);
-    rec_end(&r, STROBE_DEF_THREAD_RUSAGE);
-}
-
 /* Walks the records of a defs image [0, used) and re-appends the ones a
  * fork child inherits. */
 static int copy_records(const uint8_t *img, uint64_t used, uint32_t chunk_size)

@@ -32,8 +32,6 @@ void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
 void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
 void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source);
-/* usage: THREAD_END's payload values, in its order */
-void strobe__defs_thread_rusage(uint32_t index, const uint64_t usage[7]);
 
 /* Fork child: copies the CLOCK_SYNC, MODULE, REGION, METRIC and MPI_RANK
  * records the parent had written at fork time (bytes [0, used) of its

@@ -532,7 +532,6 @@ static void runtime_finish(void)
         strobe__thread_end(t);
     pthread_mutex_lock(&rt->lock);
     strobe__clock_sync_locked(0);
-    strobe__threads_rusage_at_exit_locked();
     /* Only an exit whose status we saw (exit() or main's return) is a
      * process end we can vouch for; a destructor run by dlclose() is not. */
     if (atomic_load_explicit(&rt->exit_known, memory_order_acquire))

@@ -9,13 +9,10 @@
 #include "core/thread.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "core/defs.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/runtime.h"
@@ -346,62 +343,6 @@ void strobe__thread_end(struct strobe__thread *t)
     strobe__profile_close(t);
     pthread_mutex_unlock(&strobe__rt.lock);
     strobe__thread_free(t);
-}
-
-/* ---- threads alive at exit ---- */
-
-/* The NUL-terminated start of a /proc file in buf; false when unreadable. */
-static bool read_proc(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, cap - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = 0;
-    return n > 0;
-}
-
-/* The number after "key:" in a /proc status text, 0 when absent. */
-static uint64_t status_value(const char *text, const char *key)
-{
-    const char *p = strstr(text, key);
-    return p ? strtoull(p + strlen(key), NULL, 10) : 0;
-}
-
-void strobe__threads_rusage_at_exit_locked(void)
-{
-    char path[96], tid[24], stat[1024], status[4096];
-    long hz = sysconf(_SC_CLK_TCK);
-    uint64_t us_per_tick = hz > 0 ? 1000000u / (uint64_t)hz : 10000;
-    uint64_t maxrss = read_proc("/proc/self/status", status, sizeof status) ? status_value(status, "\nVmHWM:") : 0;
-    for (struct strobe__thread *t = strobe__rt.threads; t; t = t->next) {
-        strobe__concat(path, sizeof path, "/proc/self/task/", strobe__fmt_u64(tid, t->tid), "/stat", (char *)NULL);
-        const char *f = read_proc(path, stat, sizeof stat) ? strrchr(stat, ')') : NULL;
-        if (!f)
-            continue;
-        /* fields after the command: 3 state ... 10 minflt, 12 majflt, 14 utime, 15 stime (proc(5)) */
-        uint64_t field[16] = {0};
-        char *end = (char *)f + 1;
-        for (int k = 3; k <= 15; k++) {
-            while (*end == ' ')
-                end++;
-            field[k] = strtoull(end, &end, 10);
-            while (*end && *end != ' ')
-                end++;
-        }
-        strobe__concat(path, sizeof path, "/proc/self/task/", tid, "/status", (char *)NULL);
-        if (!read_proc(path, status, sizeof status))
-            continue;
-        uint64_t usage[7] = {field[14] * us_per_tick,
-                             field[15] * us_per_tick,
-                             maxrss,
-                             field[10],
-                             field[12],
-                             status_value(status, "\nvoluntary_ctxt_switches:"),
-                             status_value(status, "\nnonvoluntary_ctxt_switches:")};
-        strobe__defs_thread_rusage(t->index, usage);
-    }
 }
 
 /* ---- fork ---- */

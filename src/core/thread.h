@@ -160,11 +160,6 @@ struct strobe__thread *strobe__thread_current(void);
  * thread are ignored. */
 void strobe__thread_end(struct strobe__thread *t);
 
-/* At process exit, under strobe__rt.lock, after the exiting thread ended:
- * one THREAD_RUSAGE defs record per thread still in the list (threads
- * that never end before exit, such as OpenMP's workers), from /proc. */
-void strobe__threads_rusage_at_exit_locked(void);
-
 /* ---- slow paths of the event recorder (thread.c) ---- */
 
 /* Room for one more event (STROBE_MAX_EVENT_BYTES) in the stream: t->pos,

@@ -132,11 +132,6 @@ struct dec_defs {
     int nend;
     uint64_t end_ticks;
     int64_t end_status;
-    int nrank;
-    uint64_t rank, world_size;
-    char rank_source[64];
-    int nrusage; /* THREAD_RUSAGE: threads alive at exit */
-    uint64_t rusage_index[256], rusage[256][7];
 };
 
 static inline void dec_defs_record(const char *path, const uint8_t *base, unsigned type, const uint8_t *p,
@@ -200,20 +195,6 @@ static inline void dec_defs_record(const char *path, const uint8_t *base, unsign
         d->nend++;
         d->end_ticks = dec_uleb(path, base, &p, end);
         d->end_status = strobe_unzigzag(dec_uleb(path, base, &p, end));
-        break;
-    case STROBE_DEF_MPI_RANK:
-        d->nrank++;
-        d->rank = dec_uleb(path, base, &p, end);
-        d->world_size = dec_uleb(path, base, &p, end);
-        dec_str(path, base, &p, end, d->rank_source, sizeof d->rank_source);
-        break;
-    case STROBE_DEF_THREAD_RUSAGE:
-        if (d->nrusage >= 256)
-            STROBE_FAIL("%s: more than 256 THREAD_RUSAGE records", path);
-        d->rusage_index[d->nrusage] = dec_uleb(path, base, &p, end);
-        for (int i = 0; i < 7; i++)
-            d->rusage[d->nrusage][i] = dec_uleb(path, base, &p, end);
-        d->nrusage++;
         break;
     default:
         STROBE_FAIL("%s: unknown record type %u", path, type);
