@@ -200,7 +200,7 @@ enum strobe_def_type {
      * at start-up by a process its MPI launcher gave a rank; a fork child
      * repeats its parent's (it belongs to the same rank). Older readers
      * skip it. */
-    STROBE_DEF_MPI_RANK = 8,
+    STROBE_DEF_MPI_RANK = 10, /* 8 and 9 are THREAD_SUMMARY and OPEN_FRAMES */
 };
 
 enum strobe_clock_kind {
