@@ -46,6 +46,8 @@ struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
     char *exe, *parent_dir;
+    bool have_rank; /* an MPI_RANK record */
+    uint64_t rank, world_size;
     struct strobe__sync *syncs; size_t nsyncs;
     struct strobe__module *modules; size_t nmodules;
     struct strobe__local_region *regions; size_t nregions;
@@ -54,8 +56,6 @@ struct strobe__defs {
     bool have_end;
     uint64_t end_ticks;
     int64_t exit_status;
-    bool have_rank; /* an MPI_RANK record */
-    uint64_t rank, world_size;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,

@@ -98,6 +98,17 @@ void strobe__defs_process(uint64_t pid, uint64_t ppid, int clock_kind, uint64_t 
     rec_end(&r, STROBE_DEF_PROCESS);
 }
 
+void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source)
+{
+    struct rec r;
+    if (rec_begin(&r, 2 * 10 + STROBE__DEF_STR_MAX + 2))
+        return;
+    put_uleb(&r, rank);
+    put_uleb(&r, size);
+    put_str(&r, source);
+    rec_end(&r, STROBE_DEF_MPI_RANK);
+}
+
 void strobe__defs_clock_sync(uint64_t ticks, uint64_t ns)
 {
     struct rec r;
@@ -163,17 +174,6 @@ void strobe__defs_process_end(uint64_t ticks, int64_t status)
     put_uleb(&r, ticks);
     put_uleb(&r, strobe_zigzag(status));
     rec_end(&r, STROBE_DEF_PROCESS_END);
-}
-
-void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source)
-{
-    struct rec r;
-    if (rec_begin(&r, 2 * 10 + STROBE__DEF_STR_MAX + 2))
-        return;
-    put_uleb(&r, rank);
-    put_uleb(&r, size);
-    put_str(&r, source);
-    rec_end(&r, STROBE_DEF_MPI_RANK);
 }
 
 /* Walks the records of a defs image [0, used) and re-appends the ones a

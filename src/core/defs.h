@@ -24,6 +24,7 @@ int strobe__defs_open(void);
 
 void strobe__defs_process(uint64_t pid, uint64_t ppid, int clock_kind, uint64_t realtime_ns, const char *exe,
                           const char *parent_dir);
+void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source);
 void strobe__defs_clock_sync(uint64_t ticks, uint64_t ns);
 void strobe__defs_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi);
 void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name, const char *file,
@@ -31,7 +32,6 @@ void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name,
 void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
 void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
-void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source);
 
 /* Fork child: copies the CLOCK_SYNC, MODULE, REGION, METRIC and MPI_RANK
  * records the parent had written at fork time (bytes [0, used) of its

@@ -568,10 +568,9 @@ static void atfork_parent(void)
  *  - The parent's mappings (streams, profiles, defs) are unmapped without
  *    a single store: they are the parent's files.
  *  - A new proc-<pid> with its own defs: PROCESS names the parent's
- *    directory; the parent's CLOCK_SYNC, MODULE, REGION, METRIC and
- *    MPI_RANK records are copied, so every region and metric id inherited
- *    in memory (the registry, the handles, the open stack) keeps its
- *    meaning, and the child stays in its parent's rank.
+ *    directory; the parent's CLOCK_SYNC, MODULE, REGION and METRIC records
+ *    are copied, so every region and metric id inherited in memory (the
+ *    registry, the handles, the open stack) keeps its meaning.
  *  - The forking thread, the child's only one, becomes t0: THREAD_BEGIN,
  *    one INHERIT per open frame, and a fresh profile whose root path
  *    mirrors the open stack with 0 visits.
