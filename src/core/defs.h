@@ -24,6 +24,8 @@ int strobe__defs_open(void);
 
 void strobe__defs_process(uint64_t pid, uint64_t ppid, int clock_kind, uint64_t realtime_ns, const char *exe,
                           const char *parent_dir);
+/* MPI_RANK; strobe__defs_copy_parent copies it too, so a fork child stays
+ * in its parent's rank. */
 void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source);
 void strobe__defs_clock_sync(uint64_t ticks, uint64_t ns);
 void strobe__defs_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi);
@@ -33,11 +35,10 @@ void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
 void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
 
-/* Fork child: copies the CLOCK_SYNC, MODULE, REGION, METRIC and MPI_RANK
- * records the parent had written at fork time (bytes [0, used) of its
- * open defs file, still referenced by strobe__rt.defs) into the child's
- * new defs, so every id the child inherited keeps its meaning and the
- * child stays in its parent's rank. */
+/* Fork child: copies the CLOCK_SYNC, MODULE, REGION and METRIC records the
+ * parent had written at fork time (bytes [0, used) of its open defs
+ * file, still referenced by strobe__rt.defs) into the child's new defs, so
+ * every id the child inherited keeps its meaning. */
 int strobe__defs_copy_parent(const struct strobe__mfile *parent, uint64_t used);
 
 #endif
