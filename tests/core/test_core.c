@@ -1012,9 +1012,9 @@ STROBE_TEST(launcher_pid)
 {
     const char *exp = exp_dir("launcher_pid");
     char *out, path[PBUF], names[4][256];
-    CHECK_EQ_INT(run(&out, exp, "", "sh -c 'export STROBE_LAUNCHER_PID=$$; exec sh -c \"%s; true\"'",
-                     PROG("calls")),
-                 0);
+    CHECK_EQ_INT(
+        run(&out, exp, "", "sh -c 'export STROBE_LAUNCHER_PID=$$; exec sh -c \"%s; true\"'", PROG("calls")),
+        0);
     free(out);
     /* the first shell image (started before it named itself) and the
      * program; not the exec()ed shell, which would be proc-<pid>-1 */
