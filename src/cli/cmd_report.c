@@ -131,7 +131,8 @@ int strobe__cmd_report(int argc, char **argv)
             else if (strcmp(optarg, "process") == 0)
                 opts.by = STROBE_REPORT_BY_PROCESS;
             else
-                return strobe__cli_usage_error("report", "--by: unknown grouping '%s' (rank or process)", optarg);
+                return strobe__cli_usage_error("report", "--by: unknown grouping '%s' (rank or process)",
+                                               optarg);
             break;
         case OPT_TM:
             tm = true;

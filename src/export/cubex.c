@@ -294,9 +294,11 @@ static void write_anchor_system(struct cubex *c)
         strobe__group_name(exp, leader, name, sizeof name);
         fprintf(f, "<locationgroup Id=\"%zu\">\n", group);
         xml_element(f, "name", name);
-        fprintf(f, "<rank>%zu</rank>\n", exp->processes[leader].has_rank ? (size_t)exp->processes[leader].rank : group);
+        fprintf(f, "<rank>%zu</rank>\n",
+                exp->processes[leader].has_rank ? (size_t)exp->processes[leader].rank : group);
         xml_element(f, "type", "process");
-        for (; l < exp->nthreads && strobe__group_leader(exp, exp->threads[c->locations[l]].process) == leader;
+        for (;
+             l < exp->nthreads && strobe__group_leader(exp, exp->threads[c->locations[l]].process) == leader;
              l++) {
             uint32_t t = c->locations[l];
             strobe__thread_name(exp, t, name, sizeof name);

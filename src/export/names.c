@@ -34,7 +34,8 @@ void strobe__process_name(const struct strobe_experiment *exp, uint32_t process,
         if (alone)
             snprintf(buf, size, "rank %" PRIu32, p->rank);
         else
-            snprintf(buf, size, "rank %" PRIu32 ": %s (pid %" PRIu64 ")", p->rank, *exe ? exe : "process", p->pid);
+            snprintf(buf, size, "rank %" PRIu32 ": %s (pid %" PRIu64 ")", p->rank, *exe ? exe : "process",
+                     p->pid);
     } else if (*exe)
         snprintf(buf, size, "%s (pid %" PRIu64 ")", exe, p->pid);
     else
@@ -44,7 +45,8 @@ void strobe__process_name(const struct strobe_experiment *exp, uint32_t process,
 uint32_t strobe__group_leader(const struct strobe_experiment *exp, uint32_t process)
 {
     const struct strobe_process_info *p = exp->processes;
-    while (process > 0 && p[process].has_rank && p[process - 1].has_rank && p[process - 1].rank == p[process].rank)
+    while (process > 0 && p[process].has_rank && p[process - 1].has_rank &&
+           p[process - 1].rank == p[process].rank)
         process--;
     return process;
 }

@@ -346,8 +346,8 @@ static int write_system_tree(struct otf2_export *x)
         parent = parent < p ? group[strobe__group_leader(exp, parent)] : OTF2_UNDEFINED_LOCATION_GROUP;
         OTF2_ErrorCode e = OTF2_SUCCESS;
         if ((rc = intern(x, buf, &name)) >= 0)
-            e = OTF2_GlobalDefWriter_WriteLocationGroup(x->defs, group[p], name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                                                        0, parent);
+            e = OTF2_GlobalDefWriter_WriteLocationGroup(x->defs, group[p], name,
+                                                        OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, parent);
         if (e != OTF2_SUCCESS)
             rc = otf2_failed(x, e, "location group definition");
     }
@@ -356,8 +356,8 @@ static int write_system_tree(struct otf2_export *x)
         strobe__thread_name(exp, (uint32_t)t, buf, sizeof buf);
         OTF2_ErrorCode e = OTF2_SUCCESS;
         if ((rc = intern(x, buf, &name)) >= 0)
-            e = OTF2_GlobalDefWriter_WriteLocation(x->defs, t, name, OTF2_LOCATION_TYPE_CPU_THREAD, x->events[t],
-                                                   group[exp->threads[t].process]);
+            e = OTF2_GlobalDefWriter_WriteLocation(x->defs, t, name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                                   x->events[t], group[exp->threads[t].process]);
         if (e != OTF2_SUCCESS)
             rc = otf2_failed(x, e, "location definition");
     }

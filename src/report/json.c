@@ -456,8 +456,8 @@ static int json_tree(struct jw *w, const struct strobe__report_view *v)
 
 /* `--by`: the groups and, per call path (by JSON call-tree id), the
  * per-group sums and their min/avg/max. */
-static void json_groups(struct jw *w, const struct strobe__report_view *v, const struct strobe__report_groups *g,
-                        int by)
+static void json_groups(struct jw *w, const struct strobe__report_view *v,
+                        const struct strobe__report_groups *g, int by)
 {
     const struct strobe_experiment *exp = v->exp;
     jw_open(w, "by", '{', false);
@@ -471,8 +471,8 @@ static void json_groups(struct jw *w, const struct strobe__report_view *v, const
         jw_open(w, "processes", '[', true);
         const struct strobe_process_info *lead = &exp->processes[g->leader[k]];
         for (size_t p = 0; p < exp->nprocesses; p++)
-            if (p == g->leader[k] ||
-                (by == STROBE_REPORT_BY_RANK && exp->processes[p].has_rank && exp->processes[p].rank == lead->rank))
+            if (p == g->leader[k] || (by == STROBE_REPORT_BY_RANK && exp->processes[p].has_rank &&
+                                      exp->processes[p].rank == lead->rank))
                 jw_u64(w, NULL, p);
         jw_close(w);
         jw_u64(w, "threads", g->nthreads[k]);

@@ -531,10 +531,11 @@ static void text_groups(FILE *out, const struct strobe__report_view *v, const st
         if ((int)strobe__display_width(label) > lw)
             lw = (int)strobe__display_width(label);
     }
-    fprintf(out, "\n%s (%zu; incl = inclusive time of the top-level regions of their threads", 
+    fprintf(out, "\n%s (%zu; incl = inclusive time of the top-level regions of their threads",
             by == STROBE_REPORT_BY_RANK ? "Ranks" : "Processes", g->n);
     if (g->left_out)
-        fprintf(out, "; %zu process%s without an MPI rank left out", g->left_out, g->left_out == 1 ? "" : "es");
+        fprintf(out, "; %zu process%s without an MPI rank left out", g->left_out,
+                g->left_out == 1 ? "" : "es");
     fputs(")\n", out);
     static const char *const head[] = {"processes", "threads", "incl", "visits", "events"};
     static const int width[] = {9, 7, 11, 10, 10};
@@ -562,7 +563,8 @@ static void text_groups(FILE *out, const struct strobe__report_view *v, const st
     }
 
     size_t rows = top && top < g->npaths ? top : g->npaths;
-    fprintf(out, "\nCall paths over %ss (min/avg/max over the %zu %ss of their sums; pre-order", what, g->n, what);
+    fprintf(out, "\nCall paths over %ss (min/avg/max over the %zu %ss of their sums; pre-order", what, g->n,
+            what);
     if (rows < g->npaths)
         fprintf(out, ", first %zu of %zu call paths", rows, g->npaths);
     fputs(")\n", out);

@@ -328,7 +328,8 @@ void strobe__report_groups_free(struct strobe__report_groups *g)
     memset(g, 0, sizeof *g);
 }
 
-int strobe__report_preorder(const struct strobe__report_view *v, uint32_t **nodes, uint32_t **depths, size_t *n)
+int strobe__report_preorder(const struct strobe__report_view *v, uint32_t **nodes, uint32_t **depths,
+                            size_t *n)
 {
     size_t nn = v->prof->nnodes;
     uint32_t *stack = malloc(nn * sizeof *stack);
