@@ -185,14 +185,16 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
     case STROBE_DEF_MPI_RANK: {
         char *source = NULL;
         if (d->have_rank)
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second MPI_RANK record", c->name, rec_off);
-        if ((rc = get_u(c, &d->rank, eb)) || (rc = get_u(c, &d->world_size, eb)) || (rc = get_str(c, &source, eb)))
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second MPI_RANK record", c->name,
+                                 rec_off);
+        if ((rc = get_u(c, &d->rank, eb)) || (rc = get_u(c, &d->world_size, eb)) ||
+            (rc = get_str(c, &source, eb)))
             return rc;
         free(source); /* where the rank came from matters to the writer's documentation only */
-        if (d->rank > INT32_MAX || d->world_size > INT32_MAX ||
-            (d->world_size && d->rank >= d->world_size))
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI rank %llu out of range (world size %llu)",
-                                 c->name, rec_off, (unsigned long long)d->rank, (unsigned long long)d->world_size);
+        if (d->rank > INT32_MAX || d->world_size > INT32_MAX || (d->world_size && d->rank >= d->world_size))
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: MPI rank %llu out of range (world size %llu)", c->name, rec_off,
+                                 (unsigned long long)d->rank, (unsigned long long)d->world_size);
         d->have_rank = true;
         return 0;
     }

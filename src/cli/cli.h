@@ -92,7 +92,8 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
  * after_signal when PROG exited (not killed) after strobe received the
  * signal after_signal (0 = none). wstatus is from waitpid(). Returns 0 or
  * -errno. */
-int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec, int64_t end_nsec);
+int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec,
+                           int64_t end_nsec);
 
 /* ---- Runtime lookup (preload.c) ----------------------------------------- */
 

@@ -154,10 +154,10 @@ static int find_program(const char *prog)
  * "launcher"). */
 static bool is_mpi_launcher(const char *prog)
 {
-    static const char *const names[] = {"mpirun",         "mpiexec",         "orterun",         "prterun",
-                                        "prun",           "srun",            "mpiexec.hydra",   "mpiexec.mpich",
-                                        "mpirun.mpich",   "mpiexec.openmpi", "mpirun.openmpi", "aprun",
-                                        "jsrun"};
+    static const char *const names[] = {
+        "mpirun",         "mpiexec",       "orterun",       "prterun",      "prun",
+        "srun",           "mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich", "mpiexec.openmpi",
+        "mpirun.openmpi", "aprun",         "jsrun"};
     const char *slash = strrchr(prog, '/');
     const char *base = slash ? slash + 1 : prog;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -328,7 +328,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
 {
     static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
                                            "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
-                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID", "STROBE_TM_MONITOR"};
+                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -549,9 +549,9 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
         return STROBE_EXIT_RUN_FAILED;
     }
     struct env_builder env;
-    struct child_env ce = {runtime,      abs_dir,       filter,
-                           !o->no_trace, !o->no_profile, extra_preload,
-                           o->tm_monitor, o->publish,   !o->measure_launcher && is_mpi_launcher(prog)};
+    struct child_env ce = {runtime,       abs_dir,        filter,
+                           !o->no_trace,  !o->no_profile, extra_preload,
+                           o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog)};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));
