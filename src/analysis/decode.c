@@ -153,6 +153,7 @@ static const char *def_name(unsigned type)
 {
     switch (type) {
     case STROBE_DEF_PROCESS: return "PROCESS record";
+    case STROBE_DEF_MPI_RANK: return "MPI_RANK record";
     case STROBE_DEF_CLOCK_SYNC: return "CLOCK_SYNC record";
     case STROBE_DEF_MODULE: return "MODULE record";
     case STROBE_DEF_REGION: return "REGION record";
@@ -183,6 +184,22 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
                                  rec_off, (unsigned long long)d->clock_kind);
         d->have_process = true;
         return 0;
+    case STROBE_DEF_MPI_RANK: {
+        char *source = NULL;
+        if (d->have_rank)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second MPI_RANK record", c->name,
+                                 rec_off);
+        if ((rc = get_u(c, &d->rank, eb)) || (rc = get_u(c, &d->world_size, eb)) ||
+            (rc = get_str(c, &source, eb)))
+            return rc;
+        free(source); /* where the rank came from matters to the writer's documentation only */
+        if (d->rank > INT32_MAX || d->world_size > INT32_MAX || (d->world_size && d->rank >= d->world_size))
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: MPI rank %llu out of range (world size %llu)", c->name, rec_off,
+                                 (unsigned long long)d->rank, (unsigned long long)d->world_size);
+        d->have_rank = true;
+        return 0;
+    }
     case STROBE_DEF_CLOCK_SYNC: {
         struct strobe__sync s;
         if ((rc = get_u(c, &s.ticks, eb)) || (rc = get_u(c, &s.ns, eb)))

@@ -61,6 +61,8 @@ struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
     char *exe, *parent_dir;
+    bool have_rank; /* an MPI_RANK record */
+    uint64_t rank, world_size;
     struct strobe__sync *syncs; size_t nsyncs;
     struct strobe__module *modules; size_t nmodules;
     struct strobe__local_region *regions; size_t nregions;

@@ -654,9 +654,16 @@ static int load_process(struct loader *L, const char *dirname, struct strobe__de
     return rc;
 }
 
+/* Ranks first, by rank: every report and export then lists them in
+ * rank order without sorting again; the other processes (a measured
+ * launcher, tools) by start time. */
 static int cmp_proc(const void *a, const void *b)
 {
     const struct proc_entry *x = a, *y = b;
+    if (x->defs.have_rank != y->defs.have_rank)
+        return x->defs.have_rank ? -1 : 1;
+    if (x->defs.have_rank && x->defs.rank != y->defs.rank)
+        return x->defs.rank < y->defs.rank ? -1 : 1;
     if (x->defs.realtime_ns != y->defs.realtime_ns)
         return x->defs.realtime_ns < y->defs.realtime_ns ? -1 : 1;
     if (x->defs.pid != y->defs.pid)
@@ -732,6 +739,9 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         p->start_realtime_ns = d->realtime_ns;
         p->exited = d->have_end;
         p->exit_status = d->exit_status;
+        p->has_rank = d->have_rank;
+        p->rank = (uint32_t)d->rank; /* both checked by the decoder */
+        p->world_size = (uint32_t)d->world_size;
         char shown[300];
         snprintf(shown, sizeof shown, "%s/defs", p->dir);
         if (!p->exe)

@@ -8,6 +8,8 @@
  * Identifiers in the model are global to the experiment: region and metric
  * ids of different processes (fork/exec) are unified by identity (name,
  * file, line / name, unit), threads of all processes are numbered 0..n-1.
+ * Processes with an MPI rank come first, by rank, then the others by start
+ * time; threads follow the order of their processes.
  * Times are nanoseconds since the experiment's earliest process start.
  *
  * Errors: functions return 0 or a negative strobe/errno code and, on
@@ -99,6 +101,12 @@ struct strobe_process_info {
     double overhead_ns_per_event; /* self-measured by the runtime, 0 if unknown */
     bool exited;            /* PROCESS_END seen */
     int64_t exit_status;
+    /* MPI rank from the launcher's environment (format.h, MPI_RANK); a fork
+     * child shares its parent's. Several processes share a rank when the
+     * rank's process forks or exec()s measured programs. */
+    bool has_rank;
+    uint32_t rank;          /* meaningful when has_rank */
+    uint32_t world_size;    /* 0 when unknown */
     /* local id -> global id maps (STROBE_NONE for ids never defined) */
     uint32_t *region_map; size_t region_map_len;
     uint32_t *metric_map; size_t metric_map_len;

@@ -88,9 +88,12 @@ struct strobe__run_info {
  * one line: control characters in paths become '?'). Returns 0 or -errno. */
 int strobe__meta_write_start(const char *path, const struct strobe__run_info *info);
 
-/* Appends end_time, end_realtime_ns and exit_status or signal. wstatus is
- * from waitpid(). Returns 0 or -errno. */
-int strobe__meta_write_end(const char *path, int wstatus, int64_t end_sec, int64_t end_nsec);
+/* Appends end_time, end_realtime_ns and exit_status or signal, and
+ * after_signal when PROG exited (not killed) after strobe received the
+ * signal after_signal (0 = none). wstatus is from waitpid(). Returns 0 or
+ * -errno. */
+int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec,
+                           int64_t end_nsec);
 
 /* ---- Runtime lookup (preload.c) ----------------------------------------- */
 

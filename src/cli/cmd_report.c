@@ -18,7 +18,7 @@
 #include "strobe/strobe.h"
 
 const char strobe__report_help[] =
-    "usage: strobe report DIR [--format text|json] [--threads] [--tm]\n"
+    "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
@@ -34,6 +34,10 @@ const char strobe__report_help[] =
     "  --format text|json  text for people (default) or JSON for programs\n"
     "                      (schema: docs/formats/report-json.md; always complete)\n"
     "  --threads           add the per-thread table and the thread x region table\n"
+    "  --by rank|process   add a row per MPI rank (the processes the MPI launcher\n"
+    "                      started, by rank) or per process, and per call path the\n"
+    "                      min/avg/max over them of visits and inclusive time;\n"
+    "                      rank fails when no process has an MPI rank\n"
     "  --tm                add the transactional-memory section (`strobe run --tm`):\n"
     "                      the monitoring level and what it recorded; per atomic\n"
     "                      block and thread, transactions, rollbacks, serializations\n"
@@ -105,11 +109,12 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 
 /* ---- report ------------------------------------------------------------ */
 
-enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET };
+enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET, OPT_BY };
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"threads", no_argument, NULL, OPT_THREADS},
+    {"by", required_argument, NULL, OPT_BY},
     {"tm", no_argument, NULL, OPT_TM},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
@@ -189,6 +194,15 @@ int strobe__cmd_report(int argc, char **argv)
         case OPT_THREADS:
             opts.threads = true;
             break;
+        case OPT_BY:
+            if (strcmp(optarg, "rank") == 0)
+                opts.by = STROBE_REPORT_BY_RANK;
+            else if (strcmp(optarg, "process") == 0)
+                opts.by = STROBE_REPORT_BY_PROCESS;
+            else
+                return strobe__cli_usage_error("report", "--by: unknown grouping '%s' (rank or process)",
+                                               optarg);
+            break;
         case OPT_TM:
             tm = true;
             break;
@@ -249,6 +263,17 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe_experiment *exp = open_experiment("report", dir);
     if (!exp)
         return STROBE_EXIT_FAILURE;
+    bool ranked = false;
+    for (size_t p = 0; p < exp->nprocesses; p++)
+        ranked = ranked || exp->processes[p].has_rank;
+    if (opts.by == STROBE_REPORT_BY_RANK && !ranked) {
+        /* a usage error: the experiment is fine, the question does not fit it */
+        strobe__cli_say("report: %s: --by rank: no process has an MPI rank (not started by an MPI launcher); "
+                        "use --by process",
+                        dir);
+        strobe_experiment_close(exp);
+        return STROBE_EXIT_USAGE;
+    }
     struct strobe_profile *prof = NULL;
     struct strobe_errbuf eb = {""};
     int rc = strobe_profile_build(exp, source, &prof, &eb);

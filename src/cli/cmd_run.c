@@ -33,6 +33,7 @@ extern char **environ;
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
+    "                  [--measure-launcher]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -63,13 +64,25 @@ const char strobe__run_help[] =
     "  --mpi              also preload the MPI profiler (libstrobe-mpi.so): calls\n"
     "                     and bytes per MPI function, published live; query in\n"
     "                     $STROBE_MPI_QUERY (docs/mpi-profiler.md)\n"
+    "  --measure-launcher measure PROG itself when it is an MPI launcher (mpirun,\n"
+    "                     mpiexec, orterun, prterun, srun, ...); by default only\n"
+    "                     the processes it starts are measured\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
     "2 usage error or invalid filter; 125 strobe failed before starting PROG;\n"
     "126 PROG cannot be executed; 127 PROG not found.\n";
 
-enum { OPT_FILTER = 256, OPT_NO_TRACE, OPT_NO_PROFILE, OPT_TM, OPT_TM_MONITOR, OPT_PUBLISH, OPT_MPI };
+enum {
+    OPT_FILTER = 256,
+    OPT_NO_TRACE,
+    OPT_NO_PROFILE,
+    OPT_TM,
+    OPT_TM_MONITOR,
+    OPT_PUBLISH,
+    OPT_MPI,
+    OPT_MEASURE_LAUNCHER
+};
 
 static const struct option run_options[] = {
     {"output", required_argument, NULL, 'o'},
@@ -80,6 +93,7 @@ static const struct option run_options[] = {
     {"tm-monitor", required_argument, NULL, OPT_TM_MONITOR},
     {"publish", no_argument, NULL, OPT_PUBLISH},
     {"mpi", no_argument, NULL, OPT_MPI},
+    {"measure-launcher", no_argument, NULL, OPT_MEASURE_LAUNCHER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -131,6 +145,25 @@ static int find_program(const char *prog)
             return best;
         path = end + 1;
     }
+}
+
+/* MPI launchers: they start the ranks and wait, and measuring them adds
+ * a process of idle threads to every report and export. Recognised by
+ * PROG's name, as the user typed it (mpirun is often a symlink to
+ * orterun or to an alternatives entry; the name typed is what says
+ * "launcher"). */
+static bool is_mpi_launcher(const char *prog)
+{
+    static const char *const names[] = {
+        "mpirun",         "mpiexec",       "orterun",       "prterun",      "prun",
+        "srun",           "mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich", "mpiexec.openmpi",
+        "mpirun.openmpi", "aprun",         "jsrun"};
+    const char *slash = strrchr(prog, '/');
+    const char *base = slash ? slash + 1 : prog;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(base, names[i]) == 0)
+            return true;
+    return false;
 }
 
 /* ---- Experiment directory ---------------------------------------------- */
@@ -272,7 +305,11 @@ struct child_env {
     const char *extra_preload; /* libraries before the runtime ("a.so:b.so"), or NULL */
     const char *tm_monitor;    /* NULL without --tm */
     bool publish;
+    bool skip_launcher; /* PROG is an MPI launcher, not measured */
 };
+
+/* Room for the launcher's pid, filled in by the child (fill_pid). */
+#define LAUNCHER_PID_SLOT "STROBE_LAUNCHER_PID=00000000000000000000"
 
 /* The program's environment: ours, minus what strobe sets, plus
  *   LD_PRELOAD=[sanitizer runtime:]libstrobe.so[:previous LD_PRELOAD]
@@ -281,6 +318,9 @@ struct child_env {
  *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
  *   run is what its command line says), STROBE_FILTER (only with --filter),
  *   STROBE_PUBLISH=1 (only with --publish)
+ *   STROBE_LAUNCHER_PID (only for an MPI launcher without
+ *   --measure-launcher: the runtime in the process of that pid stays off;
+ *   the child writes its pid there before exec, see fill_pid)
  *   STROBE_TM_MONITOR (only with --tm; it must stay last in `replaced`)
  *   ASAN_OPTIONS += detect_leaks=0 (ASan builds; the program's leaks are
  *   not strobe's business and would change its exit code). */
@@ -288,7 +328,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
 {
     static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
                                            "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
-                                           "STROBE_PUBLISH", "STROBE_TM_MONITOR"};
+                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -323,6 +363,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
     if (rc == 0 && ce->publish)
         rc = env_add(b, "STROBE_PUBLISH", "1");
+    if (rc == 0 && ce->skip_launcher)
+        rc = env_add(b, LAUNCHER_PID_SLOT, NULL);
     if (rc == 0 && ce->tm_monitor)
         rc = env_add(b, "STROBE_TM_MONITOR", ce->tm_monitor);
     const char *asan = getenv("ASAN_OPTIONS");
@@ -344,9 +386,36 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     return rc;
 }
 
+/* Writes pid in decimal over the digits of the LAUNCHER_PID_SLOT entry of
+ * env. The runtime recognises the launcher by pid, not by name: this is
+ * exactly the process strobe starts (and its exec()ed images: mpirun ->
+ * orterun), never a program of the same name that the job runs, and
+ * `--measure-launcher` needs nothing in the runtime. Async-signal-safe
+ * (runs in the child between fork and exec). */
+static void fill_pid(char **env, pid_t pid)
+{
+    static const char name[] = "STROBE_LAUNCHER_PID=";
+    for (; *env; env++) {
+        if (strncmp(*env, name, sizeof name - 1) != 0)
+            continue;
+        char digits[24], *d = digits + sizeof digits;
+        unsigned long v = (unsigned long)pid;
+        *--d = 0;
+        do
+            *--d = (char)('0' + v % 10);
+        while (v /= 10);
+        memcpy(*env + sizeof name - 1, d, (size_t)(digits + sizeof digits - d));
+        return;
+    }
+}
+
 /* ---- Signals ------------------------------------------------------------ */
 
 static volatile sig_atomic_t forward_pid;
+/* The last signal strobe received while PROG ran: an MPI launcher that
+ * catches it tears the job down and exits with a status, and the run
+ * should still say what ended it. */
+static volatile sig_atomic_t received_signal;
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
 #define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
 
@@ -358,6 +427,8 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
     (void)ctx;
     int saved = errno;
     pid_t pid = forward_pid;
+    if (pid > 0)
+        received_signal = sig;
     if (pid > 0 && !(si && si->si_code == SI_KERNEL))
         kill(pid, sig);
     errno = saved;
@@ -393,7 +464,7 @@ static void report_experiment(const char *dir)
 
 struct run_opts {
     const char *output, *filter, *tm_monitor; /* tm_monitor set = --tm */
-    bool no_trace, no_profile, publish, mpi;
+    bool no_trace, no_profile, publish, mpi, measure_launcher;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -432,6 +503,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_MPI:
             o->mpi = true;
+            break;
+        case OPT_MEASURE_LAUNCHER:
+            o->measure_launcher = true;
             break;
         case 'h':
             fputs(strobe__run_help, stdout);
@@ -475,8 +549,9 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
         return STROBE_EXIT_RUN_FAILED;
     }
     struct env_builder env;
-    struct child_env ce = {runtime, abs_dir, filter, !o->no_trace, !o->no_profile, extra_preload, o->tm_monitor,
-                           o->publish};
+    struct child_env ce = {runtime,       abs_dir,        filter,
+                           !o->no_trace,  !o->no_profile, extra_preload,
+                           o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog)};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));
@@ -507,6 +582,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
         for (size_t i = 0; i < NFORWARDED; i++)
             sigaction(forwarded[i], &old_sa[i], NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        fill_pid(env.v, getpid());
         execvpe(prog, o->argv, env.v);
         int err = errno;
         ssize_t w = write(pipefd[1], &err, sizeof err);
@@ -565,7 +641,8 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
 
     struct timespec end;
     clock_gettime(CLOCK_REALTIME, &end);
-    if ((rc = strobe__meta_write_end(meta, status, end.tv_sec, end.tv_nsec)) != 0)
+    int after_signal = WIFEXITED(status) ? received_signal : 0;
+    if ((rc = strobe__meta_write_end(meta, status, after_signal, end.tv_sec, end.tv_nsec)) != 0)
         strobe__cli_say("run: %s: %s", meta, strerror(-rc));
     int code;
     if (WIFSIGNALED(status)) {
@@ -575,6 +652,9 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
                         WCOREDUMP(status) ? ", core dumped" : "");
     } else {
         code = WEXITSTATUS(status);
+        if (after_signal)
+            strobe__cli_say("run: %s exited with status %d after signal %d (%s)", prog, code, after_signal,
+                            strsignal(after_signal));
     }
     report_experiment(dir);
     return code;

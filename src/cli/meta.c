@@ -185,7 +185,7 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
     return close_checked(f);
 }
 
-int strobe__meta_write_end(const char *path, int wstatus, int64_t end_sec, int64_t end_nsec)
+int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec, int64_t end_nsec)
 {
     FILE *f = fopen(path, "a");
     if (!f)
@@ -201,6 +201,10 @@ int strobe__meta_write_end(const char *path, int wstatus, int64_t end_sec, int64
     } else {
         snprintf(num, sizeof num, "%d", WEXITSTATUS(wstatus));
         meta_line(f, "exit_status", num);
+        if (after_signal) {
+            snprintf(num, sizeof num, "%d", after_signal);
+            meta_line(f, "after_signal", num);
+        }
     }
     return close_checked(f);
 }

@@ -173,7 +173,8 @@ enum strobe_tm_serial_cause {
  * Compiler-instrumented functions and annotated regions share the region
  * id space; metrics have their own. A REGION/METRIC record precedes the
  * first use of its id in time. A fork child's defs repeat the parent's
- * MODULE/REGION/METRIC records, so inherited ids keep their meaning. */
+ * MODULE/REGION/METRIC (and MPI_RANK) records, so inherited ids keep their
+ * meaning. */
 enum strobe_def_type {
     /* uleb pid, uleb ppid, uleb clock kind (enum strobe_clock_kind),
      * uleb realtime_ns at start, str exe path, str parent process dir name
@@ -212,6 +213,13 @@ enum strobe_def_type {
      * or the profile had no room). Readers charge each the time from its
      * entry to the end, as if it was left then. */
     STROBE_DEF_OPEN_FRAMES = 9,
+    /* uleb rank, uleb world size (0 = unknown), str the environment
+     * variable the rank was read from (OMPI_COMM_WORLD_RANK, PMI_RANK,
+     * PMIX_RANK or SLURM_PROCID; common/mpi_rank.h). At most one, written
+     * at start-up by a process its MPI launcher gave a rank; a fork child
+     * repeats its parent's (it belongs to the same rank). Older readers
+     * skip it. */
+    STROBE_DEF_MPI_RANK = 10,
 };
 
 enum strobe_thread_end_how {

@@ -98,6 +98,17 @@ void strobe__defs_process(uint64_t pid, uint64_t ppid, int clock_kind, uint64_t 
     rec_end(&r, STROBE_DEF_PROCESS);
 }
 
+void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source)
+{
+    struct rec r;
+    if (rec_begin(&r, 2 * 10 + STROBE__DEF_STR_MAX + 2))
+        return;
+    put_uleb(&r, rank);
+    put_uleb(&r, size);
+    put_str(&r, source);
+    rec_end(&r, STROBE_DEF_MPI_RANK);
+}
+
 void strobe__defs_clock_sync(uint64_t ticks, uint64_t ns)
 {
     struct rec r;
@@ -221,7 +232,7 @@ static int copy_records(const uint8_t *img, uint64_t used, uint32_t chunk_size)
         if (strobe_uleb_get(&p, end, &len) != 0 || len > (uint64_t)(end - p) || len > MAX_PAYLOAD)
             return STROBE_ERR_FORMAT; /* cannot happen: we wrote it under the lock */
         if (type == STROBE_DEF_CLOCK_SYNC || type == STROBE_DEF_MODULE || type == STROBE_DEF_REGION ||
-            type == STROBE_DEF_METRIC) {
+            type == STROBE_DEF_METRIC || type == STROBE_DEF_MPI_RANK) {
             struct rec r;
             int rc = rec_begin(&r, (size_t)len);
             if (rc)

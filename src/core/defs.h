@@ -26,6 +26,9 @@ int strobe__defs_open(void);
 
 void strobe__defs_process(uint64_t pid, uint64_t ppid, int clock_kind, uint64_t realtime_ns, const char *exe,
                           const char *parent_dir);
+/* MPI_RANK; strobe__defs_copy_parent copies it too, so a fork child stays
+ * in its parent's rank. */
+void strobe__defs_mpi_rank(uint64_t rank, uint64_t size, const char *source);
 void strobe__defs_clock_sync(uint64_t ticks, uint64_t ns);
 void strobe__defs_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi);
 void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name, const char *file,

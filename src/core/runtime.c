@@ -19,6 +19,9 @@
  *                           dropped and counted in the header
  *   STROBE_PROFILE_LIMIT    bytes per profile file (64M = ~1M slots)
  *   STROBE_CLOCK            auto (default), tsc or monotonic
+ *   STROBE_LAUNCHER_PID     the process with this pid stays unmeasured
+ *                           (set by `strobe run` for an MPI launcher)
+ *   OMPI_COMM_WORLD_RANK, PMI_RANK, ...  the MPI rank (common/mpi_rank.h)
  * Sizes take K, M, G suffixes (binary).
  *
  * Process images: every image that loads the runtime gets its own
@@ -44,6 +47,7 @@
 #include <unistd.h>
 
 #include "common/filter.h"
+#include "common/mpi_rank.h"
 #include "core/clock.h"
 #include "core/defs.h"
 #include "core/hotpath.h"
@@ -387,6 +391,13 @@ static int init_process(uint64_t *first_sync_ns)
     if (read_config(&rt->cfg, &enabled) != 0 || !enabled)
         return STROBE__OFF;
     rt->pid = getpid();
+    /* `strobe run` names its MPI launcher by pid, not by name (cmd_run.c):
+     * the launcher's exec()ed images (mpirun -> orterun) keep the pid and
+     * stay off, its children and their children are measured. */
+    const char *launcher = getenv("STROBE_LAUNCHER_PID");
+    char pid[24];
+    if (launcher && strcmp(launcher, strobe__fmt_u64(pid, (uint64_t)rt->pid)) == 0)
+        return STROBE__OFF;
     ssize_t n = readlink("/proc/self/exe", rt->exe, sizeof rt->exe - 1);
     rt->exe[n > 0 ? n : 0] = 0;
 
@@ -428,6 +439,9 @@ static int init_process(uint64_t *first_sync_ns)
     if (rc == 0) {
         strobe__defs_process((uint64_t)rt->pid, (uint64_t)getppid(), rt->cfg.clock_kind,
                              (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec, rt->exe, "");
+        struct strobe__mpi_rank rank;
+        if (strobe__mpi_rank_from_env(environ, &rank))
+            strobe__defs_mpi_rank(rank.rank, rank.size, rank.source);
         strobe__defs_clock_sync(sync_ticks, sync_ns);
         strobe__modules_scan_locked();
     }

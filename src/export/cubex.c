@@ -289,13 +289,17 @@ static void write_anchor_system(struct cubex *c)
      * is the column order of the data files. */
     size_t group = 0, l = 0;
     while (l < exp->nthreads) {
-        uint32_t process = exp->threads[c->locations[l]].process;
-        strobe__process_name(exp, process, name, sizeof name);
+        /* one group per MPI rank (ranked by it), one per other process */
+        uint32_t leader = strobe__group_leader(exp, exp->threads[c->locations[l]].process);
+        strobe__group_name(exp, leader, name, sizeof name);
         fprintf(f, "<locationgroup Id=\"%zu\">\n", group);
         xml_element(f, "name", name);
-        fprintf(f, "<rank>%zu</rank>\n", group);
+        fprintf(f, "<rank>%zu</rank>\n",
+                exp->processes[leader].has_rank ? (size_t)exp->processes[leader].rank : group);
         xml_element(f, "type", "process");
-        for (; l < exp->nthreads && exp->threads[c->locations[l]].process == process; l++) {
+        for (;
+             l < exp->nthreads && strobe__group_leader(exp, exp->threads[c->locations[l]].process) == leader;
+             l++) {
             uint32_t t = c->locations[l];
             strobe__thread_name(exp, t, name, sizeof name);
             fprintf(f, "<location Id=\"%zu\">\n", l);

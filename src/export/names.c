@@ -28,10 +28,39 @@ void strobe__process_name(const struct strobe_experiment *exp, uint32_t process,
 {
     const struct strobe_process_info *p = &exp->processes[process];
     const char *exe = p->exe ? strobe__basename(p->exe) : "";
-    if (*exe)
+    if (p->has_rank) {
+        /* the model keeps the processes of one rank next to each other */
+        bool alone = (process == 0 || !exp->processes[process - 1].has_rank ||
+                      exp->processes[process - 1].rank != p->rank) &&
+                     (process + 1 >= exp->nprocesses || !exp->processes[process + 1].has_rank ||
+                      exp->processes[process + 1].rank != p->rank);
+        if (alone)
+            snprintf(buf, size, "rank %" PRIu32, p->rank);
+        else
+            snprintf(buf, size, "rank %" PRIu32 ": %s (pid %" PRIu64 ")", p->rank, *exe ? exe : "process",
+                     p->pid);
+    } else if (*exe)
         snprintf(buf, size, "%s (pid %" PRIu64 ")", exe, p->pid);
     else
         snprintf(buf, size, "process %" PRIu64, p->pid);
+}
+
+uint32_t strobe__group_leader(const struct strobe_experiment *exp, uint32_t process)
+{
+    const struct strobe_process_info *p = exp->processes;
+    while (process > 0 && p[process].has_rank && p[process - 1].has_rank &&
+           p[process - 1].rank == p[process].rank)
+        process--;
+    return process;
+}
+
+void strobe__group_name(const struct strobe_experiment *exp, uint32_t process, char *buf, size_t size)
+{
+    const struct strobe_process_info *p = &exp->processes[process];
+    if (p->has_rank)
+        snprintf(buf, size, "MPI Rank %" PRIu32, p->rank);
+    else
+        strobe__process_name(exp, process, buf, size);
 }
 
 const char *strobe__host_name(const struct strobe_experiment *exp)

@@ -18,8 +18,20 @@ const char *strobe__basename(const char *path);
 /* "thread N (tid T)" with N the thread's index within its process. */
 void strobe__thread_name(const struct strobe_experiment *exp, uint32_t thread, char *buf, size_t size);
 
-/* "<exe basename> (pid P)", or "process P" when the exe is unknown. */
+/* "rank R" for the one process of MPI rank R; "rank R: <exe basename> (pid
+ * P)" when the rank has several (fork, exec); else "<exe basename> (pid
+ * P)", or "process P" when the exe is unknown. */
 void strobe__process_name(const struct strobe_experiment *exp, uint32_t process, char *buf, size_t size);
+
+/* Location groups (OTF2, Cube): the processes of one MPI rank share one,
+ * every other process has its own. Returns the first process of the group
+ * of `process` (the model keeps the processes of a rank together). */
+uint32_t strobe__group_leader(const struct strobe_experiment *exp, uint32_t process);
+
+/* Name of the location group of `process`: "MPI Rank R" as Score-P names
+ * ranks (so Vampir, Cube and Scalasca show what they show for Score-P
+ * traces), else strobe__process_name(). */
+void strobe__group_name(const struct strobe_experiment *exp, uint32_t process, char *buf, size_t size);
 
 /* The machine: meta "host", else "localhost". */
 const char *strobe__host_name(const struct strobe_experiment *exp);

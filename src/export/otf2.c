@@ -17,8 +17,10 @@
  *   3. one empty local definition file per location (identity mappings:
  *      events already use the global ids).
  *
- * Mapping: thread = Location (ref = global thread index), process =
- * LocationGroup (ref = process index), host = SystemTreeNode 0, region id =
+ * Mapping: thread = Location (ref = global thread index), MPI rank (all
+ * its processes) or other process = LocationGroup (dense refs, ranks first
+ * in rank order, named "MPI Rank R" like Score-P's), host =
+ * SystemTreeNode 0, region id =
  * Region ref, metric id = MetricMember/MetricClass ref. Times are 1 ns
  * ticks: timestamp = experiment ns + global offset, the offset being the
  * experiment origin on the monotonic clock. Pthread create/join use OTF2's
@@ -304,6 +306,9 @@ static int write_regions(struct otf2_export *x)
     return 0;
 }
 
+/* Location groups: one per MPI rank (its processes' threads together),
+ * one per other process; a process without threads has none, so no group
+ * is empty. Refs are dense, in the model's order (ranks by rank first). */
 static int write_system_tree(struct otf2_export *x)
 {
     const struct strobe_experiment *exp = x->exp;
@@ -315,27 +320,49 @@ static int write_system_tree(struct otf2_export *x)
         x,
         OTF2_GlobalDefWriter_WriteSystemTreeNode(x->defs, 0, host, machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE),
         "system tree definition");
-    for (size_t p = 0; p < exp->nprocesses; p++) {
+    uint32_t *group = malloc((exp->nprocesses ? exp->nprocesses : 1) * sizeof *group);
+    if (!group)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    for (size_t p = 0; p < exp->nprocesses; p++)
+        group[p] = OTF2_UNDEFINED_LOCATION_GROUP;
+    for (size_t t = 0; t < exp->nthreads; t++) /* mark the leaders of groups with threads */
+        group[strobe__group_leader(exp, exp->threads[t].process)] = 0;
+    uint32_t ngroups = 0;
+    int rc = 0;
+    for (size_t p = 0; p < exp->nprocesses && rc == 0; p++) {
+        uint32_t leader = strobe__group_leader(exp, (uint32_t)p);
+        if (leader != p) {
+            group[p] = group[leader];
+            continue;
+        }
+        if (group[p] == OTF2_UNDEFINED_LOCATION_GROUP)
+            continue;
+        group[p] = ngroups++;
         OTF2_StringRef name;
-        strobe__process_name(exp, (uint32_t)p, buf, sizeof buf);
-        INTERN(x, buf, &name);
+        strobe__group_name(exp, (uint32_t)p, buf, sizeof buf);
+        /* the fork parent's group, when defined already (a measured
+         * launcher comes after the ranks it started) */
         uint32_t parent = exp->processes[p].parent;
-        OTF2_TRY(x,
-                 OTF2_GlobalDefWriter_WriteLocationGroup(
-                     x->defs, (OTF2_LocationGroupRef)p, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-                     parent < exp->nprocesses ? parent : OTF2_UNDEFINED_LOCATION_GROUP),
-                 "location group definition");
+        parent = parent < p ? group[strobe__group_leader(exp, parent)] : OTF2_UNDEFINED_LOCATION_GROUP;
+        OTF2_ErrorCode e = OTF2_SUCCESS;
+        if ((rc = intern(x, buf, &name)) >= 0)
+            e = OTF2_GlobalDefWriter_WriteLocationGroup(x->defs, group[p], name,
+                                                        OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, parent);
+        if (e != OTF2_SUCCESS)
+            rc = otf2_failed(x, e, "location group definition");
     }
-    for (size_t t = 0; t < exp->nthreads; t++) {
+    for (size_t t = 0; t < exp->nthreads && rc >= 0; t++) {
         OTF2_StringRef name;
         strobe__thread_name(exp, (uint32_t)t, buf, sizeof buf);
-        INTERN(x, buf, &name);
-        OTF2_TRY(x,
-                 OTF2_GlobalDefWriter_WriteLocation(x->defs, t, name, OTF2_LOCATION_TYPE_CPU_THREAD,
-                                                    x->events[t], exp->threads[t].process),
-                 "location definition");
+        OTF2_ErrorCode e = OTF2_SUCCESS;
+        if ((rc = intern(x, buf, &name)) >= 0)
+            e = OTF2_GlobalDefWriter_WriteLocation(x->defs, t, name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                                   x->events[t], group[exp->threads[t].process]);
+        if (e != OTF2_SUCCESS)
+            rc = otf2_failed(x, e, "location definition");
     }
-    return 0;
+    free(group);
+    return rc < 0 ? rc : 0;
 }
 
 /* One pthread contingent per process: a COMM_LOCATIONS group of all

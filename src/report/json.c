@@ -298,6 +298,16 @@ static void json_system(struct jw *w, const struct strobe__report_view *v)
         else
             jw_null(w, "exit_status");
         jw_double(w, "overhead_ns_per_event", pi->overhead_ns_per_event);
+        if (pi->has_rank) {
+            jw_u64(w, "rank", pi->rank);
+            if (pi->world_size)
+                jw_u64(w, "world_size", pi->world_size);
+            else
+                jw_null(w, "world_size");
+        } else {
+            jw_null(w, "rank");
+            jw_null(w, "world_size");
+        }
         jw_close(w);
     }
     jw_close(w);
@@ -448,40 +458,82 @@ static void json_node(struct jw *w, const struct strobe__report_view *v, uint32_
 /* Pre-order over the sorted children; ids are positions in this order. */
 static int json_tree(struct jw *w, const struct strobe__report_view *v)
 {
-    size_t n = v->prof->nnodes;
-    uint32_t *stack = malloc(n * sizeof *stack), *stack_id = malloc(n * sizeof *stack_id);
-    size_t *pos = malloc(n * sizeof *pos);
-    if (!stack || !stack_id || !pos) {
-        free(stack);
-        free(stack_id);
-        free(pos);
+    uint32_t *nodes, *depths;
+    size_t n;
+    uint32_t *id_at = malloc((v->prof->nnodes + 1) * sizeof *id_at); /* last id seen at each depth */
+    if (!id_at || strobe__report_preorder(v, &nodes, &depths, &n) != 0) {
+        free(id_at);
         return -ENOMEM;
     }
     jw_open(w, "calltree", '[', false);
-    uint32_t next_id = 0;
-    json_node(w, v, 0, next_id++, STROBE_NONE, 0);
-    size_t sp = 0;
-    stack[sp] = 0;
-    stack_id[sp] = 0;
-    pos[sp++] = v->kids_start[0];
-    while (sp > 0) {
-        uint32_t top = stack[sp - 1];
-        if (pos[sp - 1] == v->kids_start[top + 1]) {
-            sp--;
-            continue;
-        }
-        uint32_t c = v->kids[pos[sp - 1]++];
-        uint32_t id = next_id++;
-        json_node(w, v, c, id, stack_id[sp - 1], (uint32_t)sp);
-        stack[sp] = c;
-        stack_id[sp] = id;
-        pos[sp++] = v->kids_start[c];
+    json_node(w, v, 0, 0, STROBE_NONE, 0);
+    id_at[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        id_at[depths[i]] = (uint32_t)(i + 1);
+        json_node(w, v, nodes[i], (uint32_t)(i + 1), id_at[depths[i] - 1], depths[i]);
     }
     jw_close(w);
-    free(stack);
-    free(stack_id);
-    free(pos);
+    free(nodes);
+    free(depths);
+    free(id_at);
     return 0;
+}
+
+/* `--by`: the groups and, per call path (by JSON call-tree id), the
+ * per-group sums and their min/avg/max. */
+static void json_groups(struct jw *w, const struct strobe__report_view *v,
+                        const struct strobe__report_groups *g, int by)
+{
+    const struct strobe_experiment *exp = v->exp;
+    jw_open(w, "by", '{', false);
+    jw_str(w, "key", by == STROBE_REPORT_BY_RANK ? "rank" : "process");
+    jw_u64(w, "left_out", g->left_out);
+    jw_open(w, "groups", '[', false);
+    for (size_t k = 0; k < g->n; k++) {
+        jw_open(w, NULL, '{', true);
+        if (by == STROBE_REPORT_BY_RANK)
+            jw_u64(w, "rank", exp->processes[g->leader[k]].rank);
+        jw_open(w, "processes", '[', true);
+        const struct strobe_process_info *lead = &exp->processes[g->leader[k]];
+        for (size_t p = 0; p < exp->nprocesses; p++)
+            if (p == g->leader[k] || (by == STROBE_REPORT_BY_RANK && exp->processes[p].has_rank &&
+                                      exp->processes[p].rank == lead->rank))
+                jw_u64(w, NULL, p);
+        jw_close(w);
+        jw_u64(w, "threads", g->nthreads[k]);
+        jw_u64(w, "visits", g->visits[k]);
+        jw_u64(w, "incl_ns", g->incl_ns[k]);
+        jw_u64(w, "events", g->events[k]);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "calltree", '[', false);
+    for (size_t i = 0; i < g->npaths; i++) {
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "id", i + 1);
+        const char *keys[2] = {"visits", "incl_ns"};
+        const uint64_t *vals[2] = {g->path_visits, g->path_incl_ns};
+        for (int m = 0; m < 2; m++) {
+            uint64_t mn = UINT64_MAX, mx = 0, sum = 0;
+            jw_open(w, keys[m], '{', true);
+            jw_open(w, "groups", '[', true);
+            for (size_t k = 0; k < g->n; k++) {
+                uint64_t x = vals[m][i * g->n + k];
+                jw_u64(w, NULL, x);
+                mn = x < mn ? x : mn;
+                mx = x > mx ? x : mx;
+                sum += x;
+            }
+            jw_close(w);
+            jw_u64(w, "min", mn);
+            jw_double(w, "avg", (double)sum / (double)g->n);
+            jw_u64(w, "max", mx);
+            jw_close(w);
+        }
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_close(w);
 }
 
 static void json_tm_cell(struct jw *w, const struct strobe_tm_cell *c, bool times, bool aborts)
@@ -677,6 +729,13 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
     json_defs(&w, exp);
     json_flat(&w, &v);
     rc = json_tree(&w, &v);
+    if (rc == 0 && opts && opts->by != STROBE_REPORT_BY_NONE) {
+        struct strobe__report_groups g;
+        if ((rc = strobe__report_groups_build(&g, &v, opts->by)) == 0) {
+            json_groups(&w, &v, &g, opts->by);
+            strobe__report_groups_free(&g);
+        }
+    }
     if (rc == 0 && opts && opts->tm)
         json_tm(&w, exp, opts->tm);
     jw_close(&w);

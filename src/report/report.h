@@ -27,6 +27,13 @@ enum strobe_report_sort {
     STROBE_REPORT_SORT_VISITS = 2,
 };
 
+/* `--by`: per-group rows and min/avg/max over the groups per call path. */
+enum strobe_report_by {
+    STROBE_REPORT_BY_NONE = 0,
+    STROBE_REPORT_BY_PROCESS = 1, /* every process image */
+    STROBE_REPORT_BY_RANK = 2,    /* the processes of each MPI rank together */
+};
+
 #define STROBE_REPORT_TOP_DEFAULT 20
 
 struct strobe_report_opts {
@@ -35,6 +42,9 @@ struct strobe_report_opts {
                      node, regions of the thread x region table (at most 8);
                      0 = all. JSON ignores it and is always complete. */
     bool threads; /* text: add the per-thread section (JSON always has it) */
+    int by;       /* enum strobe_report_by: add the per-rank or per-process
+                     section (text and JSON); by rank fails with -ENOENT
+                     when no process has a rank */
     const struct strobe_tm_model *tm; /* add the transactional-memory section
                                          (strobe_tm_model_build); NULL: none */
 };

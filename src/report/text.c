@@ -30,6 +30,7 @@ void strobe_report_opts_init(struct strobe_report_opts *opts)
     opts->sort = STROBE_REPORT_SORT_EXCL;
     opts->top = STROBE_REPORT_TOP_DEFAULT;
     opts->threads = false;
+    opts->by = STROBE_REPORT_BY_NONE;
     opts->tm = NULL;
 }
 
@@ -189,8 +190,11 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
     summary_line(out, "duration", "%s", strobe__fmt_time(a, exp->duration_ns));
     const char *status = strobe__report_meta(exp, "exit_status");
     const char *sig = strobe__report_meta(exp, "signal");
+    const char *after = strobe__report_meta(exp, "after_signal");
     if (sig)
         summary_line(out, "exit", "killed by signal %s", sig);
+    else if (status && after)
+        summary_line(out, "exit", "status %s after signal %s", status, after);
     else if (status)
         summary_line(out, "exit", "status %s", status);
     summary_line(out, "processes", "%zu", exp->nprocesses);
@@ -545,6 +549,130 @@ static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t to
     free(incl);
     free(visits);
     return 0;
+}
+
+/* ---- Ranks or processes (--by) ----------------------------------------- */
+
+static void group_label(char *buf, size_t size, const struct strobe_experiment *exp,
+                        const struct strobe__report_groups *g, size_t k, int by)
+{
+    const struct strobe_process_info *p = &exp->processes[g->leader[k]];
+    if (by == STROBE_REPORT_BY_RANK)
+        snprintf(buf, size, "%" PRIu32, p->rank);
+    else
+        snprintf(buf, size, "%s", p->dir ? p->dir : "?");
+}
+
+/* Per group: processes, threads, visits, inclusive time, events; per call
+ * path: min/avg/max of the per-group sums (Cube's system-tree view); the
+ * visits of the first call paths per group. */
+static void text_groups(FILE *out, const struct strobe__report_view *v, const struct strobe__report_groups *g,
+                        int by, size_t top)
+{
+    const struct strobe_experiment *exp = v->exp;
+    const char *what = by == STROBE_REPORT_BY_RANK ? "rank" : "process";
+    char s[TREE_COLS][STROBE_UNITS_LEN], label[600];
+    int lw = (int)strlen(what);
+    for (size_t k = 0; k < g->n; k++) {
+        group_label(label, sizeof label, exp, g, k, by);
+        if ((int)strobe__display_width(label) > lw)
+            lw = (int)strobe__display_width(label);
+    }
+    fprintf(out, "\n%s (%zu; incl = inclusive time of the top-level regions of their threads",
+            by == STROBE_REPORT_BY_RANK ? "Ranks" : "Processes", g->n);
+    if (g->left_out)
+        fprintf(out, "; %zu process%s without an MPI rank left out", g->left_out,
+                g->left_out == 1 ? "" : "es");
+    fputs(")\n", out);
+    static const char *const head[] = {"processes", "threads", "incl", "visits", "events"};
+    static const int width[] = {9, 7, 11, 10, 10};
+    fputs("  ", out);
+    cell(out, what, -lw);
+    for (int c = 0; c < 5; c++) {
+        fputs("  ", out);
+        cell(out, head[c], width[c]);
+    }
+    fputc('\n', out);
+    for (size_t k = 0; k < g->n; k++) {
+        group_label(label, sizeof label, exp, g, k, by);
+        fputs("  ", out);
+        cell(out, label, -lw);
+        fmt_u64(s[0], g->nprocesses[k]);
+        fmt_u64(s[1], g->nthreads[k]);
+        strobe__fmt_time(s[2], g->incl_ns[k]);
+        fmt_u64(s[3], g->visits[k]);
+        fmt_u64(s[4], g->events[k]);
+        for (int c = 0; c < 5; c++) {
+            fputs("  ", out);
+            cell(out, s[c], width[c]);
+        }
+        fputc('\n', out);
+    }
+
+    size_t rows = top && top < g->npaths ? top : g->npaths;
+    fprintf(out, "\nCall paths over %ss (min/avg/max over the %zu %ss of their sums; pre-order", what, g->n,
+            what);
+    if (rows < g->npaths)
+        fprintf(out, ", first %zu of %zu call paths", rows, g->npaths);
+    fputs(")\n", out);
+    static const char *const phead[TREE_COLS] = {"visits min", "avg", "max", "incl min", "avg", "max"};
+    for (int c = 0; c < TREE_COLS; c++) {
+        fputs("  ", out);
+        cell(out, phead[c], tree_width[c]);
+    }
+    fputs("  call path\n", out);
+    for (size_t i = 0; i < rows; i++) {
+        uint64_t vmin = UINT64_MAX, vmax = 0, vsum = 0, tmin = UINT64_MAX, tmax = 0, tsum = 0;
+        for (size_t k = 0; k < g->n; k++) {
+            uint64_t vis = g->path_visits[i * g->n + k], t = g->path_incl_ns[i * g->n + k];
+            vmin = vis < vmin ? vis : vmin;
+            vmax = vis > vmax ? vis : vmax;
+            vsum += vis;
+            tmin = t < tmin ? t : tmin;
+            tmax = t > tmax ? t : tmax;
+            tsum += t;
+        }
+        fmt_u64(s[0], vmin);
+        snprintf(s[1], sizeof s[1], "%.2f", (double)vsum / (double)g->n);
+        fmt_u64(s[2], vmax);
+        strobe__fmt_time(s[3], tmin);
+        strobe__fmt_time(s[4], strobe__div_round(tsum, g->n));
+        strobe__fmt_time(s[5], tmax);
+        tree_cells(out, s, g->path_depth[i] - 1, false);
+        region_label(out, exp, v->prof->nodes[g->paths[i]].region);
+        fputc('\n', out);
+    }
+
+    size_t cols = rows < MATRIX_MAX_REGIONS ? rows : MATRIX_MAX_REGIONS;
+    if (cols == 0)
+        return;
+    fprintf(out, "\n%s x call path (visits of the first %zu call paths above)\n",
+            by == STROBE_REPORT_BY_RANK ? "Rank" : "Process", cols);
+    for (size_t i = 0; i < cols; i++) {
+        fprintf(out, "  [%zu] ", i + 1);
+        for (uint32_t d = 1; d < g->path_depth[i] && d < TREE_MAX_INDENT; d++)
+            fputs("  ", out);
+        region_label(out, exp, v->prof->nodes[g->paths[i]].region);
+        fputc('\n', out);
+    }
+    fputs("  ", out);
+    cell(out, what, -lw);
+    for (size_t i = 0; i < cols; i++) {
+        snprintf(s[0], sizeof s[0], "[%zu]", i + 1);
+        fputs("  ", out);
+        cell(out, s[0], 10);
+    }
+    fputc('\n', out);
+    for (size_t k = 0; k < g->n; k++) {
+        group_label(label, sizeof label, exp, g, k, by);
+        fputs("  ", out);
+        cell(out, label, -lw);
+        for (size_t i = 0; i < cols; i++) {
+            fputs("  ", out);
+            cell(out, fmt_u64(s[0], g->path_visits[i * g->n + k]), 10);
+        }
+        fputc('\n', out);
+    }
 }
 
 /* ---- Transactional memory ---------------------------------------------- */
@@ -952,6 +1080,13 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
     if (rc == 0 && opts->threads) {
         text_threads(out, &v);
         rc = text_matrix(out, &v, opts->top);
+    }
+    if (rc == 0 && opts->by != STROBE_REPORT_BY_NONE) {
+        struct strobe__report_groups g;
+        if ((rc = strobe__report_groups_build(&g, &v, opts->by)) == 0) {
+            text_groups(out, &v, &g, opts->by, opts->top);
+            strobe__report_groups_free(&g);
+        }
     }
     if (rc == 0 && opts->tm)
         text_tm(out, &v, opts->tm);

@@ -328,3 +328,121 @@ int strobe__report_region_threads(const struct strobe__report_view *v, const uin
     free(slot);
     return 0;
 }
+
+/* ---- Groups (--by) ----------------------------------------------------- */
+
+void strobe__report_groups_free(struct strobe__report_groups *g)
+{
+    free(g->leader);
+    free(g->nprocesses);
+    free(g->nthreads);
+    free(g->of_thread);
+    free(g->visits);
+    free(g->incl_ns);
+    free(g->events);
+    free(g->paths);
+    free(g->path_depth);
+    free(g->path_visits);
+    free(g->path_incl_ns);
+    memset(g, 0, sizeof *g);
+}
+
+int strobe__report_preorder(const struct strobe__report_view *v, uint32_t **nodes, uint32_t **depths,
+                            size_t *n)
+{
+    size_t nn = v->prof->nnodes;
+    uint32_t *stack = malloc(nn * sizeof *stack);
+    size_t *pos = malloc(nn * sizeof *pos);
+    *nodes = malloc(nn * sizeof **nodes);
+    *depths = malloc(nn * sizeof **depths);
+    *n = 0;
+    if (!stack || !pos || !*nodes || !*depths) {
+        free(stack);
+        free(pos);
+        free(*nodes);
+        free(*depths);
+        *nodes = *depths = NULL;
+        return -ENOMEM;
+    }
+    size_t sp = 0;
+    stack[sp] = 0;
+    pos[sp++] = v->kids_start[0];
+    while (sp > 0) {
+        uint32_t top = stack[sp - 1];
+        if (pos[sp - 1] == v->kids_start[top + 1]) {
+            sp--;
+            continue;
+        }
+        uint32_t c = v->kids[pos[sp - 1]++];
+        (*nodes)[*n] = c;
+        (*depths)[(*n)++] = (uint32_t)sp;
+        stack[sp] = c;
+        pos[sp++] = v->kids_start[c];
+    }
+    free(stack);
+    free(pos);
+    return 0;
+}
+
+int strobe__report_groups_build(struct strobe__report_groups *g, const struct strobe__report_view *v, int by)
+{
+    const struct strobe_experiment *exp = v->exp;
+    memset(g, 0, sizeof *g);
+    size_t np = exp->nprocesses ? exp->nprocesses : 1, nt = exp->nthreads ? exp->nthreads : 1;
+    uint32_t *of_process = malloc(np * sizeof *of_process);
+    g->leader = calloc(np, sizeof *g->leader);
+    g->nprocesses = calloc(np, sizeof *g->nprocesses);
+    g->nthreads = calloc(np, sizeof *g->nthreads);
+    g->of_thread = malloc(nt * sizeof *g->of_thread);
+    g->visits = calloc(np, sizeof *g->visits);
+    g->incl_ns = calloc(np, sizeof *g->incl_ns);
+    g->events = calloc(np, sizeof *g->events);
+    int rc = of_process && g->leader && g->nprocesses && g->nthreads && g->of_thread && g->visits &&
+                     g->incl_ns && g->events
+                 ? 0
+                 : -ENOMEM;
+    /* the model lists ranked processes first, by rank, a rank's together */
+    for (size_t p = 0; p < exp->nprocesses && rc == 0; p++) {
+        const struct strobe_process_info *pi = &exp->processes[p];
+        if (by == STROBE_REPORT_BY_RANK && !pi->has_rank) {
+            of_process[p] = STROBE_NONE;
+            g->left_out++;
+            continue;
+        }
+        if (by != STROBE_REPORT_BY_RANK || g->n == 0 || exp->processes[g->leader[g->n - 1]].rank != pi->rank)
+            g->leader[g->n++] = (uint32_t)p;
+        of_process[p] = (uint32_t)(g->n - 1);
+        g->nprocesses[g->n - 1]++;
+    }
+    if (rc == 0 && g->n == 0 && by == STROBE_REPORT_BY_RANK)
+        rc = -ENOENT;
+    for (size_t t = 0; t < exp->nthreads && rc == 0; t++) {
+        uint32_t k = g->of_thread[t] = of_process[exp->threads[t].process];
+        if (k == STROBE_NONE)
+            continue;
+        g->nthreads[k]++;
+        g->visits[k] += v->thread_visits[t];
+        g->incl_ns[k] += v->thread_incl_ns[t];
+        g->events[k] += v->thread_events[t];
+    }
+    free(of_process);
+    if (rc == 0)
+        rc = strobe__report_preorder(v, &g->paths, &g->path_depth, &g->npaths);
+    if (rc == 0) {
+        g->path_visits = calloc(g->npaths * g->n + 1, sizeof *g->path_visits);
+        g->path_incl_ns = calloc(g->npaths * g->n + 1, sizeof *g->path_incl_ns);
+        if (!g->path_visits || !g->path_incl_ns)
+            rc = -ENOMEM;
+    }
+    for (size_t i = 0; i < g->npaths && rc == 0; i++)
+        for (size_t t = 0; t < exp->nthreads; t++) {
+            if (g->of_thread[t] == STROBE_NONE)
+                continue;
+            const struct strobe_stats *s = strobe__node_thread(v, g->paths[i], t);
+            g->path_visits[i * g->n + g->of_thread[t]] += s->visits;
+            g->path_incl_ns[i * g->n + g->of_thread[t]] += s->incl_ns;
+        }
+    if (rc)
+        strobe__report_groups_free(g);
+    return rc;
+}

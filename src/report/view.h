@@ -68,6 +68,37 @@ int strobe__report_view_build(struct strobe__report_view *v, const struct strobe
                               const struct strobe_profile *prof, int sort);
 void strobe__report_view_free(struct strobe__report_view *v);
 
+/* Threads grouped by MPI rank or by process (`strobe report --by`), with
+ * each group's sums: Cube's system-tree view of the call paths. */
+struct strobe__report_groups {
+    size_t n;             /* groups: ranks in rank order, or processes in model order */
+    uint32_t *leader;     /* [n] first process of the group (the model keeps a rank's together) */
+    uint32_t *nprocesses; /* [n] */
+    uint32_t *nthreads;   /* [n] */
+    uint32_t *of_thread;  /* [nthreads] group of each thread, STROBE_NONE when in none */
+    size_t left_out;      /* processes in no group (by rank: those without a rank) */
+    uint64_t *visits, *incl_ns, *events; /* [n] sums of the view's per-thread totals */
+    /* call paths: every node but the root, in the view's pre-order (sorted
+     * children), so paths[i] has id i + 1 in the JSON call tree */
+    uint32_t *paths;
+    uint32_t *path_depth; /* [npaths] root's children = 1 */
+    size_t npaths;
+    uint64_t *path_visits, *path_incl_ns; /* [path * n + group] */
+};
+
+/* The call tree in pre-order over the sorted children, without the root:
+ * nodes[i] at depth depths[i] (the root's children: 1); node i has id
+ * i + 1 in the JSON call tree. Returns 0 or -ENOMEM; the caller frees
+ * both arrays. */
+int strobe__report_preorder(const struct strobe__report_view *v, uint32_t **nodes, uint32_t **depths,
+                            size_t *n);
+
+/* Builds the groups (by = enum strobe_report_by, not NONE). Returns 0,
+ * -ENOMEM, or -ENOENT when grouping by rank and no process has one. On
+ * failure g needs no free. */
+int strobe__report_groups_build(struct strobe__report_groups *g, const struct strobe__report_view *v, int by);
+void strobe__report_groups_free(struct strobe__report_groups *g);
+
 /* Stats of node n for thread t (zeroed stats when the node has none). */
 const struct strobe_stats *strobe__node_thread(const struct strobe__report_view *v, uint32_t n, size_t t);
 

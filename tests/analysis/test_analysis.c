@@ -648,6 +648,42 @@ STROBE_TEST(corrupt_defs_meta_profiles)
     expect_error("/nonexistent/strobe-exp", 0, -ENOENT, "/nonexistent/strobe-exp: No such file or directory");
 }
 
+static long append(const char *rel, const void *bytes, size_t n)
+{
+    int fd = open(path_of(rel), O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    long at = (long)lseek(fd, 0, SEEK_END);
+    CHECK_EQ_INT(write(fd, bytes, n), (long)n);
+    close(fd);
+    return at;
+}
+
+/* MPI_RANK (format.h): the model's rank and world size; one record at
+ * most, rank below the size. */
+STROBE_TEST(mpi_rank_record)
+{
+    static const uint8_t rank3of4[] = {STROBE_DEF_MPI_RANK, 11, 3, 4, 8, 'P', 'M', 'I', '_', 'R', 'A', 'N', 'K'};
+    static const uint8_t rank4of4[] = {STROBE_DEF_MPI_RANK, 11, 4, 4, 8, 'P', 'M', 'I', '_', 'R', 'A', 'N', 'K'};
+    synth("mpi_rank_record");
+    struct strobe_experiment *exp = open_ok(dir);
+    CHECK(!exp->processes[0].has_rank);
+    strobe_experiment_close(exp);
+    append("proc-4242/defs", rank3of4, sizeof rank3of4);
+    exp = open_ok(dir);
+    CHECK(exp->processes[0].has_rank);
+    CHECK_EQ_INT(exp->processes[0].rank, 3);
+    CHECK_EQ_INT(exp->processes[0].world_size, 4);
+    strobe_experiment_close(exp);
+    char msg[128];
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: second MPI_RANK record",
+             append("proc-4242/defs", rank3of4, sizeof rank3of4));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+    synth("mpi_rank_range");
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: MPI rank 4 out of range (world size 4)",
+             append("proc-4242/defs", rank4of4, sizeof rank4of4));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+}
+
 /* ---- real runs ---------------------------------------------------------- */
 
 static struct strobe_experiment *run_with(const char *name, const char *options, const char *prog)
@@ -1045,7 +1081,7 @@ STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iter
                  STROBE_CASE(profile_from_trace_exact), STROBE_CASE(killed_thread_closed_at_process_end),
                  STROBE_CASE(zero_tail_is_end_of_data), STROBE_CASE(records_across_chunks),
                  STROBE_CASE(profile_files_exact), STROBE_CASE(corrupt_stream_header),
-                 STROBE_CASE(corrupt_stream_records), STROBE_CASE(corrupt_defs_meta_profiles),
+                 STROBE_CASE(corrupt_stream_records), STROBE_CASE(corrupt_defs_meta_profiles), STROBE_CASE(mpi_rank_record),
                  STROBE_CASE(tm_counts_records), STROBE_CASE(tm_counts_with_events),
                  STROBE_CASE(tm_level_meta_and_inferred), STROBE_CASE(corrupt_tm_counts),
                  STROBE_CASE(real_symbols_pie_and_shared_library),

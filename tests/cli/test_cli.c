@@ -114,8 +114,9 @@ STROBE_TEST(meta_file)
     CHECK_EQ_INT(strobe__meta_write_start(path, &info), 0);
     /* never overwrites an existing meta file */
     CHECK(strobe__meta_write_start(path, &info) < 0);
-    CHECK_EQ_INT(strobe__meta_write_end(path, 3 << 8 /* exited with 3 */, 1795344301, 0), 0);
-    CHECK_EQ_INT(strobe__meta_write_end(path, 9 /* killed by SIGKILL */, 1795344302, 7), 0);
+    CHECK_EQ_INT(strobe__meta_write_end(path, 3 << 8 /* exited with 3 */, 0, 1795344301, 0), 0);
+    CHECK_EQ_INT(strobe__meta_write_end(path, 9 /* killed by SIGKILL */, 0, 1795344302, 7), 0);
+    CHECK_EQ_INT(strobe__meta_write_end(path, 1 << 8 /* exited with 1 after SIGTERM */, 15, 1795344303, 0), 0);
     char *out;
     CHECK_EQ_INT(strobe_test_sh(&out,
                                 "sed -e 's/^cwd: .*/cwd: C/' -e 's/^host: .*/host: H/' "
@@ -140,7 +141,11 @@ STROBE_TEST(meta_file)
                       "exit_status: 3\n"
                       "end_time: 2026-11-22T10:45:02Z\n"
                       "end_realtime_ns: 1795344302000000007\n"
-                      "signal: 9\n");
+                      "signal: 9\n"
+                      "end_time: 2026-11-22T10:45:03Z\n"
+                      "end_realtime_ns: 1795344303000000000\n"
+                      "exit_status: 1\n"
+                      "after_signal: 15\n");
     free(out);
 }
 
@@ -464,6 +469,32 @@ STROBE_TEST(report_profile_reads_no_stream)
     free(out);
 }
 
+/* --by on an experiment without MPI ranks: rank is a usage error naming
+ * the alternative; process gives one row per process. */
+STROBE_TEST(report_by)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("report_by");
+    expect(0, NULL, "cd '%s' && " STROBE " run -o exp -- " WORKLOAD " >/dev/null", dir);
+    expect(2,
+           "strobe: report: exp: --by rank: no process has an MPI rank (not started by an MPI launcher); use "
+           "--by process\n",
+           "cd '%s' && " STROBE " report exp --by rank", dir);
+    expect(2, "strobe: report: --by: unknown grouping 'node' (rank or process) (see 'strobe report --help')\n",
+           "cd '%s' && " STROBE " report exp --by node", dir);
+    char *out = expect_sh(0, NULL, "cd '" STROBE_TEST_WORK_DIR "/report_by.tmp' && " STROBE " report exp --by process");
+    CHECK_CONTAINS(out, "\nProcesses (1; incl = inclusive time of the top-level regions of their threads)\n");
+    free(out);
+    /* every thread's visits in the one process: 1 + 5 + 10 + 5 (main) + 3 + 60 + 120 (workers) */
+    out = expect_sh(0, NULL,
+                    "cd '" STROBE_TEST_WORK_DIR "/report_by.tmp' && " STROBE
+                    " report exp --by process --format json | python3 -c "
+                    "'import json,sys; g=json.load(sys.stdin)[\"by\"][\"groups\"]; "
+                    "print(len(g), g[0][\"processes\"], g[0][\"threads\"], g[0][\"visits\"])'");
+    CHECK_STR_EQ(out, "1 [0] 4 204\n");
+    free(out);
+}
+
 STROBE_TEST(run_no_trace)
 {
     need_runtime();
@@ -533,6 +564,30 @@ STROBE_TEST(signal_forwarded)
     CHECK_EQ_INT(st, 0);
     CHECK_CONTAINS(out, "strobe: run: " WORKLOAD " killed by signal 15 (Terminated)\n");
     CHECK_CONTAINS(out, "\nstatus=143\n");
+    free(out);
+}
+
+/* A program that catches the forwarded signal and exits (as an MPI
+ * launcher does) still gets a line saying what ended it, in the run's
+ * output, meta and the report. */
+STROBE_TEST(exit_after_signal)
+{
+    need_runtime();
+    const char *dir = strobe_test_tmpdir("exit_after_signal");
+    char *out;
+    int st = strobe_test_sh(&out,
+                            "cd '%s' && { " STROBE " run -o exp -- sh -c 'trap \"exit 3\" TERM; touch ready; "
+                            "i=0; while [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done' & pid=$!; "
+                            "i=0; while [ ! -e ready ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; "
+                            "kill -TERM $pid; wait $pid; echo \"status=$?\"; }",
+                            dir);
+    CHECK_EQ_INT(st, 0);
+    CHECK_CONTAINS(out, "strobe: run: sh exited with status 3 after signal 15 (Terminated)\n");
+    CHECK_CONTAINS(out, "\nstatus=3\n");
+    free(out);
+    expect(0, "exit_status: 3\nafter_signal: 15\n", "tail -2 '%s/exp/meta'", dir);
+    out = expect_sh(0, NULL, "cd '" STROBE_TEST_WORK_DIR "/exit_after_signal.tmp' && " STROBE " report exp");
+    CHECK_CONTAINS(out, "\n  exit             status 3 after signal 15\n");
     free(out);
 }
 
@@ -852,9 +907,9 @@ STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(met
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),
-                 STROBE_CASE(report_unreadable), STROBE_CASE(run_exact_visits), STROBE_CASE(run_no_trace),
+                 STROBE_CASE(report_unreadable), STROBE_CASE(run_exact_visits), STROBE_CASE(report_by), STROBE_CASE(run_no_trace),
                  STROBE_CASE(run_no_profile), STROBE_CASE(exit_code_passthrough),
-                 STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(child_environment),
+                 STROBE_CASE(killed_by_signal), STROBE_CASE(signal_forwarded), STROBE_CASE(exit_after_signal), STROBE_CASE(child_environment),
                  STROBE_CASE(meta_of_run), STROBE_CASE(default_dir_name), STROBE_CASE(export_dispatch),
                  STROBE_CASE(run_tm), STROBE_CASE(report_tm_level_off), STROBE_CASE(report_score),
                  STROBE_CASE(report_score_sources), STROBE_CASE(drops_per_thread),

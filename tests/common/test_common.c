@@ -4,6 +4,7 @@
 
 #include "common/filter.h"
 #include "common/format.h"
+#include "common/mpi_rank.h"
 #include "strobe/strobe.h"
 #include "test.h"
 
@@ -135,7 +136,51 @@ STROBE_TEST(strerror_table)
     CHECK_STR_EQ(strobe_strerror(-99999), "unknown error");
 }
 
+/* "rank size source" of strobe__mpi_rank_from_env, or "none". */
+static const char *rank_of(char *const *envp)
+{
+    static char buf[128];
+    struct strobe__mpi_rank r;
+    if (!strobe__mpi_rank_from_env(envp, &r))
+        return "none";
+    snprintf(buf, sizeof buf, "%u %u %s", (unsigned)r.rank, (unsigned)r.size, r.source);
+    return buf;
+}
+
+STROBE_TEST(mpi_rank_env)
+{
+    char *none[] = {"PATH=/bin", "OMPI_COMM_WORLD_RANKX=3", NULL};
+    CHECK_STR_EQ(rank_of(none), "none");
+    CHECK_STR_EQ(rank_of((char *[]){NULL}), "none");
+    /* each launcher's pair */
+    CHECK_STR_EQ(rank_of((char *[]){"OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_RANK=3", NULL}),
+                 "3 4 OMPI_COMM_WORLD_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=0", "PMI_SIZE=2", NULL}), "0 2 PMI_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"PMIX_RANK=7", NULL}), "7 0 PMIX_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"SLURM_PROCID=5", "SLURM_NTASKS=8", NULL}), "5 8 SLURM_PROCID");
+    /* order: Open MPI, PMI, PMIx, Slurm last (a batch step's SLURM_PROCID=0
+     * reaches every rank an mpirun inside it starts) */
+    CHECK_STR_EQ(rank_of((char *[]){"SLURM_PROCID=0", "SLURM_NTASKS=1", "PMIX_RANK=2", "PMI_RANK=1",
+                                    "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=3", NULL}),
+                 "2 3 OMPI_COMM_WORLD_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"SLURM_PROCID=0", "PMIX_RANK=2", "PMI_RANK=1", NULL}), "1 0 PMI_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"SLURM_PROCID=0", "PMIX_RANK=2", NULL}), "2 0 PMIX_RANK");
+    /* malformed ranks are skipped, the next name is tried */
+    CHECK_STR_EQ(rank_of((char *[]){"OMPI_COMM_WORLD_RANK=", "PMI_RANK=+1", "PMIX_RANK=1x", "SLURM_PROCID=4",
+                                    NULL}),
+                 "4 0 SLURM_PROCID");
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=-1", NULL}), "none");
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=2147483647", NULL}), "2147483647 0 PMI_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=2147483648", NULL}), "none");
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=99999999999999999999999", NULL}), "none");
+    /* a size that is malformed or not above the rank is unknown */
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=3", "PMI_SIZE=3", NULL}), "3 0 PMI_RANK");
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=3", "PMI_SIZE=four", NULL}), "3 0 PMI_RANK");
+    /* the first entry of a name counts, as getenv() does */
+    CHECK_STR_EQ(rank_of((char *[]){"PMI_RANK=1", "PMI_RANK=2", NULL}), "1 0 PMI_RANK");
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(leb_roundtrip), STROBE_CASE(leb_rejects_overlong), STROBE_CASE(zigzag),
                  STROBE_CASE(filter_last_match_wins), STROBE_CASE(filter_empty_measures_all),
                  STROBE_CASE(filter_errors_name_line), STROBE_CASE(filter_exact_glob),
-                 STROBE_CASE(strerror_table))
+                 STROBE_CASE(strerror_table), STROBE_CASE(mpi_rank_env))

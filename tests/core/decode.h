@@ -119,6 +119,9 @@ struct dec_defs {
     uint64_t pid, ppid, clock_kind, realtime_ns;
     char exe[4096];
     char parent_dir[256];
+    int nrank; /* MPI_RANK records */
+    uint64_t rank, world_size;
+    char rank_source[64];
     int nsync;
     uint64_t sync_ticks[4096], sync_ns[4096];
     int nmodules;
@@ -153,6 +156,12 @@ static inline void dec_defs_record(const char *path, const uint8_t *base, unsign
         d->realtime_ns = dec_uleb(path, base, &p, end);
         dec_str(path, base, &p, end, d->exe, sizeof d->exe);
         dec_str(path, base, &p, end, d->parent_dir, sizeof d->parent_dir);
+        break;
+    case STROBE_DEF_MPI_RANK:
+        d->nrank++;
+        d->rank = dec_uleb(path, base, &p, end);
+        d->world_size = dec_uleb(path, base, &p, end);
+        dec_str(path, base, &p, end, d->rank_source, sizeof d->rank_source);
         break;
     case STROBE_DEF_CLOCK_SYNC:
         if (d->nsync < 4096) {

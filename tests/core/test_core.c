@@ -1013,6 +1013,60 @@ STROBE_TEST(fork_while_threads_run)
 
 /* ---- processes ---- */
 
+/* The rank from the launcher's environment is in defs, once, also in a
+ * fork child's; no rank variable, no record. */
+STROBE_TEST(mpi_rank)
+{
+    const char *exp = exp_dir("mpi_rank");
+    char *out, path[PBUF], names[4][256];
+    CHECK_EQ_INT(run(&out, exp, "PMI_RANK=2 PMI_SIZE=4", PROG("fork")), 0);
+    free(out);
+    CHECK_EQ_INT(proc_dirs(exp, names, 4), 2);
+    for (int i = 0; i < 2; i++) {
+        static struct dec_defs d;
+        char dir[PBUF];
+        fmt(dir, sizeof dir, "%s/%s", exp, names[i]);
+        dec_defs_load(file_in(path, dir, "defs"), &d);
+        CHECK_EQ_INT(d.nrank, 1);
+        CHECK_EQ_U64(d.rank, 2);
+        CHECK_EQ_U64(d.world_size, 4);
+        CHECK_STR_EQ(d.rank_source, "PMI_RANK");
+    }
+    exp = exp_dir("mpi_rank_none");
+    CHECK_EQ_INT(run(&out, exp, "", PROG("calls")), 0);
+    free(out);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, only_proc(exp), "defs"), &d);
+    CHECK_EQ_INT(d.nrank, 0);
+}
+
+/* STROBE_LAUNCHER_PID: the process of that pid stays unmeasured, also
+ * after exec; a process it starts is measured. Here the launcher is a
+ * shell that exports its own pid, then execs a shell that runs the
+ * program as a child. */
+STROBE_TEST(launcher_pid)
+{
+    const char *exp = exp_dir("launcher_pid");
+    char *out, path[PBUF], names[4][256];
+    CHECK_EQ_INT(
+        run(&out, exp, "", "sh -c 'export STROBE_LAUNCHER_PID=$$; exec sh -c \"%s; true\"'", PROG("calls")),
+        0);
+    free(out);
+    /* the first shell image (started before it named itself) and the
+     * program; not the exec()ed shell, which would be proc-<pid>-1 */
+    CHECK_EQ_INT(proc_dirs(exp, names, 4), 2);
+    int progs = 0;
+    for (int i = 0; i < 2; i++) {
+        static struct dec_defs d;
+        char dir[PBUF];
+        CHECK(strchr(names[i] + 5, '-') == NULL);
+        fmt(dir, sizeof dir, "%s/%s", exp, names[i]);
+        dec_defs_load(file_in(path, dir, "defs"), &d);
+        progs += strcmp(strrchr(d.exe, '/'), "/core_prog_calls") == 0;
+    }
+    CHECK_EQ_INT(progs, 1);
+}
+
 STROBE_TEST(fork_child)
 {
     const char *exp = exp_dir("fork_child");
@@ -1415,7 +1469,7 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(exit_status), STROBE_CASE(filter_excludes), STROBE_CASE(filter_includes),
                  STROBE_CASE(filter_error), STROBE_CASE(dlopen_module), STROBE_CASE(threads),
                  STROBE_CASE(thread_calls_exit), STROBE_CASE(threads_pthread_exit), STROBE_CASE(threads_c11),
-                 STROBE_CASE(many_threads), STROBE_CASE(fork_while_threads_run), STROBE_CASE(fork_child),
+                 STROBE_CASE(many_threads), STROBE_CASE(fork_while_threads_run), STROBE_CASE(mpi_rank), STROBE_CASE(launcher_pid), STROBE_CASE(fork_child),
                  STROBE_CASE(exec_new_image), STROBE_CASE(signal_reentry), STROBE_CASE(annotate),
                  STROBE_CASE(annotate_thread), STROBE_CASE(adapter_counts_per_path),
                  STROBE_CASE(annotate_disabled), STROBE_CASE(annotate_filtered),

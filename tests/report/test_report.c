@@ -478,6 +478,80 @@ static const char *const tree_script =
     "  print(path[n[\"id\"]], n[\"visits\"], n[\"incl_ns\"], n[\"excl_ns\"], n[\"min_ns\"], n[\"max_ns\"], "
     "th)\n";
 
+/* --by rank on the model split into two ranked processes: thread 0 is
+ * rank 0, threads 1 and 2 rank 1. Rank sums and min/avg/max over ranks
+ * per call path, exactly; the default options add no such section. */
+STROBE_TEST(text_by_rank)
+{
+    struct model m;
+    build_model(&m);
+    struct strobe_process_info procs[2] = {m.proc, m.proc};
+    procs[0].has_rank = procs[1].has_rank = true;
+    procs[1].rank = 1;
+    procs[1].dir = "proc-4243";
+    m.exp.processes = procs;
+    m.exp.nprocesses = 2;
+    m.threads[1].process = m.threads[2].process = 1;
+
+    char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
+    CHECK(strstr(t, "\nRanks (") == NULL);
+    free(t);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct strobe_report_opts o;
+    strobe_report_opts_init(&o);
+    o.by = STROBE_REPORT_BY_RANK;
+    CHECK_EQ_INT(strobe_report_text(f, &m.exp, &m.prof, &o), 0);
+    fclose(f);
+    const char *want =
+        "\nRanks (2; incl = inclusive time of the top-level regions of their threads)\n"
+        "  rank  processes  threads         incl      visits      events\n"
+        "  0             1        1     1.000 ms           9         100\n"
+        "  1             1        2     1.000 ms          22         100\n"
+        "\nCall paths over ranks (min/avg/max over the 2 ranks of their sums; pre-order)\n"
+        "   visits min          avg         max     incl min          avg          max  call path\n"
+        "            0         0.50           1         0 ns   500.000 µs     1.000 ms  main (app.c:10)\n"
+        "            0         0.50           1         0 ns   150.000 µs   300.000 µs    rec (app.c:40)\n"
+        "            0         1.00           2         0 ns   100.000 µs   200.000 µs      rec (app.c:40)\n"
+        "            0         2.50           5         0 ns    25.000 µs    50.000 µs    io [libio.so]\n"
+        "            0         1.00           2         0 ns   500.000 µs     1.000 ms  worker (app.c:20)\n"
+        "            0        10.00          20         0 ns   400.000 µs   800.000 µs    compute (app.c:30)\n"
+        "\nRank x call path (visits of the first 6 call paths above)\n"
+        "  [1] main (app.c:10)\n"
+        "  [2]   rec (app.c:40)\n"
+        "  [3]     rec (app.c:40)\n"
+        "  [4]   io [libio.so]\n"
+        "  [5] worker (app.c:20)\n"
+        "  [6]   compute (app.c:30)\n"
+        "  rank         [1]         [2]         [3]         [4]         [5]         [6]\n"
+        "  0              1           1           2           5           0           0\n"
+        "  1              0           0           0           0           2          20\n";
+    CHECK_CONTAINS(buf, want);
+    CHECK(strcmp(strstr(buf, want), want) == 0);
+    free(buf);
+
+    /* a process without a rank is left out and counted */
+    procs[1].has_rank = false;
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    CHECK_EQ_INT(strobe_report_json(f, &m.exp, &m.prof, &o), 0);
+    fclose(f);
+    CHECK_CONTAINS(buf, "\"by\": {\n    \"key\": \"rank\",\n    \"left_out\": 1,\n    \"groups\": [\n"
+                        "      {\"rank\": 0, \"processes\": [0], \"threads\": 1, \"visits\": 9, \"incl_ns\": 1000000, "
+                        "\"events\": 100}\n    ],");
+    CHECK_CONTAINS(buf, "{\"id\": 1, \"visits\": {\"groups\": [1], \"min\": 1, \"avg\": 1, \"max\": 1}, "
+                        "\"incl_ns\": {\"groups\": [1000000], \"min\": 1000000, \"avg\": 1000000, \"max\": 1000000}}");
+    free(buf);
+    /* no rank at all: the caller's error */
+    procs[0].has_rank = false;
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    CHECK_EQ_INT(strobe_report_text(f, &m.exp, &m.prof, &o), -ENOENT);
+    fclose(f);
+    free(buf);
+}
+
 STROBE_TEST(json_tree)
 {
     struct model m;
@@ -529,7 +603,7 @@ STROBE_TEST(json_fields)
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
         "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
-        "\"start_realtime_ns\": 0}\n"
+        "\"rank\": null, \"start_realtime_ns\": 0, \"world_size\": null}\n"
         "{\"at_exit\": false, \"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, \"ended\": true, "
         "\"events\": 100, \"incl_ns\": 1000000, \"index\": 0, \"parent\": null, \"process\": 0, "
         "\"profile\": true, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
@@ -1302,7 +1376,7 @@ STROBE_TEST(score_json)
 
 STROBE_TEST_MAIN(STROBE_CASE(units_time), STROBE_CASE(units_bytes), STROBE_CASE(sort_parse),
                  STROBE_CASE(text_summary), STROBE_CASE(text_drops_and_exit), STROBE_CASE(text_flat),
-                 STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(json_tree),
+                 STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(text_by_rank), STROBE_CASE(json_tree),
                  STROBE_CASE(json_fields), STROBE_CASE(json_escapes), STROBE_CASE(deep_recursion),
                  STROBE_CASE(bad_model), STROBE_CASE(write_error), STROBE_CASE(tm_verdict_thresholds),
                  STROBE_CASE(text_tm_counters), STROBE_CASE(text_tm_hardware_causes), STROBE_CASE(text_tm_events),
