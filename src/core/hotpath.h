@@ -41,9 +41,11 @@ STROBE_HOT_INLINE bool strobe__event_ok(const struct strobe__thread *t)
     return STROBE_LIKELY(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) == 0) && STROBE_LIKELY(strobe__active());
 }
 
-/* The busy flag is only ever read by this thread (and by signal handlers
- * running on it): relaxed atomics compile to plain moves, the signal
- * fences keep the compiler from moving the event's stores outside. */
+/* The busy flag is read by this thread (and by signal handlers running on
+ * it), and once by the thread that ends the process (exit summary): the
+ * stores that clear it are releases, so that reader, acquiring it clear,
+ * sees the event's stores (a plain move on x86); the signal fences keep
+ * the compiler from moving the event's stores outside. */
 STROBE_HOT_INLINE void strobe__busy_set(struct strobe__thread *t, uint32_t bits)
 {
     __atomic_store_n(&t->busy, __atomic_load_n(&t->busy, __ATOMIC_RELAXED) | bits, __ATOMIC_RELAXED);
@@ -53,7 +55,7 @@ STROBE_HOT_INLINE void strobe__busy_set(struct strobe__thread *t, uint32_t bits)
 STROBE_HOT_INLINE void strobe__busy_clear(struct strobe__thread *t, uint32_t bits)
 {
     atomic_signal_fence(memory_order_seq_cst);
-    __atomic_store_n(&t->busy, __atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~bits, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->busy, __atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~bits, __ATOMIC_RELEASE);
 }
 
 /* Hot-path variants for when busy is known to be 0. */
@@ -66,7 +68,7 @@ STROBE_HOT_INLINE void strobe__busy_enter(struct strobe__thread *t)
 STROBE_HOT_INLINE void strobe__busy_leave(struct strobe__thread *t)
 {
     atomic_signal_fence(memory_order_seq_cst);
-    __atomic_store_n(&t->busy, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Encodes a record whose first byte is kind_bits | c | ddddd at p: the
