@@ -78,6 +78,7 @@ const char strobe__export_help[] =
     "  --processes LIST    only the threads of these processes, by pid: 4242,4250-4260\n"
     "  --min-duration D    drop frames shorter than D (and everything inside them);\n"
     "                      prints how many on stderr\n"
+    "\n"
     "An export estimated above 1 GB prints a warning naming these options.\n"
     "\n"
     "exit status: 0 success, 1 the experiment cannot be read or OUT not written\n"

@@ -112,9 +112,10 @@ static int parse_u64(const char **s, uint64_t *out)
         return -1;
     uint64_t v = 0;
     for (; **s >= '0' && **s <= '9'; (*s)++) {
-        if (v > (UINT64_MAX - 9) / 10)
+        uint64_t d = (uint64_t)(**s - '0');
+        if (v > (UINT64_MAX - d) / 10)
             return -1;
-        v = v * 10 + (uint64_t)(**s - '0');
+        v = v * 10 + d;
     }
     *out = v;
     return 0;

@@ -597,6 +597,113 @@ STROBE_TEST(select_size_warning)
     strobe_experiment_close(fx.exp);
 }
 
+/* A recorded program whose frame durations are set by busy loops: 100
+ * calls of brief() of some ns, then 2 calls of busy() of 20 ms each. */
+static const char busy_program[] =
+    "#include <time.h>\n"
+    "__attribute__((no_instrument_function)) static long since(const struct timespec *a) {\n"
+    "    struct timespec b; clock_gettime(CLOCK_MONOTONIC, &b);\n"
+    "    return (b.tv_sec - a->tv_sec) * 1000000000L + (b.tv_nsec - a->tv_nsec); }\n"
+    "__attribute__((noinline)) void brief(volatile int *x) { *x += 1; }\n"
+    "__attribute__((noinline)) void busy(void) {\n"
+    "    struct timespec a; clock_gettime(CLOCK_MONOTONIC, &a); while (since(&a) < 20000000L) ; }\n"
+    "int main(void) { volatile int x = 0; for (int i = 0; i < 100; i++) brief(&x); busy(); busy(); return 0; }\n";
+
+/* The selection on a real recording: --min-duration 5ms drops exactly the
+ * 100 brief() frames; the window [15 ms, 18 ms] lies inside the first
+ * busy() (the program starts well before 15 ms and busy() lasts 20 ms),
+ * so exactly main and busy() appear, cut to the window. */
+STROBE_TEST(select_recorded)
+{
+    const char *dir = strobe_test_tmpdir("select_recorded");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/busy.c", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(busy_program, f);
+    fclose(f);
+    run_check("cd '%s' && cc -O1 -g -finstrument-functions -o busy busy.c", dir);
+    run_check("cd '%s' && %s/strobe run -o exp -- ./busy >/dev/null 2>&1", dir, STROBE_BIN_DIR);
+    char *out, exp_dir[4200];
+    snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
+    char args[8800];
+    snprintf(args, sizeof args, "--format chrome -o '%s/short.json' --min-duration 5ms", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    CHECK_STR_EQ(out, "strobe: export: 100 frames shorter than 5ms dropped (200 events)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/short.json' 0 | cut -d' ' -f1-3", CHECKS,
+                                dir),
+                 0);
+    CHECK_STR_EQ(out, "thread 0 thread\n0 B main\n0 B busy\n0 E busy\n0 B busy\n0 E busy\n0 E main\n");
+    free(out);
+    snprintf(args, sizeof args, "--format otf2 -o '%s/short' --min-duration 5ms", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "otf2-print '%s/short/traces.otf2' | grep -c '^ENTER .*Region: \"brief\"'; "
+                                      "otf2-print '%s/short/traces.otf2' | grep -c '^ENTER .*Region: \"busy\"'",
+                                dir, dir),
+                 0);
+    CHECK_STR_EQ(out, "0\n2\n");
+    free(out);
+
+    snprintf(args, sizeof args, "--format chrome -o '%s/window.json' --from 15ms --to 18ms", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/window.json' 0 | grep -v ^thread",
+                                CHECKS, dir),
+                 0);
+    CHECK_STR_EQ(out, "0 B main +15000000\n0 B busy +15000000\n0 E busy +18000000\n0 E main +18000000\n");
+    free(out);
+}
+
+/* Writes the TM experiment of make_tm_experiment() at level events into
+ * exp_dir and opens it. */
+static struct strobe_experiment *open_tm_events(const char *exp_dir)
+{
+    CHECK_EQ_INT(make_tm_experiment(exp_dir, "tm: 1\ntm_monitor: events\n", 1), 0);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("strobe_experiment_open: %s", eb.msg);
+    return exp;
+}
+
+/* Paraver through the same selection: only t0's row, its Running cut to
+ * the window [180, 350] (ns after its start): the retry of the first
+ * block, re-entered at 180, commits at 200; the second block, entered at
+ * 300, is cut at 350. The abort at 150 is outside. */
+STROBE_TEST(select_paraver)
+{
+    const char *dir = strobe_test_tmpdir("select_paraver");
+    char exp_dir[4200], args[8800], *out;
+    snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
+    struct strobe_experiment *exp = open_tm_events(exp_dir);
+    uint64_t b = exp->threads[0].begin_ns; /* the times of the .prv are experiment ns */
+    strobe_experiment_close(exp);
+    CHECK_EQ_U64(b, 0);
+    snprintf(args, sizeof args, "--format paraver -o '%s/tm' --threads 0 --from 180ns --to 350ns", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "head -1 '%s/tm.prv' | cut -d: -f3-; tail -n +2 '%s/tm.prv'; cat '%s/tm.row'",
+                                dir, dir, dir),
+                 0);
+    CHECK_STR_EQ(out, "1100_ns:1(1):1:1(1:1)\n"
+                      "1:1:1:1:1:180:200:2\n"
+                      "2:1:1:1:1:180:90000003:1\n"
+                      "1:1:1:1:1:200:300:1\n"
+                      "2:1:1:1:1:200:90000001:1\n"
+                      "2:1:1:1:1:200:90000003:0\n"
+                      "1:1:1:1:1:300:350:2\n"
+                      "2:1:1:1:1:300:90000003:1\n"
+                      "2:1:1:1:1:350:90000001:1\n"
+                      "2:1:1:1:1:350:90000003:0\n"
+                      "LEVEL CPU SIZE 1\nCPU 1\n\nLEVEL NODE SIZE 1\ntesthost\n\nLEVEL TASK SIZE 1\ntm (pid 4343)\n\n"
+                      "LEVEL THREAD SIZE 1\nthread 0 (tid 4343)\n");
+    free(out);
+}
+
 /* ---- end to end: a real program measured by libstrobe.so --------------- */
 
 static const char e2e_program[] =
@@ -706,11 +813,8 @@ STROBE_TEST(exporters_skip_tm_counts)
     const char *dir = strobe_test_tmpdir("tm_counts");
     char exp_dir[4200], out[4300];
     snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
-    CHECK_EQ_INT(make_tm_experiment(exp_dir, "tm: 1\ntm_monitor: events\n", 1), 0);
-    struct strobe_experiment *exp;
+    struct strobe_experiment *exp = open_tm_events(exp_dir);
     struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("strobe_experiment_open: %s", eb.msg);
     CHECK_EQ_INT(exp->ntm_counts, 2);
     static const struct {
         int (*fn)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
@@ -740,4 +844,5 @@ STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(cubex), STR
                  STROBE_CASE(end_to_end), STROBE_CASE(paraver_tm),
                  STROBE_CASE(paraver_refuses_without_events), STROBE_CASE(exporters_skip_tm_counts),
                  STROBE_CASE(select_window), STROBE_CASE(select_threads), STROBE_CASE(select_min_duration),
-                 STROBE_CASE(select_summary), STROBE_CASE(select_bad_values), STROBE_CASE(select_size_warning))
+                 STROBE_CASE(select_summary), STROBE_CASE(select_bad_values), STROBE_CASE(select_size_warning),
+                 STROBE_CASE(select_recorded), STROBE_CASE(select_paraver))
