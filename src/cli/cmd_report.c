@@ -439,7 +439,8 @@ int strobe__cmd_export(int argc, char **argv)
         }
     }
     if (code == 0) {
-        warn_size(out, sum.events, formats[format].bytes_per_event);
+        if (formats[format].bytes_per_event) /* a profile's size does not grow with the events */
+            warn_size(out, sum.events, formats[format].bytes_per_event);
         struct strobe__progress prog;
         char what[512];
         snprintf(what, sizeof what, "writing %s", out);
