@@ -610,9 +610,10 @@ static const char busy_program[] =
     "int main(void) { volatile int x = 0; for (int i = 0; i < 100; i++) brief(&x); busy(); busy(); return 0; }\n";
 
 /* The selection on a real recording: --min-duration 5ms drops exactly the
- * 100 brief() frames; the window [15 ms, 18 ms] lies inside the first
- * busy() (the program starts well before 15 ms and busy() lasts 20 ms),
- * so exactly main and busy() appear, cut to the window. */
+ * 100 brief() frames; the window [m + 10 ms, m + 13 ms], m = the start
+ * of main, lies inside the first busy() (it starts after the brief()
+ * calls, well within 10 ms, and lasts 20 ms), so exactly main and busy()
+ * appear, cut to the window. */
 STROBE_TEST(select_recorded)
 {
     const char *dir = strobe_test_tmpdir("select_recorded");
@@ -646,14 +647,27 @@ STROBE_TEST(select_recorded)
     CHECK_STR_EQ(out, "0\n2\n");
     free(out);
 
-    snprintf(args, sizeof args, "--format chrome -o '%s/window.json' --from 15ms --to 18ms", dir);
+    /* m: the time of main's B in the unselected export (ns) */
+    run_check("%s/strobe export '%s' --format chrome -o '%s/all.json'", STROBE_BIN_DIR, exp_dir, dir);
+    CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/all.json' 0 | "
+                                      "awk '$2 == \"B\" && $3 == \"main\" { print substr($4, 2) }'",
+                                CHECKS, dir),
+                 0);
+    uint64_t m = strtoull(out, NULL, 10);
+    free(out);
+    snprintf(args, sizeof args, "--format chrome -o '%s/window.json' --from %" PRIu64 "ns --to %" PRIu64 "ns", dir,
+             m + 10000000, m + 13000000);
     CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
     CHECK_STR_EQ(out, "");
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/window.json' 0 | grep -v ^thread",
                                 CHECKS, dir),
                  0);
-    CHECK_STR_EQ(out, "0 B main +15000000\n0 B busy +15000000\n0 E busy +18000000\n0 E main +18000000\n");
+    char want[256];
+    snprintf(want, sizeof want,
+             "0 B main +%" PRIu64 "\n0 B busy +%" PRIu64 "\n0 E busy +%" PRIu64 "\n0 E main +%" PRIu64 "\n",
+             m + 10000000, m + 10000000, m + 13000000, m + 13000000);
+    CHECK_STR_EQ(out, want);
     free(out);
 }
 
