@@ -23,6 +23,7 @@
 
 #include "analysis/decode.h"
 #include "analysis/keymap.h"
+#include "analysis/select.h"
 #include "analysis/symbols.h"
 #include "strobe/strobe.h"
 #include "strobe/tm.h"
@@ -920,6 +921,7 @@ void strobe_experiment_close(struct strobe_experiment *exp)
     }
     free(exp->metrics);
     free(exp->tm_counts);
+    strobe__selection_free(exp->selection);
     free(exp->dir);
     free(exp);
 }
@@ -943,6 +945,7 @@ struct strobe_stream_iter {
     struct strobe__stream_decoder dec;
     bool closing;
     uint64_t last_ns;
+    struct strobe__filter *filter; /* the experiment's selection, or NULL */
 };
 
 int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread, struct strobe_stream_iter **out,
@@ -959,7 +962,10 @@ int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread, str
     int rc = map_file(exp->threads[thread].stream_path, it->name, &it->map, eb);
     if (rc == 0)
         rc = strobe__stream_begin(&it->dec, it->map.buf, it->map.len, it->name, eb);
+    if (rc == 0 && exp->selection && strobe__filter_open(exp->selection, thread, &it->filter) < 0)
+        rc = strobe__error(eb, -ENOMEM, "%s: out of memory", exp->dir);
     if (rc) {
+        strobe__stream_end(&it->dec);
         unmap_file(&it->map);
         free(it);
         return rc;
@@ -969,6 +975,11 @@ int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread, str
 }
 
 int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev, struct strobe_errbuf *eb)
+{
+    return it->filter ? strobe__filter_next(it->filter, it, ev, eb) : strobe__stream_next_raw(it, ev, eb);
+}
+
+int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *ev, struct strobe_errbuf *eb)
 {
     const struct strobe_experiment *exp = it->exp;
     const struct strobe_thread_info *t = &exp->threads[it->thread];
@@ -1041,6 +1052,7 @@ void strobe_stream_close(struct strobe_stream_iter *it)
 {
     if (!it)
         return;
+    strobe__filter_close(it->filter);
     strobe__stream_end(&it->dec);
     unmap_file(&it->map);
     free(it);

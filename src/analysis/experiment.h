@@ -166,6 +166,9 @@ struct strobe_experiment {
                         streams were decoded: see tm_level for level events) */
     struct strobe_tm_counts *tm_counts;
     size_t ntm_counts; /* in stream order */
+    /* The view set by strobe_experiment_select() (select.h), applied by the
+     * event iterator; NULL = every thread and event. */
+    struct strobe_selection *selection;
 };
 
 /* Opens and validates DIR: meta, defs, stream headers, profile headers;
@@ -210,7 +213,9 @@ struct strobe_event {
     uint32_t tm_event;     /* TM */
     int64_t value;
     uint64_t offset;       /* byte offset of the record in the stream file */
-    bool synthetic;        /* an EXIT added at the end for a region left open */
+    bool synthetic;        /* added by the reader: an EXIT at the end for a region left
+                              open, or an ENTER/INHERIT/EXIT clipping a frame to the
+                              selection's time window (select.h) */
 };
 
 struct strobe_stream_iter;
@@ -220,7 +225,9 @@ int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread,
 /* 1 = *ev filled, 0 = end of stream, < 0 = error (message in eb). An EXIT
  * without a matching ENTER is an error. Regions still open at the end of a
  * stream are closed by synthetic EXIT events at the thread's end_ns so
- * consumers always see balanced nesting. */
+ * consumers always see balanced nesting. With a selection attached
+ * (select.h) only its events come out, still balanced; a thread it does
+ * not select has none. */
 int strobe_stream_next(struct strobe_stream_iter *it, struct strobe_event *ev,
                        struct strobe_errbuf *eb);
 void strobe_stream_close(struct strobe_stream_iter *it);

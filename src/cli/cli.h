@@ -63,6 +63,17 @@ int strobe__cli_getopt(const char *cmd, int argc, char **argv, const char *optst
 /* Parses a decimal size_t in full ("12"); returns 0 or -1. */
 int strobe__cli_parse_size(const char *s, size_t *out);
 
+/* An inclusive range of numbers in a list option. */
+struct strobe__cli_range {
+    uint64_t lo, hi;
+};
+
+/* Parses a list of decimal numbers and ranges separated by commas
+ * ("0,2-3"): *out (malloc'd, free it) gets one range per item. Returns 0,
+ * -1 on bad syntax (also an empty item or a range whose end is below its
+ * start) or -ENOMEM. */
+int strobe__cli_parse_ranges(const char *s, struct strobe__cli_range **out, size_t *n);
+
 /* ---- Meta file (DIR/meta) ---------------------------------------------- */
 
 /* POSIX-shell quoting of argv joined by spaces, e.g. `./app 'a b' $'x\ny'`:

@@ -11,11 +11,15 @@
 #include <unistd.h>
 
 #include "analysis/experiment.h"
+#include "analysis/select.h"
 #include "cli/cli.h"
+#include "common/size.h"
 #include "export/export.h"
 #include "report/report.h"
 #include "report/score.h"
+#include "report/units.h"
 #include "strobe/strobe.h"
+#include "strobed/config.h"
 
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm]\n"
@@ -69,6 +73,8 @@ const char strobe__report_help[] =
 
 const char strobe__export_help[] =
     "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|paraver -o OUT\n"
+    "                         [--from T] [--to T] [--threads LIST] [--processes LIST]\n"
+    "                         [--min-duration D]\n"
     "\n"
     "Writes the experiment in DIR in a foreign format:\n"
     "  otf2    OTF2 archive: OUT is a directory, OUT/traces.otf2 its anchor file\n"
@@ -85,6 +91,18 @@ const char strobe__export_help[] =
     "  --format FMT        otf2, chrome, perfetto, cubex or paraver (required)\n"
     "  -o, --output OUT    output file or directory (required)\n"
     "  -h, --help          show this help\n"
+    "\n"
+    "selection (trace exports otf2, chrome, perfetto and paraver; not cubex):\n"
+    "  --from T, --to T    only the time window [T1, T2] (times since the start of\n"
+    "                      the experiment: 1.5s, 200ms, 10us, 123ns; a plain number\n"
+    "                      is seconds); frames crossing its edges are cut to it\n"
+    "  --threads LIST      only these threads, by global index as `strobe report\n"
+    "                      --threads` numbers them: 0,2-3\n"
+    "  --processes LIST    only the threads of these processes, by pid: 4242,4250-4260\n"
+    "  --min-duration D    drop frames shorter than D (and everything inside them);\n"
+    "                      prints how many on stderr\n"
+    "\n"
+    "An export estimated above 1 GB prints a warning naming these options.\n"
     "\n"
     "exit status: 0 success, 1 the experiment cannot be read or OUT not written\n"
     "(a partial OUT is removed), 2 usage error.\n";
@@ -312,9 +330,16 @@ int strobe__cmd_report(int argc, char **argv)
 
 /* ---- export ------------------------------------------------------------ */
 
+enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_MIN_DURATION };
+
 static const struct option export_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
+    {"from", required_argument, NULL, OPT_FROM},
+    {"to", required_argument, NULL, OPT_TO},
+    {"threads", required_argument, NULL, OPT_EXPORT_THREADS},
+    {"processes", required_argument, NULL, OPT_PROCESSES},
+    {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -322,69 +347,242 @@ static const struct option export_options[] = {
 typedef int (*exporter_fn)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
                            struct strobe_errbuf *);
 
+/* Above this estimated output size the export warns (docs/cli.md). The
+ * environment variable STROBE_EXPORT_WARN_BYTES replaces it; it exists
+ * only so the tests can reach the warning without writing 1 GB. */
+#define EXPORT_WARN_BYTES 1000000000ull
+
+/* What the export command asked for, beyond format and output. */
+struct export_request {
+    const char *from, *to, *min_duration; /* as typed, for messages */
+    struct strobe_select_opts sel;
+    struct strobe__cli_range *threads, *pids;
+    size_t nthreads, npids;
+};
+
+/* Parses a duration option into *ns; prints the usage error. */
+static int duration_option(const char *name, const char *arg, uint64_t *ns)
+{
+    unsigned long long v;
+    if (strobe__parse_duration(arg, &v) < 0)
+        return strobe__cli_usage_error("export", "%s: '%s' is not a duration (1.5s, 200ms, 10us, 123ns)", name,
+                                       arg);
+    *ns = v;
+    return 0;
+}
+
+static int list_option(const char *name, const char *arg, struct strobe__cli_range **r, size_t *n)
+{
+    free(*r);
+    *r = NULL;
+    int rc = strobe__cli_parse_ranges(arg, r, n);
+    if (rc == -ENOMEM) {
+        strobe__cli_say("export: out of memory");
+        return STROBE_EXIT_FAILURE;
+    }
+    if (rc < 0)
+        return strobe__cli_usage_error("export", "%s: '%s' is not a list of numbers and ranges (0,2-3)", name,
+                                       arg);
+    return 0;
+}
+
+/* The threads the request keeps, into sel->threads (malloc'd, [nthreads]),
+ * after checking every index and pid against the experiment. Returns 0 or
+ * an exit code after printing the one-line error. */
+static int select_threads(const struct strobe_experiment *exp, const char *dir, struct export_request *rq,
+                          bool **out)
+{
+    bool *keep = malloc((exp->nthreads ? exp->nthreads : 1) * sizeof *keep);
+    if (!keep) {
+        strobe__cli_say("export: out of memory");
+        return STROBE_EXIT_FAILURE;
+    }
+    for (size_t t = 0; t < exp->nthreads; t++)
+        keep[t] = rq->nthreads == 0;
+    for (size_t i = 0; i < rq->nthreads; i++) {
+        if (rq->threads[i].hi >= exp->nthreads) {
+            uint64_t bad = rq->threads[i].lo >= exp->nthreads ? rq->threads[i].lo : exp->nthreads;
+            free(keep);
+            return strobe__cli_usage_error("export", "--threads: %s has no thread %llu (threads 0-%zu)", dir,
+                                           (unsigned long long)bad, exp->nthreads - 1);
+        }
+        for (uint64_t t = rq->threads[i].lo; t <= rq->threads[i].hi; t++)
+            keep[t] = true;
+    }
+    for (size_t i = 0; i < rq->npids; i++) {
+        bool found = false;
+        for (size_t p = 0; p < exp->nprocesses; p++)
+            found |= exp->processes[p].pid >= rq->pids[i].lo && exp->processes[p].pid <= rq->pids[i].hi;
+        if (!found) {
+            free(keep);
+            if (rq->pids[i].lo == rq->pids[i].hi)
+                return strobe__cli_usage_error("export", "--processes: %s has no process with pid %llu", dir,
+                                               (unsigned long long)rq->pids[i].lo);
+            return strobe__cli_usage_error("export", "--processes: %s has no process with a pid in %llu-%llu",
+                                           dir, (unsigned long long)rq->pids[i].lo,
+                                           (unsigned long long)rq->pids[i].hi);
+        }
+    }
+    for (size_t t = 0; t < exp->nthreads && rq->npids; t++) {
+        uint64_t pid = exp->processes[exp->threads[t].process].pid;
+        bool in = false;
+        for (size_t i = 0; i < rq->npids; i++)
+            in |= pid >= rq->pids[i].lo && pid <= rq->pids[i].hi;
+        keep[t] &= in;
+    }
+    bool any = false;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        any |= keep[t];
+    if (!any) {
+        free(keep);
+        return strobe__cli_usage_error("export", "--threads and --processes select no thread of %s together",
+                                       dir);
+    }
+    *out = keep;
+    return 0;
+}
+
+/* Prints the warning when the estimated output exceeds the threshold. */
+static void warn_size(const char *out, uint64_t events, unsigned bytes_per_event)
+{
+    uint64_t limit = EXPORT_WARN_BYTES;
+    const char *env = getenv("STROBE_EXPORT_WARN_BYTES");
+    if (env && *env && strobe__parse_size(env, &limit) != 0)
+        limit = EXPORT_WARN_BYTES;
+    uint64_t bytes = events > UINT64_MAX / bytes_per_event ? UINT64_MAX : events * bytes_per_event;
+    if (bytes <= limit)
+        return;
+    char size[STROBE_UNITS_LEN];
+    strobe__cli_say("export: warning: %s will be about %s (%llu events x %u B); narrow it with --from/--to, "
+                    "--threads, --processes or --min-duration",
+                    out, strobe__fmt_bytes(size, bytes), (unsigned long long)events, bytes_per_event);
+}
+
 int strobe__cmd_export(int argc, char **argv)
 {
+    /* bytes_per_event: output bytes per event of the trace, measured with
+     * each exporter (docs/cli.md, "Size warning"); 0 = not a trace export,
+     * the selection options do not apply. */
     static const struct {
         const char *name;
         exporter_fn fn;
+        unsigned bytes_per_event;
     } formats[] = {
-        {"otf2", strobe_export_otf2},
-        {"chrome", strobe_export_chrome},
-        {"perfetto", strobe_export_perfetto},
-        {"cubex", strobe_export_cubex},
-        {"paraver", strobe_export_paraver},
+        {"otf2", strobe_export_otf2, STROBE_EXPORT_OTF2_BYTES_PER_EVENT},
+        {"chrome", strobe_export_chrome, STROBE_EXPORT_CHROME_BYTES_PER_EVENT},
+        {"perfetto", strobe_export_perfetto, STROBE_EXPORT_PERFETTO_BYTES_PER_EVENT},
+        {"cubex", strobe_export_cubex, 0},
+        {"paraver", strobe_export_paraver, STROBE_EXPORT_PARAVER_BYTES_PER_EVENT},
     };
-    exporter_fn fn = NULL;
+    size_t format = SIZE_MAX;
     const char *out = NULL;
-    int c;
-    while ((c = strobe__cli_getopt("export", argc, argv, ":ho:", export_options)) != -1) {
+    struct export_request rq = {.sel = {.to_ns = UINT64_MAX}};
+    int c, code = 0;
+    while (code == 0 && (c = strobe__cli_getopt("export", argc, argv, ":ho:", export_options)) != -1) {
         switch (c) {
         case OPT_FORMAT:
-            fn = NULL;
+            format = SIZE_MAX;
             for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
                 if (strcmp(optarg, formats[i].name) == 0)
-                    fn = formats[i].fn;
-            if (!fn)
-                return strobe__cli_usage_error(
-                    "export", "--format: unknown format '%s' (otf2, chrome, perfetto, cubex or paraver)",
-                    optarg);
+                    format = i;
+            if (format == SIZE_MAX)
+                code = strobe__cli_usage_error(
+                    "export", "--format: unknown format '%s' (otf2, chrome, perfetto, cubex or paraver)", optarg);
             break;
         case 'o':
             out = optarg;
             break;
+        case OPT_FROM:
+            rq.from = optarg;
+            code = duration_option("--from", optarg, &rq.sel.from_ns);
+            break;
+        case OPT_TO:
+            rq.to = optarg;
+            code = duration_option("--to", optarg, &rq.sel.to_ns);
+            break;
+        case OPT_MIN_DURATION:
+            rq.min_duration = optarg;
+            code = duration_option("--min-duration", optarg, &rq.sel.min_duration_ns);
+            break;
+        case OPT_EXPORT_THREADS:
+            code = list_option("--threads", optarg, &rq.threads, &rq.nthreads);
+            break;
+        case OPT_PROCESSES:
+            code = list_option("--processes", optarg, &rq.pids, &rq.npids);
+            break;
         case 'h':
             fputs(strobe__export_help, stdout);
-            return 0;
+            goto done;
         default:
-            return STROBE_EXIT_USAGE;
+            code = STROBE_EXIT_USAGE;
+            break;
         }
     }
+    bool selecting = rq.from || rq.to || rq.min_duration || rq.nthreads || rq.npids;
+    if (code != 0)
+        goto done;
     if (optind >= argc)
-        return strobe__cli_usage_error("export", "missing experiment directory");
-    if (optind + 1 < argc)
-        return strobe__cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
-    if (!fn)
-        return strobe__cli_usage_error("export",
-                                       "missing --format (otf2, chrome, perfetto, cubex or paraver)");
-    if (!out || !*out)
-        return strobe__cli_usage_error("export", "missing -o OUT");
+        code = strobe__cli_usage_error("export", "missing experiment directory");
+    else if (optind + 1 < argc)
+        code = strobe__cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
+    else if (format == SIZE_MAX)
+        code = strobe__cli_usage_error("export", "missing --format (otf2, chrome, perfetto, cubex or paraver)");
+    else if (!out || !*out)
+        code = strobe__cli_usage_error("export", "missing -o OUT");
+    else if (selecting && formats[format].bytes_per_event == 0)
+        code = strobe__cli_usage_error("export",
+                                       "--from, --to, --threads, --processes and --min-duration select "
+                                       "events of trace exports (otf2, chrome, perfetto, paraver), not %s",
+                                       formats[format].name);
+    else if (rq.from && rq.to && rq.sel.from_ns > rq.sel.to_ns)
+        code = strobe__cli_usage_error("export", "--from %s is after --to %s", rq.from, rq.to);
+    if (code != 0)
+        goto done;
     const char *dir = argv[optind];
 
     struct strobe_experiment *exp = open_experiment("export", dir);
-    if (!exp)
-        return STROBE_EXIT_FAILURE;
-    struct strobe__progress prog;
-    char what[512];
-    snprintf(what, sizeof what, "writing %s", out);
-    strobe__progress_init(&prog, what);
-    struct strobe_export_opts eo = {strobe__progress_cb, &prog};
-    struct strobe_errbuf eb = {""};
-    int rc = fn(exp, out, &eo, &eb);
-    strobe__progress_end(&prog);
-    strobe_experiment_close(exp);
-    if (rc) {
-        strobe__cli_say("export: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        return STROBE_EXIT_FAILURE;
+    if (!exp) {
+        code = STROBE_EXIT_FAILURE;
+        goto done;
     }
-    return 0;
+    struct strobe_errbuf eb = {""};
+    struct strobe_select_summary sum = {.events = exp->total_events};
+    bool *threads = NULL;
+    if (rq.from && rq.sel.from_ns > exp->duration_ns) {
+        char end[STROBE_UNITS_LEN];
+        code = strobe__cli_usage_error("export", "--from %s is after the end of %s (%s)", rq.from, dir,
+                                       strobe__fmt_time(end, exp->duration_ns));
+    } else if (selecting && (code = select_threads(exp, dir, &rq, &threads)) == 0) {
+        rq.sel.threads = threads;
+        int rc = strobe_experiment_select(exp, &rq.sel, &sum, &eb);
+        if (rc) {
+            strobe__cli_say("export: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+            code = STROBE_EXIT_FAILURE;
+        }
+    }
+    if (code == 0) {
+        if (formats[format].bytes_per_event) /* a profile's size does not grow with the events */
+            warn_size(out, sum.events, formats[format].bytes_per_event);
+        struct strobe__progress prog;
+        char what[512];
+        snprintf(what, sizeof what, "writing %s", out);
+        strobe__progress_init(&prog, what);
+        struct strobe_export_opts eo = {strobe__progress_cb, &prog};
+        int rc = formats[format].fn(exp, out, &eo, &eb);
+        strobe__progress_end(&prog);
+        if (rc) {
+            strobe__cli_say("export: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+            code = STROBE_EXIT_FAILURE;
+        } else if (rq.min_duration) {
+            strobe__cli_say("export: %llu frames shorter than %s dropped (%llu events)",
+                            (unsigned long long)sum.short_frames, rq.min_duration,
+                            (unsigned long long)sum.short_events);
+        }
+    }
+    free(threads);
+    strobe_experiment_close(exp);
+done:
+    free(rq.threads);
+    free(rq.pids);
+    return code;
 }

@@ -104,3 +104,50 @@ int strobe__cli_parse_size(const char *s, size_t *out)
     *out = (size_t)v;
     return 0;
 }
+
+/* One decimal number at *s (no sign, no overflow); advances *s. */
+static int parse_u64(const char **s, uint64_t *out)
+{
+    if (**s < '0' || **s > '9')
+        return -1;
+    uint64_t v = 0;
+    for (; **s >= '0' && **s <= '9'; (*s)++) {
+        uint64_t d = (uint64_t)(**s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int strobe__cli_parse_ranges(const char *s, struct strobe__cli_range **out, size_t *n)
+{
+    size_t items = 1;
+    for (const char *p = s; *p; p++)
+        items += *p == ',';
+    struct strobe__cli_range *r = malloc(items * sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    size_t k = 0;
+    for (;;) {
+        if (parse_u64(&s, &r[k].lo) < 0)
+            break;
+        r[k].hi = r[k].lo;
+        if (*s == '-') {
+            s++;
+            if (parse_u64(&s, &r[k].hi) < 0 || r[k].hi < r[k].lo)
+                break;
+        }
+        k++;
+        if (*s == '\0') {
+            *out = r;
+            *n = k;
+            return 0;
+        }
+        if (*s++ != ',')
+            break;
+    }
+    free(r);
+    return -1;
+}

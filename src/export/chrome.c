@@ -17,11 +17,14 @@
  *   THREAD_BEGIN       flow end on the child, bound to its first slice
  *   THREAD_JOIN, FORK  instant events
  * Timestamps are microseconds with three decimals, i.e. exact nanoseconds.
+ * With a selection (analysis/select.h) only the selected threads and their
+ * processes have metadata; the iterator has already filtered the events.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "analysis/select.h"
 #include "common/format.h"
 #include "export/escape.h"
 #include "export/export.h"
@@ -61,6 +64,8 @@ static void write_metadata(struct chrome *c)
     const struct strobe_experiment *exp = c->exp;
     char name[512];
     for (size_t p = 0; p < exp->nprocesses; p++) {
+        if (!strobe_process_selected(exp, (uint32_t)p))
+            continue;
         const char *exe = exp->processes[p].exe ? strobe__basename(exp->processes[p].exe) : "";
         if (*exe)
             snprintf(name, sizeof name, "%s", exe);
@@ -75,6 +80,8 @@ static void write_metadata(struct chrome *c)
                 p);
     }
     for (size_t t = 0; t < exp->nthreads; t++) {
+        if (!strobe_thread_selected(exp, (uint32_t)t))
+            continue;
         uint64_t pid = exp->processes[exp->threads[t].process].pid;
         strobe__thread_name(exp, (uint32_t)t, name, sizeof name);
         begin_event(c, "M", "thread_name", NULL);
@@ -144,12 +151,14 @@ static int write_event(void *arg, uint32_t thread, const struct strobe_event *ev
         fprintf(f, ",\"s\":\"t\",\"args\":{\"thread\":%" PRIu32 ",\"name\":", ev->other_thread);
         strobe__json_string(f, label);
         fputs("}}", f);
+        if (!strobe_thread_selected(exp, ev->other_thread))
+            break; /* no lane to draw the flow to */
         begin_event(c, "s", "thread create", "thread");
         put_when_where(c, ev->time_ns, thread);
         fprintf(f, ",\"id\":%" PRIu32 "}", ev->other_thread);
         break;
     case STROBE_EVENT_THREAD_BEGIN:
-        if (exp->threads[thread].parent == STROBE_NONE)
+        if (exp->threads[thread].parent == STROBE_NONE || !strobe_thread_selected(exp, exp->threads[thread].parent))
             break;
         /* No "bp":"e": the flow binds to the next slice of the new thread,
          * its start routine. */
@@ -214,7 +223,7 @@ int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
     uint64_t done = 0;
     strobe__export_progress(opts, 0, exp->total_bytes);
     for (uint32_t t = 0; t < exp->nthreads; t++) {
-        if (!exp->threads[t].stream_path)
+        if (!exp->threads[t].stream_path || !strobe_thread_selected(exp, t))
             continue;
         if ((rc = strobe__export_thread_events(exp, t, opts, &done, write_event, &c, eb)) < 0)
             goto fail;

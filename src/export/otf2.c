@@ -27,6 +27,10 @@
  * create-wait model with one contingent (Comm) per process and the child's
  * global thread index as sequence number.
  *
+ * With a selection (analysis/select.h) only the selected threads are
+ * locations (refs keep their global thread index) and only their processes
+ * location groups and contingents; the iterator has filtered the events.
+ *
  * Not thread-safe: libotf2's error handler is process-global and is
  * redirected into the error message while an export runs.
  */
@@ -39,6 +43,7 @@
 
 #include <otf2/otf2.h>
 
+#include "analysis/select.h"
 #include "common/format.h"
 #include "export/export.h"
 #include "export/names.h"
@@ -229,12 +234,12 @@ static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread
             OTF2_TRY(x, OTF2_EvtWriter_ThreadEnd(w, NULL, ts, contingent, thread), "thread end event");
         return 0;
     case STROBE_EVENT_THREAD_CREATE:
-        if (ev->other_thread < exp->nthreads)
+        if (ev->other_thread < exp->nthreads && strobe_thread_selected(exp, ev->other_thread))
             OTF2_TRY(x, OTF2_EvtWriter_ThreadCreate(w, NULL, ts, contingent, ev->other_thread),
                      "thread create event");
         return 0;
     case STROBE_EVENT_THREAD_JOIN:
-        if (ev->other_thread < exp->nthreads)
+        if (ev->other_thread < exp->nthreads && strobe_thread_selected(exp, ev->other_thread))
             OTF2_TRY(x, OTF2_EvtWriter_ThreadWait(w, NULL, ts, contingent, ev->other_thread),
                      "thread wait event");
         return 0;
@@ -325,8 +330,9 @@ static int write_system_tree(struct otf2_export *x)
         return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
     for (size_t p = 0; p < exp->nprocesses; p++)
         group[p] = OTF2_UNDEFINED_LOCATION_GROUP;
-    for (size_t t = 0; t < exp->nthreads; t++) /* mark the leaders of groups with threads */
-        group[strobe__group_leader(exp, exp->threads[t].process)] = 0;
+    for (size_t t = 0; t < exp->nthreads; t++) /* mark the leaders of groups with selected threads */
+        if (strobe_thread_selected(exp, (uint32_t)t))
+            group[strobe__group_leader(exp, exp->threads[t].process)] = 0;
     uint32_t ngroups = 0;
     int rc = 0;
     for (size_t p = 0; p < exp->nprocesses && rc == 0; p++) {
@@ -352,6 +358,8 @@ static int write_system_tree(struct otf2_export *x)
             rc = otf2_failed(x, e, "location group definition");
     }
     for (size_t t = 0; t < exp->nthreads && rc >= 0; t++) {
+        if (!strobe_thread_selected(exp, (uint32_t)t))
+            continue;
         OTF2_StringRef name;
         strobe__thread_name(exp, (uint32_t)t, buf, sizeof buf);
         OTF2_ErrorCode e = OTF2_SUCCESS;
@@ -366,16 +374,21 @@ static int write_system_tree(struct otf2_export *x)
 }
 
 /* One pthread contingent per process: a COMM_LOCATIONS group of all
- * locations (member i = location i), a COMM_GROUP per process listing its
- * threads, and a Comm per process (ref = process index) over that group. */
+ * locations, a COMM_GROUP per process listing its threads (by their rank
+ * in the first group), and a Comm per process (ref = process index) over
+ * that group. */
 static int write_thread_contingents(struct otf2_export *x)
 {
     const struct strobe_experiment *exp = x->exp;
     if (exp->nthreads == 0)
         return 0;
     uint64_t *members = malloc(exp->nthreads * sizeof *members);
-    if (!members)
+    uint64_t *rank = malloc(exp->nthreads * sizeof *rank);
+    if (!members || !rank) {
+        free(members);
+        free(rank);
         return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    }
     int rc = 0;
     OTF2_StringRef pthread_name, all_name, name;
     char buf[600], pname[512];
@@ -389,20 +402,25 @@ static int write_thread_contingents(struct otf2_export *x)
         rc = otf2_failed(x, e, "paradigm definition");
         goto out;
     }
+    uint32_t nall = 0;
     for (size_t t = 0; t < exp->nthreads; t++)
-        members[t] = t;
+        if (strobe_thread_selected(exp, (uint32_t)t)) {
+            rank[t] = nall;
+            members[nall++] = t;
+        }
     e = OTF2_GlobalDefWriter_WriteGroup(x->defs, 0, all_name, OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                        OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, (uint32_t)exp->nthreads,
-                                        members);
+                                        OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, nall, members);
     if (e != OTF2_SUCCESS) {
         rc = otf2_failed(x, e, "group definition");
         goto out;
     }
     for (size_t p = 0; p < exp->nprocesses; p++) {
+        if (!strobe_process_selected(exp, (uint32_t)p))
+            continue;
         uint32_t n = 0;
         for (size_t t = 0; t < exp->nthreads; t++)
-            if (exp->threads[t].process == p)
-                members[n++] = t;
+            if (exp->threads[t].process == p && strobe_thread_selected(exp, (uint32_t)t))
+                members[n++] = rank[t];
         strobe__process_name(exp, (uint32_t)p, pname, sizeof pname);
         snprintf(buf, sizeof buf, "threads of %s", pname);
         if ((rc = intern(x, buf, &name)) < 0)
@@ -419,6 +437,7 @@ static int write_thread_contingents(struct otf2_export *x)
     }
 out:
     free(members);
+    free(rank);
     return rc;
 }
 
@@ -471,6 +490,8 @@ static int write_local_defs(struct otf2_export *x)
 {
     OTF2_TRY(x, OTF2_Archive_OpenDefFiles(x->archive), "opening local definitions");
     for (size_t t = 0; t < x->exp->nthreads; t++) {
+        if (!strobe_thread_selected(x->exp, (uint32_t)t))
+            continue;
         OTF2_DefWriter *d = OTF2_Archive_GetDefWriter(x->archive, t);
         if (!d)
             return otf2_failed(x, OTF2_ERROR_MEM_ALLOC_FAILED, "local definition writer");
@@ -499,6 +520,8 @@ static int write_archive(struct otf2_export *x, const char *dir, const struct st
     uint64_t done = 0;
     strobe__export_progress(opts, 0, exp->total_bytes);
     for (uint32_t t = 0; t < exp->nthreads; t++) {
+        if (!strobe_thread_selected(exp, t))
+            continue;
         int rc = write_location_events(x, t, opts, &done);
         if (rc < 0)
             return rc;

@@ -22,6 +22,10 @@
  * TMbox's yellow lines. Records are sorted by time, as Paraver expects.
  * Only an experiment recorded at TM monitoring level "events" has these
  * events; any other is refused with one line naming the level it has.
+ * With a selection (analysis/select.h) only the selected threads are
+ * Paraver threads (numbered anew: CPU = rank among them, task = rank of
+ * its process among the processes kept, thread = rank in that process),
+ * Running is cut to the time window, and an abort arrow needs both ends.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/select.h"
 #include "analysis/tm.h"
 #include "common/format.h"
 #include "export/export.h"
@@ -59,7 +64,27 @@ struct pv {
     size_t n, cap;
     uint64_t **locked; /* per thread: LOCKED times, ascending */
     size_t *nlocked, *caplocked;
+    /* per thread: Paraver CPU, task and thread number (1-based; 0 = not
+     * selected); per process: threads selected in it */
+    uint32_t *cpu, *task, *thr, *task_threads;
+    uint32_t ncpus, ntasks;
 };
+
+/* Numbers the selected threads (see the top of the file); the model's
+ * threads are in process order, so tasks are numbered in process order. */
+static void pv_number(struct pv *p)
+{
+    const struct strobe_experiment *exp = p->exp;
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        if (!strobe_thread_selected(exp, t))
+            continue;
+        uint32_t pr = exp->threads[t].process;
+        p->ntasks += p->task_threads[pr] == 0;
+        p->cpu[t] = ++p->ncpus;
+        p->task[t] = p->ntasks;
+        p->thr[t] = ++p->task_threads[pr];
+    }
+}
 
 static int pv_push(struct pv *p, struct pv_rec r, struct strobe_errbuf *eb)
 {
@@ -178,7 +203,7 @@ static int rec_abort(void *arg, uint32_t block, uint64_t when, int cause, uint32
     struct record_walk *rw = arg;
     (void)block;
     int rc = pv_event(rw->p, rw->thread, when, PV_EV_CAUSE, (uint64_t)cause, rw->eb);
-    if (rc == 0 && culprit < rw->p->exp->nthreads)
+    if (rc == 0 && culprit < rw->p->exp->nthreads && strobe_thread_selected(rw->p->exp, culprit))
         rc = pv_push(rw->p,
                      (struct pv_rec){.t = send_time(rw->p, culprit, when),
                                      .end = when,
@@ -192,12 +217,15 @@ static int rec_abort(void *arg, uint32_t block, uint64_t when, int cause, uint32
 static int thread_records(struct pv *p, uint32_t t, struct strobe_errbuf *eb)
 {
     const struct strobe_experiment *exp = p->exp;
-    struct record_walk rw = {p, t, exp->threads[t].begin_ns, eb};
+    uint64_t from, to;
+    strobe_selection_window(exp, &from, &to);
+    const struct strobe_thread_info *th = &exp->threads[t];
+    struct record_walk rw = {p, t, th->begin_ns > from ? th->begin_ns : from, eb};
     struct strobe_tm_visitor v = {
         .arg = &rw, .block = rec_block, .state = rec_state, .attempt = rec_attempt, .abort = rec_abort};
     int rc = strobe_tm_walk_thread(exp, t, &v, eb);
     if (rc == 0)
-        rc = pv_state(p, t, rw.mark, exp->threads[t].end_ns, PV_RUNNING, eb);
+        rc = pv_state(p, t, rw.mark, th->end_ns < to ? th->end_ns : to, PV_RUNNING, eb);
     return rc;
 }
 
@@ -212,10 +240,9 @@ static int rec_cmp(const void *a, const void *b)
 }
 
 /* "cpu:appl:task:thread" of a strobe thread. */
-static void pv_where(FILE *f, const struct strobe_experiment *exp, uint32_t t)
+static void pv_where(FILE *f, const struct pv *p, uint32_t t)
 {
-    const struct strobe_thread_info *th = &exp->threads[t];
-    fprintf(f, "%" PRIu32 ":1:%" PRIu32 ":%" PRIu32, t + 1, th->process + 1, th->index + 1);
+    fprintf(f, "%" PRIu32 ":1:%" PRIu32 ":%" PRIu32, p->cpu[t], p->task[t], p->thr[t]);
 }
 
 static void write_prv(FILE *f, const struct pv *p)
@@ -225,31 +252,33 @@ static void write_prv(FILE *f, const struct pv *p)
     struct tm tmv;
     gmtime_r(&start, &tmv);
     /* threads per task (process) */
-    fprintf(f, "#Paraver (%02d/%02d/%04d at %02d:%02d):%" PRIu64 "_ns:1(%zu):1:%zu(", tmv.tm_mday, tmv.tm_mon + 1,
-            tmv.tm_year + 1900, tmv.tm_hour, tmv.tm_min, exp->duration_ns, exp->nthreads, exp->nprocesses);
+    fprintf(f, "#Paraver (%02d/%02d/%04d at %02d:%02d):%" PRIu64 "_ns:1(%" PRIu32 "):1:%" PRIu32 "(",
+            tmv.tm_mday, tmv.tm_mon + 1, tmv.tm_year + 1900, tmv.tm_hour, tmv.tm_min, exp->duration_ns, p->ncpus,
+            p->ntasks);
+    const char *sep = "";
     for (size_t pr = 0; pr < exp->nprocesses; pr++) {
-        size_t n = 0;
-        for (size_t t = 0; t < exp->nthreads; t++)
-            n += exp->threads[t].process == pr;
-        fprintf(f, "%s%zu:1", pr ? "," : "", n);
+        if (p->task_threads[pr] == 0)
+            continue;
+        fprintf(f, "%s%" PRIu32 ":1", sep, p->task_threads[pr]);
+        sep = ",";
     }
     fputs(")\n", f);
     for (size_t i = 0; i < p->n; i++) {
         const struct pv_rec *r = &p->recs[i];
         if (r->kind == 1) {
             fputs("1:", f);
-            pv_where(f, exp, r->thread);
+            pv_where(f, p, r->thread);
             fprintf(f, ":%" PRIu64 ":%" PRIu64 ":%" PRIu32 "\n", r->t, r->end, r->type);
         } else if (r->kind == 2) {
             fputs("2:", f);
-            pv_where(f, exp, r->thread);
+            pv_where(f, p, r->thread);
             fprintf(f, ":%" PRIu64 ":%" PRIu32 ":%" PRIu64 "\n", r->t, r->type, r->value);
         } else {
             /* logical and physical send/receive times are the same */
             fputs("3:", f);
-            pv_where(f, exp, r->thread);
+            pv_where(f, p, r->thread);
             fprintf(f, ":%" PRIu64 ":%" PRIu64 ":", r->t, r->t);
-            pv_where(f, exp, r->peer);
+            pv_where(f, p, r->peer);
             fprintf(f, ":%" PRIu64 ":%" PRIu64 ":0:0\n", r->end, r->end);
         }
     }
@@ -283,20 +312,25 @@ static void write_pcf(FILE *f, const struct strobe_experiment *exp)
     fputs("\n\n", f);
 }
 
-static void write_row(FILE *f, const struct strobe_experiment *exp)
+static void write_row(FILE *f, const struct pv *p)
 {
+    const struct strobe_experiment *exp = p->exp;
     char name[512];
-    fprintf(f, "LEVEL CPU SIZE %zu\n", exp->nthreads);
-    for (size_t t = 0; t < exp->nthreads; t++)
-        fprintf(f, "CPU %zu\n", t + 1);
+    fprintf(f, "LEVEL CPU SIZE %" PRIu32 "\n", p->ncpus);
+    for (uint32_t c = 1; c <= p->ncpus; c++)
+        fprintf(f, "CPU %" PRIu32 "\n", c);
     fprintf(f, "\nLEVEL NODE SIZE 1\n%s\n", strobe__host_name(exp));
-    fprintf(f, "\nLEVEL TASK SIZE %zu\n", exp->nprocesses);
+    fprintf(f, "\nLEVEL TASK SIZE %" PRIu32 "\n", p->ntasks);
     for (size_t pr = 0; pr < exp->nprocesses; pr++) {
+        if (p->task_threads[pr] == 0)
+            continue;
         strobe__process_name(exp, (uint32_t)pr, name, sizeof name);
         fprintf(f, "%s\n", name);
     }
-    fprintf(f, "\nLEVEL THREAD SIZE %zu\n", exp->nthreads);
+    fprintf(f, "\nLEVEL THREAD SIZE %" PRIu32 "\n", p->ncpus);
     for (size_t t = 0; t < exp->nthreads; t++) {
+        if (!p->cpu[t])
+            continue;
         strobe__thread_name(exp, (uint32_t)t, name, sizeof name);
         fprintf(f, "%s\n", name);
     }
@@ -310,6 +344,10 @@ static void pv_free(struct pv *p)
     free(p->nlocked);
     free(p->caplocked);
     free(p->recs);
+    free(p->cpu);
+    free(p->task);
+    free(p->thr);
+    free(p->task_threads);
 }
 
 /* Writes one of the three files through the all-or-nothing output. */
@@ -339,7 +377,7 @@ static void pcf_file(FILE *f, const struct pv *p)
 }
 static void row_file(FILE *f, const struct pv *p)
 {
-    write_row(f, p->exp);
+    write_row(f, p);
 }
 
 int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
@@ -364,19 +402,25 @@ int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
     p.locked = calloc(nt, sizeof *p.locked);
     p.nlocked = calloc(nt, sizeof *p.nlocked);
     p.caplocked = calloc(nt, sizeof *p.caplocked);
+    p.cpu = calloc(nt, sizeof *p.cpu);
+    p.task = calloc(nt, sizeof *p.task);
+    p.thr = calloc(nt, sizeof *p.thr);
+    p.task_threads = calloc(exp->nprocesses ? exp->nprocesses : 1, sizeof *p.task_threads);
     int rc = 0;
-    if (!p.locked || !p.nlocked || !p.caplocked)
+    if (!p.locked || !p.nlocked || !p.caplocked || !p.cpu || !p.task || !p.thr || !p.task_threads)
         rc = strobe__error(eb, -ENOMEM, "paraver: out of memory");
+    else
+        pv_number(&p);
     uint64_t done = 0;
     strobe__export_progress(opts, 0, 2 * exp->total_bytes);
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++)
-        if (exp->threads[t].stream_path) {
+        if (exp->threads[t].stream_path && p.cpu[t]) {
             rc = collect_locked(&p, t, eb);
             done += exp->threads[t].bytes;
             strobe__export_progress(opts, done, 2 * exp->total_bytes);
         }
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++)
-        if (exp->threads[t].stream_path) {
+        if (exp->threads[t].stream_path && p.cpu[t]) {
             rc = thread_records(&p, t, eb);
             done += exp->threads[t].bytes;
             strobe__export_progress(opts, done, 2 * exp->total_bytes);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/select.h"
 #include "export/escape.h"
 #include "export/export.h"
 #include "export/names.h"
@@ -153,6 +154,8 @@ static int write_descriptors(struct perfetto *p)
     char name[512];
     int rc = 0;
     for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) {
+        if (!strobe_process_selected(exp, (uint32_t)i))
+            continue;
         const struct strobe_process_info *proc = &exp->processes[i];
         /* The exe basename only, as in Chrome JSON: viewers add the pid. */
         const char *exe = proc->exe ? strobe__basename(proc->exe) : "";
@@ -172,6 +175,8 @@ static int write_descriptors(struct perfetto *p)
         rc = write_descriptor(p, DESCRIPTOR_SEQ, &td);
     }
     for (size_t t = 0; t < exp->nthreads && rc == 0; t++) {
+        if (!strobe_thread_selected(exp, (uint32_t)t))
+            continue;
         const struct strobe_thread_info *th = &exp->threads[t];
         strobe__thread_name(exp, (uint32_t)t, name, sizeof name);
         Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
@@ -391,7 +396,7 @@ static int write_event(void *arg, uint32_t t, const struct strobe_event *ev, str
         args[1].string_value = label;
         te.n_debug_annotations = 2;
         te.debug_annotations = argv;
-        if (ev->type == STROBE_EVENT_THREAD_CREATE) {
+        if (ev->type == STROBE_EVENT_THREAD_CREATE && strobe_thread_selected(exp, ev->other_thread)) {
             /* The arrow to the child's first slice (its start routine). */
             flow = 1 + (uint64_t)ev->other_thread;
             te.n_flow_ids = 1;
@@ -399,7 +404,7 @@ static int write_event(void *arg, uint32_t t, const struct strobe_event *ev, str
         }
         break;
     case STROBE_EVENT_THREAD_BEGIN:
-        if (exp->threads[t].parent != STROBE_NONE)
+        if (exp->threads[t].parent != STROBE_NONE && strobe_thread_selected(exp, exp->threads[t].parent))
             p->pending_flow = 1 + (uint64_t)t;
         return 0;
     case STROBE_EVENT_FORK:
@@ -456,7 +461,7 @@ int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
     uint64_t done = 0;
     strobe__export_progress(opts, 0, exp->total_bytes);
     for (uint32_t t = 0; t < exp->nthreads; t++) {
-        if (!exp->threads[t].stream_path)
+        if (!exp->threads[t].stream_path || !strobe_thread_selected(exp, t))
             continue;
         if ((rc = begin_sequence(&p, t)) < 0)
             goto fail;

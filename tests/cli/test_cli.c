@@ -88,6 +88,36 @@ STROBE_TEST(shell_quote)
     free(q);
 }
 
+/* The lists of `strobe export --threads/--processes`. */
+STROBE_TEST(parse_ranges)
+{
+    struct strobe__cli_range *r = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(strobe__cli_parse_ranges("0,2-3,7,18446744073709551615", &r, &n), 0);
+    CHECK_EQ_INT(n, 4);
+    CHECK_EQ_U64(r[0].lo, 0);
+    CHECK_EQ_U64(r[0].hi, 0);
+    CHECK_EQ_U64(r[1].lo, 2);
+    CHECK_EQ_U64(r[1].hi, 3);
+    CHECK_EQ_U64(r[2].lo, 7);
+    CHECK_EQ_U64(r[2].hi, 7);
+    CHECK_EQ_U64(r[3].lo, UINT64_MAX);
+    free(r);
+    CHECK_EQ_INT(strobe__cli_parse_ranges("5-5", &r, &n), 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_U64(r[0].lo, 5);
+    CHECK_EQ_U64(r[0].hi, 5);
+    free(r);
+    static const char *const bad[] = {"", ",", "1,", ",1", "1,,2", "1-", "-1", "3-2", "1 ", " 1", "1-2-3", "0x1",
+                                      "+1", "18446744073709551616"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = NULL;
+        if (strobe__cli_parse_ranges(bad[i], &r, &n) != -1)
+            STROBE_FAIL("'%s' was accepted", bad[i]);
+        CHECK(r == NULL);
+    }
+}
+
 STROBE_TEST(iso8601)
 {
     char buf[24];
@@ -903,7 +933,7 @@ STROBE_TEST(report_score_sources)
     free(facts);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
+STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(parse_ranges), STROBE_CASE(iso8601), STROBE_CASE(meta_file),
                  STROBE_CASE(progress_line), STROBE_CASE(help), STROBE_CASE(version),
                  STROBE_CASE(usage_errors), STROBE_CASE(bad_filter), STROBE_CASE(program_not_found),
                  STROBE_CASE(output_dir_not_empty), STROBE_CASE(runtime_override_missing),

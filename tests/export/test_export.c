@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/select.h"
 #include "export/escape.h"
 #include "export/export.h"
 #include "make_experiment.h"
@@ -470,6 +471,455 @@ STROBE_TEST(escape)
     free(v);
 }
 
+/* ---- selections: strobe export --from/--to/--threads/--processes/--min-duration */
+
+/* The fixture's odd region name as list_events.py shows it. */
+#define ODD_SHOWN "say \"hi\" <&> ? gr??e ?!"
+
+/* Runs `strobe export EXP ARGS` (ARGS already quoted); returns its exit
+ * status and its stdout+stderr in *msg (malloc'd). */
+static int run_export(char **msg, const char *exp_dir, const char *args)
+{
+    return strobe_test_sh(msg, "%s/strobe export '%s' %s", STROBE_BIN_DIR, exp_dir, args);
+}
+
+/* list_events.py's listing of an export, "chrome" or "otf2". */
+static char *listing(const char *kind, const char *path, uint64_t base)
+{
+    char *out;
+    int rc = strobe_test_sh(&out, "python3 %s/list_events.py %s '%s' %" PRIu64, CHECKS, kind, path, base);
+    if (rc != 0)
+        STROBE_FAIL("list_events.py %s %s: exit %d\n%s", kind, path, rc, out);
+    return out;
+}
+
+/* Exports the fixture with the options ARGS to Chrome and OTF2 through the
+ * CLI and compares both listings exactly; MSG is the expected output
+ * (stderr) of each run. */
+static void check_selected(struct fixture *fx, const char *args, const char *msg, const char *chrome_want,
+                           const char *otf2_want)
+{
+    char cmd[8800], *out;
+    snprintf(cmd, sizeof cmd, "--format chrome -o '%s/sel.json' %s", fx->dir, args);
+    CHECK_EQ_INT(run_export(&out, fx->exp_dir, cmd), 0);
+    CHECK_STR_EQ(out, msg);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/sel.json", fx->dir);
+    char *got = listing("chrome", cmd, base_ns(fx));
+    CHECK_STR_EQ(got, chrome_want);
+    free(got);
+
+    run_check("rm -rf '%s/sel'", fx->dir);
+    snprintf(cmd, sizeof cmd, "--format otf2 -o '%s/sel' %s", fx->dir, args);
+    CHECK_EQ_INT(run_export(&out, fx->exp_dir, cmd), 0);
+    CHECK_STR_EQ(out, msg);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/sel/traces.otf2", fx->dir);
+    got = listing("otf2", cmd, (uint64_t)llround(fx->exp->origin_ns) + base_ns(fx));
+    CHECK_STR_EQ(got, otf2_want);
+    free(got);
+
+    /* Perfetto: the same thread tracks and slices as the Chrome listing
+     * ("thread N ..." lanes, "N B name" and "N E name" lines) */
+    snprintf(cmd, sizeof cmd, "--format perfetto -o '%s/sel.pftrace' %s", fx->dir, args);
+    CHECK_EQ_INT(run_export(&out, fx->exp_dir, cmd), 0);
+    CHECK_STR_EQ(out, msg);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/sel.pftrace", fx->dir);
+    struct pf_trace t;
+    decode_perfetto(cmd, &t);
+    size_t lanes = 0, begins = 0, ends = 0, threads = 0, pb = 0, pe = 0;
+    for (const char *l = chrome_want; *l; l = strchr(l, '\n') + 1) {
+        lanes += strncmp(l, "thread ", 7) == 0;
+        begins += strstr(l, " B ") && strstr(l, " B ") < strchr(l, '\n');
+        ends += strstr(l, " E ") && strstr(l, " E ") < strchr(l, '\n');
+    }
+    for (size_t i = 0; i < t.ntracks; i++)
+        threads += t.tracks[i].kind == PF_TRACK_THREAD;
+    for (size_t i = 0; i < t.nevents; i++) {
+        pb += t.events[i].type == PF_BEGIN;
+        pe += t.events[i].type == PF_END;
+    }
+    CHECK_EQ_U64(threads, lanes);
+    CHECK_EQ_U64(pb, begins);
+    CHECK_EQ_U64(pe, ends);
+    pf_free(&t);
+}
+
+/* A selection of everything exports the same bytes as no selection. */
+static void check_selects_all(struct fixture *fx, const char *args)
+{
+    char cmd[8800], *out;
+    run_check("%s/strobe export '%s' --format chrome -o '%s/all.json'", STROBE_BIN_DIR, fx->exp_dir, fx->dir);
+    snprintf(cmd, sizeof cmd, "--format chrome -o '%s/sel.json' %s", fx->dir, args);
+    CHECK_EQ_INT(run_export(&out, fx->exp_dir, cmd), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    run_check("cmp '%s/all.json' '%s/sel.json'", fx->dir, fx->dir);
+}
+
+/* --from/--to: every event lies in the window; main and compute, open at
+ * `from`, are re-entered there; the odd frame and main on t0 and compute on
+ * t1, open at `to`, are left there. Events before and after are gone. */
+STROBE_TEST(select_window)
+{
+    struct fixture fx;
+    open_fixture(&fx, "select_window");
+    char args[8800];
+    snprintf(args, sizeof args, "--from %" PRIu64 "ns --to %" PRIu64 "ns", base_ns(&fx) + 300, base_ns(&fx) + 950);
+    check_selected(&fx, args, "",
+                   "thread 0 thread 0 (tid 4242)\n"
+                   "thread 1 thread 1 (tid 4243)\n"
+                   "0 B main +300\n"
+                   "0 B compute +300\n"
+                   "0 E compute +500\n"
+                   "0 C bytes +550\n"
+                   "0 B compute +600\n"
+                   "0 E compute +700\n"
+                   "0 i thread create +800\n"
+                   "0 s thread create +800\n"
+                   "0 B " ODD_SHOWN " +900\n"
+                   "0 E " ODD_SHOWN " +950\n"
+                   "0 E main +950\n"
+                   "1 f thread create +850\n"
+                   "1 B compute +900\n"
+                   "1 C bytes +910\n"
+                   "1 E compute +950\n",
+                   "location 0 thread 0 (tid 4242) events 10\n"
+                   "location 1 thread 1 (tid 4243) events 4\n"
+                   "0 ENTER +300 main\n"
+                   "0 ENTER +300 compute\n"
+                   "0 LEAVE +500 compute\n"
+                   "0 METRIC +550\n"
+                   "0 ENTER +600 compute\n"
+                   "0 LEAVE +700 compute\n"
+                   "0 THREAD_CREATE +800\n"
+                   "0 ENTER +900 " ODD_SHOWN "\n"
+                   "0 LEAVE +950 " ODD_SHOWN "\n"
+                   "0 LEAVE +950 main\n"
+                   "1 THREAD_BEGIN +850\n"
+                   "1 ENTER +900 compute\n"
+                   "1 METRIC +910\n"
+                   "1 LEAVE +950 compute\n");
+    /* A window holding everything changes nothing, to the byte. */
+    check_selects_all(&fx, "--from 0 --to 1h");
+    strobe_experiment_close(fx.exp);
+}
+
+/* --threads / --processes: only the selected thread's lane or location;
+ * the flow from t0's create has no lane to go to, so neither end is drawn. */
+STROBE_TEST(select_threads)
+{
+    struct fixture fx;
+    open_fixture(&fx, "select_threads");
+    static const char chrome[] = "thread 1 thread 1 (tid 4243)\n"
+                                 "1 B compute +900\n"
+                                 "1 C bytes +910\n"
+                                 "1 E compute +1300\n"
+                                 "1 B compute +1350\n"
+                                 "1 E compute +1370\n";
+    static const char otf2[] = "location 1 thread 1 (tid 4243) events 7\n"
+                               "1 THREAD_BEGIN +850\n"
+                               "1 ENTER +900 compute\n"
+                               "1 METRIC +910\n"
+                               "1 LEAVE +1300 compute\n"
+                               "1 ENTER +1350 compute\n"
+                               "1 LEAVE +1370 compute\n"
+                               "1 THREAD_END +1450\n";
+    check_selected(&fx, "--threads 1", "", chrome, otf2);
+    check_selected(&fx, "--threads 1-1 --processes 4242", "", chrome, otf2);
+    /* both threads of the one process: the full trace */
+    check_selects_all(&fx, "--processes 4000-5000 --threads 0,1");
+    strobe_experiment_close(fx.exp);
+}
+
+/* --min-duration 401ns: compute (300 ns), compute (100 ns) and the odd
+ * frame (100 ns) on t0, compute (400 ns, with its metric) and compute
+ * (20 ns) on t1 go: 5 frames, 2 * 5 + 1 events. main (5900 ns) stays. */
+STROBE_TEST(select_min_duration)
+{
+    struct fixture fx;
+    open_fixture(&fx, "select_min_duration");
+    check_selected(&fx, "--min-duration 401ns", "strobe: export: 5 frames shorter than 401ns dropped (11 events)\n",
+                   "thread 0 thread 0 (tid 4242)\n"
+                   "thread 1 thread 1 (tid 4243)\n"
+                   "0 B main +100\n"
+                   "0 C bytes +550\n"
+                   "0 i thread create +800\n"
+                   "0 s thread create +800\n"
+                   "0 i thread join +5000\n"
+                   "0 E main +6000\n"
+                   "1 f thread create +850\n",
+                   "location 0 thread 0 (tid 4242) events 5\n"
+                   "location 1 thread 1 (tid 4243) events 2\n"
+                   "0 ENTER +100 main\n"
+                   "0 METRIC +550\n"
+                   "0 THREAD_CREATE +800\n"
+                   "0 THREAD_WAIT +5000\n"
+                   "0 LEAVE +6000 main\n"
+                   "1 THREAD_BEGIN +850\n"
+                   "1 THREAD_END +1450\n");
+    /* 400 ns is not shorter than 400 ns: t1's first compute stays. In the
+     * window [300, 950] only the frames that reach into it count: t1's
+     * second compute (1350-1370) is outside, 3 frames of 2 events. */
+    char args[8800];
+    snprintf(args, sizeof args, "--min-duration 400ns --from %" PRIu64 "ns --to %" PRIu64 "ns",
+             base_ns(&fx) + 300, base_ns(&fx) + 950);
+    check_selected(&fx, args, "strobe: export: 3 frames shorter than 400ns dropped (6 events)\n",
+                   "thread 0 thread 0 (tid 4242)\n"
+                   "thread 1 thread 1 (tid 4243)\n"
+                   "0 B main +300\n"
+                   "0 C bytes +550\n"
+                   "0 i thread create +800\n"
+                   "0 s thread create +800\n"
+                   "0 E main +950\n"
+                   "1 f thread create +850\n"
+                   "1 B compute +900\n"
+                   "1 C bytes +910\n"
+                   "1 E compute +950\n",
+                   "location 0 thread 0 (tid 4242) events 4\n"
+                   "location 1 thread 1 (tid 4243) events 4\n"
+                   "0 ENTER +300 main\n"
+                   "0 METRIC +550\n"
+                   "0 THREAD_CREATE +800\n"
+                   "0 LEAVE +950 main\n"
+                   "1 THREAD_BEGIN +850\n"
+                   "1 ENTER +900 compute\n"
+                   "1 METRIC +910\n"
+                   "1 LEAVE +950 compute\n");
+    strobe_experiment_close(fx.exp);
+}
+
+/* The selection through the API: what it counts before anything is
+ * written, and the iterator's view of a thread it does not select. */
+STROBE_TEST(select_summary)
+{
+    struct fixture fx;
+    open_fixture(&fx, "select_summary");
+    uint64_t b = base_ns(&fx);
+    struct strobe_select_summary sum;
+    struct strobe_errbuf eb = {""};
+    /* window [300, 950]: t0 4 frames (8) + metric + create, t1 begin +
+     * 1 frame (2) + metric */
+    struct strobe_select_opts o = {.from_ns = b + 300, .to_ns = b + 950};
+    CHECK_EQ_INT(strobe_experiment_select(fx.exp, &o, &sum, &eb), 0);
+    CHECK_EQ_U64(sum.events, 14);
+    CHECK_EQ_U64(sum.short_frames, 0);
+    CHECK_EQ_INT(sum.threads, 2);
+    o = (struct strobe_select_opts){.to_ns = UINT64_MAX, .min_duration_ns = 401};
+    CHECK_EQ_INT(strobe_experiment_select(fx.exp, &o, &sum, &eb), 0);
+    CHECK_EQ_U64(sum.events, 20 - 11);
+    CHECK_EQ_U64(sum.short_frames, 5);
+    CHECK_EQ_U64(sum.short_events, 11);
+    /* no window, no minimum duration: no pass, the recorded counts */
+    bool only1[2] = {false, true};
+    o = (struct strobe_select_opts){.to_ns = UINT64_MAX, .threads = only1};
+    CHECK_EQ_INT(strobe_experiment_select(fx.exp, &o, &sum, &eb), 0);
+    CHECK_EQ_U64(sum.events, fx.exp->threads[1].events);
+    CHECK_EQ_INT(sum.threads, 1);
+    CHECK(!strobe_thread_selected(fx.exp, 0) && strobe_thread_selected(fx.exp, 1));
+    struct strobe_stream_iter *it;
+    struct strobe_event ev;
+    CHECK_EQ_INT(strobe_stream_open(fx.exp, 0, &it, &eb), 0);
+    CHECK_EQ_INT(strobe_stream_next(it, &ev, &eb), 0);
+    strobe_stream_close(it);
+    strobe_experiment_close(fx.exp);
+}
+
+/* Bad values: one line naming the option and the value, exit 2, nothing
+ * written. */
+STROBE_TEST(select_bad_values)
+{
+    struct fixture fx;
+    open_fixture(&fx, "select_bad_values");
+    static const struct {
+        const char *args, *msg;
+    } cases[] = {
+        {"--from '1 fortnight'", "--from: '1 fortnight' is not a duration (1.5s, 200ms, 10us, 123ns)"},
+        {"--to -1s", "--to: '-1s' is not a duration (1.5s, 200ms, 10us, 123ns)"},
+        {"--min-duration 10xs", "--min-duration: '10xs' is not a duration (1.5s, 200ms, 10us, 123ns)"},
+        {"--from 2ms --to 1ms", "--from 2ms is after --to 1ms"},
+        {"--from 1h", "--from 1h is after the end of %s (6.100 µs)"},
+        {"--threads 0,", "--threads: '0,' is not a list of numbers and ranges (0,2-3)"},
+        {"--threads 1-0", "--threads: '1-0' is not a list of numbers and ranges (0,2-3)"},
+        {"--threads x", "--threads: 'x' is not a list of numbers and ranges (0,2-3)"},
+        {"--threads 0,2-3", "--threads: %s has no thread 2 (threads 0-1)"},
+        {"--processes 99", "--processes: %s has no process with pid 99"},
+        {"--processes 1-99", "--processes: %s has no process with a pid in 1-99"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[8800], want[8800], *out;
+        snprintf(args, sizeof args, "--format chrome -o '%s/bad.json' %s", fx.dir, cases[i].args);
+        CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 2);
+        char what[4400];
+        snprintf(what, sizeof what, cases[i].msg, fx.exp_dir);
+        snprintf(want, sizeof want, "strobe: export: %s (see 'strobe export --help')\n", what);
+        CHECK_STR_EQ(out, want);
+        free(out);
+    }
+    /* cubex is a profile: the selection options are refused */
+    char args[8800], *out;
+    snprintf(args, sizeof args, "--format cubex -o '%s/p.cubex' --threads 0", fx.dir);
+    CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 2);
+    CHECK_STR_EQ(out, "strobe: export: --from, --to, --threads, --processes and --min-duration select events of "
+                      "trace exports (otf2, chrome, perfetto, paraver), not cubex (see 'strobe export --help')\n");
+    free(out);
+    check_dir_listing(fx.dir, "experiment ");
+    strobe_experiment_close(fx.exp);
+}
+
+/* The size warning, with its threshold lowered through the test-only
+ * STROBE_EXPORT_WARN_BYTES: 20 events x 130 B = 2600 B warn above 2000 B;
+ * the 14 events of a window (1820 B) do not. The export is written anyway. */
+STROBE_TEST(select_size_warning)
+{
+    struct fixture fx;
+    open_fixture(&fx, "select_size_warning");
+    char args[8800], want[8800], *out;
+    snprintf(args, sizeof args, "--format chrome -o '%s/w.json'", fx.dir);
+    setenv("STROBE_EXPORT_WARN_BYTES", "2000", 1);
+    CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 0);
+    snprintf(want, sizeof want,
+             "strobe: export: warning: %s/w.json will be about 2.5 KiB (20 events x 130 B); narrow it with "
+             "--from/--to, --threads, --processes or --min-duration\n",
+             fx.dir);
+    CHECK_STR_EQ(out, want);
+    free(out);
+    run_check("test -s '%s/w.json'", fx.dir);
+    snprintf(args, sizeof args, "--format chrome -o '%s/w.json' --from %" PRIu64 "ns --to %" PRIu64 "ns", fx.dir,
+             base_ns(&fx) + 300, base_ns(&fx) + 950);
+    CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    /* OTF2 at 12 B per event stays below */
+    snprintf(args, sizeof args, "--format otf2 -o '%s/w'", fx.dir);
+    CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    strobe_experiment_close(fx.exp);
+}
+
+/* A recorded program whose frame durations are set by busy loops: 100
+ * calls of brief() of some ns, then 2 calls of busy() of 20 ms each. */
+static const char busy_program[] =
+    "#include <time.h>\n"
+    "__attribute__((no_instrument_function)) static long since(const struct timespec *a) {\n"
+    "    struct timespec b; clock_gettime(CLOCK_MONOTONIC, &b);\n"
+    "    return (b.tv_sec - a->tv_sec) * 1000000000L + (b.tv_nsec - a->tv_nsec); }\n"
+    "__attribute__((noinline)) void brief(volatile int *x) { *x += 1; }\n"
+    "__attribute__((noinline)) void busy(void) {\n"
+    "    struct timespec a; clock_gettime(CLOCK_MONOTONIC, &a); while (since(&a) < 20000000L) ; }\n"
+    "int main(void) { volatile int x = 0; for (int i = 0; i < 100; i++) brief(&x); busy(); busy(); return 0; }\n";
+
+/* The selection on a real recording: --min-duration 5ms drops exactly the
+ * 100 brief() frames; the window [m + 10 ms, m + 13 ms], m = the start
+ * of main, lies inside the first busy() (it starts after the brief()
+ * calls, well within 10 ms, and lasts 20 ms), so exactly main and busy()
+ * appear, cut to the window. */
+STROBE_TEST(select_recorded)
+{
+    const char *dir = strobe_test_tmpdir("select_recorded");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/busy.c", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(busy_program, f);
+    fclose(f);
+    run_check("cd '%s' && cc -O1 -g -finstrument-functions -o busy busy.c", dir);
+    run_check("cd '%s' && %s/strobe run -o exp -- ./busy >/dev/null 2>&1", dir, STROBE_BIN_DIR);
+    char *out, exp_dir[4200];
+    snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
+    char args[8800];
+    snprintf(args, sizeof args, "--format chrome -o '%s/short.json' --min-duration 5ms", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    CHECK_STR_EQ(out, "strobe: export: 100 frames shorter than 5ms dropped (200 events)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/short.json' 0 | cut -d' ' -f1-3", CHECKS,
+                                dir),
+                 0);
+    CHECK_STR_EQ(out, "thread 0 thread\n0 B main\n0 B busy\n0 E busy\n0 B busy\n0 E busy\n0 E main\n");
+    free(out);
+    snprintf(args, sizeof args, "--format otf2 -o '%s/short' --min-duration 5ms", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "otf2-print '%s/short/traces.otf2' | grep -c '^ENTER .*Region: \"brief\"'; "
+                                      "otf2-print '%s/short/traces.otf2' | grep -c '^ENTER .*Region: \"busy\"'",
+                                dir, dir),
+                 0);
+    CHECK_STR_EQ(out, "0\n2\n");
+    free(out);
+
+    /* m: the time of main's B in the unselected export (ns) */
+    run_check("%s/strobe export '%s' --format chrome -o '%s/all.json'", STROBE_BIN_DIR, exp_dir, dir);
+    CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/all.json' 0 | "
+                                      "awk '$2 == \"B\" && $3 == \"main\" { print substr($4, 2) }'",
+                                CHECKS, dir),
+                 0);
+    uint64_t m = strtoull(out, NULL, 10);
+    free(out);
+    snprintf(args, sizeof args, "--format chrome -o '%s/window.json' --from %" PRIu64 "ns --to %" PRIu64 "ns", dir,
+             m + 10000000, m + 13000000);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "python3 %s/list_events.py chrome '%s/window.json' 0 | grep -v ^thread",
+                                CHECKS, dir),
+                 0);
+    char want[256];
+    snprintf(want, sizeof want,
+             "0 B main +%" PRIu64 "\n0 B busy +%" PRIu64 "\n0 E busy +%" PRIu64 "\n0 E main +%" PRIu64 "\n",
+             m + 10000000, m + 10000000, m + 13000000, m + 13000000);
+    CHECK_STR_EQ(out, want);
+    free(out);
+}
+
+/* Writes the TM experiment of make_tm_experiment() at level events into
+ * exp_dir and opens it. */
+static struct strobe_experiment *open_tm_events(const char *exp_dir)
+{
+    CHECK_EQ_INT(make_tm_experiment(exp_dir, "tm: 1\ntm_monitor: events\n", 1), 0);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("strobe_experiment_open: %s", eb.msg);
+    return exp;
+}
+
+/* Paraver through the same selection: only t0's row, its Running cut to
+ * the window [180, 350] (ns after its start): the retry of the first
+ * block, re-entered at 180, commits at 200; the second block, entered at
+ * 300, is cut at 350. The abort at 150 is outside. */
+STROBE_TEST(select_paraver)
+{
+    const char *dir = strobe_test_tmpdir("select_paraver");
+    char exp_dir[4200], args[8800], *out;
+    snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
+    struct strobe_experiment *exp = open_tm_events(exp_dir);
+    uint64_t b = exp->threads[0].begin_ns; /* the times of the .prv are experiment ns */
+    strobe_experiment_close(exp);
+    CHECK_EQ_U64(b, 0);
+    snprintf(args, sizeof args, "--format paraver -o '%s/tm' --threads 0 --from 180ns --to 350ns", dir);
+    CHECK_EQ_INT(run_export(&out, exp_dir, args), 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "head -1 '%s/tm.prv' | cut -d: -f3-; tail -n +2 '%s/tm.prv'; cat '%s/tm.row'",
+                                dir, dir, dir),
+                 0);
+    CHECK_STR_EQ(out, "1100_ns:1(1):1:1(1:1)\n"
+                      "1:1:1:1:1:180:200:2\n"
+                      "2:1:1:1:1:180:90000003:1\n"
+                      "1:1:1:1:1:200:300:1\n"
+                      "2:1:1:1:1:200:90000001:1\n"
+                      "2:1:1:1:1:200:90000003:0\n"
+                      "1:1:1:1:1:300:350:2\n"
+                      "2:1:1:1:1:300:90000003:1\n"
+                      "2:1:1:1:1:350:90000001:1\n"
+                      "2:1:1:1:1:350:90000003:0\n"
+                      "LEVEL CPU SIZE 1\nCPU 1\n\nLEVEL NODE SIZE 1\ntesthost\n\nLEVEL TASK SIZE 1\ntm (pid 4343)\n\n"
+                      "LEVEL THREAD SIZE 1\nthread 0 (tid 4343)\n");
+    free(out);
+}
+
 /* ---- end to end: a real program measured by libstrobe.so --------------- */
 
 static const char e2e_program[] =
@@ -673,11 +1123,8 @@ STROBE_TEST(exporters_skip_tm_counts)
     const char *dir = strobe_test_tmpdir("tm_counts");
     char exp_dir[4200], out[4300];
     snprintf(exp_dir, sizeof exp_dir, "%s/exp", dir);
-    CHECK_EQ_INT(make_tm_experiment(exp_dir, "tm: 1\ntm_monitor: events\n", 1), 0);
-    struct strobe_experiment *exp;
+    struct strobe_experiment *exp = open_tm_events(exp_dir);
     struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(exp_dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("strobe_experiment_open: %s", eb.msg);
     CHECK_EQ_INT(exp->ntm_counts, 2);
     static const struct {
         int (*fn)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
@@ -707,4 +1154,7 @@ STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(perfetto), 
                  STROBE_CASE(cubex), STROBE_CASE(progress),
                  STROBE_CASE(unwritable), STROBE_CASE(special_files), STROBE_CASE(escape),
                  STROBE_CASE(end_to_end), STROBE_CASE(perfetto_end_to_end), STROBE_CASE(paraver_tm),
-                 STROBE_CASE(paraver_refuses_without_events), STROBE_CASE(exporters_skip_tm_counts))
+                 STROBE_CASE(paraver_refuses_without_events), STROBE_CASE(exporters_skip_tm_counts),
+                 STROBE_CASE(select_window), STROBE_CASE(select_threads), STROBE_CASE(select_min_duration),
+                 STROBE_CASE(select_summary), STROBE_CASE(select_bad_values), STROBE_CASE(select_size_warning),
+                 STROBE_CASE(select_recorded), STROBE_CASE(select_paraver))
