@@ -74,6 +74,7 @@ const char strobe__report_help[] =
 const char strobe__export_help[] =
     "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|paraver -o OUT\n"
     "                         [--from T] [--to T] [--threads LIST] [--processes LIST]\n"
+    "                         [--ranks LIST]\n"
     "                         [--min-duration D]\n"
     "\n"
     "Writes the experiment in DIR in a foreign format:\n"
@@ -99,6 +100,7 @@ const char strobe__export_help[] =
     "  --threads LIST      only these threads, by global index as `strobe report\n"
     "                      --threads` numbers them: 0,2-3\n"
     "  --processes LIST    only the threads of these processes, by pid: 4242,4250-4260\n"
+    "  --ranks LIST        only the threads of these MPI ranks: 0,2-3\n"
     "  --min-duration D    drop frames shorter than D (and everything inside them);\n"
     "                      prints how many on stderr\n"
     "\n"
@@ -330,7 +332,7 @@ int strobe__cmd_report(int argc, char **argv)
 
 /* ---- export ------------------------------------------------------------ */
 
-enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_MIN_DURATION };
+enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_RANKS, OPT_MIN_DURATION };
 
 static const struct option export_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -339,6 +341,7 @@ static const struct option export_options[] = {
     {"to", required_argument, NULL, OPT_TO},
     {"threads", required_argument, NULL, OPT_EXPORT_THREADS},
     {"processes", required_argument, NULL, OPT_PROCESSES},
+    {"ranks", required_argument, NULL, OPT_RANKS},
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -356,8 +359,8 @@ typedef int (*exporter_fn)(const struct strobe_experiment *, const char *, const
 struct export_request {
     const char *from, *to, *min_duration; /* as typed, for messages */
     struct strobe_select_opts sel;
-    struct strobe__cli_range *threads, *pids;
-    size_t nthreads, npids;
+    struct strobe__cli_range *threads, *pids, *ranks;
+    size_t nthreads, npids, nranks;
 };
 
 /* Parses a duration option into *ns; prints the usage error. */
@@ -386,6 +389,20 @@ static int list_option(const char *name, const char *arg, struct strobe__cli_ran
     return 0;
 }
 
+/* true when process P's pid (key 0) or MPI rank (key 1; a process without
+ * one never matches) lies in one of the n ranges. */
+static bool process_matches(const struct strobe_process_info *p, int key, const struct strobe__cli_range *r,
+                            size_t n)
+{
+    if (key == 1 && !p->has_rank)
+        return false;
+    uint64_t v = key == 0 ? p->pid : p->rank;
+    for (size_t i = 0; i < n; i++)
+        if (v >= r[i].lo && v <= r[i].hi)
+            return true;
+    return false;
+}
+
 /* The threads the request keeps, into sel->threads (malloc'd, [nthreads]),
  * after checking every index and pid against the experiment. Returns 0 or
  * an exit code after printing the one-line error. */
@@ -409,33 +426,35 @@ static int select_threads(const struct strobe_experiment *exp, const char *dir, 
         for (uint64_t t = rq->threads[i].lo; t <= rq->threads[i].hi; t++)
             keep[t] = true;
     }
-    for (size_t i = 0; i < rq->npids; i++) {
-        bool found = false;
-        for (size_t p = 0; p < exp->nprocesses; p++)
-            found |= exp->processes[p].pid >= rq->pids[i].lo && exp->processes[p].pid <= rq->pids[i].hi;
-        if (!found) {
+    /* --processes by pid, --ranks by MPI rank: a thread stays when its
+     * process matches every list given */
+    static const char *const key_name[2] = {"pid", "MPI rank"}, *const option[2] = {"--processes", "--ranks"};
+    const struct strobe__cli_range *lists[2] = {rq->pids, rq->ranks};
+    size_t lens[2] = {rq->npids, rq->nranks};
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < lens[k]; i++) {
+            bool found = false;
+            for (size_t p = 0; p < exp->nprocesses; p++)
+                found |= process_matches(&exp->processes[p], k, &lists[k][i], 1);
+            if (found)
+                continue;
             free(keep);
-            if (rq->pids[i].lo == rq->pids[i].hi)
-                return strobe__cli_usage_error("export", "--processes: %s has no process with pid %llu", dir,
-                                               (unsigned long long)rq->pids[i].lo);
-            return strobe__cli_usage_error("export", "--processes: %s has no process with a pid in %llu-%llu",
-                                           dir, (unsigned long long)rq->pids[i].lo,
-                                           (unsigned long long)rq->pids[i].hi);
+            if (lists[k][i].lo == lists[k][i].hi)
+                return strobe__cli_usage_error("export", "%s: %s has no process with %s %llu", option[k], dir,
+                                               key_name[k], (unsigned long long)lists[k][i].lo);
+            return strobe__cli_usage_error("export", "%s: %s has no process with a %s in %llu-%llu", option[k],
+                                           dir, key_name[k], (unsigned long long)lists[k][i].lo,
+                                           (unsigned long long)lists[k][i].hi);
         }
-    }
-    for (size_t t = 0; t < exp->nthreads && rq->npids; t++) {
-        uint64_t pid = exp->processes[exp->threads[t].process].pid;
-        bool in = false;
-        for (size_t i = 0; i < rq->npids; i++)
-            in |= pid >= rq->pids[i].lo && pid <= rq->pids[i].hi;
-        keep[t] &= in;
+        for (size_t t = 0; t < exp->nthreads && lens[k]; t++)
+            keep[t] &= process_matches(&exp->processes[exp->threads[t].process], k, lists[k], lens[k]);
     }
     bool any = false;
     for (size_t t = 0; t < exp->nthreads; t++)
         any |= keep[t];
     if (!any) {
         free(keep);
-        return strobe__cli_usage_error("export", "--threads and --processes select no thread of %s together",
+        return strobe__cli_usage_error("export", "--threads, --processes and --ranks select no thread of %s together",
                                        dir);
     }
     *out = keep;
@@ -454,7 +473,7 @@ static void warn_size(const char *out, uint64_t events, unsigned bytes_per_event
         return;
     char size[STROBE_UNITS_LEN];
     strobe__cli_say("export: warning: %s will be about %s (%llu events x %u B); narrow it with --from/--to, "
-                    "--threads, --processes or --min-duration",
+                    "--threads, --processes, --ranks or --min-duration",
                     out, strobe__fmt_bytes(size, bytes), (unsigned long long)events, bytes_per_event);
 }
 
@@ -510,6 +529,9 @@ int strobe__cmd_export(int argc, char **argv)
         case OPT_PROCESSES:
             code = list_option("--processes", optarg, &rq.pids, &rq.npids);
             break;
+        case OPT_RANKS:
+            code = list_option("--ranks", optarg, &rq.ranks, &rq.nranks);
+            break;
         case 'h':
             fputs(strobe__export_help, stdout);
             goto done;
@@ -518,7 +540,7 @@ int strobe__cmd_export(int argc, char **argv)
             break;
         }
     }
-    bool selecting = rq.from || rq.to || rq.min_duration || rq.nthreads || rq.npids;
+    bool selecting = rq.from || rq.to || rq.min_duration || rq.nthreads || rq.npids || rq.nranks;
     if (code != 0)
         goto done;
     if (optind >= argc)
@@ -531,7 +553,7 @@ int strobe__cmd_export(int argc, char **argv)
         code = strobe__cli_usage_error("export", "missing -o OUT");
     else if (selecting && formats[format].bytes_per_event == 0)
         code = strobe__cli_usage_error("export",
-                                       "--from, --to, --threads, --processes and --min-duration select "
+                                       "--from, --to, --threads, --processes, --ranks and --min-duration select "
                                        "events of trace exports (otf2, chrome, perfetto, paraver), not %s",
                                        formats[format].name);
     else if (rq.from && rq.to && rq.sel.from_ns > rq.sel.to_ns)
@@ -584,5 +606,6 @@ int strobe__cmd_export(int argc, char **argv)
 done:
     free(rq.threads);
     free(rq.pids);
+    free(rq.ranks);
     return code;
 }

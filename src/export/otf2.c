@@ -71,6 +71,8 @@ struct otf2_export {
     OTF2_GlobalDefWriter *defs;
     uint64_t offset;  /* added to every experiment time */
     uint64_t *events; /* [nthreads] events written per location */
+    uint32_t *comm;   /* [nprocesses] Comm (thread contingent) of each selected
+                         process: dense refs, as OTF2 wants them */
     struct string_table strings;
     char otf2_msg[256]; /* last message from libotf2's error handler */
 };
@@ -205,7 +207,7 @@ static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread
     const struct strobe_experiment *exp = x->exp;
     const struct strobe_thread_info *ti = &exp->threads[thread];
     OTF2_TimeStamp ts = x->offset + ev->time_ns;
-    OTF2_CommRef contingent = ti->process;
+    OTF2_CommRef contingent = x->comm[ti->process];
     switch (ev->type) {
     case STROBE_EVENT_ENTER:
     case STROBE_EVENT_INHERIT: /* entered before fork(): nests like an enter */
@@ -373,10 +375,10 @@ static int write_system_tree(struct otf2_export *x)
     return rc < 0 ? rc : 0;
 }
 
-/* One pthread contingent per process: a COMM_LOCATIONS group of all
- * locations, a COMM_GROUP per process listing its threads (by their rank
- * in the first group), and a Comm per process (ref = process index) over
- * that group. */
+/* One pthread contingent per selected process: a COMM_LOCATIONS group of
+ * all locations, a COMM_GROUP per process listing its threads (by their
+ * rank in the first group), and a Comm per process (x->comm) over that
+ * group. */
 static int write_thread_contingents(struct otf2_export *x)
 {
     const struct strobe_experiment *exp = x->exp;
@@ -425,11 +427,12 @@ static int write_thread_contingents(struct otf2_export *x)
         snprintf(buf, sizeof buf, "threads of %s", pname);
         if ((rc = intern(x, buf, &name)) < 0)
             goto out;
-        e = OTF2_GlobalDefWriter_WriteGroup(x->defs, (OTF2_GroupRef)(p + 1), name, OTF2_GROUP_TYPE_COMM_GROUP,
+        OTF2_CommRef comm = x->comm[p];
+        e = OTF2_GlobalDefWriter_WriteGroup(x->defs, (OTF2_GroupRef)(comm + 1), name, OTF2_GROUP_TYPE_COMM_GROUP,
                                             OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, n, members);
         if (e == OTF2_SUCCESS)
-            e = OTF2_GlobalDefWriter_WriteComm(x->defs, (OTF2_CommRef)p, name, (OTF2_GroupRef)(p + 1),
-                                               OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+            e = OTF2_GlobalDefWriter_WriteComm(x->defs, comm, name, (OTF2_GroupRef)(comm + 1), OTF2_UNDEFINED_COMM,
+                                               OTF2_COMM_FLAG_NONE);
         if (e != OTF2_SUCCESS) {
             rc = otf2_failed(x, e, "thread contingent definition");
             goto out;
@@ -554,10 +557,15 @@ int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
     if (exp->origin_ns >= 0 && exp->origin_ns < 9.2e18)
         x.offset = (uint64_t)llround(exp->origin_ns);
     x.events = calloc(exp->nthreads ? exp->nthreads : 1, sizeof *x.events);
-    if (!x.events) {
+    x.comm = calloc(exp->nprocesses ? exp->nprocesses : 1, sizeof *x.comm);
+    if (!x.events || !x.comm) {
+        free(x.events);
+        free(x.comm);
         strobe__out_dir_abort(&dir);
         return strobe__error(eb, -ENOMEM, "%s: out of memory", out);
     }
+    for (uint32_t p = 0, n = 0; p < exp->nprocesses; p++)
+        x.comm[p] = strobe_process_selected(exp, p) ? n++ : OTF2_UNDEFINED_COMM;
     /* libotf2 does not return the previous handler's user data; every user
      * of libotf2 in strobe uses the default handler (NULL, NULL). */
     OTF2_ErrorCallback old = OTF2_Error_RegisterCallback(capture_otf2_error, &x);
@@ -569,6 +577,7 @@ int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
     OTF2_Error_RegisterCallback(old, NULL);
     strings_free(&x.strings);
     free(x.events);
+    free(x.comm);
     if (rc < 0) {
         strobe__out_dir_abort(&dir);
         return rc;

@@ -761,7 +761,7 @@ STROBE_TEST(select_bad_values)
     char args[8800], *out;
     snprintf(args, sizeof args, "--format cubex -o '%s/p.cubex' --threads 0", fx.dir);
     CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 2);
-    CHECK_STR_EQ(out, "strobe: export: --from, --to, --threads, --processes and --min-duration select events of "
+    CHECK_STR_EQ(out, "strobe: export: --from, --to, --threads, --processes, --ranks and --min-duration select events of "
                       "trace exports (otf2, chrome, perfetto, paraver), not cubex (see 'strobe export --help')\n");
     free(out);
     check_dir_listing(fx.dir, "experiment ");
@@ -781,7 +781,7 @@ STROBE_TEST(select_size_warning)
     CHECK_EQ_INT(run_export(&out, fx.exp_dir, args), 0);
     snprintf(want, sizeof want,
              "strobe: export: warning: %s/w.json will be about 2.5 KiB (20 events x 130 B); narrow it with "
-             "--from/--to, --threads, --processes or --min-duration\n",
+             "--from/--to, --threads, --processes, --ranks or --min-duration\n",
              fx.dir);
     CHECK_STR_EQ(out, want);
     free(out);

@@ -102,6 +102,17 @@ STROBE_TEST(ranks)
               dir, "");
     CHECK_STR_EQ(out, "0 MPI Rank 0 PROCESS\n1 MPI Rank 1 PROCESS\n2 MPI Rank 2 PROCESS\n");
     free(out);
+    /* --ranks: only those ranks' groups; a rank the job did not have is an error */
+    free(run(0, "cd '%s' && " STROBE " export exp --format otf2 -o otf2r --ranks 1-2%s", dir, ""));
+    out = run(0,
+              "cd '%s' && otf2-print -G otf2r/traces.otf2 | "
+              "sed -n 's/^LOCATION_GROUP *\\([0-9]*\\) *Name: \"\\([^\"]*\\)\".*/\\2/p'%s",
+              dir, "");
+    CHECK_STR_EQ(out, "MPI Rank 1\nMPI Rank 2\n");
+    free(out);
+    out = run(2, "cd '%s' && " STROBE " export exp --format chrome -o r.json --ranks 3%s", dir, "");
+    CHECK_STR_EQ(out, "strobe: export: --ranks: exp has no process with MPI rank 3 (see 'strobe export --help')\n");
+    free(out);
     /* Cube: one location group per rank, ranked by it */
     free(run(0, "cd '%s' && " STROBE " export exp --format cubex -o exp.cubex%s", dir, ""));
     out = run(0,
