@@ -78,8 +78,8 @@ static void enter_general(struct strobe__thread *t, struct strobe__frame *f, uin
             bool same = id == t->last_region;
             t->pos = strobe__put_event(p, (same ? STROBE_EV_ENTER_SAME : STROBE_EV_ENTER) << 6, d, !same, id);
             t->last_region = id;
-            t->chunk_events++;
         }
+        strobe__count_enter_exit(t, p != NULL);
     }
     if (t->mode & STROBE__MODE_PROFILE) {
         struct strobe_prof_node *c = strobe__prof_child(t, f[-1].node, id);
@@ -94,10 +94,9 @@ static void exit_general(struct strobe__thread *t, struct strobe__frame *f, uint
 {
     if (t->mode & STROBE__MODE_TRACE) {
         uint8_t *p = strobe__trace_room(t);
-        if (p) {
+        if (p)
             t->pos = strobe__put_event(p, STROBE_EV_EXIT << 6, strobe__take_delta(t, now), false, 0);
-            t->chunk_events++;
-        }
+        strobe__count_enter_exit(t, p != NULL);
     }
     if (t->mode & STROBE__MODE_PROFILE)
         strobe__prof_leave(f->node, f->start, now);

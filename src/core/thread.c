@@ -192,7 +192,7 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
     atomic_signal_fence(memory_order_seq_cst);
     *p = (uint8_t)type;
     t->pos = q + len;
-    t->chunk_events++;
+    t->ext_records++;
     return 0;
 }
 
@@ -396,17 +396,22 @@ static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t en
         .index = t->index, .how = how, .end_ticks = end, .tail_offset = t->tail_offset, .has_rusage = rusage != NULL};
     size_t depth = (size_t)(t->sp - (t->stack + 1));
     bool prof = (t->mode & STROBE__MODE_PROFILE) && t->slots;
-    if ((t->mode & STROBE__MODE_TRACE) && t->evt.hdr) {
-        s.events = t->done_events + t->chunk_events;
-        s.bytes = t->done_bytes + chunk_bytes(t);
-        s.dropped = __atomic_load_n(&t->evt.hdr->dropped, __ATOMIC_RELAXED);
-    } else if (prof) {
-        /* no stream: the enter and exit events measured, from the visits */
+    /* enter and exit events measured: from the visits (each counted at
+     * its enter; the open ones have not exited), else counted */
+    uint64_t enter_exit = t->done_events + t->chunk_events;
+    if (prof) {
         uint64_t visits = t->overflow_node.visits;
         for (uint32_t i = 1; i < t->prof.hdr->slot_count; i++)
             if (t->slots[i].tag == STROBE_SLOT_NODE)
                 visits += t->slots[i].visits;
-        s.events = 2 * visits - depth;
+        enter_exit = 2 * visits - depth;
+    }
+    if ((t->mode & STROBE__MODE_TRACE) && t->evt.hdr) {
+        s.events = enter_exit - (prof ? t->lost_enter_exit : 0) + t->ext_records; /* the stream's records */
+        s.bytes = t->done_bytes + chunk_bytes(t);
+        s.dropped = __atomic_load_n(&t->evt.hdr->dropped, __ATOMIC_RELAXED);
+    } else {
+        s.events = enter_exit; /* no stream */
     }
     if (rusage)
         memcpy(s.rusage, rusage, sizeof s.rusage);
@@ -520,7 +525,7 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
     t->tid = strobe__gettid();
     t->last_region = 0;
     t->chunk_events = 0;
-    t->done_events = t->done_bytes = t->tail_offset = 0;
+    t->done_events = t->done_bytes = t->tail_offset = t->ext_records = t->lost_enter_exit = 0;
     /* The child is a process of its own: its call stack starts empty.
      * The exits of the frames it inherited find nothing to leave and are
      * ignored, so the parent's visits are neither counted twice nor cut. */

@@ -97,14 +97,17 @@ struct strobe__thread {
     struct strobe__frame *stack_end;
     struct strobe_prof_node *slots; /* profile slot 0 (the root) */
     uint32_t last_region;           /* region of the last ENTER (for ENTER_SAME) */
-    uint32_t chunk_events;          /* records written into the current chunk */
+    uint32_t chunk_events;          /* without a profile: ENTER/EXIT records in the current chunk */
 
     struct strobe__cache_entry cache[STROBE__CACHE_SIZE] __attribute__((aligned(64)));
 
     /* ---- cold ---- */
     uint32_t index;              /* N of t<N> */
-    uint64_t done_events;        /* records in the stream's earlier chunks */
-    uint64_t done_bytes;         /* their bytes, padding excluded */
+    uint64_t done_events;        /* chunk_events of the stream's earlier chunks */
+    uint64_t done_bytes;         /* bytes of records in those chunks, padding excluded */
+    uint64_t ext_records;        /* EXT records written */
+    uint64_t lost_enter_exit;    /* with a profile: enters and exits visited but
+                                    dropped from the stream (size limit) */
     uint64_t tail_offset;        /* stream offset of the process-exit records, 0 = none */
     struct strobe__frame *stack; /* frames[0] = root sentinel */
     uint32_t stack_cap;          /* frames allocated */
@@ -189,6 +192,17 @@ void strobe__count_dropped(struct strobe__thread *t, uint64_t n);
 
 /* Makes room for one more frame. Returns false at the depth limit. */
 bool strobe__stack_grow(struct strobe__thread *t);
+
+/* Counts an ENTER or EXIT of the general path: written to the stream
+ * (no profile: chunk_events) or dropped by it (profile: lost_enter_exit);
+ * see summarize_locked in thread.c. */
+static inline void strobe__count_enter_exit(struct strobe__thread *t, bool written)
+{
+    if (!(t->mode & STROBE__MODE_PROFILE))
+        t->chunk_events += written;
+    else
+        t->lost_enter_exit += !written;
+}
 
 /* Appends an EXT record (format.h) with the given payload at time now.
  * Returns 0, or STROBE_ERR_LIMIT when it was dropped (counted). Called with

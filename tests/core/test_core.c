@@ -514,6 +514,26 @@ STROBE_TEST(profile_off)
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), 302);
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_EXIT, UINT32_MAX), 309);
     check_thread_end(&s);
+    check_summary(&d, 0, &s, STROBE_THREAD_ENDED); /* records counted, not taken from visits */
+    dec_stream_free(&s);
+    free(out);
+}
+
+STROBE_TEST(profile_off_trace_limit)
+{
+    /* trace only, with drops: the counted records still match the stream */
+    const char *exp = exp_dir("profile_off_trace_limit");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_PROFILE=0 STROBE_CHUNK_SIZE=4K STROBE_TRACE_LIMIT=8K", PROG("calls") " 20000"),
+                 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    CHECK(s.hdr.dropped > 0);
+    check_summary(&d, 0, &s, STROBE_THREAD_ENDED);
+    CHECK_EQ_U64(d.summary[0].events + d.summary[0].dropped, 2 * (20000 + 9) + 2);
     dec_stream_free(&s);
     free(out);
 }
@@ -1464,7 +1484,7 @@ STROBE_TEST(default_experiment_dir)
 
 STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STROBE_CASE(killed_externally),
                  STROBE_CASE(small_chunks), STROBE_CASE(trace_limit), STROBE_CASE(profile_limit),
-                 STROBE_CASE(trace_off), STROBE_CASE(profile_off), STROBE_CASE(enable_off),
+                 STROBE_CASE(trace_off), STROBE_CASE(profile_off), STROBE_CASE(profile_off_trace_limit), STROBE_CASE(enable_off),
                  STROBE_CASE(bad_environment), STROBE_CASE(monotonic_clock), STROBE_CASE(longjmp_exits),
                  STROBE_CASE(exit_status), STROBE_CASE(filter_excludes), STROBE_CASE(filter_includes),
                  STROBE_CASE(filter_error), STROBE_CASE(dlopen_module), STROBE_CASE(threads),
