@@ -36,7 +36,7 @@
 # channel of 8 x 4 MiB sub-buffers per CPU, discard mode), created before
 # the program starts and destroyed after it ends; discarded events are
 # reported.
-set -euo pipefail
+. "$(dirname "$0")/lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 die() {
     echo "bench: $*" >&2
@@ -82,7 +82,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # ---- what is available ------------------------------------------------------
 CONFIGS="plain null strobe_trace strobe_profile strobe_both lttng_tp lttng_fast lttng_verbose otf2 uftrace"
@@ -91,7 +90,8 @@ declare -A PRELOAD
 declare -A LTTNG_EVENTS
 
 library_path() { # prints the path ld.so uses for a library soname, or nothing
-    ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'
+    # (awk reads to the end: exiting early would kill ldconfig with SIGPIPE)
+    ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n && !found { print $NF; found = 1 }'
 }
 
 for c in $CONFIGS; do STATUS[$c]=ok; done
@@ -156,7 +156,7 @@ check_binding() { # config
     local real
     real=$(readlink -f "$lib")
     if ! grep "strobe-bench-calls \[0\] to " "$log" | grep "normal symbol \`__cyg_profile_func_enter'" |
-        grep -q -e "to $lib " -e "to $real "; then
+        grep -e "to $lib " -e "to $real " >/dev/null; then
         STATUS[$1]="hooks do not bind to $(basename "$lib") (LD_DEBUG=bindings)"
     fi
 }
@@ -231,7 +231,7 @@ run_one() { # rep config threads
     sys_us=$(echo "$line" | sed -n 's/.* sys_us=\([0-9,]*\).*/\1/p')
     minflt=$(echo "$line" | sed -n 's/.* minflt=\([0-9,]*\).*/\1/p')
     if [ "$status" = ok ] && ! [[ $loop =~ ^[0-9]+(,[0-9]+)*$ ]]; then
-        status="unexpected output: $(echo "$line" | head -c 100)"
+        status="unexpected output: ${line:0:100}"
     fi
     local recorded=-
     if [ "$status" = ok ]; then
@@ -242,7 +242,7 @@ run_one() { # rep config threads
             # src/common/format.h) instead of trusting the call count.
             local counted
             if ! counted=$(find "$out" -type f -name 't*.evt' -print0 | xargs -0 -r "$B/strobe-bench-count-events" 2>&1); then
-                status="trace unreadable: $(echo "$counted" | head -c 200 | tr '\t\n' '  ')"
+                status="trace unreadable: $(echo "${counted:0:200}" | tr '\t\n' '  ')"
             elif [ -z "$counted" ]; then
                 status="no t*.evt trace written under STROBE_EXPERIMENT_DIR"
             else
@@ -255,7 +255,7 @@ run_one() { # rep config threads
             fi
             ;;
         strobe_profile)
-            [ -n "$(find "$out" -type f -name 't*.prof' 2>/dev/null | head -1)" ] ||
+            [ -n "$(find "$out" -type f -name 't*.prof' -print -quit 2>/dev/null)" ] ||
                 status="no t*.prof profile written under STROBE_EXPERIMENT_DIR"
             ;;
         otf2) bytes=$(sum_sizes "$out" -name '*.evt') ;;
@@ -323,18 +323,18 @@ fi
 # ---- machine and tools ------------------------------------------------------
 STROBE_CLOCK_USED=-
 if [ -n "$KEEP_STROBE_DIR" ]; then
-    defs=$(find "$KEEP_STROBE_DIR" -type f -name defs | head -1)
+    defs=$(find "$KEEP_STROBE_DIR" -type f -name defs -print -quit)
     [ -z "$defs" ] || STROBE_CLOCK_USED=$("$B/strobe-bench-count-events" --clock "$defs" 2>/dev/null || echo unknown)
 fi
 INFO=$RESULTS/info.tsv
 {
     printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-    printf 'cpu\t%s\n' "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+    printf 'cpu\t%s\n' "$(strobe_bench_cpu_model)"
     printf 'nproc\t%s\n' "$NCPU"
     printf 'clocksource\t%s\n' "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
     printf 'kernel\t%s\n' "$(uname -r)"
-    cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt" | head -1)
-    printf 'compiler\t%s\n' "$("${cc:-cc}" --version 2>/dev/null | head -1)"
+    cc=$(sed -n '/^CMAKE_C_COMPILER:[A-Z]*=/{s///p;q}' "$BUILD/CMakeCache.txt")
+    printf 'compiler\t%s\n' "$("${cc:-cc}" --version 2>/dev/null | sed -n 1p)"
     printf 'calls\t%s\n' "$CALLS"
     printf 'reps\t%s\n' "$REPS"
     printf 'cpu_pin\t%s\n' "$CPU"
@@ -342,7 +342,7 @@ INFO=$RESULTS/info.tsv
     printf 'strobe_env\t%s\n' "${STROBE_ENV:--}"
     printf 'lttng_version\t%s\n' "$(dpkg-query -W -f='${Version}' liblttng-ust1 2>/dev/null || echo unknown)"
     printf 'otf2_version\t%s\n' "$(dpkg-query -W -f='${Version}' libopen-trace-format2-dev 2>/dev/null || echo unknown)"
-    printf 'uftrace_version\t%s\n' "$(uftrace --version 2>/dev/null | head -1 | awk '{ print $2 }' || echo unknown)"
+    printf 'uftrace_version\t%s\n' "$(uftrace --version 2>/dev/null | awk 'NR == 1 { print $2 }' || echo unknown)"
     for c in $CONFIGS; do printf 'status.%s\t%s\n' "$c" "${STATUS[$c]}"; done
 } >"$INFO"
 

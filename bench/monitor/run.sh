@@ -39,7 +39,7 @@
 # STROBE_BENCH_MON_INTERVAL (default 10ms), STROBE_BENCH_MON_PERF.
 # Results: BUILD_DIR/bench/results/monitor_raw.txt (every run) and
 # monitor_table.txt. Nothing is written in the source tree.
-set -euo pipefail
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 die() {
     echo "bench-monitor: $*" >&2
@@ -85,7 +85,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
 : >"$RAW"
 
 # ---- 1 and 2: sampling and transforms, in-process ---------------------------
@@ -211,7 +210,7 @@ fi
 
 {
     printf 'date %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-    printf 'cpu %s\n' "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1 | tr ' ' '_')"
+    printf 'cpu %s\n' "$(strobe_bench_cpu_model | tr ' ' '_')"
     printf 'nproc %s\n' "$(nproc)"
     printf 'kernel %s\n' "$(uname -r)"
 } >>"$RAW"

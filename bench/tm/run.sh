@@ -27,7 +27,7 @@
 # Environment: STROBE_BENCH_TM_REPS (default 5), STROBE_BENCH_TM_OPS
 # (operations per run, default 1000000).
 # Results: BUILD_DIR/bench/results/tm_raw.tsv (every run) and tm_table.txt.
-set -euo pipefail
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 die() {
     echo "bench-tm: $*" >&2
