@@ -84,7 +84,8 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- what is available ------------------------------------------------------
-CONFIGS="plain null strobe_trace strobe_profile strobe_both lttng_tp lttng_fast lttng_verbose otf2 uftrace"
+STROBE_CONFIGS="strobe_trace strobe_profile strobe_both strobe_trace_mono strobe_profile_mono"
+CONFIGS="plain null $STROBE_CONFIGS lttng_tp lttng_fast lttng_verbose otf2 uftrace"
 declare -A STATUS # configuration -> "ok" or why it cannot run
 declare -A PRELOAD
 declare -A LTTNG_EVENTS
@@ -99,9 +100,9 @@ for c in $CONFIGS; do STATUS[$c]=ok; done
 # strobe: the runtime is preloaded from the build tree.
 LIBSTROBE=$BUILD/lib/libstrobe.so
 if [ ! -e "$LIBSTROBE" ]; then
-    for c in strobe_trace strobe_profile strobe_both; do STATUS[$c]="not built ($LIBSTROBE missing)"; done
+    for c in $STROBE_CONFIGS; do STATUS[$c]="not built ($LIBSTROBE missing)"; done
 fi
-for c in strobe_trace strobe_profile strobe_both; do PRELOAD[$c]=$LIBSTROBE; done
+for c in $STROBE_CONFIGS; do PRELOAD[$c]=$LIBSTROBE; done
 STROBE_CLI=$BUILD/bin/strobe
 
 PRELOAD[otf2]=$B/libstrobe-bench-cyg-otf2.so
@@ -160,7 +161,7 @@ check_binding() { # config
         STATUS[$1]="hooks do not bind to $(basename "$lib") (LD_DEBUG=bindings)"
     fi
 }
-for c in strobe_trace strobe_profile strobe_both lttng_tp lttng_fast lttng_verbose otf2; do
+for c in $STROBE_CONFIGS lttng_tp lttng_fast lttng_verbose otf2; do
     [ "${STATUS[$c]}" = ok ] && check_binding "$c"
 done
 
@@ -196,6 +197,12 @@ run_one() { # rep config threads
     strobe_trace) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_PROFILE=0 LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
     strobe_profile) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_TRACE=0 LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
     strobe_both) cmd=(env STROBE_EXPERIMENT_DIR="$out" LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
+    # The peers' clock: LTTng-UST and uftrace time events with
+    # clock_gettime(CLOCK_MONOTONIC), strobe by default with rdtsc.
+    strobe_trace_mono) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_PROFILE=0 STROBE_CLOCK=monotonic
+        LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
+    strobe_profile_mono) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_TRACE=0 STROBE_CLOCK=monotonic
+        LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
     otf2) cmd=(env STROBE_BENCH_OTF2_DIR="$out" LD_PRELOAD="${PRELOAD[otf2]}" "${cmd[@]:1}") ;;
     lttng_*) cmd=(env LD_PRELOAD="${PRELOAD[$cfg]}" "${cmd[@]:1}") ;;
     uftrace) cmd=(uftrace record --no-libcall -d "$out" "${cmd[@]:1}") ;;
@@ -236,7 +243,7 @@ run_one() { # rep config threads
     local recorded=-
     if [ "$status" = ok ]; then
         case $cfg in
-        strobe_trace | strobe_both)
+        strobe_trace | strobe_both | strobe_trace_mono)
             bytes=$(sum_sizes "$out" -name 't*.evt')
             # Count what strobe really recorded (an independent reader of
             # src/common/format.h) instead of trusting the call count.
@@ -254,7 +261,7 @@ run_one() { # rep config threads
                 [ "$discarded" -ge 0 ] || discarded=0
             fi
             ;;
-        strobe_profile)
+        strobe_profile | strobe_profile_mono)
             [ -n "$(find "$out" -type f -name 't*.prof' -print -quit 2>/dev/null)" ] ||
                 status="no t*.prof profile written under STROBE_EXPERIMENT_DIR"
             ;;
@@ -264,6 +271,12 @@ run_one() { # rep config threads
         esac
         if [ "$bytes" = 0 ]; then
             status="no trace data written"
+        fi
+        if [ "${cfg%_mono}" != "$cfg" ]; then
+            local defs clk
+            defs=$(find "$out" -type f -name defs -print -quit)
+            clk=$("$B/strobe-bench-count-events" --clock "$defs" 2>&1) || true
+            [ "$clk" = monotonic ] || status="STROBE_CLOCK=monotonic run recorded clock '${clk:0:100}'"
         fi
         # Runs that lost a few events are kept (table.py notes them); a tool
         # that recorded less than 90% of the events is not measured at all.
@@ -282,6 +295,13 @@ run_one() { # rep config threads
 }
 
 # ---- the measurement --------------------------------------------------------
+# Anything else the CPUs did meanwhile (other processes, the hypervisor's
+# other guests) weighs on the 2-thread run most: recorded, not corrected.
+cpu_jiffies() { # "busy steal total" of all CPUs from /proc/stat
+    awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, $9, t }' /proc/stat
+}
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
+read -r BUSY0 STEAL0 TOTAL0 <<<"$(cpu_jiffies)"
 RUN_CONFIGS=""
 for c in $CONFIGS; do [ "${STATUS[$c]}" = ok ] && RUN_CONFIGS="$RUN_CONFIGS $c"; done
 read -r -a run_list <<<"$RUN_CONFIGS"
@@ -297,6 +317,9 @@ for rep in $(seq 1 "$REPS"); do
     done
     echo "bench: repetition $rep/$REPS done" >&2
 done
+
+read -r BUSY1 STEAL1 TOTAL1 <<<"$(cpu_jiffies)"
+LOAD1=$(cut -d' ' -f1 /proc/loadavg)
 
 # ---- strobe trace -> OTF2 export of one run ---------------------------------
 EXPORT=$RESULTS/export.tsv
@@ -331,6 +354,11 @@ INFO=$RESULTS/info.tsv
     printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
     printf 'cpu\t%s\n' "$(strobe_bench_cpu_model)"
     printf 'nproc\t%s\n' "$NCPU"
+    printf 'threads_per_core\t%s\n' "$(lscpu 2>/dev/null | awk -F: '/^Thread\(s\) per core/ { gsub(/ /, "", $2); print $2 }')"
+    printf 'load\t%s -> %s\n' "$LOAD0" "$LOAD1"
+    dt=$((TOTAL1 - TOTAL0 > 0 ? TOTAL1 - TOTAL0 : 1))
+    printf 'steal_pct\t%s\n' "$(((STEAL1 - STEAL0) * 1000 / dt / 10)).$(((STEAL1 - STEAL0) * 1000 / dt % 10))"
+    printf 'busy_pct\t%s\n' "$(((BUSY1 - BUSY0) * 1000 / dt / 10)).$(((BUSY1 - BUSY0) * 1000 / dt % 10))"
     printf 'clocksource\t%s\n' "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
     printf 'kernel\t%s\n' "$(uname -r)"
     cc=$(sed -n '/^CMAKE_C_COMPILER:[A-Z]*=/{s///p;q}' "$BUILD/CMakeCache.txt")

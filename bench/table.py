@@ -11,9 +11,13 @@ same numbers as tab-separated lines:
     goal    NAME    TARGET   MEASURED  RESULT
 with METRIC one of ns_per_event, ns_per_call (bare loop only), lttng_ratio
 (fastest LTTng-UST configuration of the same repetition / this one),
+uftrace_ratio (uftrace of the same repetition / this one),
 bytes_per_event, kernel_ns_per_event and minor_faults_per_1000_events
 (during the loop, from getrusage), wall_s; MIN/MAX/N are over the
 repetitions.
+
+It also writes RESULTS_DIR/table.md, the main table in Markdown for
+docs/performance.md.
 
 Every number comes from the files of this run: nothing is hard-coded but
 the goals. A ratio is computed inside each repetition (both sides measured
@@ -30,6 +34,8 @@ LABELS = {
     "strobe_trace": "strobe trace      (STROBE_PROFILE=0)",
     "strobe_profile": "strobe profile    (STROBE_TRACE=0)",
     "strobe_both": "strobe trace+profile",
+    "strobe_trace_mono": "strobe trace,   STROBE_CLOCK=monotonic",
+    "strobe_profile_mono": "strobe profile, STROBE_CLOCK=monotonic",
     "lttng_tp": "LTTng-UST, own tracepoint provider",
     "lttng_fast": "LTTng-UST, liblttng-ust-cyg-profile-fast",
     "lttng_verbose": "LTTng-UST, liblttng-ust-cyg-profile",
@@ -119,17 +125,23 @@ def main():
         if r["bytes"] not in ("-", "") and recorded > 0:
             bytes_ev.setdefault((cfg, th), []).append(int(r["bytes"]) / recorded)
 
-    ratio = {}  # (config, threads) -> [fastest LTTng / config] per repetition
-    for th in THREADS:
-        for rep in reps:
-            lt = [ns_ev[(c, th)][rep] for c in LTTNG if rep in ns_ev.get((c, th), {})]
-            if not lt:
-                continue
-            best = min(lt)
-            for cfg in ORDER:
-                v = ns_ev.get((cfg, th), {}).get(rep)
-                if v is not None and v > 0:
-                    ratio.setdefault((cfg, th), []).append(best / v)
+    def anchor_ratios(anchors):
+        """(config, threads) -> [fastest of anchors / config] per repetition"""
+        ratios = {}
+        for th in THREADS:
+            for rep in reps:
+                lt = [ns_ev[(c, th)][rep] for c in anchors if rep in ns_ev.get((c, th), {})]
+                if not lt:
+                    continue
+                best = min(lt)
+                for cfg in ORDER:
+                    v = ns_ev.get((cfg, th), {}).get(rep)
+                    if v is not None and v > 0:
+                        ratios.setdefault((cfg, th), []).append(best / v)
+        return ratios
+
+    ratio = anchor_ratios(LTTNG)
+    uf_ratio = anchor_ratios(["uftrace"])
 
     def stat(table, cfg, th):
         v = table.get((cfg, th))
@@ -151,41 +163,53 @@ def main():
       f"1 thread pinned to CPU {info['cpu_pin']}, or 2 threads x {calls // 2} calls (unpinned)")
     w(f"{info['reps']} interleaved repetitions; median [min-max] over repetitions; "
       "ns/event = (loop time - bare loop time of the same repetition) / events per thread")
-    w("LTTng/x = fastest LTTng-UST configuration of the same repetition / this configuration (median)")
+    w("LTTng/x = fastest LTTng-UST configuration of the same repetition / this configuration (median); "
+      "uftrace/x likewise")
+    w(f"machine during the run: load average {info.get('load', '-')}, CPUs busy {info.get('busy_pct', '-')} %, "
+      f"stolen by the hypervisor {info.get('steal_pct', '-')} %; threads per core {info.get('threads_per_core', '-')}")
     w("")
-    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7}  "
-           f"{'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7}  {'B/event':>7} {'kernel':>6} {'wall s':>6}")
+    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6}  "
+           f"{'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6}  {'B/event':>7} "
+           f"{'kernel':>6} {'wall s':>6}")
     w(hdr)
     w("-" * len(hdr))
     notes = []
+    md = ["| configuration | 1 thread ns/event | LTTng/x | uftrace/x | 2 threads ns/event | LTTng/x | uftrace/x "
+          "| B/event | kernel | wall s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for cfg in ORDER:
         status = info.get(f"status.{cfg}", "ok")
         label = LABELS[cfg]
         if status != "ok":
             w(f"{label:<42} n/a: {status}")
+            md.append(f"| {' '.join(label.split())} | n/a: {status} |||||||||")
             continue
         cells = []
+        md_cells = []
         for th in THREADS:
-            if cfg == "plain":
-                s = stat(per_call, cfg, th)
-                rs = None
-            else:
-                s = stat(ns_ev, cfg, th)
-                rs = stat(ratio, cfg, th)
+            s = stat(per_call if cfg == "plain" else ns_ev, cfg, th)
+            # no ratio for the bare loop (ns per call) nor for the empty
+            # hooks (a near-zero cost: the ratio would be noise)
+            anchored = cfg not in ("plain", "null")
+            rs = stat(ratio, cfg, th) if anchored else None
+            us = stat(uf_ratio, cfg, th) if anchored else None
             if s is None:
-                cells.append(f"{'failed':>18} {'':>13} {'':>7}")
+                cells.append(f"{'failed':>18} {'':>13} {'':>7} {'':>6}")
+                md_cells.append("failed | |")
                 continue
             digits = 2 if cfg in ("plain", "null") else 1
             value = fmt(s[0], digits) + (" /call" if cfg == "plain" else "")
-            if cfg == "null":
-                rs = None  # a near-zero cost: the ratio would be noise
+            rtext = (fmt(rs[0], 2) + "x") if rs else "-"
+            utext = (fmt(us[0], 2) + "x") if us else "-"
             cells.append(f"{value:>18} {'[' + fmt(s[1], digits) + '-' + fmt(s[2], digits) + ']':>13} "
-                         f"{(fmt(rs[0], 2) + 'x') if rs else '-':>7}")
+                         f"{rtext:>7} {utext:>6}")
+            md_cells.append(f"{value} [{fmt(s[1], digits)}–{fmt(s[2], digits)}] | {rtext.replace('x', '×')} | "
+                            f"{utext.replace('x', '×')}")
         b = stat(bytes_ev, cfg, "1")
         k = stat(sys_ev, cfg, "1")
         wl = stat(wall, cfg, "1")
-        w(f"{label:<42} {cells[0]}  {' ' + cells[1]} {fmt(b[0], 2) if b else '-':>8} "
-          f"{fmt(k[0]) if k else '-':>6} {fmt(wl[0], 2) if wl else '-':>6}")
+        tail = [fmt(b[0], 2) if b else "-", fmt(k[0]) if k else "-", fmt(wl[0], 2) if wl else "-"]
+        w(f"{label:<42} {cells[0]}  {' ' + cells[1]} {tail[0]:>8} {tail[1]:>6} {tail[2]:>6}")
+        md.append(f"| {' '.join(label.split())} | {md_cells[0]} | {md_cells[1]} | {' | '.join(tail)} |")
         if cfg in failures:
             notes.append(f"{cfg}: {len(failures[cfg])} failed run(s), first: {failures[cfg][0]}")
         for th in THREADS:
@@ -237,12 +261,15 @@ def main():
     for name, target, measured, result in goals:
         w(f"{name:<52} {target:>8} {measured:>10}  {result}")
     print("\n".join(out))
+    with open(os.path.join(res, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
 
     with open(os.path.join(res, "latest.txt"), "w") as f:
         f.write("# strobe bench results (bench/run.sh); format: see bench/table.py\n")
         for k, v in info.items():
             f.write(f"info\t{k}\t{v}\n")
         for metric, table in (("ns_per_call", per_call), ("ns_per_event", ns_ev), ("lttng_ratio", ratio),
+                              ("uftrace_ratio", uf_ratio),
                               ("bytes_per_event", bytes_ev), ("kernel_ns_per_event", sys_ev),
                               ("minor_faults_per_1000_events", faults), ("wall_s", wall)):
             for cfg in ORDER:
