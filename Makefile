@@ -55,6 +55,7 @@ tm-stress: build
 
 bench: build
 	@bench/run.sh $(BUILD)
+	@bench/real.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)

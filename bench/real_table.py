@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Turns the runs recorded by bench/real.sh into its table.
+
+Usage: real_table.py RESULTS_DIR   (reads real_raw.tsv and real_info.tsv)
+
+Prints the table on stdout and writes RESULTS_DIR/real_table.md (the same
+in Markdown, for docs/performance.md). Per program and tool: the program's
+own time and the whole command's (seconds), the slowdown over the plain
+build, the events recorded and ns per event above the plain build; each
+ratio or difference is formed within a repetition, then the median
+[min-max] over repetitions is shown.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table import fmt, read_tsv, summary  # noqa: E402
+
+TOOLS = ["strobe", "uftrace"]
+
+
+def cell(s, digits=2, unit="", sep="-"):
+    if s is None:
+        return "-"
+    return f"{fmt(s[0], digits)}{unit} [{fmt(s[1], digits)}{sep}{fmt(s[2], digits)}]"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: real_table.py RESULTS_DIR")
+    res = sys.argv[1]
+    info = {}
+    with open(os.path.join(res, "real_info.tsv")) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("\t")
+            info[k] = v
+    runs = read_tsv(os.path.join(res, "real_raw.tsv"))
+    ok = {(r["rep"], r["program"], r["config"]): r for r in runs if r["status"] == "ok"}
+    failed = [r for r in runs if r["status"] != "ok"]
+    programs = list(dict.fromkeys(r["program"] for r in runs))
+    reps = sorted({r["rep"] for r in runs}, key=int)
+
+    def per_rep(program, fn):
+        vals = []
+        for rep in reps:
+            v = fn(rep)
+            if v is not None:
+                vals.append(v)
+        return summary(vals)
+
+    def prog_s(rep, program, cfg):
+        r = ok.get((rep, program, cfg))
+        return int(r["program_ns"]) / 1e9 if r else None
+
+    out = []
+    w = out.append
+    w("strobe bench, real programs: SPLASH-3 at " + info["threads"] + " threads, plain / strobe run / uftrace record")
+    w(f"date {info['date']}; CPU {info['cpu']}, nproc {info['nproc']}; uftrace {info['uftrace']}; "
+      f"sources {info['splash3']}")
+    w("prog s: the program's own time (start to exit); cmd s: the whole command, incl. the tool's work after "
+      "the program exits;")
+    w("slowdown = prog s / plain prog s; ns/event = (prog s - plain prog s) / events; events = enter + exit "
+      "(strobe: trace records; uftrace: 2 x calls in `uftrace report`)")
+    w("median [min-max] over repetitions, ratios within a repetition")
+    w("")
+    md = ["| program | plain s | instrumented, no tool s | tool | events | prog s | slowdown | ns/event | cmd s |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    hdr = (f"{'program':<8} {'plain s':>8} {'instr s':>8}  {'tool':<8} {'events':>11} {'prog s':>8} "
+           f"{'slowdown':>22} {'ns/event':>22} {'cmd s':>8}")
+    w(hdr)
+    w("-" * len(hdr))
+    for p in programs:
+        plain = per_rep(p, lambda rep: prog_s(rep, p, "plain"))
+        instr = per_rep(p, lambda rep: prog_s(rep, p, "instr"))
+        first = True
+        for tool in TOOLS:
+            if not any(k[1] == p and k[2] == tool for k in ok) and not any(
+                    r["program"] == p and r["config"] == tool for r in runs):
+                continue
+
+            def slow(rep, tool=tool):
+                a, b = prog_s(rep, p, tool), prog_s(rep, p, "plain")
+                return a / b if a is not None and b else None
+
+            def nsev(rep, tool=tool):
+                a, b = prog_s(rep, p, tool), prog_s(rep, p, "plain")
+                r = ok.get((rep, p, tool))
+                if a is None or b is None or r["events"] in ("-", "", "0"):
+                    return None
+                return (a - b) * 1e9 / int(r["events"])
+
+            ev = per_rep(p, lambda rep, tool=tool: int(ok[(rep, p, tool)]["events"])
+                         if (rep, p, tool) in ok and ok[(rep, p, tool)]["events"] not in ("-", "") else None)
+            pt = per_rep(p, lambda rep, tool=tool: prog_s(rep, p, tool))
+            ct = per_rep(p, lambda rep, tool=tool: int(ok[(rep, p, tool)]["command_ns"]) / 1e9
+                         if (rep, p, tool) in ok else None)
+            sd = per_rep(p, slow)
+            ne = per_rep(p, nsev)
+            lead = (p, fmt(plain[0], 2) if plain else "-", fmt(instr[0], 2) if instr else "-") if first else ("", "", "")
+            first = False
+            evs = f"{ev[0]:.0f}" if ev else "-"
+            w(f"{lead[0]:<8} {lead[1]:>8} {lead[2]:>8}  {tool:<8} {evs:>11} {fmt(pt[0], 2) if pt else '-':>8} "
+              f"{cell(sd, 2, 'x'):>22} {cell(ne, 1):>22} {fmt(ct[0], 2) if ct else '-':>8}")
+            md.append(f"| {lead[0]} | {lead[1]} | {lead[2]} | {tool} | {evs} | {cell(pt, sep='–')} | "
+                      f"{cell(sd, 2, '×', '–')} | {cell(ne, 1, sep='–')} | {cell(ct, sep='–')} |")
+    for r in failed:
+        w(f"note: {r['program']} {r['config']} repetition {r['rep']} failed: {r['status']}")
+    print("\n".join(out))
+    with open(os.path.join(res, "real_table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
