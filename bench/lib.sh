@@ -17,3 +17,18 @@ trap 'echo "${0##*/}: interrupted" >&2; exit 130' INT TERM
 strobe_bench_cpu_model() { # the CPU's model name, as lscpu prints it
     lscpu 2>/dev/null | awk '/^Model name:/ && !n++ { sub(/^Model name: */, ""); print }'
 }
+
+# die MESSAGE: "$BENCH_NAME: MESSAGE" on stderr, exit status 1
+die() {
+    echo "${BENCH_NAME:-${0##*/}}: $*" >&2
+    exit 1
+}
+
+# optional_sources VAR WHAT HOWTO: a benchmark of third-party sources named
+# by the environment variable VAR ends here, successfully, with one line
+# saying so, when VAR is not set
+optional_sources() {
+    [ -z "${!1:-}" ] || return 0
+    echo "${BENCH_NAME:-${0##*/}}: $1 is not set: $2 not measured ($3)"
+    exit 0
+}

@@ -33,19 +33,12 @@
 #    repetitions whose configuration order rotates.
 # Results: BUILD_DIR/bench/results/real_raw.tsv (every run), real_table.txt
 # and real_table.md.
+BENCH_NAME=bench-real # prefix of its messages
 . "$(dirname "$0")/lib.sh" # strict mode; a failing command is reported (lib.sh)
 
-die() {
-    echo "bench-real: $*" >&2
-    exit 1
-}
-
 [ $# -eq 1 ] || die "usage: STROBE_SPLASH3_DIR=DIR bench/real.sh BUILD_DIR"
-if [ -z "${STROBE_SPLASH3_DIR:-}" ]; then
-    echo "bench-real: STROBE_SPLASH3_DIR is not set: SPLASH-3 not measured (fetch github.com/SakalisC/Splash-3" \
-        "outside the repository and point STROBE_SPLASH3_DIR at it)"
-    exit 0
-fi
+optional_sources STROBE_SPLASH3_DIR SPLASH-3 \
+    "fetch github.com/SakalisC/Splash-3 outside the repository and point STROBE_SPLASH3_DIR at it"
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")" && pwd)
 S3=$(cd "$STROBE_SPLASH3_DIR" 2>/dev/null && pwd) || die "STROBE_SPLASH3_DIR=$STROBE_SPLASH3_DIR: no such folder"

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from table import fmt, read_tsv, summary  # noqa: E402
+from table import fmt, read_info, read_tsv, summary  # noqa: E402
 
 TOOLS = ["strobe", "uftrace"]
 
@@ -30,11 +30,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: real_table.py RESULTS_DIR")
     res = sys.argv[1]
-    info = {}
-    with open(os.path.join(res, "real_info.tsv")) as f:
-        for line in f:
-            k, _, v = line.rstrip("\n").partition("\t")
-            info[k] = v
+    info = read_info(os.path.join(res, "real_info.tsv"))
     runs = read_tsv(os.path.join(res, "real_raw.tsv"))
     ok = {(r["rep"], r["program"], r["config"]): r for r in runs if r["status"] == "ok"}
     failed = [r for r in runs if r["status"] != "ok"]

@@ -36,12 +36,8 @@
 # channel of 8 x 4 MiB sub-buffers per CPU, discard mode), created before
 # the program starts and destroyed after it ends; discarded events are
 # reported.
+BENCH_NAME=bench # prefix of its messages
 . "$(dirname "$0")/lib.sh" # strict mode; a failing command is reported (lib.sh)
-
-die() {
-    echo "bench: $*" >&2
-    exit 1
-}
 
 [ $# -eq 1 ] || die "usage: bench/run.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"

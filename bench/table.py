@@ -54,6 +54,16 @@ def read_tsv(path):
     return [dict(zip(head, row)) for row in lines[1:]]
 
 
+def read_info(path):
+    """KEY<TAB>VALUE lines -> dict"""
+    info = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("\t")
+            info[k] = v
+    return info
+
+
 def fmt(v, digits=1):
     if v is None:
         return "-"
@@ -73,11 +83,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: table.py RESULTS_DIR")
     res = sys.argv[1]
-    info = {}
-    with open(os.path.join(res, "info.tsv")) as f:
-        for line in f:
-            k, _, v = line.rstrip("\n").partition("\t")
-            info[k] = v
+    info = read_info(os.path.join(res, "info.tsv"))
     runs = read_tsv(os.path.join(res, "raw.tsv"))
     export = read_tsv(os.path.join(res, "export.tsv"))[0]
 

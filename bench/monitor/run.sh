@@ -39,12 +39,8 @@
 # STROBE_BENCH_MON_INTERVAL (default 10ms), STROBE_BENCH_MON_PERF.
 # Results: BUILD_DIR/bench/results/monitor_raw.txt (every run) and
 # monitor_table.txt. Nothing is written in the source tree.
+BENCH_NAME=bench-monitor # prefix of its messages
 . "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
-
-die() {
-    echo "bench-monitor: $*" >&2
-    exit 1
-}
 
 [ $# -eq 1 ] || die "usage: bench/monitor/run.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"

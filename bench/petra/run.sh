@@ -37,12 +37,8 @@
 # write mixes at 2 threads, txsize 1 and 4: a minute).
 # Results: BUILD_DIR/bench/results/petra_raw.txt (every run) and
 # petra_table.txt. Nothing is written in the source tree.
+BENCH_NAME=bench-petra # prefix of its messages
 . "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
-
-die() {
-    echo "bench-petra: $*" >&2
-    exit 1
-}
 
 [ $# -eq 1 ] || die "usage: bench/petra/run.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"

@@ -51,19 +51,11 @@
 # default 120).
 # Results: BUILD_DIR/bench/results/stamp_raw.tsv (every run) and
 # stamp_table.txt.
+BENCH_NAME=bench-tm-stamp # prefix of its messages
 . "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
-die() {
-    echo "bench-tm-stamp: $*" >&2
-    exit 1
-}
-
 [ $# -eq 1 ] || die "usage: STROBE_STAMP_DIR=DIR bench/tm/stamp.sh BUILD_DIR"
-if [ -z "${STROBE_STAMP_DIR:-}" ]; then
-    echo "bench-tm-stamp: STROBE_STAMP_DIR is not set: STAMP not measured (fetch mfs409/transmem and point it" \
-        "at its stamp_c folder)"
-    exit 0
-fi
+optional_sources STROBE_STAMP_DIR STAMP "fetch mfs409/transmem and point it at its stamp_c folder"
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")" && pwd)
 STAMP=$(cd "$STROBE_STAMP_DIR" && pwd) || die "STROBE_STAMP_DIR=$STROBE_STAMP_DIR: no such folder"
