@@ -163,7 +163,7 @@ done
 
 # ---- one measured run -------------------------------------------------------
 RAW=$RESULTS/raw.tsv
-printf 'rep\tconfig\tthreads\tcalls_per_thread\tloop_ns\tsys_us\tminflt\twall_ns\tbytes\trecorded\tdiscarded\tstatus\n' >"$RAW"
+printf 'rep\tconfig\tthreads\tcalls_per_thread\tloop_ns\tsys_us\tminflt\tcpu_ns\twall_ns\tbytes\trecorded\tdiscarded\tstatus\n' >"$RAW"
 KEEP_STROBE_DIR="" # the 1-thread trace of the last repetition, for the export
 
 sum_sizes() { # dir find-args...: total size in bytes of the matching files
@@ -229,10 +229,11 @@ run_one() { # rep config threads
         SESSION=""
     fi
 
-    local loop sys_us minflt
+    local loop sys_us minflt cpu_ns
     loop=$(echo "$line" | sed -n 's/.* loop_ns=\([0-9,]*\).*/\1/p')
     sys_us=$(echo "$line" | sed -n 's/.* sys_us=\([0-9,]*\).*/\1/p')
     minflt=$(echo "$line" | sed -n 's/.* minflt=\([0-9,]*\).*/\1/p')
+    cpu_ns=$(echo "$line" | sed -n 's/.* cpu_ns=\([0-9,]*\).*/\1/p')
     if [ "$status" = ok ] && ! [[ $loop =~ ^[0-9]+(,[0-9]+)*$ ]]; then
         status="unexpected output: ${line:0:100}"
     fi
@@ -280,8 +281,8 @@ run_one() { # rep config threads
             status="lost $discarded of $((2 * calls * threads)) events"
         fi
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$threads" "$calls" "${loop:--}" \
-        "${sys_us:--}" "${minflt:--}" "$(((t1 - t0) * 1000))" "$bytes" "$recorded" "$discarded" "$status" >>"$RAW"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$threads" "$calls" "${loop:--}" \
+        "${sys_us:--}" "${minflt:--}" "${cpu_ns:--}" "$(((t1 - t0) * 1000))" "$bytes" "$recorded" "$discarded" "$status" >>"$RAW"
 
     if [ "$cfg" = strobe_trace ] && [ "$threads" = 1 ] && [ "$rep" = "$REPS" ] && [ "$status" = ok ]; then
         mv "$out" "$WORK/strobe-keep"

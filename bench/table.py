@@ -13,8 +13,10 @@ with METRIC one of ns_per_event, ns_per_call (bare loop only), lttng_ratio
 (fastest LTTng-UST configuration of the same repetition / this one),
 uftrace_ratio (uftrace of the same repetition / this one),
 bytes_per_event, kernel_ns_per_event and minor_faults_per_1000_events
-(during the loop, from getrusage), wall_s; MIN/MAX/N are over the
-repetitions.
+(during the loop, from getrusage), cpu_share (the threads' CPU time over
+their loop time: below 1, they waited for a CPU), cpu_ns_per_event (as
+ns_per_event, with CPU times instead of loop times), wall_s; MIN/MAX/N are
+over the repetitions.
 
 It also writes RESULTS_DIR/table.md, the main table in Markdown for
 docs/performance.md.
@@ -104,11 +106,16 @@ def main():
     bytes_ev = {}
     wall = {}
     sys_ev = {}  # kernel ns per event during the loop
+    share = {}  # (config, threads) -> [CPU time / loop time] per repetition
+    cpu_ev = {}  # ns/event from CPU times
     faults = {}  # minor page faults per 1000 events during the loop
     discarded = {}
     for (rep, cfg, th), r in ok.items():
         calls = int(r["calls_per_thread"])
         wall.setdefault((cfg, th), []).append(int(r["wall_ns"]) / 1e9)
+        cpus = [int(x) for x in r["cpu_ns"].split(",")] if r.get("cpu_ns", "-") not in ("-", "") else None
+        if cpus:
+            share.setdefault((cfg, th), []).append(sum(cpus) / sum(r["loops"]))
         if cfg == "plain":
             per_call.setdefault(("plain", th), {})[rep] = statistics.mean(r["loops"]) / calls
             continue
@@ -117,6 +124,9 @@ def main():
             continue
         delta = statistics.mean(r["loops"]) - statistics.mean(base["loops"])
         ns_ev.setdefault((cfg, th), {})[rep] = delta / (2 * calls)
+        if cpus and base.get("cpu_ns", "-") not in ("-", ""):
+            base_cpu = statistics.mean(int(x) for x in base["cpu_ns"].split(","))
+            cpu_ev.setdefault((cfg, th), []).append((statistics.mean(cpus) - base_cpu) / (2 * calls))
         if r.get("sys_us", "-") not in ("-", ""):
             sys_us = [int(x) for x in r["sys_us"].split(",")]
             sys_ev.setdefault((cfg, th), []).append(statistics.mean(sys_us) * 1000 / (2 * calls))
@@ -174,20 +184,20 @@ def main():
     w(f"machine during the run: load average {info.get('load', '-')}, CPUs busy {info.get('busy_pct', '-')} %, "
       f"stolen by the hypervisor {info.get('steal_pct', '-')} %; threads per core {info.get('threads_per_core', '-')}")
     w("")
-    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6}  "
-           f"{'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6}  {'B/event':>7} "
-           f"{'kernel':>6} {'wall s':>6}")
+    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6} "
+           f"{'CPU%':>4}  {'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6} {'CPU%':>4}  "
+           f"{'B/event':>7} {'kernel':>6} {'wall s':>6}")
     w(hdr)
     w("-" * len(hdr))
     notes = []
-    md = ["| configuration | 1 thread ns/event | LTTng/x | uftrace/x | 2 threads ns/event | LTTng/x | uftrace/x "
-          "| B/event | kernel | wall s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    md = ["| configuration | 1 thread ns/event | LTTng/x | uftrace/x | CPU % | 2 threads ns/event | LTTng/x "
+          "| uftrace/x | CPU % | B/event | kernel | wall s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for cfg in ORDER:
         status = info.get(f"status.{cfg}", "ok")
         label = LABELS[cfg]
         if status != "ok":
             w(f"{label:<42} n/a: {status}")
-            md.append(f"| {' '.join(label.split())} | n/a: {status} |||||||||")
+            md.append(f"| {' '.join(label.split())} | n/a: {status} |||||||||||")
             continue
         cells = []
         md_cells = []
@@ -199,17 +209,24 @@ def main():
             rs = stat(ratio, cfg, th) if anchored else None
             us = stat(uf_ratio, cfg, th) if anchored else None
             if s is None:
-                cells.append(f"{'failed':>18} {'':>13} {'':>7} {'':>6}")
-                md_cells.append("failed | |")
+                cells.append(f"{'failed':>18} {'':>13} {'':>7} {'':>6} {'':>4}")
+                md_cells.append("failed | | |")
                 continue
+            sh = stat(share, cfg, th)
+            shtext = f"{100 * sh[0]:.0f}" if sh else "-"
             digits = 2 if cfg in ("plain", "null") else 1
             value = fmt(s[0], digits) + (" /call" if cfg == "plain" else "")
             rtext = (fmt(rs[0], 2) + "x") if rs else "-"
             utext = (fmt(us[0], 2) + "x") if us else "-"
             cells.append(f"{value:>18} {'[' + fmt(s[1], digits) + '-' + fmt(s[2], digits) + ']':>13} "
-                         f"{rtext:>7} {utext:>6}")
+                         f"{rtext:>7} {utext:>6} {shtext:>4}")
             md_cells.append(f"{value} [{fmt(s[1], digits)}–{fmt(s[2], digits)}] | {rtext.replace('x', '×')} | "
-                            f"{utext.replace('x', '×')}")
+                            f"{utext.replace('x', '×')} | {shtext}")
+            if sh and sh[0] < 0.9 and cfg != "plain":
+                c = stat(cpu_ev, cfg, th)
+                notes.append(f"{cfg}, {th} thread(s): the threads had a CPU for {100 * sh[0]:.0f} % of their loop "
+                             f"time (median): they waited for one, so ns/event is inflated; by CPU time "
+                             f"{fmt(c[0]) if c else '-'} ns/event")
         b = stat(bytes_ev, cfg, "1")
         k = stat(sys_ev, cfg, "1")
         wl = stat(wall, cfg, "1")
@@ -235,6 +252,7 @@ def main():
         w(f"strobe trace -> OTF2 export: n/a: {export['status']}")
     w("B/event: 1-thread run; strobe t*.evt, OTF2 *.evt, LTTng CTF stream files (no metadata, no index), "
       "uftrace <tid>.dat.")
+    w("CPU%: the threads' CPU time over their loop time (median): below 100, they waited for a CPU.")
     w("kernel: ns/event of the 1-thread loop spent in the kernel (getrusage, tick-based accounting: approximate). "
       "wall s: whole process incl. start-up and exit, 1 thread.")
     for n in notes:
@@ -277,7 +295,8 @@ def main():
         for metric, table in (("ns_per_call", per_call), ("ns_per_event", ns_ev), ("lttng_ratio", ratio),
                               ("uftrace_ratio", uf_ratio),
                               ("bytes_per_event", bytes_ev), ("kernel_ns_per_event", sys_ev),
-                              ("minor_faults_per_1000_events", faults), ("wall_s", wall)):
+                              ("minor_faults_per_1000_events", faults), ("cpu_share", share),
+                              ("cpu_ns_per_event", cpu_ev), ("wall_s", wall)):
             for cfg in ORDER:
                 for th in THREADS:
                     s = stat(table, cfg, th)
