@@ -74,6 +74,11 @@ def fmt(v, digits=1):
     return f"{v:.{digits}f}"
 
 
+def cell_range(s, digits=1):
+    """median [min–max] of a summary(), or -"""
+    return f"{fmt(s[0], digits)} [{fmt(s[1], digits)}–{fmt(s[2], digits)}]" if s else "-"
+
+
 def summary(values):
     """(median, min, max, n) of a list, or None when it is empty."""
     if not values:
@@ -285,6 +290,17 @@ def main():
     for name, target, measured, result in goals:
         w(f"{name:<52} {target:>8} {measured:>10}  {result}")
     print("\n".join(out))
+    # The same runs by CPU time (see the CPU% note above).
+    md += ["", "| configuration | 1 thread ns/event by CPU time | CPU % | 2 threads ns/event by CPU time | CPU % |",
+           "|---|---|---|---|---|"]
+    for cfg in ORDER:
+        if info.get(f"status.{cfg}", "ok") != "ok" or cfg == "plain":
+            continue
+        row = []
+        for th in THREADS:
+            c, sh = stat(cpu_ev, cfg, th), stat(share, cfg, th)
+            row.append(f"{cell_range(c, 2 if cfg == 'null' else 1)} | {f'{100 * sh[0]:.0f}' if sh else '-'}")
+        md.append(f"| {' '.join(LABELS[cfg].split())} | {row[0]} | {row[1]} |")
     with open(os.path.join(res, "table.md"), "w") as f:
         f.write("\n".join(md) + "\n")
 
