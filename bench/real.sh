@@ -63,12 +63,13 @@ SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/strobe-bench-real.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
 
 # name, folder under codes/, executable, arguments (-p: threads). barnes
-# reads its parameters on stdin: SPLASH-3's `input` with 4096 bodies (line
-# 2) and THREADS processors (last line), so a run stays within seconds.
+# reads its parameters on stdin: SPLASH-3's `input` with 8192 bodies (line
+# 2) and THREADS processors (last line). Sizes: the plain programs run
+# about 0.3-1 s, traced ones a few seconds.
 PROGS="fft lu radix barnes"
 declare -A DIR=([fft]=kernels/fft [lu]=kernels/lu/contiguous_blocks [radix]=kernels/radix [barnes]=apps/barnes)
 declare -A EXE=([fft]=FFT [lu]=LU [radix]=RADIX [barnes]=BARNES)
-declare -A ARGS=([fft]="-p$THREADS -m20" [lu]="-p$THREADS -n512" [radix]="-p$THREADS -n4194304" [barnes]="")
+declare -A ARGS=([fft]="-p$THREADS -m22" [lu]="-p$THREADS -n1024" [radix]="-p$THREADS -n8388608" [barnes]="")
 
 # ---- build -------------------------------------------------------------------
 CFLAGS_BASE=$(sed -n '/^CFLAGS := /{s///p;q}' "$S3/Makefile.config")
@@ -87,7 +88,7 @@ for variant in plain instr; do
             die "$p ($variant): build failed: $(tail -3 "$SCRATCH/make.log" | tr '\n' ' ')"
     done
 done
-awk -v t="$THREADS" 'NR == 2 { $0 = 4096 } { line[NR] = $0 } END { line[NR] = t; for (i = 1; i <= NR; i++) print line[i] }' \
+awk -v t="$THREADS" 'NR == 2 { $0 = 8192 } { line[NR] = $0 } END { line[NR] = t; for (i = 1; i <= NR; i++) print line[i] }' \
     "$S3/${DIR[barnes]}/input" >"$SCRATCH/barnes.in"
 
 # ---- one run -----------------------------------------------------------------
@@ -163,6 +164,6 @@ done
     printf 'threads\t%s\n' "$THREADS"
     printf 'splash3\t%s\n' "$S3"
     printf 'uftrace\t%s\n' "$([ "$HAVE_UFTRACE" = 1 ] && uftrace --version 2>/dev/null | awk 'NR == 1 { print $2 }' || echo "not installed")"
-    for p in $PROGS; do printf 'command.%s\t%s %s\n' "$p" "${EXE[$p]}" "${ARGS[$p]:-< input (4096 bodies, $THREADS processors)}"; done
+    for p in $PROGS; do printf 'command.%s\t%s %s\n' "$p" "${EXE[$p]}" "${ARGS[$p]:-< input (8192 bodies, $THREADS processors)}"; done
 } >"$RESULTS/real_info.tsv"
 python3 "$SRC/real_table.py" "$RESULTS" | tee "$RESULTS/real_table.txt"

@@ -12,8 +12,12 @@
 #  * every configuration runs the same -finstrument-functions binary; only
 #    the preloaded hook library differs (strobe, LTTng-UST, OTF2, uftrace),
 #    plus the same source built without instrumentation (the bare loop);
+#    strobe runs with its default clock (the TSC) and with the peers' one
+#    (STROBE_CLOCK=monotonic);
 #  * ns/event = (loop time - bare loop time of the same repetition)
 #               / events per thread, per thread, averaged over threads;
+#    the same from the threads' CPU times, with their CPU share (CPU time
+#    / loop time), shows what waiting for a CPU added;
 #  * repetitions are interleaved (rep 1 of every configuration, then rep 2,
 #    ...), the configuration order rotates from one repetition to the next,
 #    and the table shows medians; a ratio to an anchor is computed within
