@@ -3,8 +3,10 @@
  * Preloaded by bench/real.sh next to a tool's own library: measures how
  * long the program itself runs, from this library's constructor to its
  * destructor at exit, so the table can tell the program's time from the
- * whole command's (a tool may work on after the program ends). Appends
- * "<program name> <ns>" to the file named by STROBE_BENCH_LIFETIME (every
+ * whole command's (a tool may work on after the program ends), and the
+ * CPU time of all its threads over that time (what it cost when other
+ * work on the machine made it wait). Appends "<program name> <ns>
+ * <cpu ns>" to the file named by STROBE_BENCH_LIFETIME (every
  * process started with it writes a line: the tool's own too); does
  * nothing without it. Never instrumented: it must add no events.
  */
@@ -17,18 +19,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t start_ns;
+static uint64_t start_ns, start_cpu_ns;
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 __attribute__((constructor)) static void lifetime_start(void)
 {
-    start_ns = now_ns();
+    start_ns = clock_ns(CLOCK_MONOTONIC);
+    start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 __attribute__((destructor)) static void lifetime_end(void)
@@ -37,8 +40,9 @@ __attribute__((destructor)) static void lifetime_end(void)
     if (!path || !*path)
         return;
     char line[320];
-    int n = snprintf(line, sizeof line, "%.255s %llu\n", program_invocation_short_name,
-                     (unsigned long long)(now_ns() - start_ns));
+    int n = snprintf(line, sizeof line, "%.255s %llu %llu\n", program_invocation_short_name,
+                     (unsigned long long)(clock_ns(CLOCK_MONOTONIC) - start_ns),
+                     (unsigned long long)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - start_cpu_ns));
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return;

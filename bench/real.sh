@@ -22,13 +22,16 @@
 #  * two times per run: the program's own, from start to exit
 #    (libstrobe-bench-lifetime.so, bench/lifetime.c, preloaded), and the
 #    whole command's, which includes whatever the tool does after the
-#    program ends;
+#    program ends; and the program's CPU time (all its threads);
 #  * events = enter + exit records: for strobe the records of its t*.evt
 #    streams counted by strobe-bench-count-events; for uftrace twice the
 #    calls `uftrace report` lists (its "linux:schedule" rows, which are
 #    scheduler events, left out);
-#  * slowdown = program time / plain program time; ns/event = (program
-#    time - plain program time) / events; both formed within a repetition;
+#  * slowdown = program time / plain program time; ns/event = the
+#    program's CPU time (all threads) added per event, over the plain build
+#    and over the instrumented build with no tool (the tool alone); CPU
+#    time, because two threads share the wall clock and other work on the
+#    machine makes them wait; all formed within a repetition;
 #    medians [min-max] over STROBE_BENCH_REAL_REPS (default 3) interleaved
 #    repetitions whose configuration order rotates.
 # Results: BUILD_DIR/bench/results/real_raw.tsv (every run), real_table.txt
@@ -93,7 +96,7 @@ awk -v t="$THREADS" 'NR == 2 { $0 = 8192 } { line[NR] = $0 } END { line[NR] = t;
 
 # ---- one run -----------------------------------------------------------------
 RAW=$RESULTS/real_raw.tsv
-printf 'rep\tprogram\tconfig\tprogram_ns\tcommand_ns\tevents\tstatus\n' >"$RAW"
+printf 'rep\tprogram\tconfig\tprogram_ns\tprogram_cpu_ns\tcommand_ns\tevents\tstatus\n' >"$RAW"
 
 usec_now() {
     local t=$EPOCHREALTIME
@@ -120,8 +123,9 @@ run_one() { # rep program config
     STROBE_BENCH_LIFETIME=$SCRATCH/lifetime LD_PRELOAD=$LIFETIME "${cmd[@]}" <"$in" >"$SCRATCH/stdout" \
         2>"$SCRATCH/stderr" || status="exit status $?: $(tail -c 200 "$SCRATCH/stderr" | tr '\t\n' '  ')"
     t1=$(usec_now)
-    local prog_ns
-    prog_ns=$(awk -v n="${EXE[$p]}" '$1 == n { v = $2 } END { print v }' "$SCRATCH/lifetime" 2>/dev/null || true)
+    local prog_ns prog_cpu_ns
+    read -r prog_ns prog_cpu_ns < <(awk -v n="${EXE[$p]}" '$1 == n { v = $2 " " $3 } END { print v }' \
+        "$SCRATCH/lifetime" 2>/dev/null || true)
     [ -n "$prog_ns" ] || [ "$status" != ok ] || status="no lifetime line for ${EXE[$p]}"
     local events=-
     if [ "$status" = ok ]; then
@@ -139,8 +143,8 @@ run_one() { # rep program config
             ;;
         esac
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$p" "$cfg" "${prog_ns:--}" "$(((t1 - t0) * 1000))" "$events" \
-        "$status" >>"$RAW"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$p" "$cfg" "${prog_ns:--}" "${prog_cpu_ns:--}" \
+        "$(((t1 - t0) * 1000))" "$events" "$status" >>"$RAW"
     rm -rf "$out"
 }
 

@@ -7,9 +7,10 @@ Usage: real_table.py RESULTS_DIR   (reads real_raw.tsv and real_info.tsv)
 Prints the table on stdout and writes RESULTS_DIR/real_table.md (the same
 in Markdown, for docs/performance.md). Per program and tool: the program's
 own time and the whole command's (seconds), the slowdown over the plain
-build, the events recorded and ns per event above the plain build; each
-ratio or difference is formed within a repetition, then the median
-[min-max] over repetitions is shown.
+build, the events recorded, the program's CPU time, and the CPU time per
+event above the plain build and above the instrumented build run with no
+tool; each ratio or difference is formed within a repetition, then the
+median [min-max] over repetitions is shown.
 """
 import os
 import sys
@@ -45,9 +46,9 @@ def main():
                 vals.append(v)
         return summary(vals)
 
-    def prog_s(rep, program, cfg):
+    def prog_s(rep, program, cfg, key="program_ns"):
         r = ok.get((rep, program, cfg))
-        return int(r["program_ns"]) / 1e9 if r else None
+        return int(r[key]) / 1e9 if r else None
 
     out = []
     w = out.append
@@ -56,14 +57,17 @@ def main():
       f"sources {info['splash3']}")
     w("prog s: the program's own time (start to exit); cmd s: the whole command, incl. the tool's work after "
       "the program exits;")
-    w("slowdown = prog s / plain prog s; ns/event = (prog s - plain prog s) / events; events = enter + exit "
+    w("slowdown = prog s / plain prog s; events = enter + exit "
       "(strobe: trace records; uftrace: 2 x calls in `uftrace report`)")
+    w("CPU s: the program's CPU time, all threads; ns/event: CPU time added per event (all threads), over the "
+      "plain build (the tool plus what -finstrument-functions costs) and over the instrumented build with no tool "
+      "(the tool alone)")
     w("median [min-max] over repetitions, ratios within a repetition")
     w("")
-    md = ["| program | plain s | instrumented, no tool s | tool | events | prog s | slowdown | ns/event | cmd s |",
-          "|---|---|---|---|---|---|---|---|---|"]
+    md = ["| program | plain s | instrumented, no tool s | tool | events | prog s | slowdown | cmd s | CPU s "
+          "| ns/event over plain | ns/event over instrumented |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     hdr = (f"{'program':<8} {'plain s':>8} {'instr s':>8}  {'tool':<8} {'events':>11} {'prog s':>8} "
-           f"{'slowdown':>22} {'ns/event':>22} {'cmd s':>8}")
+           f"{'slowdown':>22} {'cmd s':>8} {'CPU s':>7} {'ns/ev over plain':>20} {'over instr':>20}")
     w(hdr)
     w("-" * len(hdr))
     for p in programs:
@@ -79,8 +83,8 @@ def main():
                 a, b = prog_s(rep, p, tool), prog_s(rep, p, "plain")
                 return a / b if a is not None and b else None
 
-            def nsev(rep, tool=tool):
-                a, b = prog_s(rep, p, tool), prog_s(rep, p, "plain")
+            def nsev(rep, base, tool=tool):
+                a, b = prog_s(rep, p, tool, "program_cpu_ns"), prog_s(rep, p, base, "program_cpu_ns")
                 r = ok.get((rep, p, tool))
                 if a is None or b is None or r["events"] in ("-", "", "0"):
                     return None
@@ -92,14 +96,18 @@ def main():
             ct = per_rep(p, lambda rep, tool=tool: int(ok[(rep, p, tool)]["command_ns"]) / 1e9
                          if (rep, p, tool) in ok else None)
             sd = per_rep(p, slow)
-            ne = per_rep(p, nsev)
+            ne = per_rep(p, lambda rep, tool=tool: nsev(rep, "plain", tool))
+            ni = per_rep(p, lambda rep, tool=tool: nsev(rep, "instr", tool))
+            cpu = per_rep(p, lambda rep, tool=tool: prog_s(rep, p, tool, "program_cpu_ns"))
             lead = (p, fmt(plain[0], 2) if plain else "-", fmt(instr[0], 2) if instr else "-") if first else ("", "", "")
             first = False
             evs = f"{ev[0]:.0f}" if ev else "-"
             w(f"{lead[0]:<8} {lead[1]:>8} {lead[2]:>8}  {tool:<8} {evs:>11} {fmt(pt[0], 2) if pt else '-':>8} "
-              f"{cell(sd, 2, 'x'):>22} {cell(ne, 1):>22} {fmt(ct[0], 2) if ct else '-':>8}")
+              f"{cell(sd, 2, 'x'):>22} {fmt(ct[0], 2) if ct else '-':>8} {fmt(cpu[0], 2) if cpu else '-':>7} "
+              f"{cell(ne, 1):>20} {cell(ni, 1):>20}")
             md.append(f"| {lead[0]} | {lead[1]} | {lead[2]} | {tool} | {evs} | {cell(pt, sep='–')} | "
-                      f"{cell(sd, 2, '×', '–')} | {cell(ne, 1, sep='–')} | {cell(ct, sep='–')} |")
+                      f"{cell(sd, 2, '×', '–')} | {cell(ct, sep='–')} | {cell(cpu, sep='–')} | "
+                      f"{cell(ne, 1, sep='–')} | {cell(ni, 1, sep='–')} |")
     for r in failed:
         w(f"note: {r['program']} {r['config']} repetition {r['rep']} failed: {r['status']}")
     print("\n".join(out))
