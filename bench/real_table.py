@@ -16,23 +16,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from table import fmt, read_info, read_tsv, summary  # noqa: E402
+from table import cell_range, fmt, open_results, summary  # noqa: E402
 
 TOOLS = ["strobe", "uftrace"]
 
 
-def cell(s, digits=2, unit="", sep="-"):
-    if s is None:
-        return "-"
-    return f"{fmt(s[0], digits)}{unit} [{fmt(s[1], digits)}{sep}{fmt(s[2], digits)}]"
-
-
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: real_table.py RESULTS_DIR")
-    res = sys.argv[1]
-    info = read_info(os.path.join(res, "real_info.tsv"))
-    runs = read_tsv(os.path.join(res, "real_raw.tsv"))
+    res, info, runs = open_results("real_table.py", "real_info.tsv", "real_raw.tsv")
     ok = {(r["rep"], r["program"], r["config"]): r for r in runs if r["status"] == "ok"}
     failed = [r for r in runs if r["status"] != "ok"]
     programs = list(dict.fromkeys(r["program"] for r in runs))
@@ -103,11 +93,11 @@ def main():
             first = False
             evs = f"{ev[0]:.0f}" if ev else "-"
             w(f"{lead[0]:<8} {lead[1]:>8} {lead[2]:>8}  {tool:<8} {evs:>11} {fmt(pt[0], 2) if pt else '-':>8} "
-              f"{cell(sd, 2, 'x'):>22} {fmt(ct[0], 2) if ct else '-':>8} {fmt(cpu[0], 2) if cpu else '-':>7} "
-              f"{cell(ne, 1):>20} {cell(ni, 1):>20}")
-            md.append(f"| {lead[0]} | {lead[1]} | {lead[2]} | {tool} | {evs} | {cell(pt, sep='–')} | "
-                      f"{cell(sd, 2, '×', '–')} | {cell(ct, sep='–')} | {cell(cpu, sep='–')} | "
-                      f"{cell(ne, 1, sep='–')} | {cell(ni, 1, sep='–')} |")
+              f"{cell_range(sd, 2, 'x', '-'):>22} {fmt(ct[0], 2) if ct else '-':>8} {fmt(cpu[0], 2) if cpu else '-':>7} "
+              f"{cell_range(ne, 1, sep='-'):>20} {cell_range(ni, 1, sep='-'):>20}")
+            md.append(f"| {lead[0]} | {lead[1]} | {lead[2]} | {tool} | {evs} | {cell_range(pt, 2)} | "
+                      f"{cell_range(sd, 2, '×')} | {cell_range(ct, 2)} | {cell_range(cpu, 2)} | "
+                      f"{cell_range(ne, 1)} | {cell_range(ni, 1)} |")
     for r in failed:
         w(f"note: {r['program']} {r['config']} repetition {r['rep']} failed: {r['status']}")
     print("\n".join(out))

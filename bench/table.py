@@ -74,9 +74,18 @@ def fmt(v, digits=1):
     return f"{v:.{digits}f}"
 
 
-def cell_range(s, digits=1):
-    """median [min–max] of a summary(), or -"""
-    return f"{fmt(s[0], digits)} [{fmt(s[1], digits)}–{fmt(s[2], digits)}]" if s else "-"
+def cell_range(s, digits=1, unit="", sep="–"):
+    """median[unit] [min SEP max] of a summary(), or -"""
+    return f"{fmt(s[0], digits)}{unit} [{fmt(s[1], digits)}{sep}{fmt(s[2], digits)}]" if s else "-"
+
+
+def open_results(script, info_name, raw_name):
+    """RESULTS_DIR from the command line, its info file (dict) and its
+    raw runs (list of dicts)"""
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {script} RESULTS_DIR")
+    res = sys.argv[1]
+    return res, read_info(os.path.join(res, info_name)), read_tsv(os.path.join(res, raw_name))
 
 
 def summary(values):
@@ -87,11 +96,7 @@ def summary(values):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: table.py RESULTS_DIR")
-    res = sys.argv[1]
-    info = read_info(os.path.join(res, "info.tsv"))
-    runs = read_tsv(os.path.join(res, "raw.tsv"))
+    res, info, runs = open_results("table.py", "info.tsv", "raw.tsv")
     export = read_tsv(os.path.join(res, "export.tsv"))[0]
 
     ok = {}  # (rep, config, threads) -> run
