@@ -57,6 +57,7 @@ bench: build
 	@bench/run.sh $(BUILD)
 	@bench/command.py $(BUILD)
 	@bench/export.sh $(BUILD)
+	@bench/real.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)

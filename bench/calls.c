@@ -21,6 +21,7 @@
  *   THREADS > 1: two threads on a 2-core machine must be free to move).
  * Prints one line, parsed by bench/run.sh:
  *   threads=T calls=N loop_ns=t0,t1,... sys_us=s0,s1,... minflt=f0,f1,...
+ *   cpu_ns=c0,c1,...
  * then `end_ns=` and CLOCK_MONOTONIC just before main returns (for
  * bench/command.py).
  * where t_i is thread i's loop time (CLOCK_MONOTONIC, ns), hooks included,
@@ -28,6 +29,10 @@
  * time (us, as precise as the kernel's CPU accounting) and minor page
  * faults of thread i during its loop (getrusage(RUSAGE_THREAD)): the part
  * of a tool's cost spent in the kernel, e.g. faulting in trace buffers.
+ * c_i is thread i's CPU time during its loop (CLOCK_THREAD_CPUTIME_ID,
+ * ns: the scheduler's exact run time, not ticks): well below t_i, the
+ * thread waited for a CPU (another thread, a tracer's daemon, other
+ * processes or the hypervisor had it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,14 +62,15 @@ struct worker {
     uint64_t loop_ns;
     uint64_t sys_us;
     uint64_t minflt;
+    uint64_t cpu_ns;
 };
 
 static pthread_barrier_t start_barrier;
 
-static NOINST uint64_t now_ns(void)
+static NOINST uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -77,10 +83,12 @@ static NOINST void run_loop(struct worker *w)
 {
     struct rusage r0, r1;
     getrusage(RUSAGE_THREAD, &r0);
-    uint64_t t0 = now_ns();
+    uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     for (long i = 0; i < w->calls; i++)
         empty_function();
-    w->loop_ns = now_ns() - t0;
+    w->loop_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+    w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     getrusage(RUSAGE_THREAD, &r1);
     w->sys_us = tv_us(r1.ru_stime) - tv_us(r0.ru_stime);
     w->minflt = (uint64_t)(r1.ru_minflt - r0.ru_minflt);
@@ -152,6 +160,9 @@ NOINST int main(int argc, char **argv)
     printf(" minflt=");
     for (int i = 0; i < nthreads; i++)
         printf("%s%llu", i ? "," : "", (unsigned long long)workers[i].minflt);
+    printf(" cpu_ns=");
+    for (int i = 0; i < nthreads; i++)
+        printf("%s%llu", i ? "," : "", (unsigned long long)workers[i].cpu_ns);
     /* The last act of the program: bench/command.py times from here to the
      * return of the command that ran it (the wait after the program). */
     struct timespec end;

@@ -12,8 +12,12 @@
 #  * every configuration runs the same -finstrument-functions binary; only
 #    the preloaded hook library differs (strobe, LTTng-UST, OTF2, uftrace),
 #    plus the same source built without instrumentation (the bare loop);
+#    strobe runs with its default clock (the TSC) and with the peers' one
+#    (STROBE_CLOCK=monotonic);
 #  * ns/event = (loop time - bare loop time of the same repetition)
 #               / events per thread, per thread, averaged over threads;
+#    the same from the threads' CPU times, with their CPU share (CPU time
+#    / loop time), shows what waiting for a CPU added;
 #  * repetitions are interleaved (rep 1 of every configuration, then rep 2,
 #    ...), the configuration order rotates from one repetition to the next,
 #    and the table shows medians; a ratio to an anchor is computed within
@@ -36,12 +40,8 @@
 # channel of 8 x 4 MiB sub-buffers per CPU, discard mode), created before
 # the program starts and destroyed after it ends; discarded events are
 # reported.
-set -euo pipefail
-
-die() {
-    echo "bench: $*" >&2
-    exit 1
-}
+BENCH_NAME=bench # prefix of its messages
+. "$(dirname "$0")/lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 [ $# -eq 1 ] || die "usage: bench/run.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"
@@ -82,16 +82,17 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # ---- what is available ------------------------------------------------------
-CONFIGS="plain null strobe_trace strobe_profile strobe_both lttng_tp lttng_fast lttng_verbose otf2 uftrace"
+STROBE_CONFIGS="strobe_trace strobe_profile strobe_both strobe_trace_mono strobe_profile_mono"
+CONFIGS="plain null $STROBE_CONFIGS lttng_tp lttng_fast lttng_verbose otf2 uftrace"
 declare -A STATUS # configuration -> "ok" or why it cannot run
 declare -A PRELOAD
 declare -A LTTNG_EVENTS
 
 library_path() { # prints the path ld.so uses for a library soname, or nothing
-    ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'
+    # (awk reads to the end: exiting early would kill ldconfig with SIGPIPE)
+    ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n && !found { print $NF; found = 1 }'
 }
 
 for c in $CONFIGS; do STATUS[$c]=ok; done
@@ -99,9 +100,9 @@ for c in $CONFIGS; do STATUS[$c]=ok; done
 # strobe: the runtime is preloaded from the build tree.
 LIBSTROBE=$BUILD/lib/libstrobe.so
 if [ ! -e "$LIBSTROBE" ]; then
-    for c in strobe_trace strobe_profile strobe_both; do STATUS[$c]="not built ($LIBSTROBE missing)"; done
+    for c in $STROBE_CONFIGS; do STATUS[$c]="not built ($LIBSTROBE missing)"; done
 fi
-for c in strobe_trace strobe_profile strobe_both; do PRELOAD[$c]=$LIBSTROBE; done
+for c in $STROBE_CONFIGS; do PRELOAD[$c]=$LIBSTROBE; done
 STROBE_CLI=$BUILD/bin/strobe
 
 PRELOAD[otf2]=$B/libstrobe-bench-cyg-otf2.so
@@ -156,17 +157,17 @@ check_binding() { # config
     local real
     real=$(readlink -f "$lib")
     if ! grep "strobe-bench-calls \[0\] to " "$log" | grep "normal symbol \`__cyg_profile_func_enter'" |
-        grep -q -e "to $lib " -e "to $real "; then
+        grep -e "to $lib " -e "to $real " >/dev/null; then
         STATUS[$1]="hooks do not bind to $(basename "$lib") (LD_DEBUG=bindings)"
     fi
 }
-for c in strobe_trace strobe_profile strobe_both lttng_tp lttng_fast lttng_verbose otf2; do
+for c in $STROBE_CONFIGS lttng_tp lttng_fast lttng_verbose otf2; do
     [ "${STATUS[$c]}" = ok ] && check_binding "$c"
 done
 
 # ---- one measured run -------------------------------------------------------
 RAW=$RESULTS/raw.tsv
-printf 'rep\tconfig\tthreads\tcalls_per_thread\tloop_ns\tsys_us\tminflt\twall_ns\tbytes\trecorded\tdiscarded\tstatus\n' >"$RAW"
+printf 'rep\tconfig\tthreads\tcalls_per_thread\tloop_ns\tsys_us\tminflt\tcpu_ns\twall_ns\tbytes\trecorded\tdiscarded\tstatus\n' >"$RAW"
 KEEP_STROBE_DIR="" # the 1-thread trace of the last repetition, for the export
 
 sum_sizes() { # dir find-args...: total size in bytes of the matching files
@@ -196,6 +197,12 @@ run_one() { # rep config threads
     strobe_trace) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_PROFILE=0 LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
     strobe_profile) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_TRACE=0 LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
     strobe_both) cmd=(env STROBE_EXPERIMENT_DIR="$out" LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
+    # The peers' clock: LTTng-UST and uftrace time events with
+    # clock_gettime(CLOCK_MONOTONIC), strobe by default with rdtsc.
+    strobe_trace_mono) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_PROFILE=0 STROBE_CLOCK=monotonic
+        LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
+    strobe_profile_mono) cmd=(env STROBE_EXPERIMENT_DIR="$out" STROBE_TRACE=0 STROBE_CLOCK=monotonic
+        LD_PRELOAD="$LIBSTROBE" "${cmd[@]:1}") ;;
     otf2) cmd=(env STROBE_BENCH_OTF2_DIR="$out" LD_PRELOAD="${PRELOAD[otf2]}" "${cmd[@]:1}") ;;
     lttng_*) cmd=(env LD_PRELOAD="${PRELOAD[$cfg]}" "${cmd[@]:1}") ;;
     uftrace) cmd=(uftrace record --no-libcall -d "$out" "${cmd[@]:1}") ;;
@@ -226,23 +233,24 @@ run_one() { # rep config threads
         SESSION=""
     fi
 
-    local loop sys_us minflt
+    local loop sys_us minflt cpu_ns
     loop=$(echo "$line" | sed -n 's/.* loop_ns=\([0-9,]*\).*/\1/p')
     sys_us=$(echo "$line" | sed -n 's/.* sys_us=\([0-9,]*\).*/\1/p')
     minflt=$(echo "$line" | sed -n 's/.* minflt=\([0-9,]*\).*/\1/p')
+    cpu_ns=$(echo "$line" | sed -n 's/.* cpu_ns=\([0-9,]*\).*/\1/p')
     if [ "$status" = ok ] && ! [[ $loop =~ ^[0-9]+(,[0-9]+)*$ ]]; then
-        status="unexpected output: $(echo "$line" | head -c 100)"
+        status="unexpected output: ${line:0:100}"
     fi
     local recorded=-
     if [ "$status" = ok ]; then
         case $cfg in
-        strobe_trace | strobe_both)
+        strobe_trace | strobe_both | strobe_trace_mono)
             bytes=$(sum_sizes "$out" -name 't*.evt')
             # Count what strobe really recorded (an independent reader of
             # src/common/format.h) instead of trusting the call count.
             local counted
             if ! counted=$(find "$out" -type f -name 't*.evt' -print0 | xargs -0 -r "$B/strobe-bench-count-events" 2>&1); then
-                status="trace unreadable: $(echo "$counted" | head -c 200 | tr '\t\n' '  ')"
+                status="trace unreadable: $(echo "${counted:0:200}" | tr '\t\n' '  ')"
             elif [ -z "$counted" ]; then
                 status="no t*.evt trace written under STROBE_EXPERIMENT_DIR"
             else
@@ -254,8 +262,8 @@ run_one() { # rep config threads
                 [ "$discarded" -ge 0 ] || discarded=0
             fi
             ;;
-        strobe_profile)
-            [ -n "$(find "$out" -type f -name 't*.prof' 2>/dev/null | head -1)" ] ||
+        strobe_profile | strobe_profile_mono)
+            [ -n "$(find "$out" -type f -name 't*.prof' -print -quit 2>/dev/null)" ] ||
                 status="no t*.prof profile written under STROBE_EXPERIMENT_DIR"
             ;;
         otf2) bytes=$(sum_sizes "$out" -name '*.evt') ;;
@@ -265,14 +273,20 @@ run_one() { # rep config threads
         if [ "$bytes" = 0 ]; then
             status="no trace data written"
         fi
+        if [ "${cfg%_mono}" != "$cfg" ]; then
+            local defs clk
+            defs=$(find "$out" -type f -name defs -print -quit)
+            clk=$("$B/strobe-bench-count-events" --clock "$defs" 2>&1) || true
+            [ "$clk" = monotonic ] || status="STROBE_CLOCK=monotonic run recorded clock '${clk:0:100}'"
+        fi
         # Runs that lost a few events are kept (table.py notes them); a tool
         # that recorded less than 90% of the events is not measured at all.
         if [ "$discarded" != - ] && [ $((discarded * 10)) -gt $((2 * calls * threads)) ]; then
             status="lost $discarded of $((2 * calls * threads)) events"
         fi
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$threads" "$calls" "${loop:--}" \
-        "${sys_us:--}" "${minflt:--}" "$(((t1 - t0) * 1000))" "$bytes" "$recorded" "$discarded" "$status" >>"$RAW"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$threads" "$calls" "${loop:--}" \
+        "${sys_us:--}" "${minflt:--}" "${cpu_ns:--}" "$(((t1 - t0) * 1000))" "$bytes" "$recorded" "$discarded" "$status" >>"$RAW"
 
     if [ "$cfg" = strobe_trace ] && [ "$threads" = 1 ] && [ "$rep" = "$REPS" ] && [ "$status" = ok ]; then
         mv "$out" "$WORK/strobe-keep"
@@ -282,6 +296,13 @@ run_one() { # rep config threads
 }
 
 # ---- the measurement --------------------------------------------------------
+# Anything else the CPUs did meanwhile (other processes, the hypervisor's
+# other guests) weighs on the 2-thread run most: recorded, not corrected.
+cpu_jiffies() { # "busy steal total" of all CPUs from /proc/stat
+    awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, $9, t }' /proc/stat
+}
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
+read -r BUSY0 STEAL0 TOTAL0 <<<"$(cpu_jiffies)"
 RUN_CONFIGS=""
 for c in $CONFIGS; do [ "${STATUS[$c]}" = ok ] && RUN_CONFIGS="$RUN_CONFIGS $c"; done
 read -r -a run_list <<<"$RUN_CONFIGS"
@@ -297,6 +318,9 @@ for rep in $(seq 1 "$REPS"); do
     done
     echo "bench: repetition $rep/$REPS done" >&2
 done
+
+read -r BUSY1 STEAL1 TOTAL1 <<<"$(cpu_jiffies)"
+LOAD1=$(cut -d' ' -f1 /proc/loadavg)
 
 # ---- strobe trace -> OTF2 export of one run ---------------------------------
 EXPORT=$RESULTS/export.tsv
@@ -323,18 +347,23 @@ fi
 # ---- machine and tools ------------------------------------------------------
 STROBE_CLOCK_USED=-
 if [ -n "$KEEP_STROBE_DIR" ]; then
-    defs=$(find "$KEEP_STROBE_DIR" -type f -name defs | head -1)
+    defs=$(find "$KEEP_STROBE_DIR" -type f -name defs -print -quit)
     [ -z "$defs" ] || STROBE_CLOCK_USED=$("$B/strobe-bench-count-events" --clock "$defs" 2>/dev/null || echo unknown)
 fi
 INFO=$RESULTS/info.tsv
 {
     printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-    printf 'cpu\t%s\n' "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+    printf 'cpu\t%s\n' "$(strobe_bench_cpu_model)"
     printf 'nproc\t%s\n' "$NCPU"
+    printf 'threads_per_core\t%s\n' "$(lscpu 2>/dev/null | awk -F: '/^Thread\(s\) per core/ { gsub(/ /, "", $2); print $2 }')"
+    printf 'load\t%s -> %s\n' "$LOAD0" "$LOAD1"
+    dt=$((TOTAL1 - TOTAL0 > 0 ? TOTAL1 - TOTAL0 : 1))
+    printf 'steal_pct\t%s\n' "$(((STEAL1 - STEAL0) * 1000 / dt / 10)).$(((STEAL1 - STEAL0) * 1000 / dt % 10))"
+    printf 'busy_pct\t%s\n' "$(((BUSY1 - BUSY0) * 1000 / dt / 10)).$(((BUSY1 - BUSY0) * 1000 / dt % 10))"
     printf 'clocksource\t%s\n' "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
     printf 'kernel\t%s\n' "$(uname -r)"
-    cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt" | head -1)
-    printf 'compiler\t%s\n' "$("${cc:-cc}" --version 2>/dev/null | head -1)"
+    cc=$(sed -n '/^CMAKE_C_COMPILER:[A-Z]*=/{s///p;q}' "$BUILD/CMakeCache.txt")
+    printf 'compiler\t%s\n' "$("${cc:-cc}" --version 2>/dev/null | sed -n 1p)"
     printf 'calls\t%s\n' "$CALLS"
     printf 'reps\t%s\n' "$REPS"
     printf 'cpu_pin\t%s\n' "$CPU"
@@ -342,7 +371,7 @@ INFO=$RESULTS/info.tsv
     printf 'strobe_env\t%s\n' "${STROBE_ENV:--}"
     printf 'lttng_version\t%s\n' "$(dpkg-query -W -f='${Version}' liblttng-ust1 2>/dev/null || echo unknown)"
     printf 'otf2_version\t%s\n' "$(dpkg-query -W -f='${Version}' libopen-trace-format2-dev 2>/dev/null || echo unknown)"
-    printf 'uftrace_version\t%s\n' "$(uftrace --version 2>/dev/null | head -1 | awk '{ print $2 }' || echo unknown)"
+    printf 'uftrace_version\t%s\n' "$(uftrace --version 2>/dev/null | awk 'NR == 1 { print $2 }' || echo unknown)"
     for c in $CONFIGS; do printf 'status.%s\t%s\n' "$c" "${STATUS[$c]}"; done
 } >"$INFO"
 

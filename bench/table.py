@@ -11,9 +11,15 @@ same numbers as tab-separated lines:
     goal    NAME    TARGET   MEASURED  RESULT
 with METRIC one of ns_per_event, ns_per_call (bare loop only), lttng_ratio
 (fastest LTTng-UST configuration of the same repetition / this one),
+uftrace_ratio (uftrace of the same repetition / this one),
 bytes_per_event, kernel_ns_per_event and minor_faults_per_1000_events
-(during the loop, from getrusage), wall_s; MIN/MAX/N are over the
-repetitions.
+(during the loop, from getrusage), cpu_share (the threads' CPU time over
+their loop time: below 1, they waited for a CPU), cpu_ns_per_event (as
+ns_per_event, with CPU times instead of loop times), wall_s; MIN/MAX/N are
+over the repetitions.
+
+It also writes RESULTS_DIR/table.md, the main table in Markdown for
+docs/performance.md.
 
 Every number comes from the files of this run: nothing is hard-coded but
 the goals. A ratio is computed inside each repetition (both sides measured
@@ -30,6 +36,8 @@ LABELS = {
     "strobe_trace": "strobe trace      (STROBE_PROFILE=0)",
     "strobe_profile": "strobe profile    (STROBE_TRACE=0)",
     "strobe_both": "strobe trace+profile",
+    "strobe_trace_mono": "strobe trace,   STROBE_CLOCK=monotonic",
+    "strobe_profile_mono": "strobe profile, STROBE_CLOCK=monotonic",
     "lttng_tp": "LTTng-UST, own tracepoint provider",
     "lttng_fast": "LTTng-UST, liblttng-ust-cyg-profile-fast",
     "lttng_verbose": "LTTng-UST, liblttng-ust-cyg-profile",
@@ -48,12 +56,36 @@ def read_tsv(path):
     return [dict(zip(head, row)) for row in lines[1:]]
 
 
+def read_info(path):
+    """KEY<TAB>VALUE lines -> dict"""
+    info = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("\t")
+            info[k] = v
+    return info
+
+
 def fmt(v, digits=1):
     if v is None:
         return "-"
     if abs(v) >= 100:
         return f"{v:.0f}"
     return f"{v:.{digits}f}"
+
+
+def cell_range(s, digits=1, unit="", sep="–"):
+    """median[unit] [min SEP max] of a summary(), or -"""
+    return f"{fmt(s[0], digits)}{unit} [{fmt(s[1], digits)}{sep}{fmt(s[2], digits)}]" if s else "-"
+
+
+def open_results(script, info_name, raw_name):
+    """RESULTS_DIR from the command line, its info file (dict) and its
+    raw runs (list of dicts)"""
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {script} RESULTS_DIR")
+    res = sys.argv[1]
+    return res, read_info(os.path.join(res, info_name)), read_tsv(os.path.join(res, raw_name))
 
 
 def summary(values):
@@ -64,15 +96,7 @@ def summary(values):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: table.py RESULTS_DIR")
-    res = sys.argv[1]
-    info = {}
-    with open(os.path.join(res, "info.tsv")) as f:
-        for line in f:
-            k, _, v = line.rstrip("\n").partition("\t")
-            info[k] = v
-    runs = read_tsv(os.path.join(res, "raw.tsv"))
+    res, info, runs = open_results("table.py", "info.tsv", "raw.tsv")
     export = read_tsv(os.path.join(res, "export.tsv"))[0]
 
     ok = {}  # (rep, config, threads) -> run
@@ -92,11 +116,16 @@ def main():
     bytes_ev = {}
     wall = {}
     sys_ev = {}  # kernel ns per event during the loop
+    share = {}  # (config, threads) -> [CPU time / loop time] per repetition
+    cpu_ev = {}  # ns/event from CPU times
     faults = {}  # minor page faults per 1000 events during the loop
     discarded = {}
     for (rep, cfg, th), r in ok.items():
         calls = int(r["calls_per_thread"])
         wall.setdefault((cfg, th), []).append(int(r["wall_ns"]) / 1e9)
+        cpus = [int(x) for x in r["cpu_ns"].split(",")] if r.get("cpu_ns", "-") not in ("-", "") else None
+        if cpus:
+            share.setdefault((cfg, th), []).append(sum(cpus) / sum(r["loops"]))
         if cfg == "plain":
             per_call.setdefault(("plain", th), {})[rep] = statistics.mean(r["loops"]) / calls
             continue
@@ -105,6 +134,9 @@ def main():
             continue
         delta = statistics.mean(r["loops"]) - statistics.mean(base["loops"])
         ns_ev.setdefault((cfg, th), {})[rep] = delta / (2 * calls)
+        if cpus and base.get("cpu_ns", "-") not in ("-", ""):
+            base_cpu = statistics.mean(int(x) for x in base["cpu_ns"].split(","))
+            cpu_ev.setdefault((cfg, th), []).append((statistics.mean(cpus) - base_cpu) / (2 * calls))
         if r.get("sys_us", "-") not in ("-", ""):
             sys_us = [int(x) for x in r["sys_us"].split(",")]
             sys_ev.setdefault((cfg, th), []).append(statistics.mean(sys_us) * 1000 / (2 * calls))
@@ -119,17 +151,23 @@ def main():
         if r["bytes"] not in ("-", "") and recorded > 0:
             bytes_ev.setdefault((cfg, th), []).append(int(r["bytes"]) / recorded)
 
-    ratio = {}  # (config, threads) -> [fastest LTTng / config] per repetition
-    for th in THREADS:
-        for rep in reps:
-            lt = [ns_ev[(c, th)][rep] for c in LTTNG if rep in ns_ev.get((c, th), {})]
-            if not lt:
-                continue
-            best = min(lt)
-            for cfg in ORDER:
-                v = ns_ev.get((cfg, th), {}).get(rep)
-                if v is not None and v > 0:
-                    ratio.setdefault((cfg, th), []).append(best / v)
+    def anchor_ratios(anchors):
+        """(config, threads) -> [fastest of anchors / config] per repetition"""
+        ratios = {}
+        for th in THREADS:
+            for rep in reps:
+                lt = [ns_ev[(c, th)][rep] for c in anchors if rep in ns_ev.get((c, th), {})]
+                if not lt:
+                    continue
+                best = min(lt)
+                for cfg in ORDER:
+                    v = ns_ev.get((cfg, th), {}).get(rep)
+                    if v is not None and v > 0:
+                        ratios.setdefault((cfg, th), []).append(best / v)
+        return ratios
+
+    ratio = anchor_ratios(LTTNG)
+    uf_ratio = anchor_ratios(["uftrace"])
 
     def stat(table, cfg, th):
         v = table.get((cfg, th))
@@ -151,41 +189,60 @@ def main():
       f"1 thread pinned to CPU {info['cpu_pin']}, or 2 threads x {calls // 2} calls (unpinned)")
     w(f"{info['reps']} interleaved repetitions; median [min-max] over repetitions; "
       "ns/event = (loop time - bare loop time of the same repetition) / events per thread")
-    w("LTTng/x = fastest LTTng-UST configuration of the same repetition / this configuration (median)")
+    w("LTTng/x = fastest LTTng-UST configuration of the same repetition / this configuration (median); "
+      "uftrace/x likewise")
+    w(f"machine during the run: load average {info.get('load', '-')}, CPUs busy {info.get('busy_pct', '-')} %, "
+      f"stolen by the hypervisor {info.get('steal_pct', '-')} %; threads per core {info.get('threads_per_core', '-')}")
     w("")
-    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7}  "
-           f"{'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7}  {'B/event':>7} {'kernel':>6} {'wall s':>6}")
+    hdr = (f"{'configuration':<42} {'1 thread: ns/event':>18} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6} "
+           f"{'CPU%':>4}  {'2 threads: ns/event':>19} {'[min-max]':>13} {'LTTng/x':>7} {'uftr/x':>6} {'CPU%':>4}  "
+           f"{'B/event':>7} {'kernel':>6} {'wall s':>6}")
     w(hdr)
     w("-" * len(hdr))
     notes = []
+    md = ["| configuration | 1 thread ns/event | LTTng/x | uftrace/x | CPU % | 2 threads ns/event | LTTng/x "
+          "| uftrace/x | CPU % | B/event | kernel | wall s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for cfg in ORDER:
         status = info.get(f"status.{cfg}", "ok")
         label = LABELS[cfg]
         if status != "ok":
             w(f"{label:<42} n/a: {status}")
+            md.append(f"| {' '.join(label.split())} | n/a: {status} |||||||||||")
             continue
         cells = []
+        md_cells = []
         for th in THREADS:
-            if cfg == "plain":
-                s = stat(per_call, cfg, th)
-                rs = None
-            else:
-                s = stat(ns_ev, cfg, th)
-                rs = stat(ratio, cfg, th)
+            s = stat(per_call if cfg == "plain" else ns_ev, cfg, th)
+            # no ratio for the bare loop (ns per call) nor for the empty
+            # hooks (a near-zero cost: the ratio would be noise)
+            anchored = cfg not in ("plain", "null")
+            rs = stat(ratio, cfg, th) if anchored else None
+            us = stat(uf_ratio, cfg, th) if anchored else None
             if s is None:
-                cells.append(f"{'failed':>18} {'':>13} {'':>7}")
+                cells.append(f"{'failed':>18} {'':>13} {'':>7} {'':>6} {'':>4}")
+                md_cells.append("failed | | |")
                 continue
+            sh = stat(share, cfg, th)
+            shtext = f"{100 * sh[0]:.0f}" if sh else "-"
             digits = 2 if cfg in ("plain", "null") else 1
             value = fmt(s[0], digits) + (" /call" if cfg == "plain" else "")
-            if cfg == "null":
-                rs = None  # a near-zero cost: the ratio would be noise
+            rtext = (fmt(rs[0], 2) + "x") if rs else "-"
+            utext = (fmt(us[0], 2) + "x") if us else "-"
             cells.append(f"{value:>18} {'[' + fmt(s[1], digits) + '-' + fmt(s[2], digits) + ']':>13} "
-                         f"{(fmt(rs[0], 2) + 'x') if rs else '-':>7}")
+                         f"{rtext:>7} {utext:>6} {shtext:>4}")
+            md_cells.append(f"{value} [{fmt(s[1], digits)}–{fmt(s[2], digits)}] | {rtext.replace('x', '×')} | "
+                            f"{utext.replace('x', '×')} | {shtext}")
+            if sh and sh[0] < 0.9 and cfg != "plain":
+                c = stat(cpu_ev, cfg, th)
+                notes.append(f"{cfg}, {th} thread(s): the threads had a CPU for {100 * sh[0]:.0f} % of their loop "
+                             f"time (median): they waited for one, so ns/event is inflated; by CPU time "
+                             f"{fmt(c[0]) if c else '-'} ns/event")
         b = stat(bytes_ev, cfg, "1")
         k = stat(sys_ev, cfg, "1")
         wl = stat(wall, cfg, "1")
-        w(f"{label:<42} {cells[0]}  {' ' + cells[1]} {fmt(b[0], 2) if b else '-':>8} "
-          f"{fmt(k[0]) if k else '-':>6} {fmt(wl[0], 2) if wl else '-':>6}")
+        tail = [fmt(b[0], 2) if b else "-", fmt(k[0]) if k else "-", fmt(wl[0], 2) if wl else "-"]
+        w(f"{label:<42} {cells[0]}  {' ' + cells[1]} {tail[0]:>8} {tail[1]:>6} {tail[2]:>6}")
+        md.append(f"| {' '.join(label.split())} | {md_cells[0]} | {md_cells[1]} | {' | '.join(tail)} |")
         if cfg in failures:
             notes.append(f"{cfg}: {len(failures[cfg])} failed run(s), first: {failures[cfg][0]}")
         for th in THREADS:
@@ -205,6 +262,7 @@ def main():
         w(f"strobe trace -> OTF2 export: n/a: {export['status']}")
     w("B/event: 1-thread run; strobe t*.evt, OTF2 *.evt, LTTng CTF stream files (no metadata, no index), "
       "uftrace <tid>.dat.")
+    w("CPU%: the threads' CPU time over their loop time (median): below 100, they waited for a CPU.")
     w("kernel: ns/event of the 1-thread loop spent in the kernel (getrusage, tick-based accounting: approximate). "
       "wall s: whole process incl. start-up and exit, 1 thread.")
     for n in notes:
@@ -237,14 +295,29 @@ def main():
     for name, target, measured, result in goals:
         w(f"{name:<52} {target:>8} {measured:>10}  {result}")
     print("\n".join(out))
+    # The same runs by CPU time (see the CPU% note above).
+    md += ["", "| configuration | 1 thread ns/event by CPU time | CPU % | 2 threads ns/event by CPU time | CPU % |",
+           "|---|---|---|---|---|"]
+    for cfg in ORDER:
+        if info.get(f"status.{cfg}", "ok") != "ok" or cfg == "plain":
+            continue
+        row = []
+        for th in THREADS:
+            c, sh = stat(cpu_ev, cfg, th), stat(share, cfg, th)
+            row.append(f"{cell_range(c, 2 if cfg == 'null' else 1)} | {f'{100 * sh[0]:.0f}' if sh else '-'}")
+        md.append(f"| {' '.join(LABELS[cfg].split())} | {row[0]} | {row[1]} |")
+    with open(os.path.join(res, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
 
     with open(os.path.join(res, "latest.txt"), "w") as f:
         f.write("# strobe bench results (bench/run.sh); format: see bench/table.py\n")
         for k, v in info.items():
             f.write(f"info\t{k}\t{v}\n")
         for metric, table in (("ns_per_call", per_call), ("ns_per_event", ns_ev), ("lttng_ratio", ratio),
+                              ("uftrace_ratio", uf_ratio),
                               ("bytes_per_event", bytes_ev), ("kernel_ns_per_event", sys_ev),
-                              ("minor_faults_per_1000_events", faults), ("wall_s", wall)):
+                              ("minor_faults_per_1000_events", faults), ("cpu_share", share),
+                              ("cpu_ns_per_event", cpu_ev), ("wall_s", wall)):
             for cfg in ORDER:
                 for th in THREADS:
                     s = stat(table, cfg, th)

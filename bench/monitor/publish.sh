@@ -18,8 +18,8 @@
 # (region visits, default 20000: ~7 s of CPU, so the publisher's start-up
 # (thread, first publication, ~1-2 ms) weighs as little as in a real run). Results: BUILD_DIR/bench/results/
 # publish_raw.txt and publish_table.txt.
-set -euo pipefail
-die() { echo "bench-publish: $*" >&2; exit 1; }
+BENCH_NAME=bench-publish # prefix of its messages
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 [ $# -eq 1 ] || die "usage: bench/monitor/publish.sh BUILD_DIR"
 BUILD=$(cd "$1" && pwd)
 APP=$BUILD/bench/strobe-bench-publish-app

@@ -39,12 +39,8 @@
 # STROBE_BENCH_MON_INTERVAL (default 10ms), STROBE_BENCH_MON_PERF.
 # Results: BUILD_DIR/bench/results/monitor_raw.txt (every run) and
 # monitor_table.txt. Nothing is written in the source tree.
-set -euo pipefail
-
-die() {
-    echo "bench-monitor: $*" >&2
-    exit 1
-}
+BENCH_NAME=bench-monitor # prefix of its messages
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 [ $# -eq 1 ] || die "usage: bench/monitor/run.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"
@@ -85,7 +81,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
 : >"$RAW"
 
 # ---- 1 and 2: sampling and transforms, in-process ---------------------------
@@ -211,7 +206,7 @@ fi
 
 {
     printf 'date %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-    printf 'cpu %s\n' "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1 | tr ' ' '_')"
+    printf 'cpu %s\n' "$(strobe_bench_cpu_model | tr ' ' '_')"
     printf 'nproc %s\n' "$(nproc)"
     printf 'kernel %s\n' "$(uname -r)"
 } >>"$RAW"

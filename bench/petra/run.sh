@@ -37,12 +37,8 @@
 # write mixes at 2 threads, txsize 1 and 4: a minute).
 # Results: BUILD_DIR/bench/results/petra_raw.txt (every run) and
 # petra_table.txt. Nothing is written in the source tree.
-set -euo pipefail
-
-die() {
-    echo "bench-petra: $*" >&2
-    exit 1
-}
+BENCH_NAME=bench-petra # prefix of its messages
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 [ $# -eq 1 ] || die "usage: bench/petra/run.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"
@@ -65,7 +61,6 @@ mkdir -p "$RESULTS"
 RAW=$RESULTS/petra_raw.txt
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/strobe-bench-petra.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
-trap 'exit 130' INT TERM
 : >"$RAW"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -118,7 +113,7 @@ fi
 
 {
     printf '# date %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-    printf '# cpu %s\n' "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+    printf '# cpu %s\n' "$(strobe_bench_cpu_model)"
     printf '# nproc %s\n' "$(nproc)"
     printf '# kernel %s\n' "$(uname -r)"
     printf '# loadavg at start %s, at end %s (other work on the machine skews the numbers)\n' "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)"

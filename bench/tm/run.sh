@@ -27,12 +27,8 @@
 # Environment: STROBE_BENCH_TM_REPS (default 5), STROBE_BENCH_TM_OPS
 # (operations per run, default 1000000).
 # Results: BUILD_DIR/bench/results/tm_raw.tsv (every run) and tm_table.txt.
-set -euo pipefail
-
-die() {
-    echo "bench-tm: $*" >&2
-    exit 1
-}
+BENCH_NAME=bench-tm # prefix of its messages
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 [ $# -eq 1 ] || die "usage: bench/tm/run.sh BUILD_DIR"
 BUILD=$(cd "$1" && pwd)

@@ -51,19 +51,11 @@
 # default 120).
 # Results: BUILD_DIR/bench/results/stamp_raw.tsv (every run) and
 # stamp_table.txt.
-set -euo pipefail
-
-die() {
-    echo "bench-tm-stamp: $*" >&2
-    exit 1
-}
+BENCH_NAME=bench-tm-stamp # prefix of its messages
+. "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 [ $# -eq 1 ] || die "usage: STROBE_STAMP_DIR=DIR bench/tm/stamp.sh BUILD_DIR"
-if [ -z "${STROBE_STAMP_DIR:-}" ]; then
-    echo "bench-tm-stamp: STROBE_STAMP_DIR is not set: STAMP not measured (fetch mfs409/transmem and point it" \
-        "at its stamp_c folder)"
-    exit 0
-fi
+optional_sources STROBE_STAMP_DIR STAMP "fetch mfs409/transmem and point it at its stamp_c folder"
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")" && pwd)
 STAMP=$(cd "$STROBE_STAMP_DIR" && pwd) || die "STROBE_STAMP_DIR=$STROBE_STAMP_DIR: no such folder"
@@ -108,7 +100,7 @@ rm -rf "$WORK/src"
 cp -R "$STAMP" "$WORK/src"
 rm -rf "$WORK/src/obj32" "$WORK/src/obj64"
 sed -i 's/^element_isSkinny (element_t\* elementPtr);/TM_SAFE\n&/' "$WORK/src/yada/element.h"
-[ "$(grep -B1 '^element_isSkinny (element_t\* elementPtr);' "$WORK/src/yada/element.h" | head -n 1)" = TM_SAFE ] ||
+[ "$(grep -B1 '^element_isSkinny (element_t\* elementPtr);' "$WORK/src/yada/element.h" | sed -n 1p)" = TM_SAFE ] ||
     die "yada/element.h: element_isSkinny declaration not found (another STAMP version?)"
 sed -i 's/^OFILES *= \$(patsubst %, \$(ODIR)\/%.o, \$(SRCS) \$(LIBSRCS))$/& $(ODIR)\/strobe_runtime.o/' \
     "$WORK/src/Makefile.common"
@@ -163,8 +155,8 @@ run() {
         ;;
     esac
     t1=$EPOCHREALTIME
-    time=$(sed -n 's/^[[:space:]]*Time[[:space:]]*=[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$SCRATCH/out" | head -n 1)
-    rt=$(sed -n 's/^tm-runtime: //p' "$SCRATCH/out" | head -n 1)
+    time=$(sed -n '/^[[:space:]]*Time[[:space:]]*=[[:space:]]*\([0-9.e+-]*\).*/{s//\1/p;q}' "$SCRATCH/out")
+    rt=$(sed -n '/^tm-runtime: /{s///p;q}' "$SCRATCH/out")
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         status=timeout
     elif [ "$rc" -gt 128 ]; then

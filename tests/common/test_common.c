@@ -29,6 +29,69 @@ STROBE_TEST(leb_roundtrip)
 
 }
 
+/* Known encodings (DWARF's LEB128; sleb = zigzag then uleb, format.h),
+ * checked both ways: a writer and a reader that agreed on a wrong byte
+ * order or continuation bit would still round-trip. */
+struct leb_vector {
+    uint64_t v;
+    uint8_t n, bytes[10];
+};
+
+static void check_leb_vector(const struct leb_vector *t)
+{
+    uint8_t buf[16];
+    memset(buf, 0xaa, sizeof buf);
+    uint8_t *e = strobe_uleb_put(buf, t->v);
+    CHECK_EQ_INT(e - buf, t->n);
+    for (int i = 0; i < t->n; i++)
+        if (buf[i] != t->bytes[i])
+            STROBE_FAIL("encoding %" PRIu64 ": byte %d is %02x, expected %02x", t->v, i, buf[i], t->bytes[i]);
+    const uint8_t *p = t->bytes;
+    uint64_t v;
+    CHECK_EQ_INT(strobe_uleb_get(&p, t->bytes + t->n, &v), 0);
+    CHECK_EQ_U64(v, t->v);
+    CHECK(p == t->bytes + t->n);
+}
+
+STROBE_TEST(leb_known_bytes)
+{
+    static const struct leb_vector uleb[] = {
+        { 0, 1, { 0x00 } },
+        { 1, 1, { 0x01 } },
+        { 127, 1, { 0x7f } },
+        { 128, 2, { 0x80, 0x01 } },
+        { 300, 2, { 0xac, 0x02 } },
+        { 16383, 2, { 0xff, 0x7f } },
+        { 16384, 3, { 0x80, 0x80, 0x01 } },
+        { 624485, 3, { 0xe5, 0x8e, 0x26 } },
+        { UINT32_MAX, 5, { 0xff, 0xff, 0xff, 0xff, 0x0f } },
+        { (uint64_t)1 << 63, 10, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 } },
+        { UINT64_MAX, 10, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } },
+    };
+    for (size_t i = 0; i < sizeof uleb / sizeof uleb[0]; i++)
+        check_leb_vector(&uleb[i]);
+
+    static const struct {
+        int64_t v;
+        struct leb_vector enc; /* enc.v: the zigzag value */
+    } sleb[] = {
+        { 0, { 0, 1, { 0x00 } } },
+        { -1, { 1, 1, { 0x01 } } },
+        { 1, { 2, 1, { 0x02 } } },
+        { -2, { 3, 1, { 0x03 } } },
+        { -64, { 127, 1, { 0x7f } } },
+        { 64, { 128, 2, { 0x80, 0x01 } } },
+        { -65, { 129, 2, { 0x81, 0x01 } } },
+        { INT64_MAX, { UINT64_MAX - 1, 10, { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } } },
+        { INT64_MIN, { UINT64_MAX, 10, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } } },
+    };
+    for (size_t i = 0; i < sizeof sleb / sizeof sleb[0]; i++) {
+        CHECK_EQ_U64(strobe_zigzag(sleb[i].v), sleb[i].enc.v);
+        CHECK(strobe_unzigzag(sleb[i].enc.v) == sleb[i].v);
+        check_leb_vector(&sleb[i].enc);
+    }
+}
+
 STROBE_TEST(leb_rejects_overlong)
 {
     uint8_t buf[11];
@@ -181,6 +244,7 @@ STROBE_TEST(mpi_rank_env)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(leb_roundtrip), STROBE_CASE(leb_rejects_overlong), STROBE_CASE(zigzag),
+STROBE_TEST_MAIN(STROBE_CASE(leb_roundtrip), STROBE_CASE(leb_known_bytes), STROBE_CASE(leb_rejects_overlong), STROBE_CASE(zigzag),
                  STROBE_CASE(filter_last_match_wins), STROBE_CASE(filter_empty_measures_all),
                  STROBE_CASE(filter_errors_name_line), STROBE_CASE(filter_exact_glob),
                  STROBE_CASE(strerror_table), STROBE_CASE(mpi_rank_env))

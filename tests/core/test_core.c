@@ -378,13 +378,21 @@ STROBE_TEST(killed_externally)
         char *out, path[PBUF];
         char *dir = strdup(exp);
         *strrchr(dir, '/') = 0;
-        /* kill it 10 to 90 ms into main() (its first line says it got there) */
-        run(&out, exp, "STROBE_CHUNK_SIZE=64K",
-            PROG("calls") " 1000000000 >'%s/out' & pid=$!; "
-                          "until grep -q deeper '%s/out'; do sleep 0.001; done; "
-                          "sleep 0.0%d; kill -9 $pid; wait $pid; cat '%s/out'",
-            dir, dir, 1 + 2 * round, dir);
+        /* kill it 10 to 90 ms into main() (its first line says it got
+         * there); a program that dies or stalls before that line fails the
+         * test at once or after 30 s, not at the ctest timeout */
+        int rc = run(&out, exp, "STROBE_CHUNK_SIZE=64K",
+                     PROG("calls") " 1000000000 >'%s/out' & pid=$!; end=$(($(date +%%s) + 30)); "
+                                   "until grep -q deeper '%s/out'; do "
+                                   "kill -0 $pid 2>/dev/null || { echo 'calls ended before its first line'; exit 3; }; "
+                                   "[ $(date +%%s) -lt $end ] || "
+                                   "{ kill -9 $pid; echo 'no first line from calls within 30 s'; exit 3; }; "
+                                   "sleep 0.001; done; "
+                                   "sleep 0.0%d; kill -9 $pid; wait $pid; cat '%s/out'",
+                     dir, dir, 1 + 2 * round, dir);
         free(dir);
+        if (rc != 0)
+            STROBE_FAIL("round %d: %s", round, out);
         const char *proc = only_proc(exp);
         static struct dec_defs d;
         dec_defs_load(file_in(path, proc, "defs"), &d);

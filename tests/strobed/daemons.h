@@ -6,10 +6,18 @@
 #ifndef STROBE_TESTS_STROBED_DAEMONS_H
 #define STROBE_TESTS_STROBED_DAEMONS_H
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,17 +25,63 @@
 #include "test.h"
 #include "transport/client.h"
 
-/* A port block per test case (cases run in parallel): base + 0..9,
- * fixed at the first call so forked children agree with their parent.
- * All blocks lie in 10000-31999, below Linux's ephemeral range (32768 and
- * up by default): a port there can be taken at any moment by the local
- * end of some other test's outgoing connection, and a daemon that then
- * cannot listen ("Address in use") fails the test. */
+/* Port blocks: base + 0..9 for one test process, fixed at the first call
+ * so forked children agree with their parent. All blocks lie in
+ * 10000-31999, below Linux's ephemeral range (32768 and up by default): a
+ * port there can be taken at any moment by the local end of some other
+ * test's outgoing connection, and a daemon that then cannot listen
+ * ("Address in use") fails the test.
+ *
+ * Test processes run in parallel (ctest -j, other build trees of the same
+ * machine), so a block is claimed: an flock on TEST_PORT_LOCKS/<base>,
+ * held until the process ends (the descriptor is close-on-exec, so the
+ * daemons it starts do not keep it), and only when each of its ports can
+ * be bound at that moment (nothing else, e.g. a socket in TIME_WAIT, holds
+ * it). The search starts at a block chosen by the process id. */
+#define TEST_PORT_LOCKS "/tmp/strobe-test-ports"
+#define TEST_PORT_FIRST 10000
+#define TEST_PORT_BLOCKS 2200
+
+static inline bool test_port_free(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return false;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = bind(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    return ok;
+}
+
+static inline int test_port_claim(int start)
+{
+    if (mkdir(TEST_PORT_LOCKS, 0777) != 0 && errno != EEXIST)
+        STROBE_FAIL("mkdir %s: %s", TEST_PORT_LOCKS, strerror(errno));
+    for (int i = 0; i < TEST_PORT_BLOCKS; i++) {
+        int base = TEST_PORT_FIRST + (start + i) % TEST_PORT_BLOCKS * 10;
+        char path[64];
+        snprintf(path, sizeof path, TEST_PORT_LOCKS "/%d", base);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            STROBE_FAIL("%s: %s", path, strerror(errno));
+        bool free_block = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        for (int p = 0; free_block && p < 10; p++)
+            free_block = test_port_free(base + p);
+        if (free_block)
+            return base; /* fd stays open: the claim lasts as long as the process */
+        close(fd);
+    }
+    STROBE_FAIL("no free block of 10 loopback ports in %d-%d", TEST_PORT_FIRST,
+                TEST_PORT_FIRST + TEST_PORT_BLOCKS * 10 - 1);
+}
+
 static inline int test_port(int slot)
 {
     static int base;
     if (!base)
-        base = 10000 + (int)(getpid() % 2200) * 10;
+        base = test_port_claim((int)(getpid() % TEST_PORT_BLOCKS));
+    CHECK(slot >= 0 && slot < 10);
     return base + slot;
 }
 

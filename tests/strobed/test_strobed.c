@@ -226,6 +226,49 @@ STROBE_TEST(restarts)
     stop_daemon(s, SIGTERM);
 }
 
+/* Two test processes whose ids pick the same first block (as parallel
+ * ctest runs can) still get different port blocks, and neither gets a
+ * block whose ports someone else listens on. */
+STROBE_TEST(port_blocks_are_exclusive)
+{
+    int mine = test_port(0);
+    /* a port of the next block is busy: claims must skip that block */
+    int busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(busy >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(mine + 10 + 3)) };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool busy_bound = bind(busy, (struct sockaddr *)&a, sizeof a) == 0 && listen(busy, 1) == 0;
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    /* fork until a child's process id picks the same first block as ours */
+    for (int tries = 0;; tries++) {
+        CHECK(tries < 40000);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            if ((getpid() - getppid()) % TEST_PORT_BLOCKS != 0)
+                _exit(3);
+            /* what test_port does in a new test process */
+            int other = test_port_claim((int)(getpid() % TEST_PORT_BLOCKS));
+            _exit(write(fds[1], &other, sizeof other) == sizeof other ? 0 : 4);
+        }
+        int st;
+        CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+        if (WEXITSTATUS(st) == 3)
+            continue;
+        CHECK_EQ_INT(WEXITSTATUS(st), 0);
+        break;
+    }
+    int other = 0;
+    CHECK(read(fds[0], &other, sizeof other) == sizeof other);
+    CHECK(other != mine);
+    if (busy_bound)
+        CHECK(other != mine + 10);
+    close(busy);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 /* A producer that accepts the connection and never answers must not
  * delay the others: the live one keeps updating every 100 ms. */
 STROBE_TEST(silent_producer_does_not_stall)
@@ -398,5 +441,6 @@ STROBE_TEST(publish_regions)
 
 STROBE_TEST_MAIN(STROBE_CASE(publish_regions), STROBE_CASE(three_level_topology), STROBE_CASE(push_on_change),
                  STROBE_CASE(shared_secret), STROBE_CASE(restarts),
-                 STROBE_CASE(silent_producer_does_not_stall), STROBE_CASE(ls_listing),
+                 STROBE_CASE(silent_producer_does_not_stall), STROBE_CASE(port_blocks_are_exclusive),
+                 STROBE_CASE(ls_listing),
                  STROBE_CASE(prometheus_scrape))
