@@ -27,6 +27,9 @@
 #    streams counted by strobe-bench-count-events; for uftrace twice the
 #    calls `uftrace report` lists (its "linux:schedule" rows, which are
 #    scheduler events, left out);
+#  * strobe's overhead estimate (`strobe report`: events recorded and
+#    dropped x the cost per event calibrated at start-up) against the CPU
+#    time strobe added over the instrumented build: est/measured;
 #  * slowdown = program time / plain program time; ns/event = the
 #    program's CPU time (all threads) added per event, over the plain build
 #    and over the instrumented build with no tool (the tool alone); CPU
@@ -96,7 +99,7 @@ awk -v t="$THREADS" 'NR == 2 { $0 = 8192 } { line[NR] = $0 } END { line[NR] = t;
 
 # ---- one run -----------------------------------------------------------------
 RAW=$RESULTS/real_raw.tsv
-printf 'rep\tprogram\tconfig\tprogram_ns\tprogram_cpu_ns\tcommand_ns\tevents\tstatus\n' >"$RAW"
+printf 'rep\tprogram\tconfig\tprogram_ns\tprogram_cpu_ns\tcommand_ns\tevents\tstatus\testimate_ns\n' >"$RAW"
 
 usec_now() {
     local t=$EPOCHREALTIME
@@ -127,7 +130,7 @@ run_one() { # rep program config
     read -r prog_ns prog_cpu_ns < <(awk -v n="${EXE[$p]}" '$1 == n { v = $2 " " $3 } END { print v }' \
         "$SCRATCH/lifetime" 2>/dev/null || true)
     [ -n "$prog_ns" ] || [ "$status" != ok ] || status="no lifetime line for ${EXE[$p]}"
-    local events=-
+    local events=- estimate=-
     if [ "$status" = ok ]; then
         case $cfg in
         strobe)
@@ -135,6 +138,12 @@ run_one() { # rep program config
             counted=$(find "$out" -type f -name 't*.evt' -print0 | xargs -0 -r "$COUNT" 2>&1) ||
                 status="trace unreadable: ${counted:0:200}"
             events=$(echo "$counted" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^(enter|exit)=/) { sub(/^[a-z]+=/, "", $i); s += $i } } END { print s + 0 }')
+            # the overhead strobe report estimates (events x the cost per
+            # event calibrated at start-up), to hold against the CPU time
+            # measured (real_table.py)
+            estimate=$("$STROBE" report "$out" --format json 2>"$SCRATCH/report.err" |
+                python3 -c 'import json,sys; v=json.load(sys.stdin)["summary"]["overhead_ns"]; print("-" if v is None else v)') ||
+                status="strobe report failed: $(head -c 200 "$SCRATCH/report.err")"
             ;;
         uftrace)
             events=$(uftrace report -d "$out" --no-pager -f call 2>"$SCRATCH/report.err" |
@@ -143,8 +152,8 @@ run_one() { # rep program config
             ;;
         esac
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$p" "$cfg" "${prog_ns:--}" "${prog_cpu_ns:--}" \
-        "$(((t1 - t0) * 1000))" "$events" "$status" >>"$RAW"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$p" "$cfg" "${prog_ns:--}" "${prog_cpu_ns:--}" \
+        "$(((t1 - t0) * 1000))" "$events" "$status" "$estimate" >>"$RAW"
     rm -rf "$out"
 }
 

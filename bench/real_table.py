@@ -98,6 +98,31 @@ def main():
             md.append(f"| {lead[0]} | {lead[1]} | {lead[2]} | {tool} | {evs} | {cell_range(pt, 2)} | "
                       f"{cell_range(sd, 2, '×')} | {cell_range(ct, 2)} | {cell_range(cpu, 2)} | "
                       f"{cell_range(ne, 1)} | {cell_range(ni, 1)} |")
+    # strobe's own estimate of its overhead against the CPU time it added
+    # over the instrumented build (the tool alone), within a repetition
+    w("")
+    w("strobe's overhead estimate (strobe report: events x cost per event calibrated at start-up) / the CPU time "
+      "strobe added over the instrumented build")
+    md.append("")
+    md.append("| program | estimated overhead s | CPU time added s | estimate / measured |")
+    md.append("|---|---|---|---|")
+    for p in programs:
+        def est(rep):
+            r = ok.get((rep, p, "strobe"))
+            return int(r["estimate_ns"]) / 1e9 if r and r.get("estimate_ns", "-") not in ("-", "") else None
+
+        def added(rep):
+            a, b = prog_s(rep, p, "strobe", "program_cpu_ns"), prog_s(rep, p, "instr", "program_cpu_ns")
+            return a - b if a is not None and b is not None else None
+
+        def ratio(rep):
+            e, a = est(rep), added(rep)
+            return e / a if e is not None and a else None
+
+        e, a, r = per_rep(p, est), per_rep(p, added), per_rep(p, ratio)
+        w(f"{p:<8} estimate {cell_range(e, 3, sep='-'):>20} s   added {cell_range(a, 3, sep='-'):>20} s   "
+          f"est/measured {cell_range(r, 2, 'x', '-'):>20}")
+        md.append(f"| {p} | {cell_range(e, 3)} | {cell_range(a, 3)} | {cell_range(r, 2, '×')} |")
     for r in failed:
         w(f"note: {r['program']} {r['config']} repetition {r['rep']} failed: {r['status']}")
     print("\n".join(out))
