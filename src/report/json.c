@@ -263,10 +263,15 @@ static void json_summary(struct jw *w, const struct strobe__report_view *v)
     jw_u64(w, "total_excl_ns", v->total_excl_ns);
     jw_u64(w, "overhead_events", v->overhead_events);
     jw_bool(w, "overhead_events_estimated", v->events_estimated);
-    if (v->overhead_known)
+    if (v->overhead_known) {
         jw_u64(w, "overhead_ns", (uint64_t)(v->overhead_ns + 0.5));
-    else
+        jw_u64(w, "overhead_low_ns", (uint64_t)(v->overhead_ns * STROBE__OVERHEAD_LOW + 0.5));
+        jw_u64(w, "overhead_high_ns", (uint64_t)(v->overhead_ns * STROBE__OVERHEAD_HIGH + 0.5));
+    } else {
         jw_null(w, "overhead_ns");
+        jw_null(w, "overhead_low_ns");
+        jw_null(w, "overhead_high_ns");
+    }
     jw_str(w, "profile_source",
            v->prof->source == STROBE_PROFILE_FILES   ? "profile"
            : v->prof->source == STROBE_PROFILE_TRACE ? "trace"

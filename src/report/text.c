@@ -173,7 +173,7 @@ static void text_drops(FILE *out, const struct strobe_experiment *exp)
 static void text_summary(FILE *out, const struct strobe__report_view *v)
 {
     const struct strobe_experiment *exp = v->exp;
-    char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN], c[STROBE_UNITS_LEN];
+    char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN], c[STROBE_UNITS_LEN], lo[STROBE_UNITS_LEN], hi[STROBE_UNITS_LEN];
 
     fprintf(out, "strobe report: %s\n", exp->dir ? exp->dir : "");
     if (exp->total_dropped)
@@ -211,8 +211,10 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
     summary_line(out, "dropped", "%" PRIu64 "%s", exp->total_dropped,
                  exp->total_dropped ? " (WARNING: incomplete trace)" : "");
     if (v->overhead_known)
-        summary_line(out, "overhead (est.)", "%s (%s of %s thread time%s)",
+        summary_line(out, "overhead (est.)", "%s, likely %s to %s (%s of %s thread time%s)",
                      strobe__fmt_time(a, (uint64_t)(v->overhead_ns + 0.5)),
+                     strobe__fmt_time(lo, (uint64_t)(v->overhead_ns * STROBE__OVERHEAD_LOW + 0.5)),
+                     strobe__fmt_time(hi, (uint64_t)(v->overhead_ns * STROBE__OVERHEAD_HIGH + 0.5)),
                      fmt_pct(b, v->overhead_ns, (double)v->thread_time_ns),
                      strobe__fmt_time(c, v->thread_time_ns),
                      v->events_estimated ? "; events estimated as 2 x visits" : "");

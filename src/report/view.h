@@ -57,6 +57,13 @@ struct strobe__report_view {
                                  recorded and dropped (a dropped event cost
                                  the program the hook call all the same) */
     double overhead_ns;       /* sum of events x the process's ns/event */
+    /* What the measured slowdown came to on the bench programs, as a share
+     * of that estimate (docs/performance.md: bench/command.py's tight loop
+     * 0.88-0.91, bench/real.sh's SPLASH-3 programs 0.64-1.69 by CPU time over
+     * every repetition):
+     * the report prints overhead_ns x [LOW, HIGH] as the likely range. */
+#define STROBE__OVERHEAD_LOW 0.6
+#define STROBE__OVERHEAD_HIGH 1.7
     uint64_t open_at_end;     /* visits still open at the end, all nodes */
     bool overhead_known;      /* some process measured its cost per event */
     bool events_estimated;    /* some thread had no trace: events = 2 x visits */

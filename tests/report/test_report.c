@@ -267,7 +267,7 @@ STROBE_TEST(text_summary)
     CHECK_LINE(t, "  trace            700 B (3.50 bytes/event)");
     CHECK_LINE(t, "  dropped          0");
     /* 200 events x 10 ns = 2 µs of 1.1 + 0.7 + 0.5 ms thread time */
-    CHECK_LINE(t, "  overhead (est.)  2.000 µs (0.09% of 2.300 ms thread time)");
+    CHECK_LINE(t, "  overhead (est.)  2.000 µs, likely 1.200 µs to 3.400 µs (0.09% of 2.300 ms thread time)");
     CHECK_LINE(t, "  profile source   profile files (t<N>.prof)");
     CHECK(strstr(t, "WARNING") == NULL);
     CHECK(strstr(t, "\n  exit") == NULL); /* no exit_status in meta */
@@ -441,7 +441,7 @@ STROBE_TEST(text_threads)
     CHECK_LINE(t, "  events           0 (no trace)");
     /* (9 + 11 + 11) x 2 = 62 events x 10 ns */
     CHECK_LINE(t,
-               "  overhead (est.)  620 ns (0.03% of 2.300 ms thread time; events estimated as 2 x visits)");
+               "  overhead (est.)  620 ns, likely 372 ns to 1.054 µs (0.03% of 2.300 ms thread time; events estimated as 2 x visits)");
     CHECK_CONTAINS(t, "\n       0  proc-4242     0        4242       -     1.000 ms           9         18*");
     CHECK_LINE(t, "  (* no trace: events estimated as 2 x visits)");
     free(t);
@@ -598,7 +598,7 @@ STROBE_TEST(json_fields)
         "{\"command\": \"./app 'a b'\", \"host\": \"node1\", \"start_time\": \"2026-11-22T10:45:00Z\", "
         "\"strobe_version\": \"0.1.0\"}\n"
         "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"open_at_end\": 0, \"overhead_events\": 200, "
-        "\"overhead_events_estimated\": false, \"overhead_ns\": 2000, \"processes\": 1, "
+        "\"overhead_events_estimated\": false, \"overhead_high_ns\": 3400, \"overhead_low_ns\": 1200, \"overhead_ns\": 2000, \"processes\": 1, "
         "\"profile_incomplete\": false, \"profile_source\": \"profile\", \"profile_traced_threads\": 0, \"thread_time_ns\": 2300000, \"threads\": 3, "
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
