@@ -30,12 +30,8 @@
 #
 # Results: the table on stdout and in BUILD_DIR/bench/results/export.txt,
 # the numbers in export-formats.tsv. Nothing is written in the source tree.
-set -euo pipefail
-
-die() {
-    echo "bench/export: $*" >&2
-    exit 1
-}
+BENCH_NAME=bench-export # prefix of its messages
+. "$(dirname "$0")/lib.sh" # strict mode; a failing command is reported (lib.sh)
 
 [ $# -eq 1 ] || die "usage: bench/export.sh BUILD_DIR"
 [ -d "$1" ] || die "$1: no such build directory (run cmake first)"
@@ -57,7 +53,6 @@ unset LD_PRELOAD
 mkdir -p "$RESULTS"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/strobe-bench-export.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-trap 'exit 130' INT TERM
 trap 'echo "bench/export: stopped: line $LINENO: $BASH_COMMAND failed" >&2' ERR
 TSV=$RESULTS/export-formats.tsv
 printf 'experiment\tformat\tstatus\tevents\tbytes\texport_ns\n' >"$TSV"
