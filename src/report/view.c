@@ -155,39 +155,33 @@ static int build_children(struct strobe__report_view *v)
     return 0;
 }
 
-/* Depth-first walk from the root with an explicit stack (call paths can be
- * as deep as the recursion of the measured program). Marks outermost
- * occurrences with a per-region on-path counter and sums the flat profile
- * and the per-thread visits. */
+/* Walks the call tree in pre-order (strobe__report_preorder: call paths
+ * can be as deep as the recursion of the measured program). Marks
+ * outermost occurrences with a per-region on-path counter, kept along the
+ * path from the root, and sums the flat profile and the per-thread
+ * visits. */
 static int walk(struct strobe__report_view *v, struct strobe__flat_row *rows, bool *present)
 {
     const struct strobe_profile *p = v->prof;
     const struct strobe_experiment *exp = v->exp;
-    size_t n = p->nnodes;
-    uint32_t *stack = malloc(n * sizeof *stack), *pos = malloc(n * sizeof *pos);
+    uint32_t *order, *depth, *path = malloc(p->nnodes * sizeof *path);
     uint32_t *onpath = calloc(exp->nregions ? exp->nregions : 1, sizeof *onpath);
-    if (!stack || !pos || !onpath) {
-        free(stack);
-        free(pos);
+    size_t n;
+    if (!path || !onpath || strobe__report_preorder(v, &order, &depth, &n) != 0) {
+        free(path);
         free(onpath);
         return -ENOMEM;
     }
-    size_t sp = 0;
-    stack[sp] = 0;
-    pos[sp++] = v->kids_start[0];
-    while (sp > 0) {
-        uint32_t top = stack[sp - 1];
-        if (pos[sp - 1] == v->kids_start[top + 1]) {
-            sp--;
-            if (top != 0)
-                onpath[p->nodes[top].region]--;
-            continue;
-        }
-        uint32_t c = v->kids[pos[sp - 1]++];
+    size_t len = 0; /* regions on the path to the current node */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = order[i];
+        while (len >= depth[i]) /* leave the nodes the path no longer holds */
+            onpath[path[--len]]--;
         const struct strobe_cnode *node = &p->nodes[c];
         uint32_t r = node->region;
         v->outermost[c] = onpath[r] == 0;
         onpath[r]++;
+        path[len++] = r;
         struct strobe__flat_row *row = &rows[r];
         present[r] = true;
         row->visits += node->total.visits;
@@ -206,14 +200,13 @@ static int walk(struct strobe__report_view *v, struct strobe__flat_row *rows, bo
         for (size_t t = 0; t < exp->nthreads; t++) {
             const struct strobe_stats *s = strobe__node_thread(v, c, t);
             v->thread_visits[t] += s->visits;
-            if (top == 0)
+            if (depth[i] == 1) /* a child of the root */
                 v->thread_incl_ns[t] += s->incl_ns;
         }
-        stack[sp] = c;
-        pos[sp++] = v->kids_start[c];
     }
-    free(stack);
-    free(pos);
+    free(order);
+    free(depth);
+    free(path);
     free(onpath);
     return 0;
 }
