@@ -414,13 +414,25 @@ static int text_tree(FILE *out, const struct strobe__report_view *v, size_t top)
 
 /* ---- Threads ----------------------------------------------------------- */
 
+/* The process column: its directory, and its MPI rank when it has one. */
+static const char *process_label(const struct strobe_experiment *exp, uint32_t p, char *buf, size_t size)
+{
+    const struct strobe_process_info *pi = &exp->processes[p];
+    if (pi->has_rank)
+        snprintf(buf, size, "%s (rank %" PRIu32 ")", pi->dir ? pi->dir : "?", pi->rank);
+    else
+        snprintf(buf, size, "%s", pi->dir ? pi->dir : "?");
+    return buf;
+}
+
 static void text_threads(FILE *out, const struct strobe__report_view *v)
 {
     const struct strobe_experiment *exp = v->exp;
     char s[12][STROBE_UNITS_LEN];
     int pw = 7; /* "process" */
+    char pname[400];
     for (size_t p = 0; p < exp->nprocesses; p++) {
-        size_t w = exp->processes[p].dir ? strobe__display_width(exp->processes[p].dir) : 0;
+        size_t w = strobe__display_width(process_label(exp, (uint32_t)p, pname, sizeof pname));
         if ((int)w > pw)
             pw = (int)w;
     }
@@ -435,9 +447,8 @@ static void text_threads(FILE *out, const struct strobe__report_view *v)
     fputc('\n', out);
     for (size_t t = 0; t < exp->nthreads; t++) {
         const struct strobe_thread_info *th = &exp->threads[t];
-        const char *pdir = th->process < exp->nprocesses && exp->processes[th->process].dir
-                               ? exp->processes[th->process].dir
-                               : "?";
+        const char *pdir = th->process < exp->nprocesses ? process_label(exp, th->process, pname, sizeof pname)
+                                                           : "?";
         fmt_u64(s[0], t);
         snprintf(s[1], sizeof s[1], "%s", pdir);
         fmt_u64(s[2], th->index);

@@ -93,6 +93,11 @@ STROBE_TEST(ranks)
                         "  2              1           3           6\n");
     free(out);
 
+    /* the thread table names each thread's rank */
+    out = run(0, "cd '%s' && " STROBE " report exp --threads | grep -o ' (rank [0-9]*) ' | sort -u%s", dir, "");
+    CHECK_STR_EQ(out, " (rank 0) \n (rank 1) \n (rank 2) \n");
+    free(out);
+
     /* OTF2: exactly one location group per rank, in rank order */
     free(run(0, "cd '%s' && " STROBE " export exp --format otf2 -o otf2%s", dir, ""));
     out = run(0,
