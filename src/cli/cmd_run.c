@@ -456,7 +456,9 @@ static void report_experiment(const char *dir)
     strobe__cli_say("experiment %s%s: %zu thread%s, %" PRIu64 " events, %s, %" PRIu64 " dropped%s", dir,
                     slash, exp->nthreads, exp->nthreads == 1 ? "" : "s", exp->total_events,
                     strobe__fmt_bytes(size, exp->total_bytes), exp->total_dropped,
-                    exp->total_dropped ? " (trace size limit reached: trace incomplete)" : "");
+                    exp->total_dropped ? " (trace incomplete: strobe report names the threads and the "
+                                         "STROBE_TRACE_LIMIT that keeps them)"
+                                       : "");
     strobe_experiment_close(exp);
 }
 
