@@ -293,9 +293,10 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
         struct strobe__thread_summary t = { 0 };
         uint64_t n, *ru[7] = { &t.rusage.utime_us, &t.rusage.stime_us, &t.rusage.maxrss_kb, &t.rusage.minflt,
                                &t.rusage.majflt,   &t.rusage.nvcsw,    &t.rusage.nivcsw };
-        if ((rc = get_u(c, &t.index, eb)) || (rc = get_u(c, &t.how, eb)) || (rc = get_u(c, &t.end_ticks, eb)) ||
+        if ((rc = get_u(c, &t.index, eb)) || (rc = get_u(c, &t.tid, eb)) || (rc = get_u(c, &t.parent, eb)) ||
+            (rc = get_u(c, &t.begin_ticks, eb)) || (rc = get_u(c, &t.how, eb)) || (rc = get_u(c, &t.end_ticks, eb)) ||
             (rc = get_u(c, &t.events, eb)) || (rc = get_u(c, &t.bytes, eb)) || (rc = get_u(c, &t.dropped, eb)) ||
-            (rc = get_u(c, &t.tail_offset, eb)) || (rc = get_u(c, &n, eb)))
+            (rc = get_u(c, &t.limit, eb)) || (rc = get_u(c, &t.tail_offset, eb)) || (rc = get_u(c, &n, eb)))
             return rc;
         if (t.how != STROBE_THREAD_ENDED && t.how != STROBE_THREAD_AT_EXIT)
             return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: THREAD_SUMMARY: unknown end %llu", c->name,

@@ -44,7 +44,8 @@ struct strobe__local_metric {
 
 /* A THREAD_SUMMARY record (format.h). */
 struct strobe__thread_summary {
-    uint64_t index, how, end_ticks, events, bytes, dropped, tail_offset, depth;
+    uint64_t index, tid, parent, begin_ticks; /* parent: index + 1, 0 = none */
+    uint64_t how, end_ticks, events, bytes, dropped, limit, tail_offset, depth;
     bool has_rusage;
     struct strobe_rusage rusage;
 };

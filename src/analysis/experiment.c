@@ -491,10 +491,10 @@ static int scan_stream(struct loader *L, struct strobe_thread_info *t, uint64_t 
     return rc < 0 ? rc : 0;
 }
 
-/* What the runtime recorded of how thread t ended (THREAD_SUMMARY and
- * OPEN_FRAMES in its process's defs), instead of decoding its stream: from
- * the stream only the first record (THREAD_BEGIN: tid, creator) and the
- * records written at process exit (TM COUNTS) are read. */
+/* What the runtime recorded of thread t (THREAD_SUMMARY and OPEN_FRAMES
+ * in its process's defs), instead of decoding its stream: the stream is
+ * opened only for the records written at process exit (TM COUNTS), when
+ * the summary says there are some. */
 static int load_summary(struct loader *L, struct strobe_thread_info *t, const struct strobe__defs *d,
                         const struct strobe__thread_summary *s)
 {
@@ -502,11 +502,15 @@ static int load_summary(struct loader *L, struct strobe_thread_info *t, const st
     struct strobe_errbuf *eb = L->eb;
     const struct strobe_process_info *p = &exp->processes[t->process];
     t->summarized = true;
+    t->tid = s->tid;
+    t->parent = s->parent ? (uint32_t)(s->parent - 1) : STROBE_NONE; /* resolved to global later */
+    t->begin_ns = (uint64_t)raw_ns(p, s->begin_ticks);               /* origin applied later */
     t->ended = s->how == STROBE_THREAD_ENDED;
     t->at_exit = s->how == STROBE_THREAD_AT_EXIT;
     t->events = s->events;
     t->bytes = s->bytes;
     t->dropped = s->dropped;
+    t->limit_bytes = s->limit;
     t->has_rusage = s->has_rusage;
     t->rusage = s->rusage;
     t->end_ns = (uint64_t)raw_ns(p, s->end_ticks); /* origin applied later */
@@ -529,7 +533,7 @@ static int load_summary(struct loader *L, struct strobe_thread_info *t, const st
     if (t->nopen != s->depth)
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s/defs: t%u has %llu frames open at its end but %zu are listed",
                              p->dir, t->index, (unsigned long long)s->depth, t->nopen);
-    if (!t->stream_path)
+    if (!t->stream_path || !s->tail_offset)
         return 0;
     const char *name = shown_path(exp, t->stream_path);
     struct mapped m;
@@ -538,11 +542,7 @@ static int load_summary(struct loader *L, struct strobe_thread_info *t, const st
     if (rc)
         return rc;
     struct strobe__raw_event ev;
-    if ((rc = strobe__stream_decode(&dec, &ev, eb)) == 1 && ev.kind == STROBE__RAW_THREAD_BEGIN) {
-        t->tid = ev.tid;
-        t->parent = ev.parent ? (uint32_t)(ev.parent - 1) : STROBE_NONE; /* resolved to global later */
-    }
-    if (rc >= 0 && s->tail_offset && (rc = strobe__stream_seek(&dec, s->tail_offset, eb)) == 0)
+    if ((rc = strobe__stream_seek(&dec, s->tail_offset, eb)) == 0)
         while ((rc = strobe__stream_decode(&dec, &ev, eb)) == 1)
             if (ev.kind == STROBE__RAW_TM_COUNTS && (rc = add_counts(L, t, &dec.counts, name, ev.offset)))
                 break;

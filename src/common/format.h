@@ -195,11 +195,13 @@ enum strobe_def_type {
     /* uleb ticks at exit, sleb exit status (normal process exit only) */
     STROBE_DEF_PROCESS_END = 7,
     /* How the measurement of one thread ended, so that readers need not
-     * decode its stream to learn it: uleb thread index, uleb how (enum
+     * open its stream to learn it: uleb thread index, uleb tid (kernel
+     * thread id), uleb parent thread index + 1 (0 = none), uleb ticks at
+     * its THREAD_BEGIN, uleb how (enum
      * strobe_thread_end_how), uleb ticks at the end, uleb events (records
      * in its stream; without a stream the enter and exit events measured),
      * uleb bytes (of encoded records, chunk padding excluded), uleb dropped,
-     * uleb offset in its stream of the records written at process exit by
+     * uleb the stream's size limit (its header's limit_bytes), uleb offset in its stream of the records written at process exit by
      * the adapters (TM COUNTS; 0 = none), uleb n (0, or 7 followed by the
      * THREAD_END rusage fields), then uleb depth: frames still open at the
      * end (each listed by one of the OPEN_FRAMES records that follow).

@@ -179,14 +179,18 @@ void strobe__defs_process_end(uint64_t ticks, int64_t status)
 void strobe__defs_thread_summary(const struct strobe__thread_summary *s)
 {
     struct rec r;
-    if (rec_begin(&r, 16 * 10))
+    if (rec_begin(&r, 20 * 10))
         return;
     put_uleb(&r, s->index);
+    put_uleb(&r, s->tid);
+    put_uleb(&r, s->parent_plus1);
+    put_uleb(&r, s->begin_ticks);
     put_uleb(&r, s->how);
     put_uleb(&r, s->end_ticks);
     put_uleb(&r, s->events);
     put_uleb(&r, s->bytes);
     put_uleb(&r, s->dropped);
+    put_uleb(&r, s->limit);
     put_uleb(&r, s->tail_offset);
     put_uleb(&r, s->has_rusage ? 7 : 0);
     for (int i = 0; s->has_rusage && i < 7; i++)

@@ -40,8 +40,10 @@ void strobe__defs_process_end(uint64_t ticks, int64_t status);
 /* STROBE_DEF_THREAD_SUMMARY (format.h). */
 struct strobe__thread_summary {
     uint32_t index;
+    uint32_t parent_plus1; /* creator's index + 1, 0 = none */
+    uint64_t tid, begin_ticks;
     unsigned how; /* enum strobe_thread_end_how */
-    uint64_t end_ticks, events, bytes, dropped, tail_offset;
+    uint64_t end_ticks, events, bytes, dropped, limit, tail_offset;
     bool has_rusage;
     uint64_t rusage[7]; /* the THREAD_END fields */
     uint64_t depth;     /* frames open at the end */

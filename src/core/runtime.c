@@ -520,10 +520,8 @@ static void runtime_finish(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     /* the adapters' last word for the exiting thread, while it is measured */
-    if (strobe__active() && strobe__tls.t != NULL) {
-        strobe__thread_mark_tail(strobe__tls.t);
-        strobe__run_thread_end_hooks(1);
-    }
+    if (strobe__active() && strobe__tls.t != NULL)
+        strobe__thread_exit_hooks(strobe__tls.t);
     int expected = STROBE__ACTIVE;
     if (!atomic_compare_exchange_strong_explicit(&rt->state, &expected, STROBE__FINISHED,
                                                  memory_order_acq_rel, memory_order_relaxed))

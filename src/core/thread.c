@@ -230,6 +230,7 @@ static void open_files(struct strobe__thread *t, uint64_t now)
 {
     char name[40], num[24];
     t->mode = strobe__rt.mode;
+    t->begin_ticks = now;
     if (t->mode & STROBE__MODE_TRACE) {
         strobe__concat(name, sizeof name, "t", strobe__fmt_u64(num, t->index), ".evt", (char *)NULL);
         int rc = strobe__mfile_create(&t->evt, strobe__rt.proc_fd, name, STROBE_MAGIC_EVENTS,
@@ -392,8 +393,14 @@ static bool rusage_other(uint64_t tid, uint64_t out[7])
  * records nothing any more. */
 static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t end, const uint64_t *rusage)
 {
-    struct strobe__thread_summary s = {
-        .index = t->index, .how = how, .end_ticks = end, .tail_offset = t->tail_offset, .has_rusage = rusage != NULL};
+    struct strobe__thread_summary s = {.index = t->index,
+                                       .tid = t->tid,
+                                       .parent_plus1 = t->parent_plus1,
+                                       .begin_ticks = t->begin_ticks,
+                                       .how = how,
+                                       .end_ticks = end,
+                                       .tail_offset = t->tail_offset,
+                                       .has_rusage = rusage != NULL};
     size_t depth = (size_t)(t->sp - (t->stack + 1));
     bool prof = (t->mode & STROBE__MODE_PROFILE) && t->slots;
     /* enter and exit events measured: from the visits (each counted at
@@ -410,6 +417,7 @@ static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t en
         s.events = enter_exit - (prof ? t->lost_enter_exit : 0) + t->ext_records; /* the stream's records */
         s.bytes = t->done_bytes + chunk_bytes(t);
         s.dropped = __atomic_load_n(&t->evt.hdr->dropped, __ATOMIC_RELAXED);
+        s.limit = t->evt.hdr->limit_bytes;
     } else {
         s.events = enter_exit; /* no stream */
     }
@@ -430,10 +438,13 @@ static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t en
     }
 }
 
-void strobe__thread_mark_tail(struct strobe__thread *t)
+void strobe__thread_exit_hooks(struct strobe__thread *t)
 {
-    if ((t->mode & STROBE__MODE_TRACE) && t->evt.hdr)
-        t->tail_offset = strobe__mfile_offset(&t->evt, t->pos);
+    bool traced = (t->mode & STROBE__MODE_TRACE) && t->evt.hdr;
+    uint64_t records = t->ext_records, offset = traced ? strobe__mfile_offset(&t->evt, t->pos) : 0;
+    strobe__run_thread_end_hooks(1);
+    if (traced && t->ext_records != records)
+        t->tail_offset = offset;
 }
 
 /* Waits until t is outside the runtime or `deadline` (CLOCK_MONOTONIC ns)

@@ -109,6 +109,7 @@ struct strobe__thread {
     uint64_t lost_enter_exit;    /* with a profile: enters and exits visited but
                                     dropped from the stream (size limit) */
     uint64_t tail_offset;        /* stream offset of the process-exit records, 0 = none */
+    uint64_t begin_ticks;        /* when its measurement began (THREAD_BEGIN) */
     struct strobe__frame *stack; /* frames[0] = root sentinel */
     uint32_t stack_cap;          /* frames allocated */
     uint32_t lost_depth;         /* open frames beyond STROBE__MAX_FRAMES */
@@ -174,9 +175,10 @@ void strobe__thread_end(struct strobe__thread *t);
  * the process is about to end. */
 void strobe__threads_summarize_at_exit(uint64_t end_ticks);
 
-/* Marks the start of the records the adapters write at process exit
- * (before the exiting thread's end hooks run). */
-void strobe__thread_mark_tail(struct strobe__thread *t);
+/* Runs the adapters' process-exit hooks on the exiting thread t, noting
+ * where in its stream the records they write begin (tail_offset), so that
+ * readers find them without decoding the stream. */
+void strobe__thread_exit_hooks(struct strobe__thread *t);
 
 /* ---- slow paths of the event recorder (thread.c) ---- */
 

@@ -472,22 +472,19 @@ STROBE_TEST(run_exact_visits)
 STROBE_TEST(report_profile_reads_no_stream)
 {
     /* After a complete run, the closing line and a profile-file report take
-     * everything from defs and t<N>.prof: a stream damaged after its first
-     * record is not read (only --source trace decodes it, and says where
-     * it is damaged). */
+     * everything from defs and t<N>.prof: event streams emptied afterwards
+     * are not read (only --source trace decodes them, and says what is
+     * wrong). */
     need_runtime();
     const char *dir = strobe_test_tmpdir("report_profile_reads_no_stream");
     expect(0, NULL, "cd '%s' && " STROBE " run -o exp -- " WORKLOAD " >/dev/null 2>&1", dir);
     char pattern[4400];
-    snprintf(pattern, sizeof pattern, "%s/exp/proc-*/t0.evt", dir);
+    snprintf(pattern, sizeof pattern, "%s/exp/proc-*/t*.evt", dir);
     glob_t g;
     CHECK_EQ_INT(glob(pattern, 0, NULL, &g), 0);
-    int fd = open(g.gl_pathv[0], O_WRONLY);
-    CHECK(fd >= 0);
-    uint8_t junk[64]; /* over the records after THREAD_BEGIN */
-    memset(junk, 0x80, sizeof junk);
-    CHECK_EQ_INT(pwrite(fd, junk, sizeof junk, 80), (long)sizeof junk);
-    close(fd);
+    CHECK_EQ_INT(g.gl_pathc, 4);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        CHECK_EQ_INT(truncate(g.gl_pathv[i], 0), 0);
     globfree(&g);
     char exp[4200];
     snprintf(exp, sizeof exp, "%s/exp", dir);
@@ -495,7 +492,7 @@ STROBE_TEST(report_profile_reads_no_stream)
     check_visits(exp, "--source profile", "profile");
     char *out = expect_sh(1, NULL, "cd '" STROBE_TEST_WORK_DIR "/report_profile_reads_no_stream.tmp' && " STROBE
                                    " report exp --source trace");
-    CHECK(strstr(out, "t0.evt: offset ") != NULL);
+    CHECK(strstr(out, "t0.evt: ") != NULL);
     free(out);
 }
 

@@ -137,7 +137,7 @@ struct dec_defs {
     int64_t end_status;
     /* THREAD_SUMMARY records, by thread index (how == 0: none) */
     struct dec_summary {
-        uint64_t how, end_ticks, events, bytes, dropped, tail_offset, nrusage, depth;
+        uint64_t tid, parent, begin_ticks, how, end_ticks, events, bytes, dropped, limit, tail_offset, nrusage, depth;
         uint64_t rusage[7];
         uint64_t nopen;           /* frames listed by OPEN_FRAMES */
         uint64_t open_region[16]; /* the first 16, outermost first */
@@ -219,11 +219,15 @@ static inline void dec_defs_record(const char *path, const uint8_t *base, unsign
         struct dec_summary *s = &d->summary[index];
         if (s->how)
             STROBE_FAIL("%s: second THREAD_SUMMARY of thread %llu", path, (unsigned long long)index);
+        s->tid = dec_uleb(path, base, &p, end);
+        s->parent = dec_uleb(path, base, &p, end);
+        s->begin_ticks = dec_uleb(path, base, &p, end);
         s->how = dec_uleb(path, base, &p, end);
         s->end_ticks = dec_uleb(path, base, &p, end);
         s->events = dec_uleb(path, base, &p, end);
         s->bytes = dec_uleb(path, base, &p, end);
         s->dropped = dec_uleb(path, base, &p, end);
+        s->limit = dec_uleb(path, base, &p, end);
         s->tail_offset = dec_uleb(path, base, &p, end);
         s->nrusage = dec_uleb(path, base, &p, end);
         if (s->nrusage != 0 && s->nrusage != 7)

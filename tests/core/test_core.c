@@ -212,6 +212,11 @@ static void check_summary(const struct dec_defs *d, unsigned index, const struct
     CHECK_EQ_U64(m->events, s->n);
     CHECK_EQ_U64(m->bytes, s->data_bytes);
     CHECK_EQ_U64(m->dropped, s->hdr.dropped);
+    CHECK_EQ_U64(m->limit, s->hdr.limit_bytes);
+    CHECK_EQ_U64(m->begin_ticks, s->hdr.start_ticks);
+    CHECK_EQ_INT(s->ev[0].ext, STROBE_EXT_THREAD_BEGIN); /* tid and creator as THREAD_BEGIN says */
+    CHECK_EQ_U64(m->tid, s->ev[0].payload[0]);
+    CHECK_EQ_U64(m->parent, s->ev[0].payload[1]);
     if (!s->hdr.dropped) /* else the stream lacks exits the runtime saw */
         CHECK_EQ_U64(m->depth, s->final_depth);
     CHECK_EQ_U64(m->nopen, m->depth);
