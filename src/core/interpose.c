@@ -145,7 +145,9 @@ static void record_join(pthread_t thread)
         return;
     uint32_t index;
     pthread_mutex_lock(&strobe__rt.lock);
-    bool known = strobe__join_map_take(thread, &index);
+    /* again under the lock: a process exit that summarized this thread
+     * while it waited for the lock wants no record after the summary */
+    bool known = strobe__active() && strobe__join_map_take(thread, &index);
     pthread_mutex_unlock(&strobe__rt.lock);
     struct strobe__thread *t = known ? strobe__thread_current() : NULL;
     if (t)

@@ -157,6 +157,11 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
 {
     if (!(t->mode & STROBE__MODE_TRACE))
         return 0;
+    /* A thread the exiting one has summarized (strobe__threads_summarize_at_exit)
+     * writes nothing after its summary; an event it was in the middle of
+     * when the process exit began was waited for. */
+    if (STROBE_UNLIKELY(atomic_load_explicit(&t->closed, memory_order_acquire)))
+        return STROBE_ERR_DISABLED;
     size_t need = 1 + 10 + (len < 0x80 ? 1 : 2) + len;
     uint8_t *p;
     if (type != STROBE_EXT_THREAD_END && need <= STROBE_MAX_EVENT_BYTES) {
@@ -466,6 +471,7 @@ void strobe__threads_summarize_at_exit(uint64_t end_ticks)
     uint64_t deadline = strobe__mono_ns() + EXIT_WAIT_NS;
     for (struct strobe__thread *t = strobe__rt.threads; t; t = t->next) {
         uint64_t ru[7];
+        atomic_store_explicit(&t->closed, true, memory_order_release);
         wait_idle(t, deadline);
         summarize_locked(t, STROBE_THREAD_AT_EXIT, end_ticks, rusage_other(t->tid, ru) ? ru : NULL);
     }

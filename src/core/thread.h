@@ -110,6 +110,7 @@ struct strobe__thread {
                                     dropped from the stream (size limit) */
     uint64_t tail_offset;        /* stream offset of the process-exit records, 0 = none */
     uint64_t begin_ticks;        /* when its measurement began (THREAD_BEGIN) */
+    _Atomic bool closed;         /* summarized at process exit: record no more */
     struct strobe__frame *stack; /* frames[0] = root sentinel */
     uint32_t stack_cap;          /* frames allocated */
     uint32_t lost_depth;         /* open frames beyond STROBE__MAX_FRAMES */
