@@ -49,6 +49,9 @@ enum strobe_metric_type {
 /* Metric flags (strobe_schema_add). */
 #define STROBE_METRIC_META 0x1u  /* lives in the meta section */
 #define STROBE_METRIC_ARRAY 0x2u /* an array of count elements (set by count > 1 too) */
+/* a count that only grows (ticks, calls, bytes since start): exported to
+ * Prometheus as a counter; its rate is what a query takes */
+#define STROBE_METRIC_COUNTER 0x4u
 
 /* Limits, so that every section fits a 32-bit offset and a wire message. */
 #define STROBE_SET_NAME_MAX 255       /* instance, producer, schema, metric names */

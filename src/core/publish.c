@@ -174,17 +174,17 @@ static int publish_schema(struct strobe__rt_publish *p, uint32_t nreg)
         pthread_mutex_unlock(&strobe__rt.lock);
         region_name(&ri, r, name, sizeof name);
         snprintf(metric, sizeof metric, "%s.visits", name);
-        rc = strobe_schema_add(s, metric, NULL, STROBE_MT_U64, 1, 0);
+        rc = strobe_schema_add(s, metric, NULL, STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
         if (rc == -EEXIST) {
             /* two regions with one name (static functions of two files):
              * the id tells them apart */
             snprintf(name + strlen(name), sizeof name - strlen(name), "#%u", r);
             snprintf(metric, sizeof metric, "%s.visits", name);
-            rc = strobe_schema_add(s, metric, NULL, STROBE_MT_U64, 1, 0);
+            rc = strobe_schema_add(s, metric, NULL, STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
         }
         snprintf(metric, sizeof metric, "%s.time_ns", name);
         if (rc >= 0)
-            rc = strobe_schema_add(s, metric, "ns", STROBE_MT_U64, 1, 0);
+            rc = strobe_schema_add(s, metric, "ns", STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
     }
     char instance[160];
     snprintf(instance, sizeof instance, "%s/regions/%d", p->host, (int)getpid());

@@ -119,7 +119,7 @@ STROBE_API int strobe_schema_add(strobe_schema *s, const char *name, const char 
 {
     if (!name_ok(name) || (unit && unit[0] && !name_ok(unit)) || !strobe_metric_type_name(type) ||
         count == 0 || count > STROBE_SET_MAX_BYTES / 8 ||
-        (flags & ~(STROBE_METRIC_META | STROBE_METRIC_ARRAY)))
+        (flags & ~(STROBE_METRIC_META | STROBE_METRIC_ARRAY | STROBE_METRIC_COUNTER)))
         return -EINVAL;
     if (s->n >= STROBE_SET_MAX_METRICS)
         return STROBE_ERR_LIMIT;
@@ -415,7 +415,7 @@ int strobe__set_meta_check(const void *meta_v, size_t len)
     for (uint32_t i = 0; i < mh->card; i++) {
         size_t esz = strobe_metric_type_size((enum strobe_metric_type)d[i].type);
         int is_meta = d[i].flags & STROBE_METRIC_META;
-        if (!esz || d[i].count == 0 || (d[i].flags & ~(STROBE_METRIC_META | STROBE_METRIC_ARRAY)) ||
+        if (!esz || d[i].count == 0 || (d[i].flags & ~(STROBE_METRIC_META | STROBE_METRIC_ARRAY | STROBE_METRIC_COUNTER)) ||
             d[i].reserved || d[i].reserved2 || !str_at(meta, ss, se, d[i].name_off, 0) ||
             !str_at(meta, ss, se, d[i].unit_off, 1) || d[i].value_off % esz)
             return STROBE_ERR_FORMAT;

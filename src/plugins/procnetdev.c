@@ -198,7 +198,7 @@ static int open_procnetdev(const struct strobe_plugin_host *h, void **state)
                 rc = h->cfg_error(h, "interfaces", "interface name '%s' too long", s->names[i]);
                 goto fail;
             }
-            rc = strobe_schema_add(sc, name, k == 0 || k == 8 ? "B" : NULL, STROBE_MT_U64, 1, 0);
+            rc = strobe_schema_add(sc, name, k == 0 || k == 8 ? "B" : NULL, STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
         }
     if (rc >= 0)
         rc = strobe_set_new(sc, h->producer, instance, &s->set);

@@ -118,11 +118,13 @@ static int make_set(struct procstat *s, uint64_t comp, const char *instance)
         return rc;
     strobe_schema_add(sc, "component_id", NULL, STROBE_MT_U64, 1, STROBE_METRIC_META);
     for (int f = 0; f < NFIELDS && rc >= 0; f++)
-        rc = strobe_schema_add(sc, field_names[f], "ticks", STROBE_MT_U64, s->slots, STROBE_METRIC_ARRAY);
+        rc = strobe_schema_add(sc, field_names[f], "ticks", STROBE_MT_U64, s->slots,
+                               STROBE_METRIC_ARRAY | STROBE_METRIC_COUNTER);
     if (rc >= 0)
         rc = strobe_schema_add(sc, "cpu_online", NULL, STROBE_MT_U8, s->slots, STROBE_METRIC_ARRAY);
     for (int k = 0; k < NSCALARS && rc >= 0; k++)
-        rc = strobe_schema_add(sc, scalar_names[k], k == SC_BTIME ? "s" : NULL, STROBE_MT_U64, 1, 0);
+        rc = strobe_schema_add(sc, scalar_names[k], k == SC_BTIME ? "s" : NULL, STROBE_MT_U64, 1,
+                               k == SC_INTR || k == SC_CTXT || k == SC_PROCESSES ? STROBE_METRIC_COUNTER : 0);
     if (rc >= 0)
         rc = strobe_set_new(sc, h->producer, instance, &s->set);
     strobe_schema_free(sc);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Prometheus exposition (http.h). Each metric of a set becomes the family
- * strobe_<schema>_<metric> (names sanitised to [a-zA-Z0-9_]) with labels
+ * strobe_<schema>_<metric> (names sanitised to [a-zA-Z0-9_]; a counter,
+ * STROBE_METRIC_COUNTER, is of type counter and named ..._total) with labels
  * instance and producer (and index for array elements); one family's
  * samples from all sets of a schema are written together, as the format
  * requires. Invalid values are exported as NaN; char metrics are left out
@@ -9,6 +10,7 @@
  * transaction time in ms.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
 #include <stdio.h>
@@ -49,12 +51,15 @@ static void put_label(struct strobe__wr *w, const char *s)
 
 static void put_text(struct strobe__wr *w, const char *s) { strobe__wr_bytes(w, s, strlen(s)); }
 
-static void family(struct strobe__wr *w, const char *schema, const char *metric)
+/* strobe_<schema>_<metric>, with `_total` for a counter as the format asks */
+static void family(struct strobe__wr *w, const char *schema, const char *metric, bool counter)
 {
     put_text(w, "strobe_");
     put_name(w, schema);
     strobe__wr_u8(w, '_');
     put_name(w, metric);
+    if (counter)
+        put_text(w, "_total");
 }
 
 static int in_group(const struct strobe__daemon *d, size_t b, const char *schema)
@@ -68,12 +73,13 @@ static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, siz
                        const strobe_set *desc, uint32_t m)
 {
     const char *mname = strobe_set_metric_name(desc, m);
+    bool counter = strobe_set_metric_flags(desc, m) & STROBE_METRIC_COUNTER;
     put_text(w, "# TYPE ");
-    family(w, schema, mname);
-    put_text(w, " gauge\n");
+    family(w, schema, mname, counter);
+    put_text(w, counter ? " counter\n" : " gauge\n");
     if (*strobe_set_metric_unit(desc, m)) {
         put_text(w, "# HELP ");
-        family(w, schema, mname);
+        family(w, schema, mname, counter);
         put_text(w, " unit: ");
         put_text(w, strobe_set_metric_unit(desc, m));
         strobe__wr_u8(w, '\n');
@@ -88,7 +94,7 @@ static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, siz
         uint32_t cnt = strobe_set_metric_count(s, (uint32_t)i);
         for (uint32_t j = 0; j < cnt; j++) {
             char val[64], tail[64];
-            family(w, schema, mname);
+            family(w, schema, mname, counter);
             put_text(w, "{instance=\"");
             put_label(w, strobe_set_instance(s));
             put_text(w, "\",producer=\"");

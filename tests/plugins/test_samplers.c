@@ -117,6 +117,13 @@ STROBE_TEST(procstat_fixture)
     CHECK_EQ_INT(strobe_set_metric_count(set, (uint32_t)metric(set, "cpu_online")), 3);
     CHECK_STR_EQ(strobe_set_metric_unit(set, (uint32_t)metric(set, "idle")), "ticks");
     CHECK_EQ_U64(get(set, "component_id", 0), 12);
+    /* counts since boot are counters (Prometheus type counter), the rest not */
+    static const char *const counters[] = {"user", "idle", "intr", "ctxt", "processes"};
+    static const char *const gauges[] = {"cpu_online", "btime", "procs_running", "procs_blocked"};
+    for (size_t k = 0; k < 5; k++)
+        CHECK(strobe_set_metric_flags(set, (uint32_t)metric(set, counters[k])) & STROBE_METRIC_COUNTER);
+    for (size_t k = 0; k < 4; k++)
+        CHECK(!(strobe_set_metric_flags(set, (uint32_t)metric(set, gauges[k])) & STROBE_METRIC_COUNTER));
 
     strobe__daemon_sample_all(d, 1);
     CHECK(strobe_set_is_consistent(set));

@@ -210,7 +210,7 @@ static strobe_set *prom_set(const char *instance, int extra, uint64_t v)
 {
     strobe_schema *sc;
     CHECK_EQ_INT(strobe_schema_new("app", &sc), 0);
-    strobe_schema_add(sc, "calls", "", STROBE_MT_U64, 1, 0);
+    strobe_schema_add(sc, "calls", "", STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
     strobe_schema_add(sc, "load", "%", STROBE_MT_D64, 2, 0);
     strobe_schema_add(sc, "label", NULL, STROBE_MT_CHAR, 8, 0);
     if (extra)
@@ -230,8 +230,9 @@ static strobe_set *prom_set(const char *instance, int extra, uint64_t v)
 }
 
 /* The Prometheus exposition: families together, labels escaped, arrays
- * indexed, invalid values NaN, char metrics left out, and a second layout
- * of the same schema adding only its own families. */
+ * indexed, invalid values NaN, char metrics left out, a counter typed as
+ * one and named _total, and a second layout of the same schema adding only
+ * its own families. */
 STROBE_TEST(prometheus_text)
 {
     char err[1024];
@@ -248,9 +249,9 @@ STROBE_TEST(prometheus_text)
     CHECK_EQ_INT(strobe__prometheus_text(d, &w), 0);
     strobe__wr_u8(&w, 0);
     CHECK_STR_EQ((const char *)w.buf,
-                 "# TYPE strobe_app_calls gauge\n"
-                 "strobe_app_calls{instance=\"a/app\",producer=\"n\\\"1\"} 1 1700000000123\n"
-                 "strobe_app_calls{instance=\"b/app\",producer=\"n\\\"1\"} 2 1700000000123\n"
+                 "# TYPE strobe_app_calls_total counter\n"
+                 "strobe_app_calls_total{instance=\"a/app\",producer=\"n\\\"1\"} 1 1700000000123\n"
+                 "strobe_app_calls_total{instance=\"b/app\",producer=\"n\\\"1\"} 2 1700000000123\n"
                  "# TYPE strobe_app_load gauge\n"
                  "# HELP strobe_app_load unit: %\n"
                  "strobe_app_load{instance=\"a/app\",producer=\"n\\\"1\",index=\"0\"} 0.5 1700000000123\n"

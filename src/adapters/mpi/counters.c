@@ -13,7 +13,7 @@ static int add_metric(strobe_schema *s, const char *fn, const char *what, const 
 {
     char name[64];
     snprintf(name, sizeof name, "%s.%s", fn, what);
-    int rc = strobe_schema_add(s, name, unit, STROBE_MT_U64, 1, 0);
+    int rc = strobe_schema_add(s, name, unit, STROBE_MT_U64, 1, STROBE_METRIC_COUNTER); /* since MPI_Init */
     return rc < 0 ? rc : 0;
 }
 
