@@ -31,12 +31,14 @@ struct strobe__aggregator {
     struct strobe__mirror mirror;
     pthread_t thread;
     int started;
-    int connected; /* last round succeeded (for log messages on change) */
+    int connected; /* last round succeeded (d->lock: /metrics reads it) */
     uint64_t rounds, failures;
+    uint64_t started_ns, last_ok_ns; /* wall clock; last_ok_ns 0 = never */
+    uint64_t stale_after_ns;         /* down this long: its sets leave /metrics */
 };
 
 static const char *const producer_keys[] = { "address", "interval", "offset", "mode", "timeout",
-                                             "sets", "publish", NULL };
+                                             "sets", "publish", "stale_after", NULL };
 
 static int fail_at(const struct strobe__cfg *c, const char *key, char *err, size_t errlen,
                    const char *what, const char *value)
@@ -88,6 +90,15 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
     if (!a->timeout_ns) /* default: one interval, at least 1 s, at most 10 s */
         a->timeout_ns = a->interval_ns < 1000000000ull ? 1000000000ull
                         : a->interval_ns > 10000000000ull ? 10000000000ull : a->interval_ns;
+    /* default: three rounds that could each have answered, at least 10 s */
+    a->stale_after_ns = 3 * (a->interval_ns + a->timeout_ns);
+    if (a->stale_after_ns < 10000000000ull)
+        a->stale_after_ns = 10000000000ull;
+    if ((v = strobe__cfg_get(c, "stale_after"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
+            return fail_at(c, "stale_after", err, errlen, "is not a positive duration", v->scalar);
+        a->stale_after_ns = ns;
+    }
     if ((v = strobe__cfg_get(c, "mode"))) {
         if (strcmp(v->scalar, "push") == 0)
             a->push = 1;
@@ -178,8 +189,10 @@ static void on_change(void *arg, strobe_set *set, enum strobe__mirror_event ev)
     switch (ev) {
     case STROBE_MIRROR_NEW:
         if (strobe__daemon_set_add(d, set, (a->publish ? STROBE_SET_PUBLISH : 0) | STROBE__SET_BORROWED,
-                                   NULL) == 0)
+                                   NULL) == 0) {
+            strobe__daemon_set_find(d, name)->source = a;
             strobe__daemon_set_updated(d, set);
+        }
         return;
     case STROBE_MIRROR_UPDATED:
         strobe__daemon_set_updated(d, set);
@@ -204,16 +217,30 @@ static void round_done(struct strobe__aggregator *a, int rc)
 {
     struct strobe__daemon *d = a->d;
     a->rounds++;
+    pthread_mutex_lock(&d->lock);
+    int was = a->connected;
+    a->connected = rc >= 0;
+    if (rc >= 0)
+        a->last_ok_ns = strobe__wall_ns();
+    pthread_mutex_unlock(&d->lock);
     if (rc < 0) {
         a->failures++;
-        if (a->connected || a->failures == 1)
+        if (was || a->failures == 1)
             strobe__log(d, STROBE_LOG_WARN, "producer %s: %s (%s); retrying", a->address,
                         strobe_strerror(rc), strobe__client_error(a->client));
-        a->connected = 0;
-    } else if (!a->connected) {
+    } else if (!was) {
         strobe__log(d, STROBE_LOG_INFO, "producer %s: connected, %zu set(s)", a->address, a->mirror.n);
-        a->connected = 1;
     }
+}
+
+void strobe__aggregator_state(const struct strobe__aggregator *a, uint64_t now,
+                              struct strobe__producer_state *out)
+{
+    uint64_t since = a->last_ok_ns ? a->last_ok_ns : a->started_ns;
+    out->address = a->address;
+    out->up = a->connected;
+    out->age_ns = now > since ? now - since : 0;
+    out->stale = !a->connected && out->age_ns >= a->stale_after_ns;
 }
 
 static void *producer_thread(void *arg)
@@ -248,6 +275,7 @@ static void *producer_thread(void *arg)
 int strobe__aggregators_start(struct strobe__daemon *d)
 {
     for (size_t i = 0; i < d->nprod; i++) {
+        d->prod[i]->started_ns = strobe__wall_ns();
         int rc = pthread_create(&d->prod[i]->thread, NULL, producer_thread, d->prod[i]);
         if (rc)
             return -rc;

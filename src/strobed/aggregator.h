@@ -11,13 +11,29 @@
 #define STROBE_STROBED_AGGREGATOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct strobe__daemon;
 struct strobe__cfg;
+struct strobe__aggregator;
 
 int strobe__aggregators_new(struct strobe__daemon *d, const struct strobe__cfg *list, char *err,
                             size_t errlen);
 int strobe__aggregators_start(struct strobe__daemon *d);
 void strobe__aggregators_free(struct strobe__daemon *d);
+
+/* Liveness of producer `a` at wall time `now` (caller holds d->lock): its
+ * address, whether its last round succeeded, the age of its last
+ * successful round (since the aggregator started when none has), and
+ * whether it has been down longer than its `stale_after`, when the sets
+ * mirrored from it leave the exposition. */
+struct strobe__producer_state {
+    const char *address;
+    int up;
+    uint64_t age_ns;
+    int stale;
+};
+void strobe__aggregator_state(const struct strobe__aggregator *a, uint64_t now,
+                              struct strobe__producer_state *out);
 
 #endif

@@ -315,7 +315,7 @@ int strobe__daemon_set_add(struct strobe__daemon *d, strobe_set *set, unsigned f
     /* keep the index at most half full */
     if (2 * (d->nsets + 1) > d->index_cap && index_rebuild(d, d->index_cap ? d->index_cap * 2 : 64) < 0)
         return -ENOMEM;
-    d->sets[d->nsets++] = (struct strobe__set_entry){ set, flags, owner };
+    d->sets[d->nsets++] = (struct strobe__set_entry){ set, flags, owner, NULL };
     size_t h = name_hash(strobe_set_instance(set)) & (d->index_cap - 1);
     while (d->index[h])
         h = (h + 1) & (d->index_cap - 1);

@@ -29,11 +29,15 @@ struct strobe__aggregator;
 /* registry flag: the set belongs to someone else (an aggregator's mirror),
  * removing the entry does not free it */
 #define STROBE__SET_BORROWED 0x100u
+/* registry flag: mirrored from a producer down for longer than its
+ * stale_after (set by the exposition under the lock, http.c) */
+#define STROBE__SET_STALE 0x200u
 
 struct strobe__set_entry {
     strobe_set *set;
-    unsigned flags;                 /* STROBE_SET_PUBLISH */
-    struct strobe__instance *owner; /* NULL: mirrored from a producer */
+    unsigned flags;                     /* STROBE_SET_PUBLISH */
+    struct strobe__instance *owner;     /* NULL: mirrored from a producer */
+    struct strobe__aggregator *source;  /* the producer it is mirrored from, or NULL */
 };
 
 struct strobe__daemon {

@@ -7,7 +7,11 @@
  * samples from all sets of a schema are written together, as the format
  * requires. Invalid values are exported as NaN; char metrics are left out
  * (Prometheus values are numbers). The timestamp is the set's
- * transaction time in ms.
+ * transaction time in ms. A daemon that aggregates also exports each
+ * producer's liveness, without timestamps (the scrape's time), and leaves
+ * out the sets of a producer down longer than its stale_after: with their
+ * explicit timestamps Prometheus would otherwise show their last values
+ * as current for ever.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strobed/aggregator.h"
 #include "strobed/daemon.h"
 #include "strobed/http.h"
 #include "transport/proto.h"
@@ -64,7 +69,47 @@ static void family(struct strobe__wr *w, const char *schema, const char *metric,
 
 static int in_group(const struct strobe__daemon *d, size_t b, const char *schema)
 {
-    return (d->sets[b].flags & STROBE_SET_PUBLISH) && !strcmp(strobe_set_schema_name(d->sets[b].set), schema);
+    return (d->sets[b].flags & STROBE_SET_PUBLISH) && !(d->sets[b].flags & STROBE__SET_STALE) &&
+           !strcmp(strobe_set_schema_name(d->sets[b].set), schema);
+}
+
+/* strobe_producer_up and strobe_producer_last_update_age_seconds of every
+ * producer this daemon aggregates; marks the sets of those down longer
+ * than their stale_after, which the families then leave out. */
+static void put_producers(struct strobe__daemon *d, struct strobe__wr *w)
+{
+    uint64_t now = strobe__wall_ns();
+    struct strobe__producer_state *st = calloc(d->nprod ? d->nprod : 1, sizeof *st);
+    if (!st) {
+        w->err = -ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < d->nprod; i++)
+        strobe__aggregator_state(d->prod[i], now, &st[i]);
+    for (size_t b = 0; b < d->nsets; b++) {
+        d->sets[b].flags &= ~STROBE__SET_STALE;
+        for (size_t i = 0; i < d->nprod; i++)
+            if (d->sets[b].source == d->prod[i] && st[i].stale)
+                d->sets[b].flags |= STROBE__SET_STALE;
+    }
+    static const char *const fams[2] = {"strobe_producer_up", "strobe_producer_last_update_age_seconds"};
+    for (int f = 0; f < 2 && d->nprod; f++) {
+        put_text(w, "# TYPE ");
+        put_text(w, fams[f]);
+        put_text(w, " gauge\n");
+        for (size_t i = 0; i < d->nprod; i++) {
+            char val[64];
+            put_text(w, fams[f]);
+            put_text(w, "{producer=\"");
+            put_label(w, st[i].address);
+            if (f == 0)
+                snprintf(val, sizeof val, "\"} %d\n", st[i].up);
+            else
+                snprintf(val, sizeof val, "\"} %.3f\n", (double)st[i].age_ns / 1e9);
+            put_text(w, val);
+        }
+    }
+    free(st);
 }
 
 /* One family: metric `mname` (described by set `desc`, metric m) with the
@@ -117,11 +162,12 @@ static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, siz
 
 int strobe__prometheus_text(struct strobe__daemon *d, struct strobe__wr *w)
 {
+    put_producers(d, w);
     char *done = calloc(d->nsets + 1, 1); /* sets whose schema was written */
     if (!done)
         return -ENOMEM;
     for (size_t a = 0; a < d->nsets; a++) {
-        if (done[a] || !(d->sets[a].flags & STROBE_SET_PUBLISH))
+        if (done[a] || !(d->sets[a].flags & STROBE_SET_PUBLISH) || (d->sets[a].flags & STROBE__SET_STALE))
             continue;
         const char *schema = strobe_set_schema_name(d->sets[a].set);
         /* Sets of one schema name may differ in their metrics (a producer
