@@ -233,7 +233,7 @@ STROBE_TEST(schema_per_rank)
     for (uint32_t i = 0; i < 8; i++) {
         CHECK_STR_EQ(strobe_set_metric_name(set, i), names[i]);
         CHECK_EQ_INT(strobe_set_metric_type(set, i), STROBE_MT_U64);
-        CHECK_EQ_INT(strobe_set_metric_flags(set, i), i < 2 ? STROBE_METRIC_META : 0);
+        CHECK_EQ_INT(strobe_set_metric_flags(set, i), i < 2 ? STROBE_METRIC_META : STROBE_METRIC_COUNTER); /* counts since MPI_Init */
     }
     CHECK_STR_EQ(strobe_set_metric_unit(set, 2), "calls");
     CHECK_STR_EQ(strobe_set_metric_unit(set, 3), "B");
