@@ -54,7 +54,9 @@ typedef struct strobe_shm_reader strobe_shm_reader;
  * created if absent. If it already holds a live entry with this label and
  * the same schema checksum, the caller joins it as another writer (its
  * writer count goes up) and *set points at the shared values; a label with
- * a different checksum gives -EEXIST. A full index (256 entries) or a full
+ * a different checksum gives -EEXIST. A full index (its capacity:
+ * $STROBE_SHM_CAPACITY entries of whoever created it, 1024 by default; a
+ * bad value there gives -EINVAL when the index is created) or a full
  * entry (64 writers) gives STROBE_ERR_LIMIT; an index owned by another
  * user or open to group/others gives -EACCES. The returned set is written
  * with the normal set API (several writers of one set: only

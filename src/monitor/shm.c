@@ -70,6 +70,7 @@ struct index {
     int fd;                              /* kept open for the st_nlink checks */
     struct strobe__shm_hdr *hdr;
     struct strobe__shm_entry *ent;
+    uint32_t cap; /* entries, from the header (checked once at attach) */
 };
 
 struct strobe_shm_pub {
@@ -103,11 +104,26 @@ struct strobe_shm_reader {
     int have_gen; /* gen is valid: otherwise the next scan rebuilds */
     uint64_t gen;
     uint32_t n;
-    struct att att[STROBE__SHM_CAPACITY];  /* sorted by slot */
-    struct att next[STROBE__SHM_CAPACITY]; /* scratch for rebuilds */
+    struct att *att;  /* [ix.cap], sorted by slot */
+    struct att *next; /* [ix.cap], scratch for rebuilds */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
+
+int strobe__shm_capacity(uint32_t *out)
+{
+    const char *v = getenv("STROBE_SHM_CAPACITY");
+    *out = STROBE__SHM_CAPACITY_DEFAULT;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || *end || end == v || v[0] == '-' || n < STROBE__SHM_CAPACITY_MIN || n > STROBE__SHM_CAPACITY_MAX)
+        return -EINVAL;
+    *out = (uint32_t)n;
+    return 0;
+}
 
 /* Activity times use CLOCK_MONOTONIC: the index lives in tmpfs, so it never
  * outlives the boot that all its users share, and a wall-clock step (NTP,
@@ -250,7 +266,7 @@ static void prune_readers(struct index *ix)
         if (pid == 0 || pid_alive(pid))
             continue;
         memset(&ix->hdr->readers[s], 0, sizeof ix->hdr->readers[s]);
-        for (uint32_t e = 0; e < STROBE__SHM_CAPACITY; e++)
+        for (uint32_t e = 0; e < ix->cap; e++)
             ix->ent[e].reader_mask &= ~(1u << s);
     }
 }
@@ -264,7 +280,7 @@ static unsigned sweep(struct index *ix, uint64_t now, uint64_t timeout_ns)
 {
     unsigned bad = 0, active = 0;
     prune_readers(ix);
-    for (uint32_t s = 0; s < STROBE__SHM_CAPACITY; s++) {
+    for (uint32_t s = 0; s < ix->cap; s++) {
         struct strobe__shm_entry *e = &ix->ent[s], snap;
         memcpy(&snap, e, sizeof snap);
         if (snap.state == STROBE__SHM_FREE) {
@@ -311,7 +327,7 @@ static int index_stale(const struct index *ix)
         if (pid_alive(pid))
             return 0;
     }
-    for (uint32_t e = 0; e < STROBE__SHM_CAPACITY; e++) {
+    for (uint32_t e = 0; e < ix->cap; e++) {
         if (ix->ent[e].state == STROBE__SHM_FREE)
             continue;
         for (uint32_t k = 0; k < STROBE__SHM_WRITERS; k++) {
@@ -330,12 +346,12 @@ static int index_stale(const struct index *ix)
  * that segment names stay unique. */
 static void index_reinit(struct index *ix)
 {
-    for (uint32_t s = 0; s < STROBE__SHM_CAPACITY; s++) {
+    for (uint32_t s = 0; s < ix->cap; s++) {
         struct strobe__shm_entry snap;
         memcpy(&snap, &ix->ent[s], sizeof snap);
         unlink_entry_segment(ix, s, &snap);
     }
-    memset(ix->ent, 0, (size_t)STROBE__SHM_CAPACITY * sizeof *ix->ent);
+    memset(ix->ent, 0, (size_t)ix->cap * sizeof *ix->ent);
     memset(ix->hdr->readers, 0, sizeof ix->hdr->readers);
     ix->hdr->size = 0;
     ix->hdr->generation++;
@@ -355,7 +371,7 @@ static int index_linked(const struct index *ix)
  * see st_nlink 0 once they get it and start over. */
 static void index_unlink_if_unused(struct index *ix)
 {
-    for (uint32_t e = 0; e < STROBE__SHM_CAPACITY; e++)
+    for (uint32_t e = 0; e < ix->cap; e++)
         if (ix->ent[e].state != STROBE__SHM_FREE)
             return;
     for (uint32_t s = 0; s < STROBE__SHM_READERS; s++)
@@ -397,7 +413,7 @@ static void index_unlock(struct index *ix)
 static void index_close(struct index *ix)
 {
     if (ix->hdr)
-        munmap(ix->hdr, STROBE__SHM_INDEX_BYTES);
+        munmap(ix->hdr, STROBE__SHM_INDEX_BYTES(ix->cap));
     if (ix->fd >= 0)
         close(ix->fd);
     ix->hdr = NULL;
@@ -411,9 +427,11 @@ static int index_init(struct index *ix)
 {
     int rc;
     pthread_mutexattr_t a;
-    if (ftruncate(ix->fd, STROBE__SHM_INDEX_BYTES) < 0)
+    if ((rc = strobe__shm_capacity(&ix->cap)) < 0)
+        return rc;
+    if (ftruncate(ix->fd, (off_t)STROBE__SHM_INDEX_BYTES(ix->cap)) < 0)
         return -errno;
-    void *p = mmap(NULL, STROBE__SHM_INDEX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, ix->fd, 0);
+    void *p = mmap(NULL, STROBE__SHM_INDEX_BYTES(ix->cap), PROT_READ | PROT_WRITE, MAP_SHARED, ix->fd, 0);
     if (p == MAP_FAILED)
         return -errno;
     struct strobe__shm_hdr *h = p;
@@ -422,7 +440,7 @@ static int index_init(struct index *ix)
     h->version = STROBE__SHM_VERSION;
     h->hdr_size = sizeof *h;
     h->entry_size = sizeof(struct strobe__shm_entry);
-    h->capacity = STROBE__SHM_CAPACITY;
+    h->capacity = ix->cap;
     h->reader_slots = STROBE__SHM_READERS;
     /* Starting from the wall clock instead of 1 keeps segment names
      * ("<index>.<slot>.<generation>") distinct from those of any earlier
@@ -435,7 +453,7 @@ static int index_init(struct index *ix)
         pthread_mutexattr_destroy(&a);
     }
     if (rc) {
-        munmap(p, STROBE__SHM_INDEX_BYTES);
+        munmap(p, STROBE__SHM_INDEX_BYTES(ix->cap));
         return -rc;
     }
     /* release: everything above is visible to whoever sees READY; pairs
@@ -463,11 +481,11 @@ static int index_attach(struct index *ix)
         if (fstat(ix->fd, &st) < 0)
             return -errno;
     }
-    if ((uint64_t)st.st_size < sizeof(struct strobe__shm_hdr))
+    if ((uint64_t)st.st_size < sizeof(struct strobe__shm_hdr) ||
+        (uint64_t)st.st_size > STROBE__SHM_INDEX_BYTES(STROBE__SHM_CAPACITY_MAX))
         return STROBE_ERR_FORMAT;
     /* map only what exists: touching pages past the end would fault */
-    size_t len =
-        (uint64_t)st.st_size < STROBE__SHM_INDEX_BYTES ? (size_t)st.st_size : STROBE__SHM_INDEX_BYTES;
+    size_t len = (size_t)st.st_size;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ix->fd, 0);
     if (p == MAP_FAILED)
         return -errno;
@@ -483,8 +501,8 @@ static int index_attach(struct index *ix)
     else if (h->version != STROBE__SHM_VERSION)
         rc = STROBE_ERR_VERSION;
     else if (h->hdr_size != sizeof *h || h->entry_size != sizeof(struct strobe__shm_entry) ||
-             h->capacity != STROBE__SHM_CAPACITY || h->reader_slots != STROBE__SHM_READERS ||
-             (uint64_t)st.st_size != STROBE__SHM_INDEX_BYTES)
+             h->capacity < STROBE__SHM_CAPACITY_MIN || h->capacity > STROBE__SHM_CAPACITY_MAX ||
+             h->reader_slots != STROBE__SHM_READERS || (uint64_t)st.st_size != STROBE__SHM_INDEX_BYTES(h->capacity))
         rc = STROBE_ERR_FORMAT;
     if (rc != 0) {
         munmap(p, len);
@@ -492,6 +510,7 @@ static int index_attach(struct index *ix)
     }
     ix->hdr = h;
     ix->ent = (struct strobe__shm_entry *)(h + 1);
+    ix->cap = h->capacity; /* checked above; later writes to it are ignored */
     return 0;
 }
 
@@ -629,9 +648,9 @@ static int pub_create(strobe_shm_pub *p, const strobe_schema *schema, const char
 {
     struct index *ix = &p->ix;
     uint32_t s;
-    for (s = 0; s < STROBE__SHM_CAPACITY && ix->ent[s].state != STROBE__SHM_FREE; s++)
+    for (s = 0; s < ix->cap && ix->ent[s].state != STROBE__SHM_FREE; s++)
         ;
-    if (s == STROBE__SHM_CAPACITY)
+    if (s == ix->cap)
         return STROBE_ERR_LIMIT;
     struct strobe__shm_entry *e = &ix->ent[s];
     uint64_t gn = ix->hdr->generation + 1;
@@ -713,7 +732,7 @@ STROBE_API int strobe_shm_publish(const char *index, const strobe_schema *schema
         return rc;
     }
     int found = -1;
-    for (uint32_t s = 0; s < STROBE__SHM_CAPACITY && found < 0; s++)
+    for (uint32_t s = 0; s < p->ix.cap && found < 0; s++)
         if (p->ix.ent[s].state == STROBE__SHM_ACTIVE && strncmp(p->ix.ent[s].label, label, sizeof label) == 0)
             found = (int)s;
     if (found < 0)
@@ -796,6 +815,13 @@ STROBE_API int strobe_shm_reader_open(const char *index, uint64_t timeout_ns, st
     if (rc < 0) {
         free(r);
         return rc;
+    }
+    if (!(r->att = calloc(r->ix.cap, sizeof *r->att)) || !(r->next = calloc(r->ix.cap, sizeof *r->next))) {
+        index_unlock(&r->ix);
+        index_close(&r->ix);
+        free(r->att);
+        free(r);
+        return -ENOMEM;
     }
     struct strobe__shm_hdr *h = r->ix.hdr;
     uint32_t s;
@@ -890,7 +916,7 @@ static int rebuild(strobe_shm_reader *r, int *changed, unsigned *bad)
     struct index *ix = &r->ix;
     uint32_t n = 0, i = 0;
     int rc = 0;
-    for (uint32_t s = 0; s < STROBE__SHM_CAPACITY; s++) {
+    for (uint32_t s = 0; s < ix->cap; s++) {
         struct strobe__shm_entry *e = &ix->ent[s], snap;
         memcpy(&snap, e, sizeof snap);
         for (; i < r->n && r->att[i].slot < s; i++, *changed = 1)
@@ -1008,7 +1034,7 @@ STROBE_API void strobe_shm_reader_close(strobe_shm_reader *r)
     if (locked) {
         if (ix->hdr->readers[r->slot].pid == r->pid) {
             memset(&ix->hdr->readers[r->slot], 0, sizeof ix->hdr->readers[r->slot]);
-            for (uint32_t e = 0; e < STROBE__SHM_CAPACITY; e++)
+            for (uint32_t e = 0; e < ix->cap; e++)
                 ix->ent[e].reader_mask &= ~(1u << r->slot);
         }
         sweep(ix, mono_ns(), 0);
@@ -1016,5 +1042,7 @@ STROBE_API void strobe_shm_reader_close(strobe_shm_reader *r)
         index_unlock(ix);
     }
     index_close(ix);
+    free(r->att);
+    free(r->next);
     free(r);
 }

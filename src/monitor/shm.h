@@ -20,7 +20,11 @@
 
 #define STROBE__SHM_MAGIC "STRBSHMI" /* 8 bytes, no NUL */
 #define STROBE__SHM_VERSION 1
-#define STROBE__SHM_CAPACITY 256   /* entries per index */
+/* Entries per index: chosen by whoever creates it (STROBE_SHM_CAPACITY,
+ * from MIN to MAX, default DEFAULT), read from the header by the others. */
+#define STROBE__SHM_CAPACITY_DEFAULT 1024
+#define STROBE__SHM_CAPACITY_MIN 1
+#define STROBE__SHM_CAPACITY_MAX 65536
 #define STROBE__SHM_READERS 8      /* reader table slots (bits of reader_mask) */
 #define STROBE__SHM_WRITERS 64     /* writer pids per entry */
 #define STROBE__SHM_NAME_MAX 200   /* index name, without the leading '/' */
@@ -45,7 +49,7 @@ struct strobe__shm_hdr {
     uint32_t state;        /* STROBE__SHM_INIT / READY */
     uint32_t hdr_size;     /* sizeof(struct strobe__shm_hdr) */
     uint32_t entry_size;   /* sizeof(struct strobe__shm_entry) */
-    uint32_t capacity;     /* STROBE__SHM_CAPACITY */
+    uint32_t capacity;     /* entries (STROBE__SHM_CAPACITY_MIN..MAX) */
     uint32_t reader_slots; /* STROBE__SHM_READERS */
     uint32_t size;         /* ACTIVE entries (informative: recomputed, never trusted) */
     int32_t init_pid;      /* creator, so that openers can tell a dead one */
@@ -84,9 +88,13 @@ _Static_assert(offsetof(struct strobe__shm_entry, label) == 320, "entry: label a
 _Static_assert(offsetof(struct strobe__shm_entry, segment) == 576, "entry: segment at 576");
 _Static_assert(sizeof(struct strobe__shm_entry) == 832, "entry is 832 bytes");
 
-/* Total size of an index object. */
-#define STROBE__SHM_INDEX_BYTES                                                                              \
-    (sizeof(struct strobe__shm_hdr) + (size_t)STROBE__SHM_CAPACITY * sizeof(struct strobe__shm_entry))
+/* Total size of an index object of `cap` entries. */
+#define STROBE__SHM_INDEX_BYTES(cap) (sizeof(struct strobe__shm_hdr) + (size_t)(cap) * sizeof(struct strobe__shm_entry))
+
+/* The capacity a new index gets: $STROBE_SHM_CAPACITY (a number from
+ * STROBE__SHM_CAPACITY_MIN to MAX), else STROBE__SHM_CAPACITY_DEFAULT;
+ * -EINVAL for anything else. */
+int strobe__shm_capacity(uint32_t *out);
 
 /* "/" + the index name that `index` resolves to (argument, then
  * $STROBE_SHM_INDEX, then "strobe-<euid>"); -EINVAL for an empty name, a

@@ -53,8 +53,9 @@ static int open_shm(const struct strobe_plugin_host *h, void **state)
             rc = h->cfg_error(h, "publish", "'%s' is not true or false", publish);
     }
     if (rc == 0 && (rc = strobe_shm_reader_open(index, timeout, &s->reader)) < 0)
-        h->log(h, STROBE_LOG_ERROR, "shared-memory index %s: %s", index ? index : "(default)",
-               strobe_strerror(rc));
+        h->log(h, STROBE_LOG_ERROR, "shared-memory index %s: %s%s", index ? index : "(default)",
+               strobe_strerror(rc),
+               rc == -EINVAL ? " (STROBE_SHM_CAPACITY must be a number of entries from 1 to 65536)" : "");
     if (rc < 0) {
         free(s);
         return rc;

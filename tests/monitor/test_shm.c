@@ -102,7 +102,9 @@ static struct strobe__shm_hdr *map_index(const char *name)
     snprintf(obj, sizeof obj, "/%s", name);
     int fd = shm_open(obj, O_RDWR, 0);
     CHECK(fd >= 0);
-    void *p = mmap(NULL, STROBE__SHM_INDEX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    struct stat st;
+    CHECK_EQ_INT(fstat(fd, &st), 0);
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     CHECK(p != MAP_FAILED);
     close(fd);
     return p;
@@ -110,7 +112,7 @@ static struct strobe__shm_hdr *map_index(const char *name)
 
 static void unmap_index(struct strobe__shm_hdr *h)
 {
-    munmap(h, STROBE__SHM_INDEX_BYTES);
+    munmap(h, STROBE__SHM_INDEX_BYTES(h->capacity));
 }
 
 static struct strobe__shm_entry *entries(struct strobe__shm_hdr *h)
@@ -121,7 +123,7 @@ static struct strobe__shm_entry *entries(struct strobe__shm_hdr *h)
 /* The ACTIVE entry labelled `label`, or NULL. */
 static struct strobe__shm_entry *find_entry(struct strobe__shm_hdr *h, const char *label)
 {
-    for (uint32_t s = 0; s < STROBE__SHM_CAPACITY; s++)
+    for (uint32_t s = 0; s < h->capacity; s++)
         if (entries(h)[s].state == STROBE__SHM_ACTIVE && strcmp(entries(h)[s].label, label) == 0)
             return &entries(h)[s];
     return NULL;
@@ -703,7 +705,7 @@ STROBE_TEST(permissions)
     /* an index others may read is refused */
     int fd = shm_open(obj, O_RDWR | O_CREAT | O_EXCL, 0644);
     CHECK(fd >= 0);
-    CHECK_EQ_INT(ftruncate(fd, STROBE__SHM_INDEX_BYTES), 0);
+    CHECK_EQ_INT(ftruncate(fd, STROBE__SHM_INDEX_BYTES(STROBE__SHM_CAPACITY_DEFAULT)), 0);
     close(fd);
     umask(old);
     CHECK_EQ_INT(strobe_shm_publish(name, s, "node", "p", &pub, &set), -EACCES);
@@ -774,50 +776,73 @@ STROBE_TEST(corrupt_index_rejected)
     snprintf(obj, sizeof obj, "/%s", name);
     fd = shm_open(obj, O_RDWR | O_CREAT | O_EXCL, 0600);
     CHECK(fd >= 0);
-    CHECK_EQ_INT(ftruncate(fd, STROBE__SHM_INDEX_BYTES), 0);
-    h = mmap(NULL, STROBE__SHM_INDEX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    size_t bytes = STROBE__SHM_INDEX_BYTES(STROBE__SHM_CAPACITY_DEFAULT);
+    CHECK_EQ_INT(ftruncate(fd, (off_t)bytes), 0);
+    h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     CHECK(h != MAP_FAILED);
     close(fd);
-    memset(h, 0xa5, STROBE__SHM_INDEX_BYTES);
+    memset(h, 0xa5, bytes);
     h->state = STROBE__SHM_READY;
     CHECK_EQ_INT(strobe_shm_reader_open(name, 0, &r), STROBE_ERR_FORMAT);
     memcpy(h->magic, STROBE__SHM_MAGIC, 8);
     h->version = 99;
     CHECK_EQ_INT(strobe_shm_publish(name, s, "node", "x", &pub[0], &set[0]), STROBE_ERR_VERSION);
-    unmap_index(h);
+    /* a capacity that does not match the object's size */
+    h->version = STROBE__SHM_VERSION;
+    h->hdr_size = sizeof *h;
+    h->entry_size = sizeof(struct strobe__shm_entry);
+    h->reader_slots = STROBE__SHM_READERS;
+    h->capacity = STROBE__SHM_CAPACITY_DEFAULT + 1;
+    CHECK_EQ_INT(strobe_shm_reader_open(name, 0, &r), STROBE_ERR_FORMAT);
+    h->capacity = STROBE__SHM_CAPACITY_DEFAULT;
+    munmap(h, bytes);
     CHECK_EQ_INT(shm_unlink(obj), 0);
     strobe_schema_free(s);
     CHECK_EQ_INT(leftovers(name), 0);
 }
 
+/* An index takes STROBE_SHM_CAPACITY entries (its creator's setting; the
+ * others read it from the header): here 300, past the 256 of old. */
 STROBE_TEST(index_full)
 {
+    enum { CAP = 300 };
     const char *name = index_name("index_full");
     strobe_schema *s = make_schema(0);
-    static strobe_shm_pub *pub[STROBE__SHM_CAPACITY];
+    static strobe_shm_pub *pub[CAP];
     strobe_set *set;
     char label[16];
-    for (int i = 0; i < STROBE__SHM_CAPACITY; i++) {
+    CHECK_EQ_INT(setenv("STROBE_SHM_CAPACITY", "300", 1), 0);
+    for (int i = 0; i < CAP; i++) {
         snprintf(label, sizeof label, "s%d", i);
         CHECK_EQ_INT(strobe_shm_publish(name, s, "node", label, &pub[i], &set), 0);
     }
+    /* the setting counts only when the index is created */
+    CHECK_EQ_INT(setenv("STROBE_SHM_CAPACITY", "5000", 1), 0);
     strobe_shm_pub *extra;
     CHECK_EQ_INT(strobe_shm_publish(name, s, "node", "one-too-many", &extra, &set), STROBE_ERR_LIMIT);
     /* joining an existing label still works: it takes no entry */
     CHECK_EQ_INT(strobe_shm_publish(name, s, "node", "s0", &extra, &set), 0);
     struct strobe__shm_hdr *h = map_index(name);
-    CHECK_EQ_INT(h->size, STROBE__SHM_CAPACITY);
+    CHECK_EQ_INT(h->capacity, CAP);
+    CHECK_EQ_INT(h->size, CAP);
     strobe_shm_reader *r;
     CHECK_EQ_INT(strobe_shm_reader_open(name, 0, &r), 0);
     CHECK_EQ_INT(strobe_shm_reader_scan(r, NULL), 0);
-    CHECK_EQ_INT(strobe_shm_reader_count(r), STROBE__SHM_CAPACITY);
+    CHECK_EQ_INT(strobe_shm_reader_count(r), CAP);
     strobe_shm_reader_close(r);
     CHECK_EQ_INT(strobe_shm_unpublish(extra), 0);
-    for (int i = 0; i < STROBE__SHM_CAPACITY; i++)
+    for (int i = 0; i < CAP; i++)
         CHECK_EQ_INT(strobe_shm_unpublish(pub[i]), 0);
     unmap_index(h);
-    strobe_schema_free(s);
     CHECK_EQ_INT(leftovers(name), 0);
+    /* a bad setting: the index is not created */
+    CHECK_EQ_INT(setenv("STROBE_SHM_CAPACITY", "0", 1), 0);
+    CHECK_EQ_INT(strobe_shm_publish(name, s, "node", "s0", &extra, &set), -EINVAL);
+    CHECK_EQ_INT(setenv("STROBE_SHM_CAPACITY", "12x", 1), 0);
+    CHECK_EQ_INT(strobe_shm_publish(name, s, "node", "s0", &extra, &set), -EINVAL);
+    CHECK_EQ_INT(unsetenv("STROBE_SHM_CAPACITY"), 0);
+    CHECK_EQ_INT(leftovers(name), 0);
+    strobe_schema_free(s);
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(publish_read), STROBE_CASE(generation_rescan), STROBE_CASE(two_writers_join),
