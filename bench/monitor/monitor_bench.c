@@ -15,6 +15,11 @@
  *       ("rate"), and with rate -> window avg n=5 ("chain"). The added
  *       cost of a transform per set is the difference to base.
  *
+ *   strobe-bench-monitor scale INSTANCES ROUNDS
+ *       A daemon with INSTANCES synthetic samplers of 100 metrics and one
+ *       transform: the CPU time of one round of sampling them all (median
+ *       of ROUNDS), per instance and as a share of a core at 1 s.
+ *
  * ROT rotates the order of the configurations so that none always runs
  * first (run.sh passes the repetition number). Each configuration is
  * warmed up with N/10 samples, then timed with CLOCK_PROCESS_CPUTIME_ID
@@ -257,8 +262,64 @@ static void bench_xform(long iters, long rot)
         strobe__daemon_free(c[i].d);
 }
 
+/* ---- scale: many sampler instances ----------------------------------------- */
+
+/* CPU time of one round of `instances` synthetic samplers of 100 metrics
+ * each plus one rate transform (so that every update is dispatched to a
+ * consumer), the median of `rounds` rounds, as a share of one core at a
+ * 1 s interval. Dispatching an update used to walk every instance: the
+ * cost of a round grew with the square of the instances. */
+static void bench_scale(long instances, long rounds)
+{
+    size_t cap = (size_t)instances * 128 + 512;
+    char *yaml = malloc(cap);
+    if (!yaml)
+        die("out of memory");
+    size_t n = (size_t)snprintf(yaml, cap, "daemon:\n  producer: bench\n  log_level: error\nsamplers:\n");
+    for (long i = 0; i < instances; i++)
+        n += (size_t)snprintf(yaml + n, cap - n,
+                              "  - plugin: synthetic\n    name: s%ld\n    instance: bench/s%ld\n    metrics: 100\n", i,
+                              i);
+    snprintf(yaml + n, cap - n, "transforms:\n  - plugin: rate\n    input: bench/s0\n");
+    struct strobe__daemon *d = daemon_from(yaml);
+    free(yaml);
+    double *t = malloc((size_t)rounds * sizeof *t);
+    if (!t)
+        die("out of memory");
+    strobe__daemon_sample_all(d, 1); /* warm-up */
+    for (long r = 0; r < rounds; r++) {
+        double t0 = cpu_ns();
+        if (strobe__daemon_sample_all(d, (uint64_t)r + 2) < 0)
+            die("scale: round %ld failed", r);
+        t[r] = cpu_ns() - t0;
+    }
+    strobe_set *last = find_set(d, "bench/s0");
+    if (strobe_set_data_gn(last) != (uint64_t)rounds + 1)
+        die("scale: %llu samples of bench/s0, expected %ld", (unsigned long long)strobe_set_data_gn(last),
+            rounds + 1);
+    for (long i = 1; i < rounds; i++) /* insertion sort for the median */
+        for (long j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    double med = t[rounds / 2];
+    printf("scale instances=%ld round_ms=%.3f us_per_instance=%.3f core_pct_at_1s=%.3f\n", instances, med / 1e6,
+           med / 1e3 / (double)instances, med / 1e9 * 100.0);
+    free(t);
+    strobe__daemon_free(d);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "scale") == 0) {
+        char *end;
+        long inst = strtol(argv[2], &end, 10), rounds = *end ? 0 : strtol(argv[3], &end, 10);
+        if (*end || inst < 1 || rounds < 1)
+            goto usage;
+        bench_scale(inst, rounds);
+        return 0;
+    }
     if (argc != 5 && !(argc == 4 && strcmp(argv[1], "xform") == 0))
         goto usage;
     int x = strcmp(argv[1], "xform") == 0;
@@ -279,7 +340,8 @@ int main(int argc, char **argv)
     return 0;
 usage:
     fputs("usage: strobe-bench-monitor sample meminfo|vmstat N ROT\n"
-          "       strobe-bench-monitor xform N ROT\n",
+          "       strobe-bench-monitor xform N ROT\n"
+          "       strobe-bench-monitor scale INSTANCES ROUNDS\n",
           stderr);
     return 2;
 }

@@ -19,6 +19,10 @@
 #  * repetitions are interleaved and rotate the order of the
 #    configurations; the table shows medians [min-max] over repetitions, and
 #    ratios/differences are formed within a repetition before the median.
+#  * scale: strobe-bench-monitor scale N for N = 1,000, 5,000 and 10,000
+#    synthetic samplers of 100 metrics (with one transform, so every update
+#    is dispatched): the CPU time of one round, per instance and as a share
+#    of a core at 1 s; linear when the per-instance cost stays flat.
 #  * aggregation: K producer strobed processes (synthetic sets of M
 #    metrics, sampled every INTERVAL) and one aggregator strobed pulling
 #    them every INTERVAL, half an interval after the producers' grid, on
@@ -201,6 +205,21 @@ if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
     stop_topology
 fi
 
+# ---- many sampler instances: the cost of one round, 1,000 to 10,000 ----
+# (goal: linear in the instances; 10,000 x 100 metrics at 1 s <= 2 % of a core)
+SCALE=$RESULTS/monitor_scale.txt
+{
+    echo "sampler scale (strobe-bench-monitor scale N 7: N synthetic samplers of 100 metrics and one transform,"
+    echo "CPU time of one round sampling them all, median of 7; core % at a 1 s interval)"
+    for n in 1000 5000 10000; do
+        "$PROG" scale "$n" 7 || die "strobe-bench-monitor scale $n failed"
+    done
+} >"$SCALE"
+awk '/instances=1000 / { split($4, a, "="); base = a[2] }
+     /instances=10000 / { split($4, a, "="); split($5, c, "=");
+         printf "per instance, 10000 vs 1000: %.2fx; 10000 instances at 1 s: %s %% of a core (goal <= 2: %s)\n",
+             a[2] / base, c[2], c[2] <= 2 ? "PASS" : "MISS" }' "$SCALE" >>"$SCALE"
+
 # (application publishing overhead: bench/monitor/publish.sh, run next by
 # `make bench`)
 
@@ -212,3 +231,4 @@ fi
 } >>"$RAW"
 python3 "$SRC/table.py" "$RAW" | tee "$RESULTS/monitor_table.txt"
 [ ! -e "$PERF_TOP" ] || tee -a "$RESULTS/monitor_table.txt" <"$PERF_TOP"
+tee -a "$RESULTS/monitor_table.txt" <"$SCALE"

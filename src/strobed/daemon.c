@@ -324,24 +324,50 @@ int strobe__daemon_set_add(struct strobe__daemon *d, strobe_set *set, unsigned f
     return 0;
 }
 
+/* The index slot that holds registry position pos (0-based) of the set
+ * named `instance`; the slot must exist. */
+static size_t index_slot(const struct strobe__daemon *d, const char *instance, size_t pos)
+{
+    size_t h = name_hash(instance) & (d->index_cap - 1);
+    while (d->index[h] != pos + 1)
+        h = (h + 1) & (d->index_cap - 1);
+    return h;
+}
+
+/* Empties index slot h and shifts later entries of its probe chain back,
+ * so that every chain stays unbroken (linear probing, no tombstones). */
+static void index_delete(struct strobe__daemon *d, size_t h)
+{
+    size_t mask = d->index_cap - 1;
+    for (size_t j = (h + 1) & mask; d->index[j]; j = (j + 1) & mask) {
+        size_t home = name_hash(strobe_set_instance(d->sets[d->index[j] - 1].set)) & mask;
+        if (((j - home) & mask) >= ((j - h) & mask)) {
+            d->index[h] = d->index[j];
+            h = j;
+        }
+    }
+    d->index[h] = 0;
+}
+
+/* O(1) apart from the probe chain: the last entry takes the removed one's
+ * place (a removal per set at shutdown used to rebuild the whole index,
+ * quadratic in the sets: minutes for 40,000). */
 void strobe__daemon_set_remove(struct strobe__daemon *d, strobe_set *set)
 {
-    for (size_t i = 0; i < d->nsets; i++)
-        if (d->sets[i].set == set) {
-            if (!(d->sets[i].flags & STROBE__SET_BORROWED))
-                strobe_set_free(set);
-            memmove(&d->sets[i], &d->sets[i + 1], (d->nsets - i - 1) * sizeof *d->sets);
-            d->nsets--;
-            /* positions moved; the old index cannot be patched cheaply */
-            if (index_rebuild(d, d->index_cap) < 0) {
-                free(d->index);
-                d->index = NULL;
-                d->index_cap = 0;
-                index_rebuild(d, 64);
-            }
-            wake(d);
-            return;
-        }
+    struct strobe__set_entry *e = strobe__daemon_set_find(d, strobe_set_instance(set));
+    if (!e || e->set != set)
+        return;
+    size_t i = (size_t)(e - d->sets), last = d->nsets - 1;
+    int borrowed = (e->flags & STROBE__SET_BORROWED) != 0;
+    index_delete(d, index_slot(d, strobe_set_instance(set), i));
+    if (i != last) {
+        d->index[index_slot(d, strobe_set_instance(d->sets[last].set), last)] = i + 1;
+        d->sets[i] = d->sets[last];
+    }
+    d->nsets--;
+    if (!borrowed) /* after the index no longer needs its name */
+        strobe_set_free(set);
+    wake(d);
 }
 
 void strobe__daemon_set_updated(struct strobe__daemon *d, strobe_set *set)
@@ -352,9 +378,11 @@ void strobe__daemon_set_updated(struct strobe__daemon *d, strobe_set *set)
         return;
     }
     d->dispatch_depth++;
-    for (size_t i = 0; i < d->ninst; i++) {
-        struct strobe__instance *in = d->inst[i];
-        if (in->plugin->kind == STROBE_PLUGIN_SAMPLER || !in->opened)
+    /* only transforms and stores take updates: walking every instance made
+     * a sampler's update cost grow with the number of samplers */
+    for (size_t i = 0; i < d->ncons; i++) {
+        struct strobe__instance *in = d->cons[i];
+        if (!in->opened)
             continue;
         int rc = in->plugin->update(in->state, set);
         if (rc < 0)
@@ -537,6 +565,13 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
         return cfg_fail(c, NULL, err, errlen, "%s: cannot start: %s", pname, strobe_strerror(rc));
     }
     in->opened = 1;
+    if (p->kind != STROBE_PLUGIN_SAMPLER) {
+        struct strobe__instance **cv = realloc(d->cons, (d->ncons + 1) * sizeof *cv);
+        if (!cv)
+            return -ENOMEM;
+        d->cons = cv;
+        d->cons[d->ncons++] = in;
+    }
     for (size_t i = 0; i < c->n; i++)
         if (!in->used[i])
             return cfg_fail(c, c->keys[i], err, errlen, "unknown key for plugin %s", pname);
@@ -791,6 +826,7 @@ void strobe__daemon_free(struct strobe__daemon *d)
             strobe_set_free(d->sets[i].set);
     pthread_mutex_unlock(&d->lock);
     free(d->inst);
+    free(d->cons);
     free(d->sets);
     free(d->index);
     free(d->listen);

@@ -53,6 +53,8 @@ struct strobe__daemon {
 
     struct strobe__instance **inst; /* samplers, then transforms, then stores */
     size_t ninst;
+    struct strobe__instance **cons; /* the transforms and stores of inst, in order */
+    size_t ncons;
     struct strobe__set_entry *sets;
     size_t nsets, capsets;
     size_t *index; /* by instance name: 1 + position in sets, 0 = empty */

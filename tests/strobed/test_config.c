@@ -12,6 +12,8 @@
 #include "strobed/daemon.h"
 #include "strobed/http.h"
 #include "strobed/inproc.h"
+#include <stdbool.h>
+
 #include "test.h"
 #include "transport/proto.h"
 
@@ -265,6 +267,51 @@ STROBE_TEST(prometheus_text)
     strobe__daemon_free(d);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(prometheus_text), STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
+/* The registry: 5000 sets added, 4000 removed in a scattered order, then
+ * every remaining one is found by name and no removed one is (removal
+ * patches the index in place: the last entry takes the removed place). */
+STROBE_TEST(registry_add_remove)
+{
+    char err[1024];
+    const char *text = "daemon:\n  producer: n1\n";
+    struct strobe__cfg *cfg;
+    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
+    struct strobe__daemon *d;
+    CHECK_EQ_INT(strobe__daemon_new(cfg, &d, err, sizeof err), 0);
+    enum { N = 5000 };
+    static strobe_set *sets[N];
+    strobe_schema *sc;
+    CHECK_EQ_INT(strobe_schema_new("reg", &sc), 0);
+    strobe_schema_add(sc, "v", NULL, STROBE_MT_U64, 1, 0);
+    pthread_mutex_lock(&d->lock);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "n1/set%d", i);
+        CHECK_EQ_INT(strobe_set_new(sc, "n1", name, &sets[i]), 0);
+        CHECK_EQ_INT(strobe__daemon_set_add(d, sets[i], STROBE_SET_PUBLISH, NULL), 0);
+    }
+    static bool gone[N];
+    for (int k = 0; k < 4000; k++) {
+        int i = (int)(((unsigned)k * 7919u) % N); /* 7919 is prime: 4000 distinct sets */
+        CHECK(!gone[i]);
+        strobe__daemon_set_remove(d, sets[i]);
+        gone[i] = true;
+    }
+    CHECK_EQ_U64(d->nsets, N - 4000);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "n1/set%d", i);
+        struct strobe__set_entry *e = strobe__daemon_set_find(d, name);
+        if (gone[i])
+            CHECK(e == NULL);
+        else
+            CHECK(e != NULL && e->set == sets[i]);
+    }
+    pthread_mutex_unlock(&d->lock);
+    strobe_schema_free(sc);
+    strobe__daemon_free(d);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(prometheus_text), STROBE_CASE(registry_add_remove), STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
                  STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin),
                  STROBE_CASE(idle_daemon_sleeps))
