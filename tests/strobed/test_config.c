@@ -208,6 +208,18 @@ STROBE_TEST(idle_daemon_sleeps)
     strobe__daemon_free(d);
 }
 
+/* An in-process daemon of producer n1 with nothing configured. */
+static struct strobe__daemon *minimal_daemon(void)
+{
+    char err[1024];
+    const char *text = "daemon:\n  producer: n1\n";
+    struct strobe__cfg *cfg;
+    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
+    struct strobe__daemon *d;
+    CHECK_EQ_INT(strobe__daemon_new(cfg, &d, err, sizeof err), 0);
+    return d;
+}
+
 static strobe_set *prom_set(const char *instance, int extra, uint64_t v)
 {
     strobe_schema *sc;
@@ -237,12 +249,7 @@ static strobe_set *prom_set(const char *instance, int extra, uint64_t v)
  * its own families. */
 STROBE_TEST(prometheus_text)
 {
-    char err[1024];
-    const char *text = "daemon:\n  producer: n1\n";
-    struct strobe__cfg *cfg;
-    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
-    struct strobe__daemon *d;
-    CHECK_EQ_INT(strobe__daemon_new(cfg, &d, err, sizeof err), 0);
+    struct strobe__daemon *d = minimal_daemon();
     pthread_mutex_lock(&d->lock);
     CHECK_EQ_INT(strobe__daemon_set_add(d, prom_set("a/app", 0, 1), STROBE_SET_PUBLISH, NULL), 0);
     CHECK_EQ_INT(strobe__daemon_set_add(d, prom_set("b/app", 1, 2), STROBE_SET_PUBLISH, NULL), 0);
@@ -272,12 +279,7 @@ STROBE_TEST(prometheus_text)
  * patches the index in place: the last entry takes the removed place). */
 STROBE_TEST(registry_add_remove)
 {
-    char err[1024];
-    const char *text = "daemon:\n  producer: n1\n";
-    struct strobe__cfg *cfg;
-    CHECK_EQ_INT(strobe__cfg_parse(text, strlen(text), "t.yaml", &cfg, err, sizeof err), 0);
-    struct strobe__daemon *d;
-    CHECK_EQ_INT(strobe__daemon_new(cfg, &d, err, sizeof err), 0);
+    struct strobe__daemon *d = minimal_daemon();
     enum { N = 5000 };
     static strobe_set *sets[N];
     strobe_schema *sc;
