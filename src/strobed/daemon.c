@@ -660,8 +660,9 @@ static void *scheduler(void *arg)
 
 static const char *const top_keys[] = { "daemon", "plugin_path", "samplers", "producers",
                                         "transforms", "stores", NULL };
-static const char *const daemon_keys[] = { "producer", "listen", "http", "secret_file",
-                                           "log_level", "log_file", NULL };
+static const char *const daemon_keys[] = { "producer",     "listen",        "http",         "secret_file",
+                                           "log_level",    "log_file",      "http_token_file",
+                                           "http_tls_cert", "http_tls_key", NULL };
 
 static int check_keys(const struct strobe__cfg *c, const char *const *allowed, const char *where,
                       char *err, size_t errlen)
@@ -723,6 +724,16 @@ static int daemon_section(struct strobe__daemon *d, const struct strobe__cfg *c,
         return -ENOMEM;
     if ((s = scalar(c, "secret_file")) && (rc = read_secret(s, &d->secret, err, errlen)) < 0)
         return rc;
+    if ((s = scalar(c, "http_token_file")) && (rc = read_secret(s, &d->http_token, err, errlen)) < 0)
+        return rc;
+    if (!d->http_token && d->secret && !(d->http_token = strdup(d->secret)))
+        return -ENOMEM;
+    const char *cert = scalar(c, "http_tls_cert"), *key = scalar(c, "http_tls_key");
+    if (!cert != !key)
+        return cfg_fail(c, cert ? "http_tls_cert" : "http_tls_key", err, errlen,
+                        "http_tls_cert and http_tls_key go together");
+    if (cert && (!(d->http_tls_cert = strdup(cert)) || !(d->http_tls_key = strdup(key))))
+        return -ENOMEM;
     return 0;
 }
 
@@ -831,6 +842,12 @@ void strobe__daemon_free(struct strobe__daemon *d)
     free(d->index);
     free(d->listen);
     free(d->http_listen);
+    free(d->http_tls_cert);
+    free(d->http_tls_key);
+    if (d->http_token) {
+        memset(d->http_token, 0, strlen(d->http_token));
+        free(d->http_token);
+    }
     if (d->secret) {
         /* do not leave the secret in freed memory */
         memset(d->secret, 0, strlen(d->secret));

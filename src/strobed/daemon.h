@@ -47,6 +47,10 @@ struct strobe__daemon {
     struct strobe__cfg *cfg;
     char producer[STROBE_SET_NAME_MAX + 1];
     char *listen, *http_listen, *secret; /* NULL when not configured */
+    /* /metrics: the credential a scrape must present (http_token_file,
+     * else the secret; NULL: open to anyone), and the PEM files of its TLS
+     * certificate and key (both or none) */
+    char *http_token, *http_tls_cert, *http_tls_key;
     enum strobe_log_level log_level;
     FILE *log;
     int log_owned;

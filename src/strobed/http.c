@@ -14,9 +14,12 @@
  * as current for ever.
  */
 #include <errno.h>
+#include <mbedtls/base64.h>
+#include <strings.h>
 #include <stdbool.h>
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
+#include <nng/supplemental/tls/tls.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,10 +204,72 @@ int strobe__prometheus_text(struct strobe__daemon *d, struct strobe__wr *w)
     return w->err;
 }
 
+/* Equal without an early exit, so the time taken says nothing of where a
+ * guess went wrong. */
+static int same_secret(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b);
+    unsigned diff = (unsigned)(alen ^ blen);
+    for (size_t i = 0; i < alen; i++)
+        diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (blen ? blen : 1)];
+    return diff == 0;
+}
+
+/* The request's Authorization header carries the token: as a bearer token
+ * (Prometheus `authorization: {credentials_file: ...}`) or as the
+ * password of basic authentication, any user name (`basic_auth`). */
+static int authorized(const char *header, const char *token)
+{
+    if (!header)
+        return 0;
+    if (strncasecmp(header, "Bearer ", 7) == 0)
+        return same_secret(header + 7, strlen(header + 7), token);
+    if (strncasecmp(header, "Basic ", 6) != 0)
+        return 0;
+    unsigned char plain[512];
+    size_t n = 0;
+    const char *b64 = header + 6;
+    if (mbedtls_base64_decode(plain, sizeof plain - 1, &n, (const unsigned char *)b64, strlen(b64)) != 0)
+        return 0;
+    plain[n] = 0;
+    const char *colon = memchr(plain, ':', n);
+    int ok = colon && same_secret(colon + 1, n - (size_t)(colon + 1 - (const char *)plain), token);
+    memset(plain, 0, sizeof plain);
+    return ok;
+}
+
+/* 401 with the schemes a scraper may use. */
+static void refuse(nng_aio *aio, struct strobe__http *hs, const char *why)
+{
+    strobe__log(hs->d, STROBE_LOG_WARN, "/metrics: %s: refused (401)", why);
+    nng_http_res *res;
+    if (nng_http_res_alloc(&res) != 0) {
+        nng_aio_finish(aio, NNG_ENOMEM);
+        return;
+    }
+    static const char body[] = "401 Unauthorized: /metrics needs the daemon's token\n";
+    nng_http_res_set_status(res, NNG_HTTP_STATUS_UNAUTHORIZED);
+    nng_http_res_set_header(res, "WWW-Authenticate", "Bearer realm=\"strobed\", Basic realm=\"strobed\"");
+    nng_http_res_set_header(res, "Content-Type", "text/plain; charset=utf-8");
+    /* a body, so that the response has a length and the client is not left
+     * waiting for more */
+    nng_http_res_copy_data(res, body, sizeof body - 1);
+    nng_aio_set_output(aio, 0, res);
+    nng_aio_finish(aio, 0);
+}
+
 static void metrics_cb(nng_aio *aio)
 {
+    nng_http_req *req = nng_aio_get_input(aio, 0);
     nng_http_handler *h = nng_aio_get_input(aio, 1);
     struct strobe__http *hs = nng_http_handler_get_data(h);
+    if (hs->d->http_token) {
+        const char *auth = nng_http_req_get_header(req, "Authorization");
+        if (!authorized(auth, hs->d->http_token)) {
+            refuse(aio, hs, auth ? "wrong credentials" : "no credentials");
+            return;
+        }
+    }
     struct strobe__wr w = { 0 };
     pthread_mutex_lock(&hs->d->lock);
     int rc = strobe__prometheus_text(hs->d, &w);
@@ -226,6 +291,46 @@ static void metrics_cb(nng_aio *aio)
     nng_aio_finish(aio, 0);
 }
 
+/* Reads a whole PEM file (NUL-terminated); NULL and err on failure. */
+static char *read_pem(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    size_t n = 0;
+    if (f) {
+        buf = malloc(1 << 20);
+        n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+        fclose(f);
+    }
+    if (!buf || n == 0) {
+        snprintf(err, errlen, "%s: %s", path, !f ? strerror(errno) : "empty or unreadable");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* HTTPS for /metrics: the daemon's certificate and key (PEM). */
+static int tls_setup(struct strobe__http *hs, struct strobe__daemon *d, char *err, size_t errlen)
+{
+    char *cert = read_pem(d->http_tls_cert, err, errlen), *key = cert ? read_pem(d->http_tls_key, err, errlen) : NULL;
+    nng_tls_config *cfg = NULL;
+    int rv = !cert || !key ? NNG_EINVAL : nng_tls_config_alloc(&cfg, NNG_TLS_MODE_SERVER);
+    if (rv == 0 && (rv = nng_tls_config_own_cert(cfg, cert, key, NULL)) != 0)
+        snprintf(err, errlen, "http_tls_cert %s / http_tls_key %s: %s", d->http_tls_cert, d->http_tls_key,
+                 nng_strerror(rv));
+    else if (rv == 0 && (rv = nng_http_server_set_tls(hs->srv, cfg)) != 0)
+        snprintf(err, errlen, "https: %s", nng_strerror(rv));
+    if (key)
+        memset(key, 0, strlen(key));
+    free(cert);
+    free(key);
+    if (cfg)
+        nng_tls_config_free(cfg);
+    return rv;
+}
+
 int strobe__http_start(struct strobe__daemon *d, const char *addr, struct strobe__http **out,
                        char *err, size_t errlen)
 {
@@ -234,11 +339,17 @@ int strobe__http_start(struct strobe__daemon *d, const char *addr, struct strobe
         return -ENOMEM;
     hs->d = d;
     char url[512];
-    snprintf(url, sizeof url, strstr(addr, "://") ? "%s" : "http://%s", addr);
+    snprintf(url, sizeof url, strstr(addr, "://") ? "%s" : d->http_tls_cert ? "https://%s" : "http://%s", addr);
     nng_url *u = NULL;
     int rv = nng_url_parse(&u, url);
     if (rv == 0)
         rv = nng_http_server_hold(&hs->srv, u);
+    if (rv == 0 && d->http_tls_cert && (rv = tls_setup(hs, d, err, errlen)) != 0) {
+        nng_url_free(u);
+        nng_http_server_release(hs->srv);
+        free(hs);
+        return -EINVAL;
+    }
     if (rv == 0)
         rv = nng_http_handler_alloc(&hs->h, "/metrics", metrics_cb);
     if (rv == 0) {

@@ -347,21 +347,60 @@ STROBE_TEST(prometheus_scrape)
     if (access("/usr/bin/prometheus", X_OK) != 0)
         STROBE_FAIL("/usr/bin/prometheus is missing (make deps installs Debian's prometheus)");
     const char *dir = strobe_test_tmpdir("prometheus");
-    char y[2048];
+    /* /metrics over HTTPS, with the secret as the bearer token Prometheus
+     * sends from its credentials_file */
+    char secret[4200], cert[4200], key[4200];
+    snprintf(secret, sizeof secret, "%s/secret", dir);
+    snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+    snprintf(key, sizeof key, "%s/key.pem", dir);
+    write_file(secret, "prometheus scrape secret\n");
+    CHECK_EQ_INT(chmod(secret, 0600), 0);
+    char *out = NULL;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s' -out '%s' -days 2 "
+                                "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>&1",
+                                key, cert),
+                 0);
+    free(out);
+    CHECK_EQ_INT(chmod(key, 0600), 0);
+    char y[8192];
     snprintf(y, sizeof y,
-             "daemon:\n  producer: n1\n  http: 127.0.0.1:%d\n"
+             "daemon:\n  producer: n1\n  http: 127.0.0.1:%d\n  secret_file: %s\n"
+             "  http_tls_cert: %s\n  http_tls_key: %s\n"
              "samplers:\n  - plugin: synthetic\n    interval: 100ms\n    metrics: 2\n    samples: 3\n"
              "  - plugin: loadavg\n    interval: 500ms\n",
-             test_port(0));
+             test_port(0), secret, cert, key);
     pid_t s = start_daemon(dir, "n1", y);
+    /* without the token, with a wrong one, over plain HTTP: refused */
+    static const char *const refused[] = {"", "-H 'Authorization: Bearer wrong secret'", "-u prom:wrong"};
+    for (int i = 0; i < 3; i++) {
+        strobe_test_sh(&out, "curl -s -o /dev/null -w '%%{http_code}' --cacert '%s' %s https://127.0.0.1:%d/metrics",
+                       cert, refused[i], test_port(0));
+        CHECK_STR_EQ(out, "401");
+        free(out);
+    }
+    strobe_test_sh(&out, "curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/metrics", test_port(0));
+    CHECK_STR_EQ(out, "000"); /* not HTTP: the port speaks TLS */
+    free(out);
+    /* bearer token and basic authentication (any user) */
+    static const char *const accepted[] = {"-H 'Authorization: Bearer prometheus scrape secret'",
+                                           "-u prom:'prometheus scrape secret'"};
+    for (int i = 0; i < 2; i++) {
+        strobe_test_sh(&out, "curl -s -o /dev/null -w '%%{http_code}' --cacert '%s' %s https://127.0.0.1:%d/metrics",
+                       cert, accepted[i], test_port(0));
+        CHECK_STR_EQ(out, "200");
+        free(out);
+    }
     char pcfg[4096];
     snprintf(pcfg, sizeof pcfg, "%s/prometheus.yml", dir);
-    char text[1024];
+    char text[16384];
     /* honor_labels: keep strobe's own instance label (the set name) */
     snprintf(text, sizeof text,
              "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: strobe\n"
-             "    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n",
-             test_port(0));
+             "    honor_labels: true\n    scheme: https\n    tls_config:\n      ca_file: %s\n"
+             "    authorization:\n      credentials_file: %s\n"
+             "    static_configs:\n      - targets: ['127.0.0.1:%d']\n",
+             cert, secret, test_port(0));
     write_file(pcfg, text);
     pid_t prom = fork();
     if (prom == 0) {
@@ -375,7 +414,7 @@ STROBE_TEST(prometheus_scrape)
         _exit(127);
     }
     remember_child(prom);
-    char *out = NULL;
+    out = NULL;
     int ok = 0;
     for (int i = 0; i < 300 && !ok; i++) {
         sleep_ms(200);
