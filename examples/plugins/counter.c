@@ -29,7 +29,7 @@ static int counter_open(const struct strobe_plugin_host *h, void **state)
     strobe_schema *schema;
     int rc = h->cfg_u64(h, "step", 1, &c->step);
     if (rc == 0 && (rc = strobe_schema_new("counter", &schema)) == 0) {
-        strobe_schema_add(schema, "value", NULL, STROBE_MT_U64, 1, 0);
+        strobe_schema_add(schema, "value", NULL, STROBE_MT_U64, 1, STROBE_METRIC_COUNTER); /* only grows */
         rc = strobe_set_new(schema, h->producer, NULL, &c->set);
         strobe_schema_free(schema);
     }
