@@ -371,7 +371,17 @@ STROBE_TEST(prometheus_scrape)
              "  - plugin: loadavg\n    interval: 500ms\n",
              test_port(0), secret, cert, key);
     pid_t s = start_daemon(dir, "n1", y);
-    /* without the token, with a wrong one, over plain HTTP: refused */
+    /* once it listens: without the token, with a wrong one, over plain
+     * HTTP: refused */
+    for (int i = 0; i < 100; i++) {
+        strobe_test_sh(&out, "curl -s -o /dev/null -w '%%{http_code}' --cacert '%s' https://127.0.0.1:%d/metrics",
+                       cert, test_port(0));
+        int up = strcmp(out, "000") != 0;
+        free(out);
+        if (up)
+            break;
+        sleep_ms(100);
+    }
     static const char *const refused[] = {"", "-H 'Authorization: Bearer wrong secret'", "-u prom:wrong"};
     for (int i = 0; i < 3; i++) {
         strobe_test_sh(&out, "curl -s -o /dev/null -w '%%{http_code}' --cacert '%s' %s https://127.0.0.1:%d/metrics",
