@@ -33,7 +33,13 @@ struct strobe__aggregator {
     int started;
     int connected; /* last round succeeded (for log messages on change) */
     uint64_t rounds, failures;
+    uint64_t backoff_ns; /* after a refused authentication: doubles up to AUTH_BACKOFF_MAX_NS */
 };
+
+/* A producer that fails authentication is retried after a wait that
+ * doubles from the pull interval up to a minute: an impostor or a
+ * mistyped secret gets a warning per attempt, not a flood. */
+#define AUTH_BACKOFF_MAX_NS 60000000000ull
 
 static const char *const producer_keys[] = { "address", "interval", "offset", "mode", "timeout",
                                              "sets", "publish", NULL };
@@ -204,6 +210,17 @@ static void round_done(struct strobe__aggregator *a, int rc)
 {
     struct strobe__daemon *d = a->d;
     a->rounds++;
+    if (rc == -EACCES) { /* the client's text names the producer */
+        a->failures++;
+        a->connected = 0;
+        a->backoff_ns = !a->backoff_ns ? a->interval_ns
+                        : a->backoff_ns * 2 > AUTH_BACKOFF_MAX_NS ? AUTH_BACKOFF_MAX_NS
+                                                                 : a->backoff_ns * 2;
+        strobe__log(d, STROBE_LOG_WARN, "producer: %s; next attempt in %.1f s",
+                    strobe__client_error(a->client), (double)a->backoff_ns / 1e9);
+        return;
+    }
+    a->backoff_ns = 0;
     if (rc < 0) {
         a->failures++;
         if (a->connected || a->failures == 1)
@@ -239,7 +256,9 @@ static void *producer_thread(void *arg)
             pthread_mutex_unlock(&d->lock);
         }
         round_done(a, rc);
-        if (rc < 0 && a->push)
+        if (rc == -EACCES)
+            sleep_until(d, strobe__wall_ns() + a->backoff_ns);
+        else if (rc < 0 && a->push)
             sleep_until(d, strobe__wall_ns() + interval); /* do not spin on a dead producer */
     }
     return NULL;
