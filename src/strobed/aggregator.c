@@ -210,17 +210,6 @@ static void round_done(struct strobe__aggregator *a, int rc)
 {
     struct strobe__daemon *d = a->d;
     a->rounds++;
-    if (rc == -EACCES) { /* the client's text names the producer */
-        a->failures++;
-        a->connected = 0;
-        a->backoff_ns = !a->backoff_ns ? a->interval_ns
-                        : a->backoff_ns * 2 > AUTH_BACKOFF_MAX_NS ? AUTH_BACKOFF_MAX_NS
-                                                                 : a->backoff_ns * 2;
-        strobe__log(d, STROBE_LOG_WARN, "producer: %s; next attempt in %.1f s",
-                    strobe__client_error(a->client), (double)a->backoff_ns / 1e9);
-        return;
-    }
-    a->backoff_ns = 0;
     if (rc < 0) {
         a->failures++;
         if (a->connected || a->failures == 1)
@@ -231,6 +220,18 @@ static void round_done(struct strobe__aggregator *a, int rc)
         strobe__log(d, STROBE_LOG_INFO, "producer %s: connected, %zu set(s)", a->address, a->mirror.n);
         a->connected = 1;
     }
+}
+
+/* After a refused authentication: the next, longer wait, logged on every
+ * attempt (the client's text names the producer). */
+static uint64_t auth_backoff(struct strobe__aggregator *a)
+{
+    uint64_t ns = !a->backoff_ns ? a->interval_ns
+                  : a->backoff_ns * 2 > AUTH_BACKOFF_MAX_NS ? AUTH_BACKOFF_MAX_NS
+                                                           : a->backoff_ns * 2;
+    strobe__log(a->d, STROBE_LOG_WARN, "producer: %s; next attempt in %.1f s",
+                strobe__client_error(a->client), (double)ns / 1e9);
+    return ns;
 }
 
 static void *producer_thread(void *arg)
@@ -256,7 +257,8 @@ static void *producer_thread(void *arg)
             pthread_mutex_unlock(&d->lock);
         }
         round_done(a, rc);
-        if (rc == -EACCES)
+        a->backoff_ns = rc == -EACCES ? auth_backoff(a) : 0;
+        if (a->backoff_ns)
             sleep_until(d, strobe__wall_ns() + a->backoff_ns);
         else if (rc < 0 && a->push)
             sleep_until(d, strobe__wall_ns() + interval); /* do not spin on a dead producer */
