@@ -22,6 +22,7 @@ struct strobe__aggregator {
     struct strobe__daemon *d;
     char *address;
     uint64_t interval_ns, offset_ns, timeout_ns;
+    uint64_t backoff_ns; /* after a refused authentication: doubles up to AUTH_BACKOFF_MAX_NS */
     int push;
     int publish;
     const char *const *sets; /* globs, NULL = all */
@@ -33,7 +34,6 @@ struct strobe__aggregator {
     int started;
     int connected; /* last round succeeded (for log messages on change) */
     uint64_t rounds, failures;
-    uint64_t backoff_ns; /* after a refused authentication: doubles up to AUTH_BACKOFF_MAX_NS */
 };
 
 /* A producer that fails authentication is retried after a wait that
@@ -206,6 +206,18 @@ static void sleep_until(struct strobe__daemon *d, uint64_t until)
     }
 }
 
+/* After a refused authentication: the next, longer wait, logged on every
+ * attempt (the client's text names the producer). */
+static uint64_t auth_backoff(struct strobe__aggregator *a)
+{
+    uint64_t ns = !a->backoff_ns ? a->interval_ns
+                  : a->backoff_ns * 2 > AUTH_BACKOFF_MAX_NS ? AUTH_BACKOFF_MAX_NS
+                                                           : a->backoff_ns * 2;
+    strobe__log(a->d, STROBE_LOG_WARN, "producer: %s; next attempt in %.1f s",
+                strobe__client_error(a->client), (double)ns / 1e9);
+    return ns;
+}
+
 static void round_done(struct strobe__aggregator *a, int rc)
 {
     struct strobe__daemon *d = a->d;
@@ -220,18 +232,6 @@ static void round_done(struct strobe__aggregator *a, int rc)
         strobe__log(d, STROBE_LOG_INFO, "producer %s: connected, %zu set(s)", a->address, a->mirror.n);
         a->connected = 1;
     }
-}
-
-/* After a refused authentication: the next, longer wait, logged on every
- * attempt (the client's text names the producer). */
-static uint64_t auth_backoff(struct strobe__aggregator *a)
-{
-    uint64_t ns = !a->backoff_ns ? a->interval_ns
-                  : a->backoff_ns * 2 > AUTH_BACKOFF_MAX_NS ? AUTH_BACKOFF_MAX_NS
-                                                           : a->backoff_ns * 2;
-    strobe__log(a->d, STROBE_LOG_WARN, "producer: %s; next attempt in %.1f s",
-                strobe__client_error(a->client), (double)ns / 1e9);
-    return ns;
 }
 
 static void *producer_thread(void *arg)
