@@ -173,8 +173,9 @@ int strobe__cmd_ls(int argc, char **argv)
     const char *addr = argv[optind];
     char *secret = NULL;
     int rc;
-    if (secret_file && (rc = strobe__auth_read_secret(secret_file, &secret)) < 0) {
-        strobe__cli_say("ls: %s: %s", secret_file, strobe_strerror(rc));
+    char err[1200];
+    if (secret_file && (rc = strobe__auth_read_secret(secret_file, &secret, err, sizeof err)) < 0) {
+        strobe__cli_say("ls: %s", err);
         return STROBE_EXIT_FAILURE;
     }
     struct strobe__client *cl;
@@ -227,7 +228,10 @@ int strobe__cmd_ls(int argc, char **argv)
         }
         strobe__mirror_free(&m);
     }
-    if (rc < 0) {
+    if (rc == -EACCES) { /* the text names the peer */
+        strobe__cli_say("ls: %s", strobe__client_error(cl));
+        status = STROBE_EXIT_FAILURE;
+    } else if (rc < 0) {
         strobe__cli_say("ls: %s: %s", addr, strobe__client_error(cl)[0] ? strobe__client_error(cl)
                                                                           : strobe_strerror(rc));
         status = STROBE_EXIT_FAILURE;

@@ -22,6 +22,7 @@ struct strobe__aggregator {
     struct strobe__daemon *d;
     char *address;
     uint64_t interval_ns, offset_ns, timeout_ns;
+    uint64_t backoff_ns; /* after a refused authentication: doubles up to AUTH_BACKOFF_MAX_NS */
     int push;
     int publish;
     const char *const *sets; /* globs, NULL = all */
@@ -36,6 +37,11 @@ struct strobe__aggregator {
     uint64_t started_ns, last_ok_ns; /* wall clock; last_ok_ns 0 = never */
     uint64_t stale_after_ns;         /* down this long: its sets leave /metrics */
 };
+
+/* A producer that fails authentication is retried after a wait that
+ * doubles from the pull interval up to a minute: an impostor or a
+ * mistyped secret gets a warning per attempt, not a flood. */
+#define AUTH_BACKOFF_MAX_NS 60000000000ull
 
 static const char *const producer_keys[] = { "address", "interval", "offset", "mode", "timeout",
                                              "sets", "publish", "stale_after", NULL };
@@ -213,6 +219,18 @@ static void sleep_until(struct strobe__daemon *d, uint64_t until)
     }
 }
 
+/* After a refused authentication: the next, longer wait, logged on every
+ * attempt (the client's text names the producer). */
+static uint64_t auth_backoff(struct strobe__aggregator *a)
+{
+    uint64_t ns = !a->backoff_ns ? a->interval_ns
+                  : a->backoff_ns * 2 > AUTH_BACKOFF_MAX_NS ? AUTH_BACKOFF_MAX_NS
+                                                           : a->backoff_ns * 2;
+    strobe__log(a->d, STROBE_LOG_WARN, "producer: %s; next attempt in %.1f s",
+                strobe__client_error(a->client), (double)ns / 1e9);
+    return ns;
+}
+
 static void round_done(struct strobe__aggregator *a, int rc)
 {
     struct strobe__daemon *d = a->d;
@@ -266,7 +284,10 @@ static void *producer_thread(void *arg)
             pthread_mutex_unlock(&d->lock);
         }
         round_done(a, rc);
-        if (rc < 0 && a->push)
+        a->backoff_ns = rc == -EACCES ? auth_backoff(a) : 0;
+        if (a->backoff_ns)
+            sleep_until(d, strobe__wall_ns() + a->backoff_ns);
+        else if (rc < 0 && a->push)
             sleep_until(d, strobe__wall_ns() + interval); /* do not spin on a dead producer */
     }
     return NULL;

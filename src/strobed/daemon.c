@@ -680,11 +680,9 @@ static int check_keys(const struct strobe__cfg *c, const char *const *allowed, c
 
 static int read_secret(const char *path, char **out, char *err, size_t errlen)
 {
-    int rc = strobe__auth_read_secret(path, out);
-    if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, strobe_strerror(rc));
+    int rc = strobe__auth_read_secret(path, out, err, errlen);
+    if (rc < 0)
         return rc;
-    }
     if (strlen(*out) < 8) {
         snprintf(err, errlen, "%s: the shared secret must be at least 8 characters", path);
         free(*out);

@@ -5,8 +5,11 @@
  * send -> receive) driven by aio callbacks on nng's threads. Parked long
  * polls are answered by one waiter thread that sleeps on the daemon's
  * change condition. Authentication state is per pipe (connection): a
- * reconnect starts unauthenticated.
+ * reconnect starts unauthenticated. With a secret, refused proofs,
+ * requests before authentication and connections closed after HELLO
+ * without authenticating are logged at warn with the peer's address.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <nng/nng.h>
@@ -42,6 +45,7 @@ struct pipe_auth {
     uint32_t id;
     int authed;
     uint8_t expect[STROBE_PROTO_MAC]; /* the client proof we wait for */
+    char peer[64];                    /* for the log when it leaves unauthenticated */
 };
 
 struct strobe__server {
@@ -65,6 +69,23 @@ static uint64_t mono_ns(void)
 
 /* ---- per-pipe authentication ------------------------------------------------ */
 
+/* "HOST:PORT" of connection pid, or "connection N" when nng cannot say
+ * (the fuzzers answer requests without a socket). */
+static void peer_name(uint32_t pid, char *buf, size_t cap)
+{
+    nng_pipe p = { .id = pid };
+    nng_sockaddr sa;
+    char host[INET6_ADDRSTRLEN];
+    int got = nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0;
+    if (got && sa.s_family == NNG_AF_INET && inet_ntop(AF_INET, &sa.s_in.sa_addr, host, sizeof host))
+        snprintf(buf, cap, "%s:%u", host, (unsigned)ntohs(sa.s_in.sa_port));
+    else if (got && sa.s_family == NNG_AF_INET6 &&
+             inet_ntop(AF_INET6, sa.s_in6.sa_addr, host, sizeof host))
+        snprintf(buf, cap, "[%s]:%u", host, (unsigned)ntohs(sa.s_in6.sa_port));
+    else
+        snprintf(buf, cap, "connection %u", pid);
+}
+
 static struct pipe_auth *pipe_get(struct strobe__server *s, uint32_t id, int create)
 {
     for (size_t i = 0; i < s->npipes; i++)
@@ -84,6 +105,9 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
     pthread_mutex_lock(&s->pmtx);
     for (size_t i = 0; i < s->npipes; i++)
         if (s->pipes[i].id == (uint32_t)nng_pipe_id(p)) {
+            if (!s->pipes[i].authed)
+                strobe__log(s->d, STROBE_LOG_WARN, "%s: closed the connection without authenticating",
+                            s->pipes[i].peer);
             s->pipes[i] = s->pipes[--s->npipes];
             break;
         }
@@ -272,6 +296,7 @@ static int check_auth(struct strobe__server *s, uint32_t pid, uint8_t type, stru
             strobe__msg_error(w, STROBE_ERR_FORMAT, pa ? "malformed HELLO" : "too many connections");
         } else {
             pa->authed = !secret;
+            peer_name(pid, pa->peer, sizeof pa->peer);
             if (secret) {
                 /* our proof now; the client's expected proof kept for AUTH */
                 strobe__auth_mac(secret, "server", cn, sn, proof);
@@ -289,12 +314,17 @@ static int check_auth(struct strobe__server *s, uint32_t pid, uint8_t type, stru
             strobe__msg_begin(w, STROBE_MSG_OK, 0);
             strobe__msg_finish(w);
         } else {
-            strobe__log(s->d, STROBE_LOG_WARN, "connection %u: authentication failed", pid);
+            char peer[64];
+            peer_name(pid, peer, sizeof peer);
+            strobe__log(s->d, STROBE_LOG_WARN, "%s: refused its proof of the shared secret", peer);
             strobe__msg_error(w, -EACCES, "authentication failed");
         }
     } else if (pa && pa->authed) {
         ok = 1;
     } else {
+        char peer[64];
+        peer_name(pid, peer, sizeof peer);
+        strobe__log(s->d, STROBE_LOG_WARN, "%s: refused a request without authentication", peer);
         strobe__msg_error(w, -EACCES, "authenticate first (HELLO, AUTH)");
     }
     pthread_mutex_unlock(&s->pmtx);

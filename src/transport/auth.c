@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "transport/auth.h"
 
@@ -32,11 +34,36 @@ int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[S
     return 0;
 }
 
-int strobe__auth_read_secret(const char *path, char **out)
+int strobe__auth_read_secret(const char *path, char **out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    if (!f)
-        return -errno;
+    if (!f) {
+        int rc = -errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return rc;
+    }
+    /* checked on the open file, so what is checked is what is read */
+    struct stat st;
+    if (fstat(fileno(f), &st) < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        fclose(f);
+        return rc;
+    }
+    /* as ssh does with private keys: a secret others can read, or one
+     * another user can rewrite, is no longer a secret of ours */
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "%s: mode %04o lets group or others access the secret (chmod 600)",
+                 path, (unsigned)(st.st_mode & 07777));
+        fclose(f);
+        return -EACCES;
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        snprintf(err, errlen, "%s: owned by uid %u, not by the user running this (uid %u) or root",
+                 path, (unsigned)st.st_uid, (unsigned)geteuid());
+        fclose(f);
+        return -EACCES;
+    }
     char buf[1024];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
@@ -46,7 +73,11 @@ int strobe__auth_read_secret(const char *path, char **out)
     *out = strdup(buf);
     /* do not leave the secret on the stack */
     memset(buf, 0, sizeof buf);
-    return *out ? 0 : -ENOMEM;
+    if (!*out) {
+        snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 int strobe__auth_equal(const uint8_t a[STROBE_PROTO_MAC], const uint8_t b[STROBE_PROTO_MAC])

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * strobed client (client.h): requests over nng req0, the shared-secret
- * handshake done lazily whenever the server asks for it (a reconnect
- * gives a fresh, unauthenticated pipe), and the set mirror.
+ * handshake and the set mirror. A client holding a secret authenticates
+ * every connection (nng pipe) before trusting a reply from it: the daemon
+ * proves it knows the secret first, then the client; a reply that comes
+ * over any other pipe (nng redialed in between) is dropped and the
+ * handshake is done again. A client without a secret never handshakes.
  */
 #include <errno.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +21,10 @@
 
 struct strobe__client {
     nng_socket sock;
+    char addr[256]; /* as given, for messages naming the peer */
     char *secret;
+    _Atomic uint32_t pipe; /* the newest connection (nng pipe id; 0: none yet) */
+    uint32_t authed_pipe;  /* the connection the handshake succeeded on (0: none) */
     char err[512];
     struct strobe__wr wr;
     nng_msg *reply; /* the last reply, kept while the caller walks it */
@@ -36,12 +43,21 @@ static int from_nng(int rv)
     }
 }
 
+/* nng's callback when it (re)connects: the next request authenticates
+ * first instead of being refused by the daemon */
+static void pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    (void)ev;
+    atomic_store(&((struct strobe__client *)arg)->pipe, (uint32_t)nng_pipe_id(p));
+}
+
 int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out)
 {
     struct strobe__client *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
+    snprintf(c->addr, sizeof c->addr, "%s", addr);
     char url[512];
     if (strstr(addr, "://"))
         snprintf(url, sizeof url, "%s", addr);
@@ -57,6 +73,7 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
          * would only duplicate long polls */
         nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
         nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, STROBE_PROTO_MAX_MSG);
+        nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_added, c);
         /* dial_now: fail at once on a refused connection (strobe ls);
          * otherwise nng keeps redialing in the background (aggregators) */
         rv = nng_dial(c->sock, url, NULL, dial_now ? 0 : NNG_FLAG_NONBLOCK);
@@ -126,9 +143,18 @@ static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t 
     return 0;
 }
 
+static uint32_t reply_pipe(const struct strobe__client *c)
+{
+    return (uint32_t)nng_pipe_id(nng_msg_get_pipe(c->reply));
+}
+
+/* Mutual authentication of the current connection (only with a secret):
+ * the daemon's proof over our fresh nonce first, so a proof recorded
+ * from another handshake is worth nothing; then ours over its nonce. */
 static int handshake(struct strobe__client *c)
 {
     uint8_t cn[STROBE_PROTO_NONCE], mac[STROBE_PROTO_MAC];
+    c->authed_pipe = 0;
     int rc = strobe__auth_nonce(cn);
     if (rc < 0)
         return rc;
@@ -139,49 +165,65 @@ static int handshake(struct strobe__client *c)
     uint16_t flags;
     if ((rc = roundtrip(c, &r, &type, &flags)) < 0)
         return rc;
+    uint32_t pipe = reply_pipe(c);
     const uint8_t *sn = strobe__rd_bytes(&r, STROBE_PROTO_NONCE);
     const uint8_t *proof = strobe__rd_bytes(&r, STROBE_PROTO_MAC);
     if (type != STROBE_MSG_HELLO || r.err || r.n) {
         snprintf(c->err, sizeof c->err, "malformed HELLO reply");
         return STROBE_ERR_FORMAT;
     }
-    if (!(flags & STROBE_HELLO_AUTH_REQUIRED))
-        return 0;
-    if (!c->secret) {
-        snprintf(c->err, sizeof c->err, "the daemon requires a shared secret (--secret-file)");
-        return -EACCES;
-    }
-    /* the server proves it knows the secret before we answer */
+    /* a daemon without a secret (flag clear) proves nothing */
     if ((rc = strobe__auth_mac(c->secret, "server", cn, sn, mac)) < 0)
         return rc;
-    if (!strobe__auth_equal(mac, proof)) {
-        snprintf(c->err, sizeof c->err, "the daemon does not know our shared secret");
+    if (!(flags & STROBE_HELLO_AUTH_REQUIRED) || !strobe__auth_equal(mac, proof)) {
+        snprintf(c->err, sizeof c->err, "%s did not prove it knows the secret", c->addr);
         return -EACCES;
     }
     if ((rc = strobe__auth_mac(c->secret, "client", sn, cn, mac)) < 0)
         return rc;
     strobe__msg_begin(&c->wr, STROBE_MSG_AUTH, 0);
     strobe__wr_bytes(&c->wr, mac, sizeof mac);
-    if ((rc = roundtrip(c, &r, &type, &flags)) < 0)
+    if ((rc = roundtrip(c, &r, &type, &flags)) < 0) {
+        if (rc == -EACCES)
+            snprintf(c->err, sizeof c->err, "%s refused our proof of the secret", c->addr);
         return rc;
-    return type == STROBE_MSG_OK ? 0 : STROBE_ERR_FORMAT;
+    }
+    if (type != STROBE_MSG_OK) {
+        snprintf(c->err, sizeof c->err, "unexpected reply type %u to AUTH", type);
+        return STROBE_ERR_FORMAT;
+    }
+    if (reply_pipe(c) != pipe) {
+        snprintf(c->err, sizeof c->err, "%s: connection lost while authenticating", c->addr);
+        return -ECONNRESET;
+    }
+    c->authed_pipe = pipe;
+    return 0;
 }
 
-/* A request built by `build`; authenticates and retries once when the
- * server says the connection is not authenticated. */
+/* A request built by `build`. With a secret, the connection is
+ * authenticated first, and a reply from any other connection is dropped
+ * and the request sent once more after a new handshake. */
 static int request(struct strobe__client *c, void (*build)(struct strobe__client *, const void *),
                    const void *arg, struct strobe__rd *body, uint8_t want)
 {
     uint8_t type;
     uint16_t flags;
     for (int attempt = 0;; attempt++) {
+        int rc;
+        if (c->secret && (!c->authed_pipe || c->authed_pipe != atomic_load(&c->pipe)) &&
+            (rc = handshake(c)) < 0)
+            return rc;
         build(c, arg);
-        int rc = roundtrip(c, body, &type, &flags);
-        if (rc == -EACCES && attempt == 0) {
-            if ((rc = handshake(c)) < 0)
-                return rc;
-            continue;
+        rc = roundtrip(c, body, &type, &flags);
+        if (c->secret && c->reply && reply_pipe(c) != c->authed_pipe) {
+            c->authed_pipe = 0;
+            if (attempt == 0)
+                continue;
+            snprintf(c->err, sizeof c->err, "%s: connection lost while authenticating", c->addr);
+            return -ECONNRESET;
         }
+        if (rc == -EACCES && !c->secret)
+            snprintf(c->err, sizeof c->err, "%s requires a shared secret (--secret-file)", c->addr);
         if (rc < 0)
             return rc;
         if (type != want) {

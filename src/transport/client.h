@@ -17,7 +17,10 @@
 
 struct strobe__client;
 
-/* addr: "host:port" or a full nng URL. secret may be NULL. With dial_now
+/* addr: "host:port" or a full nng URL. secret may be NULL; with one,
+ * every request first needs the daemon to prove it knows the secret
+ * (otherwise -EACCES, and the error text "ADDR did not prove it knows the
+ * secret"; every -EACCES text names the peer). With dial_now
  * the first connection is made before returning (a refused one is an
  * error); otherwise it returns at once and nng (re)connects in the
  * background. */

@@ -59,7 +59,9 @@ static void init(void)
     snprintf(plugins, sizeof plugins, "%s/plugins", scratch);
     snprintf(secret_path, sizeof secret_path, "%s/secret", scratch);
     FILE *f = fopen(secret_path, "w");
-    if (mkdir(plugins, 0700) < 0 || !f || fputs("fuzz-shared-secret\n", f) < 0 || fclose(f) != 0)
+    /* a secret file must not be readable by others (auth.c refuses it) */
+    if (mkdir(plugins, 0700) < 0 || !f || fchmod(fileno(f), 0600) < 0 ||
+        fputs("fuzz-shared-secret\n", f) < 0 || fclose(f) != 0)
         abort();
     setenv("STROBE_PLUGIN_PATH", plugins, 1);
 }

@@ -105,6 +105,17 @@ static inline void remember_child(pid_t pid)
         started[nstarted++] = pid;
 }
 
+/* Writes a file only its owner can access (mode 0600), as a shared-secret
+ * file must be: strobed and strobe ls refuse one group or others can. */
+static inline void write_private(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    CHECK(fd >= 0);
+    CHECK(fchmod(fd, 0600) == 0); /* also when the file was there */
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+}
+
 /* Starts `strobed -c <dir>/<name>.yaml` with the given text; its log goes
  * to <dir>/<name>.log. */
 static inline pid_t start_daemon(const char *dir, const char *name, const char *yaml)

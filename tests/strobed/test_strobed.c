@@ -137,8 +137,8 @@ STROBE_TEST(shared_secret)
     char good[4096], bad[4096], y[2048], extra[4200];
     snprintf(good, sizeof good, "%s/good", dir);
     snprintf(bad, sizeof bad, "%s/bad", dir);
-    write_file(good, "correct horse battery staple\n");
-    write_file(bad, "not the right secret\n");
+    write_private(good, "correct horse battery staple\n");
+    write_private(bad, "not the right secret\n");
     snprintf(extra, sizeof extra, "  secret_file: %s\n", good);
     sampler_yaml(y, sizeof y, "n1", test_port(0), 1, 2, extra);
     pid_t s = start_daemon(dir, "n1", y);
@@ -154,7 +154,7 @@ STROBE_TEST(shared_secret)
     int rc = strobe_test_sh(&out, "'%s/strobe' ls --secret-file '%s' 127.0.0.1:%d", STROBE_BIN_DIR,
                             bad, test_port(0));
     CHECK_EQ_INT(rc, 1);
-    CHECK_CONTAINS(out, "the daemon does not know our shared secret");
+    CHECK_CONTAINS(out, "did not prove it knows the secret");
     free(out);
     rc = strobe_test_sh(&out, "'%s/strobe' ls 127.0.0.1:%d", STROBE_BIN_DIR, test_port(0));
     CHECK_EQ_INT(rc, 1);
@@ -176,7 +176,7 @@ STROBE_TEST(shared_secret)
     /* its first pull is refused (it logs why); it never gets the set */
     int refused = 0;
     for (int t = 0; t < 100 && !refused; t++, sleep_ms(50))
-        refused = strobe_test_sh(NULL, "grep -q 'does not know our shared secret' '%s/agg2.log'", dir) == 0;
+        refused = strobe_test_sh(NULL, "grep -q 'did not prove it knows the secret' '%s/agg2.log'", dir) == 0;
     CHECK(refused);
     CHECK_EQ_INT(served_value(test_port(2), "not the right secret", "n1/synthetic", "m0", NULL), -1);
     stop_clean(a2, dir, "agg2");
