@@ -27,6 +27,14 @@
 
 #define WORKERS 32
 #define MAX_PIPES 4096
+/* Held long polls (push mode) may take at most PARK_MAX workers, so that
+ * PARK_RESERVE are always free to answer at once, and at most
+ * PARK_PER_HOST of them may come from one host: idle clients can no longer
+ * park every worker and lock everyone else out. A request over a limit is
+ * refused with STROBE_ERR_LIMIT (the client retries after an interval). */
+#define PARK_RESERVE 8
+#define PARK_MAX (WORKERS - PARK_RESERVE)
+#define PARK_PER_HOST 8
 
 enum wstate { W_RECV, W_SEND, W_PARKED };
 
@@ -36,6 +44,7 @@ struct worker {
     nng_aio *aio;
     nng_ctx ctx;
     nng_msg *req;     /* parked request */
+    char host[64];     /* parked: the peer's address without its port */
     uint64_t deadline; /* parked: CLOCK_MONOTONIC ns */
     uint64_t seq;      /* parked: daemon change_seq when parked */
     struct strobe__wr wr;
@@ -361,14 +370,47 @@ int strobe__server_answer(struct strobe__server *s, uint32_t pipe_id, const void
     return 0;
 }
 
+/* The peer's address without its port, into host. */
+static void peer_host(uint32_t pid, char *host, size_t cap)
+{
+    peer_name(pid, host, cap);
+    char *colon = strrchr(host, ':');
+    if (colon && strncmp(host, "connection ", 11) != 0)
+        *colon = 0;
+}
+
+/* Whether one more long poll from `host` may be parked (d->lock held:
+ * parked workers change state under it). */
+static int may_park(const struct strobe__server *s, const char *host)
+{
+    int parked = 0, from_host = 0;
+    for (int i = 0; i < WORKERS; i++)
+        if (s->w[i].state == W_PARKED) {
+            parked++;
+            from_host += strcmp(s->w[i].host, host) == 0;
+        }
+    return parked < PARK_MAX && from_host < PARK_PER_HOST;
+}
+
 /* Handles a received request: answers now, or parks a long poll. */
 static void handle(struct worker *wk, nng_msg *req)
 {
     struct strobe__server *s = wk->s;
     struct strobe__daemon *d = s->d;
-    uint32_t wait_ms;
-    if (strobe__server_answer(s, (uint32_t)nng_pipe_id(nng_msg_get_pipe(req)), nng_msg_body(req),
-                              nng_msg_len(req), &wk->wr, &wait_ms)) {
+    uint32_t wait_ms, pid = (uint32_t)nng_pipe_id(nng_msg_get_pipe(req));
+    if (strobe__server_answer(s, pid, nng_msg_body(req), nng_msg_len(req), &wk->wr, &wait_ms)) {
+        peer_host(pid, wk->host, sizeof wk->host);
+        if (!may_park(s, wk->host)) {
+            pthread_mutex_unlock(&d->lock);
+            strobe__log(d, STROBE_LOG_WARN, "%s: refused a held request: %d held at most, %d per host",
+                        wk->host, PARK_MAX, PARK_PER_HOST);
+            wk->wr.len = 0;
+            wk->wr.err = 0;
+            strobe__msg_error(&wk->wr, STROBE_ERR_LIMIT, "too many held requests; retry later");
+            nng_msg_free(req);
+            send_wr(wk);
+            return;
+        }
         wk->state = W_PARKED;
         wk->req = req;
         wk->seq = d->change_seq;

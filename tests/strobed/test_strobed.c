@@ -5,7 +5,10 @@
  * authentication, producer and aggregator restarts, a producer that never
  * answers, `strobe ls`, and a scrape by a real Prometheus server.
  */
+#include <pthread.h>
+
 #include "daemons.h"
+#include "transport/client.h"
 
 /* Synthetic sampler yaml: n samples of 3 metrics, then it stops, so the
  * final values are known everywhere: m_i = base + n * (i + 1). */
@@ -542,7 +545,77 @@ STROBE_TEST(producer_liveness)
 }
 
 
-STROBE_TEST_MAIN(STROBE_CASE(publish_regions), STROBE_CASE(producer_liveness), STROBE_CASE(three_level_topology),
+struct held_poll {
+    struct strobe__client *c;
+    struct strobe__mirror m;
+    int rc;
+    double seconds;
+};
+
+static void *held_poll_thread(void *arg)
+{
+    struct held_poll *h = arg;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    h->rc = strobe__client_update(h->c, &h->m, NULL, 0, 3000, NULL, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    h->seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    return NULL;
+}
+
+/* Idle clients holding long polls cannot park every worker: at most 8 are
+ * held per host, the others are refused at once with STROBE_ERR_LIMIT, and
+ * a plain request is still answered meanwhile. */
+STROBE_TEST(held_polls_limited)
+{
+    const char *dir = strobe_test_tmpdir("held");
+    char y[2048];
+    sampler_yaml(y, sizeof y, "n1", test_port(0), 1, 1, NULL); /* one sample: nothing changes after */
+    pid_t s = start_daemon(dir, "n1", y);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", test_port(0));
+    wait_value(test_port(0), NULL, "n1/synthetic", "m0", 1, 8000);
+    enum { N = 12 };
+    static struct held_poll h[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ_INT(strobe__client_open(addr, NULL, 10000, 1, &h[i].c), 0);
+        /* a first round fills the mirror: the next one waits for a change */
+        CHECK_EQ_INT(strobe__client_update(h[i].c, &h[i].m, NULL, 0, 0, NULL, NULL), 0);
+    }
+    for (int i = 0; i < N; i++)
+        CHECK_EQ_INT(pthread_create(&th[i], NULL, held_poll_thread, &h[i]), 0);
+    sleep_ms(500);
+    /* meanwhile a plain request is answered */
+    char *out;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' ls %s", STROBE_BIN_DIR, addr), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    CHECK_CONTAINS(out, "n1/synthetic");
+    free(out);
+    CHECK((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 < 1.0);
+    int held = 0, refused = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        if (h[i].rc == 0 && h[i].seconds >= 2.5)
+            held++;
+        else if (h[i].rc == STROBE_ERR_LIMIT && h[i].seconds < 1.0)
+            refused++;
+        strobe__client_close(h[i].c);
+        strobe__mirror_free(&h[i].m);
+    }
+    CHECK_EQ_INT(held, 8);
+    CHECK_EQ_INT(refused, N - 8);
+    stop_daemon(s, SIGTERM);
+    char log[4200];
+    snprintf(log, sizeof log, "%s/n1.log", dir);
+    CHECK_EQ_INT(strobe_test_sh(&out, "grep -c 'refused a held request' '%s'", log), 0);
+    CHECK_STR_EQ(out, "4\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(publish_regions), STROBE_CASE(producer_liveness), STROBE_CASE(held_polls_limited), STROBE_CASE(three_level_topology),
                  STROBE_CASE(push_on_change), STROBE_CASE(shared_secret), STROBE_CASE(restarts),
                  STROBE_CASE(silent_producer_does_not_stall), STROBE_CASE(port_blocks_are_exclusive),
                  STROBE_CASE(ls_listing), STROBE_CASE(prometheus_scrape))
