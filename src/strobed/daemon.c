@@ -84,8 +84,28 @@ static void vlog(struct strobe__daemon *d, enum strobe_log_level level, const ch
         line[len] = '\n';
         line[len + 1] = 0;
     }
+    pthread_mutex_lock(&d->log_lock);
     fputs(line, d->log ? d->log : stderr);
     fflush(d->log ? d->log : stderr);
+    pthread_mutex_unlock(&d->log_lock);
+}
+
+void strobe__daemon_reopen_log(struct strobe__daemon *d)
+{
+    if (!d->log_path)
+        return;
+    FILE *f = fopen(d->log_path, "a");
+    if (!f) {
+        strobe__log(d, STROBE_LOG_ERROR, "log_file %s: cannot reopen: %s; logging on to the old file",
+                    d->log_path, strerror(errno));
+        return;
+    }
+    pthread_mutex_lock(&d->log_lock);
+    FILE *old = d->log;
+    d->log = f;
+    pthread_mutex_unlock(&d->log_lock);
+    fclose(old);
+    strobe__log(d, STROBE_LOG_INFO, "log file %s reopened", d->log_path);
 }
 
 void strobe__log(struct strobe__daemon *d, enum strobe_log_level level, const char *fmt, ...)
@@ -705,7 +725,8 @@ static int daemon_section(struct strobe__daemon *d, const struct strobe__cfg *c,
     if ((s = scalar(c, "log_file"))) {
         if (!(d->log = fopen(s, "a")))
             return cfg_fail(c, "log_file", err, errlen, "%s: %s", s, strerror(errno));
-        d->log_owned = 1;
+        if (!(d->log_path = strdup(s)))
+            return -ENOMEM;
     }
     static const char *const addr_keys[] = { "listen", "http" };
     for (size_t i = 0; i < 2; i++)
@@ -727,6 +748,7 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
     if (!d)
         return -ENOMEM;
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->log_lock, NULL);
     /* the server's waiter computes its deadlines on CLOCK_MONOTONIC; with
      * the default (CLOCK_REALTIME) every timed wait would be long past
      * and return at once, a busy loop on d->lock */
@@ -829,13 +851,15 @@ void strobe__daemon_free(struct strobe__daemon *d)
         memset(d->secret, 0, strlen(d->secret));
         free(d->secret);
     }
-    if (d->log_owned)
+    if (d->log)
         fclose(d->log);
+    free(d->log_path);
     for (int i = 0; i < 2; i++)
         if (d->stop_pipe[i] >= 0)
             close(d->stop_pipe[i]);
     strobe__cfg_free(d->cfg);
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->log_lock);
     pthread_cond_destroy(&d->changed);
     free(d);
 }

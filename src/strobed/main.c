@@ -155,7 +155,8 @@ int main(int argc, char **argv)
         sigwait(&sigs, &sig);
         if (sig != SIGHUP)
             break;
-        /* SIGHUP: stores flush (rotate-friendly) */
+        /* SIGHUP: the log file is reopened (after logrotate), stores flush */
+        strobe__daemon_reopen_log(d);
         pthread_mutex_lock(&d->lock);
         strobe__daemon_flush_stores(d);
         pthread_mutex_unlock(&d->lock);
