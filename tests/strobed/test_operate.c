@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * strobed as an operator runs it: the CSV store's rows reach the file
- * within a flush interval and survive a SIGKILL, and SIGHUP reopens the
- * log file after logrotate renamed it.
+ * within a flush interval and survive a SIGKILL, SIGHUP reopens the log
+ * file after logrotate renamed it, and `strobe ls --timeout` holds against
+ * a daemon that does not answer.
  */
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
 #include "daemons.h"
 
 static double wall_s(void)
@@ -167,4 +171,44 @@ STROBE_TEST(sighup_reopens_log_file)
                         gn[i - 1], step);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(csv_rows_reach_the_file), STROBE_CASE(sighup_reopens_log_file))
+/* Runs `strobe ls --timeout 1s` against port; checks its one line, its
+ * exit status 1 and that it took at most 1 s + 0.5 s. Returns the time. */
+static double ls_fails(int port, const char *line)
+{
+    char *out, want[256];
+    double t0 = wall_s();
+    int st = strobe_test_sh(&out, "'%s/strobe' ls --timeout 1s 127.0.0.1:%d", STROBE_BIN_DIR, port);
+    double took = wall_s() - t0;
+    snprintf(want, sizeof want, "strobe: ls: 127.0.0.1:%d: %s\n", port, line);
+    CHECK_STR_EQ(out, want);
+    CHECK_EQ_INT(st, 1);
+    free(out);
+    if (took > 1.5)
+        STROBE_FAIL("strobe ls --timeout 1s to port %d took %.3f s", port, took);
+    return took;
+}
+
+/* A listening socket that never accepts (the kernel completes the TCP
+ * connection: what a daemon stopped with SIGSTOP looks like), a closed
+ * port, and an nng server that takes requests and never replies. */
+STROBE_TEST(ls_timeout_holds)
+{
+    int silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)test_port(0)) };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(silent >= 0 && bind(silent, (struct sockaddr *)&a, sizeof a) == 0 && listen(silent, 8) == 0);
+    CHECK(ls_fails(test_port(0), "no reply within 1s") >= 0.9);
+    close(silent);
+
+    ls_fails(test_port(1), "Connection refused");
+
+    nng_socket rep;
+    char url[64];
+    snprintf(url, sizeof url, "tcp://127.0.0.1:%d", test_port(2));
+    CHECK(nng_rep0_open(&rep) == 0 && nng_listen(rep, url, NULL, 0) == 0);
+    CHECK(ls_fails(test_port(2), "no reply within 1s") >= 0.9);
+    nng_close(rep);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(csv_rows_reach_the_file), STROBE_CASE(sighup_reopens_log_file),
+                 STROBE_CASE(ls_timeout_holds))
