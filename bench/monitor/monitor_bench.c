@@ -20,8 +20,8 @@
  *       that writes only when 64 KiB are buffered ("buffered", the store
  *       without a flush_interval), with the daemon's flush after every
  *       RATE rows, one second of data ("flush", flush_interval: 1s), and
- *       the same with `fsync: true` ("fsync"). 60 s of data (at most
- *       600000 rows) per configuration. The flush's cost per second is the
+ *       the same with `fsync: true` ("fsync"). 20 s of data (at most
+ *       200000 rows) per configuration. The flush's cost per second is the
  *       difference to "buffered" times RATE; wall time is given too, since
  *       fsync waits for the disk without using CPU. Every row is checked
  *       to be in its file at the end.
@@ -318,7 +318,7 @@ static void bench_store(long rate, const char *dir, long rot)
         c[i] = (struct config){ .name = names[i], .step = step_store, .d = daemon_from(yaml[i]),
                                 .flush_every = i >= 2 ? rate : 0 };
     }
-    long iters = rate * 60 > 600000 ? 600000 : rate * 60;
+    long iters = rate * 20 > 200000 ? 200000 : rate * 20;
     struct cost r[4];
     run_all("store", c, 4, iters, rot, r);
     for (int i = 1; i < 4; i++) {
