@@ -16,6 +16,12 @@
 #  * transforms: the same program, synthetic sampler of 43 metrics alone,
 #    with `rate`, and with rate -> window avg n=5; the added CPU per set is
 #    the difference to the sampler alone within the same run.
+#  * the csv store's flush: the same program ("store" mode), a synthetic
+#    sampler of 43 metrics with a csv store that writes only at 64 KiB,
+#    with a flush after every second of data (RATE rows) and with fsync:
+#    true too, at RATE = 100 (a node) and 10000 rows/s (an aggregator of
+#    1000 nodes x 10 sets at 1 s); files in a directory under the build
+#    tree's bench/results (a disk, not /tmp, which may be a tmpfs).
 #  * repetitions are interleaved and rotate the order of the
 #    configurations; the table shows medians [min-max] over repetitions, and
 #    ratios/differences are formed within a repetition before the median.
@@ -95,6 +101,17 @@ for rep in $(seq 1 "$REPS"); do
         "$PROG" $what "$SAMPLES" "$rep" | sed "s/^/rep=$rep /" >>"$RAW" || die "strobe-bench-monitor $what failed"
     done
 done
+
+STORE_DIR=$RESULTS/csv-store
+echo "bench-monitor: $REPS repetitions x csv store flush at 100 and 10000 rows/s" >&2
+for rep in $(seq 1 "$REPS"); do
+    for rate in 100 10000; do
+        rm -rf "$STORE_DIR" && mkdir -p "$STORE_DIR"
+        "$PROG" store "$rate" "$STORE_DIR" "$rep" | sed "s/^store /rep=$rep store$rate /" >>"$RAW" ||
+            die "strobe-bench-monitor store $rate failed"
+    done
+done
+rm -rf "$STORE_DIR"
 
 # ---- 3: aggregator ingest on loopback ---------------------------------------
 # Ports: a block of K+1 from the script's pid, so two runs rarely collide.

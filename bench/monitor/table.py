@@ -66,6 +66,19 @@ if rows[("xform", "base")]:
         m = statistics.median(r[key] for r in rows[("xform", "ratios")])
         goals.append(("added CPU per set, %s transform" % label, "<= 1 us", "%.2f us" % m, m <= 1.0))
 
+for rate in (100, 10000):
+    mode = "store%d" % rate
+    if not rows[(mode, "flush")]:
+        continue
+    print("\ncsv store at %d rows/s (synthetic set of 43 metrics), us per row, CPU / wall" % rate)
+    for config, label in (("nostore", "sampler alone"), ("buffered", "+ csv, written at 64 KiB"),
+                          ("flush", "+ csv, flushed every second"), ("fsync", "+ csv, flushed + fsync")):
+        print("%-30s %-20s %-20s" % (label, cell("us", mode, config)[0], cell("wall_us", mode, config)[0]))
+    print("%-30s %s" % ("flush: CPU us per second", cell("flush-buffered_us_per_s", mode, "ratios", "%.0f")[0]))
+    print("%-30s %s" % ("flush+fsync: CPU us per second", cell("fsync-buffered_us_per_s", mode, "ratios", "%.0f")[0]))
+    print("%-30s %s" % ("flush+fsync: wall us per second",
+                        cell("fsync-buffered_wall_us_per_s", mode, "ratios", "%.0f")[0]))
+
 agg = rows[("agg", "")]
 if agg:
     r0 = agg[0]

@@ -27,7 +27,7 @@ const char strobe__ls_help[] =
     "  -v, --verbose       metadata too: producer, schema, sizes, generations, timestamp\n"
     "      --json          one JSON document with metadata and values\n"
     "      --secret-file F the daemon's shared secret\n"
-    "      --timeout D     give up after D (default 5s)\n";
+    "      --timeout D     give up after D: connection, handshake and reply (default 5s)\n";
 
 static void print_time(uint64_t ns)
 {
@@ -143,6 +143,18 @@ static int cmp_dir(const void *a, const void *b)
     return strcmp(((const struct strobe__dir_entry *)a)->name, ((const struct strobe__dir_entry *)b)->name);
 }
 
+/* One line: the daemon's or the transport's reason (detail, when not
+ * empty), or that --timeout passed. */
+static void say_failure(const char *addr, int rc, const char *detail, const char *timeout)
+{
+    if (rc == -ETIMEDOUT)
+        strobe__cli_say("ls: %s: no reply within %s", addr, timeout);
+    else if (rc == -EACCES && detail && *detail) /* the text names the peer */
+        strobe__cli_say("ls: %s", detail);
+    else
+        strobe__cli_say("ls: %s: %s", addr, detail && *detail ? detail : strobe_strerror(rc));
+}
+
 int strobe__cmd_ls(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -152,7 +164,7 @@ int strobe__cmd_ls(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     int lng = 0, verbose = 0, json = 0, c;
-    const char *secret_file = NULL;
+    const char *secret_file = NULL, *timeout = "5s";
     unsigned long long timeout_ns = 5000000000ull;
     while ((c = strobe__cli_getopt("ls", argc, argv, ":lvh", opts)) != -1) {
         switch (c) {
@@ -163,6 +175,7 @@ int strobe__cmd_ls(int argc, char **argv)
         case 'T':
             if (strobe__parse_duration(optarg, &timeout_ns) < 0 || timeout_ns == 0)
                 return strobe__cli_usage_error("ls", "--timeout %s: not a duration (e.g. 2s)", optarg);
+            timeout = optarg;
             break;
         case 'h': fputs(strobe__ls_help, stdout); return 0;
         default: return STROBE_EXIT_USAGE;
@@ -182,7 +195,7 @@ int strobe__cmd_ls(int argc, char **argv)
     rc = strobe__client_open(addr, secret, (uint32_t)(timeout_ns / 1000000ull), 1, &cl);
     free(secret);
     if (rc < 0) {
-        strobe__cli_say("ls: %s: %s", addr, strobe_strerror(rc));
+        say_failure(addr, rc, NULL, timeout);
         return STROBE_EXIT_FAILURE;
     }
     char **pats = argv + optind + 1;
@@ -228,12 +241,8 @@ int strobe__cmd_ls(int argc, char **argv)
         }
         strobe__mirror_free(&m);
     }
-    if (rc == -EACCES) { /* the text names the peer */
-        strobe__cli_say("ls: %s", strobe__client_error(cl));
-        status = STROBE_EXIT_FAILURE;
-    } else if (rc < 0) {
-        strobe__cli_say("ls: %s: %s", addr, strobe__client_error(cl)[0] ? strobe__client_error(cl)
-                                                                          : strobe_strerror(rc));
+    if (rc < 0) {
+        say_failure(addr, rc, strobe__client_error(cl), timeout);
         status = STROBE_EXIT_FAILURE;
     }
     strobe__client_close(cl);

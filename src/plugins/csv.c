@@ -10,7 +10,10 @@
  *
  * Rows are built in a scratch buffer, appended whole to a per-file
  * user-space buffer and written with write(2) when it holds 64 KiB, when
- * the file rolls and at flush(). A row is never cut: when a write fails
+ * the file rolls and at flush(), which the daemon calls every
+ * flush_interval (default 1 s); with `fsync: true` flush() and a roll also
+ * fsync(2) what was written, so the rows reach the disk, not only the page
+ * cache, before the next flush interval. A row is never cut: when a write fails
  * (disk full, I/O error) the file is truncated back to the end of the last
  * row that was written completely, the rows that were not are dropped and
  * counted, and the error is logged once until writes succeed again. A
@@ -20,7 +23,8 @@
  *         sets (globs on instance names; default all),
  *         schemas (globs on schema names; default all),
  *         roll_bytes (size: 100000, 64k, 64M, 1G; 0 = never),
- *         roll_interval (duration; 0 = never), header (true/false).
+ *         roll_interval (duration; 0 = never), header (true/false),
+ *         fsync (true/false, default false).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,6 +116,7 @@ struct csv_file {
     uint64_t nrows;     /* rows in the current file, on disk or pending */
     uint64_t first_sec; /* timestamp (s) of its first row: the roll suffix */
     uint64_t bucket;    /* roll_interval period of its first row */
+    int unsynced;       /* bytes were written since the last fsync */
     int failing;        /* an error was logged; log again only on recovery */
     uint64_t lost;      /* rows dropped during the current failure */
 };
@@ -122,7 +127,7 @@ struct csv {
     const char *const *sets, *const *schemas;
     size_t nsets, nschemas;
     uint64_t roll_bytes, roll_ns;
-    int header;
+    int header, fsync;
     struct csv_file **files;
     size_t nfiles;
     struct csv_buf row;
@@ -221,6 +226,7 @@ static int file_write(struct csv *s, struct csv_file *f)
         off += (size_t)n;
     }
     if (!err) {
+        f->unsynced = 1;
         f->size += off;
         f->out.len = 0;
         f->header_end = 0;
@@ -246,11 +252,27 @@ static int file_write(struct csv *s, struct csv_file *f)
         close(f->fd);
         f->fd = -1;
     }
+    f->unsynced = 1;
     f->size += keep;
     f->out.len = 0;
     f->header_end = 0;
     f->rows = 0;
     return -err;
+}
+
+/* Write the pending bytes and, with `fsync: true`, push them to the disk. */
+static int file_sync(struct csv *s, struct csv_file *f)
+{
+    int rc = file_write(s, f);
+    if (s->fsync && f->fd >= 0 && f->unsynced) {
+        if (fsync(f->fd) < 0) {
+            int e = errno;
+            note_error(s, f, "fsync", e);
+            return rc ? rc : -e;
+        }
+        f->unsynced = 0;
+    }
+    return rc;
 }
 
 /* Rename an existing file aside as <path>.<sec>, .<sec>.1, ... */
@@ -279,7 +301,7 @@ static int rename_aside(struct csv *s, struct csv_file *f, uint64_t sec)
 static void file_close(struct csv *s, struct csv_file *f)
 {
     if (f->fd >= 0) {
-        file_write(s, f);
+        file_sync(s, f);
         if (f->fd >= 0 && close(f->fd) < 0)
             note_error(s, f, "close", errno);
     }
@@ -501,7 +523,7 @@ static int flush_csv(void *state)
     for (size_t i = 0; i < s->nfiles; i++) {
         struct csv_file *f = s->files[i];
         if (f->fd >= 0) {
-            int r = file_write(s, f);
+            int r = file_sync(s, f);
             if (r < 0 && rc == 0)
                 rc = r;
         }
@@ -535,6 +557,7 @@ static int open_csv(const struct strobe_plugin_host *h, void **state)
     const char *dir = h->cfg_str(h, "path");
     const char *rb = h->cfg_str(h, "roll_bytes");
     const char *hd = h->cfg_str(h, "header");
+    const char *fs = h->cfg_str(h, "fsync");
     int rc;
     if ((rc = h->cfg_list(h, "sets", &s->sets, &s->nsets)) < 0 ||
         (rc = h->cfg_list(h, "schemas", &s->schemas, &s->nschemas)) < 0 ||
@@ -550,6 +573,10 @@ static int open_csv(const struct strobe_plugin_host *h, void **state)
     }
     if (hd && parse_bool(hd, &s->header) < 0) {
         rc = h->cfg_error(h, "header", "'%s': expected true or false", hd);
+        goto fail;
+    }
+    if (fs && parse_bool(fs, &s->fsync) < 0) {
+        rc = h->cfg_error(h, "fsync", "'%s': expected true or false", fs);
         goto fail;
     }
     if ((rc = make_dir(dir)) < 0) {

@@ -74,13 +74,20 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
         return fail_at(c, NULL, err, errlen, "entry without 'address' (host:port)", "");
     if (!strchr(v->scalar, ':'))
         return fail_at(c, "address", err, errlen, "is not host:port", v->scalar);
+    /* a port nothing can listen on would be redialed forever */
+    if (strobe__check_port(v->scalar) < 0)
+        return fail_at(c, "address", err, errlen, "has no port from 1 to 65535", v->scalar);
     a->address = strdup(v->scalar);
     unsigned long long ns;
+    int rc;
     a->interval_ns = 1000000000ull;
     a->timeout_ns = 0;
     if ((v = strobe__cfg_get(c, "interval"))) {
-        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
-            return fail_at(c, "interval", err, errlen, "is not a positive duration", v->scalar);
+        if ((rc = strobe__parse_interval(v->scalar, &ns)) < 0)
+            return fail_at(c, "interval", err, errlen,
+                           rc == -ERANGE ? "is below the minimum interval of " STROBE__MIN_INTERVAL_TEXT
+                                         : "is not a positive duration",
+                           v->scalar);
         a->interval_ns = ns;
     }
     if ((v = strobe__cfg_get(c, "offset"))) {
@@ -134,10 +141,10 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
         a->sets = a->sets_owned;
         a->nsets = n;
     }
-    int rc = strobe__client_open(a->address, d->secret,
-                                 (uint32_t)(a->timeout_ns / 1000000ull) +
-                                     (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
-                                 0, &a->client);
+    rc = strobe__client_open(a->address, d->secret,
+                             (uint32_t)(a->timeout_ns / 1000000ull) +
+                                 (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
+                             0, &a->client);
     if (rc < 0)
         return fail_at(c, "address", err, errlen, "cannot be dialed", a->address);
     return 0;

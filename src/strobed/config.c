@@ -240,3 +240,32 @@ int strobe__parse_duration(const char *s, unsigned long long *ns)
     return STROBE_ERR_SYNTAX;
 }
 
+int strobe__parse_interval(const char *s, unsigned long long *ns)
+{
+    unsigned long long v;
+    if (strobe__parse_duration(s, &v) < 0)
+        return STROBE_ERR_SYNTAX;
+    if (v < STROBE__MIN_INTERVAL_NS)
+        return -ERANGE;
+    *ns = v;
+    return 0;
+}
+
+int strobe__check_port(const char *addr)
+{
+    static const char *const tcp[] = { "tcp://", "tcp4://", "tcp6://" };
+    const char *hp = addr;
+    if (strstr(addr, "://")) {
+        hp = NULL;
+        for (size_t i = 0; i < 3 && !hp; i++)
+            if (strncmp(addr, tcp[i], strlen(tcp[i])) == 0)
+                hp = addr + strlen(tcp[i]);
+        if (!hp)
+            return 0;
+    }
+    const char *colon = strrchr(hp, ':');
+    if (!colon || !colon[1] || strlen(colon + 1) > 5 || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+        return STROBE_ERR_SYNTAX;
+    long port = strtol(colon + 1, NULL, 10);
+    return port >= 1 && port <= 65535 ? 0 : STROBE_ERR_SYNTAX;
+}

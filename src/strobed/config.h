@@ -37,4 +37,19 @@ int strobe__cfg_key_line(const struct strobe__cfg *c, const char *key);
  * seconds. 0 or STROBE_ERR_SYNTAX. */
 int strobe__parse_duration(const char *s, unsigned long long *ns);
 
+/* The shortest interval a schedule (sampler, producer pull, store flush)
+ * may have: below it the daemon spends its time in its scheduler (1 ns was
+ * 91 % of a core) instead of measuring anything. */
+#define STROBE__MIN_INTERVAL_NS 1000000ull
+#define STROBE__MIN_INTERVAL_TEXT "1ms"
+
+/* A schedule's interval: a duration of at least STROBE__MIN_INTERVAL_NS.
+ * 0, STROBE_ERR_SYNTAX (not a duration) or -ERANGE (below the minimum). */
+int strobe__parse_interval(const char *s, unsigned long long *ns);
+
+/* Checks the port of an address given as HOST:PORT or tcp://HOST:PORT
+ * (tcp4://, tcp6:// too): digits only, 1 to 65535. Other URLs are left to
+ * nng. 0 or STROBE_ERR_SYNTAX. */
+int strobe__check_port(const char *addr);
+
 #endif

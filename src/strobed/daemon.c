@@ -35,12 +35,19 @@ struct strobe__instance {
     void **lists; /* arrays handed out by cfg_list */
     size_t nlists;
     char name[128];
-    uint64_t interval_ns, offset_ns, next_ns; /* samplers */
+    /* samplers: the sampling schedule; stores with a flush(): the flush
+     * schedule (offset 0) */
+    uint64_t interval_ns, offset_ns, next_ns;
     int sample_errors;
     char cfg_err[1024]; /* the first problem cfg_error reported, for the caller's err */
 };
 
-static const char *const common_keys[] = { "plugin", "name", "interval", "offset", NULL };
+/* the keys of an entry the daemon reads itself, by kind of plugin */
+static const char *const own_keys[][5] = {
+    [STROBE_PLUGIN_SAMPLER] = { "plugin", "name", "interval", "offset", NULL },
+    [STROBE_PLUGIN_TRANSFORM] = { "plugin", "name", NULL },
+    [STROBE_PLUGIN_STORE] = { "plugin", "name", "flush_interval", NULL },
+};
 
 /* ---- logging --------------------------------------------------------------- */
 
@@ -77,8 +84,28 @@ static void vlog(struct strobe__daemon *d, enum strobe_log_level level, const ch
         line[len] = '\n';
         line[len + 1] = 0;
     }
+    pthread_mutex_lock(&d->log_lock);
     fputs(line, d->log ? d->log : stderr);
     fflush(d->log ? d->log : stderr);
+    pthread_mutex_unlock(&d->log_lock);
+}
+
+void strobe__daemon_reopen_log(struct strobe__daemon *d)
+{
+    if (!d->log_path)
+        return;
+    FILE *f = fopen(d->log_path, "a");
+    if (!f) {
+        strobe__log(d, STROBE_LOG_ERROR, "log_file %s: cannot reopen: %s; logging on to the old file",
+                    d->log_path, strerror(errno));
+        return;
+    }
+    pthread_mutex_lock(&d->log_lock);
+    FILE *old = d->log;
+    d->log = f;
+    pthread_mutex_unlock(&d->log_lock);
+    fclose(old);
+    strobe__log(d, STROBE_LOG_INFO, "log file %s reopened", d->log_path);
 }
 
 void strobe__log(struct strobe__daemon *d, enum strobe_log_level level, const char *fmt, ...)
@@ -517,8 +544,8 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
                             name ? name : pname);
         }
     for (size_t i = 0; i < c->n; i++)
-        for (size_t k = 0; common_keys[k]; k++)
-            if (strcmp(c->keys[i], common_keys[k]) == 0)
+        for (size_t k = 0; own_keys[kind][k]; k++)
+            if (strcmp(c->keys[i], own_keys[kind][k]) == 0)
                 in->used[i] = 1;
     in->host = (struct strobe_plugin_host){
         .impl = d, .name = in->name, .producer = d->producer,
@@ -527,20 +554,25 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
         .cfg_error = host_cfg_error, .set_add = host_set_add, .set_remove = host_set_remove,
         .set_updated = host_set_updated, .log = host_log,
     };
-    if (kind == STROBE_PLUGIN_SAMPLER) {
-        unsigned long long iv = 1000000000ull, off = 0;
-        const char *s;
-        if ((s = scalar(c, "interval")) && (strobe__parse_duration(s, &iv) < 0 || iv == 0)) {
-            inst_free(in);
-            return cfg_fail(c, "interval", err, errlen, "'%s' is not a positive duration", s);
-        }
-        if ((s = scalar(c, "offset")) && (strobe__parse_duration(s, &off) < 0 || off >= iv)) {
-            inst_free(in);
-            return cfg_fail(c, "offset", err, errlen, "'%s' is not a duration below the interval", s);
-        }
-        in->interval_ns = iv;
-        in->offset_ns = off;
+    /* samplers sample, stores flush every interval_ns (default 1 s) */
+    const char *ikey = kind == STROBE_PLUGIN_SAMPLER ? "interval" : "flush_interval";
+    unsigned long long iv = 1000000000ull, off = 0;
+    const char *s;
+    int rc;
+    if (kind != STROBE_PLUGIN_TRANSFORM && (s = scalar(c, ikey)) && (rc = strobe__parse_interval(s, &iv)) < 0) {
+        inst_free(in);
+        if (rc == -ERANGE)
+            return cfg_fail(c, ikey, err, errlen, "'%s' is below the minimum interval of %s", s,
+                            STROBE__MIN_INTERVAL_TEXT);
+        return cfg_fail(c, ikey, err, errlen, "'%s' is not a positive duration", s);
     }
+    if (kind == STROBE_PLUGIN_SAMPLER && (s = scalar(c, "offset")) &&
+        (strobe__parse_duration(s, &off) < 0 || off >= iv)) {
+        inst_free(in);
+        return cfg_fail(c, "offset", err, errlen, "'%s' is not a duration below the interval", s);
+    }
+    in->interval_ns = iv;
+    in->offset_ns = off;
     struct strobe__instance **v = realloc(d->inst, (d->ninst + 1) * sizeof *v);
     if (!v) {
         inst_free(in);
@@ -548,7 +580,7 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
     }
     d->inst = v;
     d->inst[d->ninst++] = in;
-    int rc = p->open(&in->host, &in->state);
+    rc = p->open(&in->host, &in->state);
     if (rc < 0) {
         d->ninst--;
         /* the plugin reported configuration errors itself (logged with
@@ -622,17 +654,25 @@ int strobe__daemon_sample_all(struct strobe__daemon *d, uint64_t now_ns)
     return 0;
 }
 
+/* Samplers sample on their schedule; stores that buffer (have a flush())
+ * flush on theirs, so a crash loses at most one flush interval of data. */
+static int scheduled(const struct strobe__instance *in)
+{
+    return in->plugin->kind == STROBE_PLUGIN_SAMPLER ||
+           (in->plugin->kind == STROBE_PLUGIN_STORE && in->plugin->flush);
+}
+
 static void *scheduler(void *arg)
 {
     struct strobe__daemon *d = arg;
     uint64_t now = strobe__wall_ns();
     for (size_t i = 0; i < d->ninst; i++)
-        if (d->inst[i]->plugin->kind == STROBE_PLUGIN_SAMPLER) /* only samplers have a schedule */
+        if (scheduled(d->inst[i]))
             d->inst[i]->next_ns = strobe__next_tick(now, d->inst[i]->interval_ns, d->inst[i]->offset_ns);
     while (!d->stop) {
         uint64_t next = UINT64_MAX;
         for (size_t i = 0; i < d->ninst; i++)
-            if (d->inst[i]->plugin->kind == STROBE_PLUGIN_SAMPLER && d->inst[i]->next_ns < next)
+            if (scheduled(d->inst[i]) && d->inst[i]->next_ns < next)
                 next = d->inst[i]->next_ns;
         now = strobe__wall_ns();
         if (next > now) {
@@ -643,11 +683,16 @@ static void *scheduler(void *arg)
             continue;
         }
         pthread_mutex_lock(&d->lock);
+        /* samplers come before stores in d->inst: a flush due at the same
+         * tick as a sample writes that sample too */
         for (size_t i = 0; i < d->ninst; i++) {
             struct strobe__instance *in = d->inst[i];
-            if (in->plugin->kind != STROBE_PLUGIN_SAMPLER || in->next_ns > now)
+            if (!scheduled(in) || in->next_ns > now)
                 continue;
-            run_sampler(d, in, now);
+            if (in->plugin->kind == STROBE_PLUGIN_SAMPLER)
+                run_sampler(d, in, now);
+            else
+                in->plugin->flush(in->state);
             /* a late tick is not replayed: skip to the next grid point */
             in->next_ns = strobe__next_tick(strobe__wall_ns(), in->interval_ns, in->offset_ns);
         }
@@ -714,8 +759,13 @@ static int daemon_section(struct strobe__daemon *d, const struct strobe__cfg *c,
     if ((s = scalar(c, "log_file"))) {
         if (!(d->log = fopen(s, "a")))
             return cfg_fail(c, "log_file", err, errlen, "%s: %s", s, strerror(errno));
-        d->log_owned = 1;
+        if (!(d->log_path = strdup(s)))
+            return -ENOMEM;
     }
+    static const char *const addr_keys[] = { "listen", "http" };
+    for (size_t i = 0; i < 2; i++)
+        if ((s = scalar(c, addr_keys[i])) && strobe__check_port(s) < 0)
+            return cfg_fail(c, addr_keys[i], err, errlen, "'%s' has no port from 1 to 65535", s);
     if ((s = scalar(c, "listen")) && !(d->listen = strdup(s)))
         return -ENOMEM;
     if ((s = scalar(c, "http")) && !(d->http_listen = strdup(s)))
@@ -742,6 +792,7 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
     if (!d)
         return -ENOMEM;
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->log_lock, NULL);
     /* the server's waiter computes its deadlines on CLOCK_MONOTONIC; with
      * the default (CLOCK_REALTIME) every timed wait would be long past
      * and return at once, a busy loop on d->lock */
@@ -851,13 +902,15 @@ void strobe__daemon_free(struct strobe__daemon *d)
         memset(d->secret, 0, strlen(d->secret));
         free(d->secret);
     }
-    if (d->log_owned)
+    if (d->log)
         fclose(d->log);
+    free(d->log_path);
     for (int i = 0; i < 2; i++)
         if (d->stop_pipe[i] >= 0)
             close(d->stop_pipe[i]);
     strobe__cfg_free(d->cfg);
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->log_lock);
     pthread_cond_destroy(&d->changed);
     free(d);
 }

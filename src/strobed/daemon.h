@@ -52,8 +52,11 @@ struct strobe__daemon {
      * certificate and key (both or none) */
     char *http_token, *http_tls_cert, *http_tls_key;
     enum strobe_log_level log_level;
+    /* log_lock guards the log stream: SIGHUP replaces it while any
+     * thread may be writing a line */
+    pthread_mutex_t log_lock;
     FILE *log;
-    int log_owned;
+    char *log_path; /* log_file, NULL: stderr */
 
     struct strobe__instance **inst; /* samplers, then transforms, then stores */
     size_t ninst;
@@ -84,6 +87,12 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
 int strobe__daemon_start(struct strobe__daemon *d, char *err, size_t errlen);
 /* Stop all threads, flush stores, close plugins, free. */
 void strobe__daemon_free(struct strobe__daemon *d);
+
+/* SIGHUP: reopen log_file at its path (after logrotate renamed it), so new
+ * lines go to a new file; every line goes whole to the old or the new one.
+ * Without log_file, or when the path cannot be opened (logged in the old
+ * file), the log goes on where it was. */
+void strobe__daemon_reopen_log(struct strobe__daemon *d);
 
 /* Flush every store (lock held): SIGHUP and shutdown. */
 void strobe__daemon_flush_stores(struct strobe__daemon *d);

@@ -101,13 +101,18 @@ int main(int argc, char **argv)
         return 2;
     }
     unsigned long long ns;
-    if (interval && (strobe__parse_duration(interval, &ns) < 0 || ns == 0)) {
-        fprintf(stderr, "strobed: --interval %s: not a positive duration (e.g. 500ms, 1s)\n", interval);
+    int rc;
+    if (interval && (rc = strobe__parse_interval(interval, &ns)) < 0) {
+        if (rc == -ERANGE)
+            fprintf(stderr, "strobed: --interval %s: below the minimum interval of " STROBE__MIN_INTERVAL_TEXT "\n",
+                    interval);
+        else
+            fprintf(stderr, "strobed: --interval %s: not a positive duration (e.g. 500ms, 1s)\n", interval);
         return 2;
     }
     char err[1024] = "";
     struct strobe__cfg *cfg;
-    int rc = file ? strobe__cfg_load(file, &cfg, err, sizeof err)
+    rc = file ? strobe__cfg_load(file, &cfg, err, sizeof err)
                   : quick_config(listen, sample, interval, http, producer, secret, &cfg, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "strobed: %s\n", err[0] ? err : strobe_strerror(rc));
@@ -150,7 +155,8 @@ int main(int argc, char **argv)
         sigwait(&sigs, &sig);
         if (sig != SIGHUP)
             break;
-        /* SIGHUP: stores flush (rotate-friendly) */
+        /* SIGHUP: the log file is reopened (after logrotate), stores flush */
+        strobe__daemon_reopen_log(d);
         pthread_mutex_lock(&d->lock);
         strobe__daemon_flush_stores(d);
         pthread_mutex_unlock(&d->lock);

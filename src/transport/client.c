@@ -11,6 +11,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <stdatomic.h>
+#include <nng/supplemental/util/platform.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ struct strobe__client {
     char err[512];
     struct strobe__wr wr;
     nng_msg *reply; /* the last reply, kept while the caller walks it */
+    nng_time deadline; /* one-shot client: every request ends by then; 0: none */
 };
 
 static int from_nng(int rv)
@@ -51,6 +53,56 @@ static void pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
     atomic_store(&((struct strobe__client *)arg)->pipe, (uint32_t)nng_pipe_id(p));
 }
 
+/* A blocking nng_dial waits for the TCP connection, which the kernel gives
+ * minutes for an unreachable host, and then for nng's own negotiation,
+ * which nng gives 10 s whatever the socket's timeouts: a daemon stopped
+ * with SIGSTOP (the kernel still accepts) held `strobe ls --timeout 2s`
+ * for 10 s. So the dial runs in a thread and, when the deadline passes,
+ * closing the socket ends it. */
+struct dial {
+    nng_socket sock;
+    const char *url;
+    nng_mtx *mtx;
+    nng_cv *cv;
+    int done, rv;
+};
+
+static void dial_thread(void *arg)
+{
+    struct dial *x = arg;
+    int rv = nng_dial(x->sock, x->url, NULL, 0);
+    nng_mtx_lock(x->mtx);
+    x->rv = rv;
+    x->done = 1;
+    nng_cv_wake(x->cv);
+    nng_mtx_unlock(x->mtx);
+}
+
+/* nng_dial(sock, url) that gives up at deadline (nng_clock() time) with
+ * NNG_ETIMEDOUT, the socket then closed. */
+static int dial_until(nng_socket sock, const char *url, nng_time deadline)
+{
+    struct dial x = { .sock = sock, .url = url };
+    nng_thread *thr;
+    int rv = nng_mtx_alloc(&x.mtx);
+    if (rv == 0 && (rv = nng_cv_alloc(&x.cv, x.mtx)) == 0 && (rv = nng_thread_create(&thr, dial_thread, &x)) == 0) {
+        nng_mtx_lock(x.mtx);
+        while (!x.done && nng_cv_until(x.cv, deadline) != NNG_ETIMEDOUT)
+            ;
+        int done = x.done;
+        nng_mtx_unlock(x.mtx);
+        if (!done)
+            nng_close(sock);
+        nng_thread_destroy(thr); /* joins: the dial has returned */
+        rv = done ? x.rv : NNG_ETIMEDOUT;
+    }
+    if (x.cv)
+        nng_cv_free(x.cv);
+    if (x.mtx)
+        nng_mtx_free(x.mtx);
+    return rv;
+}
+
 int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out)
 {
@@ -63,6 +115,8 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
         snprintf(url, sizeof url, "%s", addr);
     else
         snprintf(url, sizeof url, "tcp://%s", addr);
+    if (dial_now)
+        c->deadline = nng_clock() + timeout_ms;
     int rv = nng_req0_open(&c->sock);
     if (rv == 0) {
         nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, (nng_duration)timeout_ms);
@@ -76,7 +130,7 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
         nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_added, c);
         /* dial_now: fail at once on a refused connection (strobe ls);
          * otherwise nng keeps redialing in the background (aggregators) */
-        rv = nng_dial(c->sock, url, NULL, dial_now ? 0 : NNG_FLAG_NONBLOCK);
+        rv = dial_now ? dial_until(c->sock, url, c->deadline) : nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
         if (rv)
             nng_close(c->sock);
     }
@@ -119,6 +173,17 @@ static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t 
     if (c->reply) {
         nng_msg_free(c->reply);
         c->reply = NULL;
+    }
+    if (c->deadline) {
+        /* what is left of the one-shot client's time, for this round trip */
+        nng_time now = nng_clock();
+        nng_duration left = now < c->deadline ? (nng_duration)(c->deadline - now) : 0;
+        if (!left) {
+            snprintf(c->err, sizeof c->err, "%s", nng_strerror(NNG_ETIMEDOUT));
+            return -ETIMEDOUT;
+        }
+        nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, left);
+        nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, left);
     }
     int rv = nng_send(c->sock, c->wr.buf, c->wr.len, 0);
     if (rv == 0)

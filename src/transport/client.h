@@ -20,10 +20,13 @@ struct strobe__client;
 /* addr: "host:port" or a full nng URL. secret may be NULL; with one,
  * every request first needs the daemon to prove it knows the secret
  * (otherwise -EACCES, and the error text "ADDR did not prove it knows the
- * secret"; every -EACCES text names the peer). With dial_now
- * the first connection is made before returning (a refused one is an
- * error); otherwise it returns at once and nng (re)connects in the
- * background. */
+ * secret"; every -EACCES text names the peer). With dial_now (a one-shot
+ * client such as `strobe ls`) the connection is made before returning (a
+ * refused one is an error), and timeout_ms bounds the whole life of the
+ * client: the connection, the handshake and every request end within
+ * timeout_ms of this call, or fail with -ETIMEDOUT. Otherwise it returns
+ * at once, nng (re)connects in the background and timeout_ms bounds each
+ * request (sending it and waiting for its reply). */
 int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out);
 void strobe__client_close(struct strobe__client *c);

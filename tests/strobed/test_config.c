@@ -136,6 +136,64 @@ STROBE_TEST(durations_and_sizes)
     CHECK_EQ_INT(strobe__parse_size("99999999999G", &b), STROBE_ERR_SYNTAX);
 }
 
+/* Values that parse but cannot work are refused when the configuration
+ * is built (so by --check): a schedule below 1 ms, a port no socket can
+ * have, a key of one kind of entry given to another. */
+STROBE_TEST(unworkable_values)
+{
+    expect_error("samplers:\n  - plugin: synthetic\n    interval: 1ns\n",
+                 "t.yaml:3: interval: '1ns' is below the minimum interval of 1ms");
+    expect_error("samplers:\n  - plugin: synthetic\n    interval: 999us\n",
+                 "t.yaml:3: interval: '999us' is below the minimum interval of 1ms");
+    expect_error("producers:\n  - address: 127.0.0.1:10444\n    interval: 0.5ms\n",
+                 "t.yaml:3: producers: interval: '0.5ms' is below the minimum interval of 1ms");
+    expect_error("stores:\n  - plugin: csv\n    path: /tmp\n    flush_interval: 100us\n",
+                 "t.yaml:4: flush_interval: '100us' is below the minimum interval of 1ms");
+    expect_error("stores:\n  - plugin: csv\n    path: /tmp\n    flush_interval: later\n",
+                 "t.yaml:4: flush_interval: 'later' is not a positive duration");
+    expect_error("stores:\n  - plugin: csv\n    path: /tmp\n    interval: 1s\n",
+                 "t.yaml:4: interval: unknown key for plugin csv");
+    expect_error("samplers:\n  - plugin: synthetic\n    flush_interval: 1s\n",
+                 "t.yaml:3: flush_interval: unknown key for plugin synthetic");
+    expect_error("transforms:\n  - plugin: delta\n    input: '*'\n    interval: 1s\n",
+                 "t.yaml:4: interval: unknown key for plugin delta");
+    expect_error("stores:\n  - plugin: csv\n    path: /tmp\n    fsync: maybe\n",
+                 "t.yaml:4: csv: fsync: 'maybe': expected true or false");
+    expect_error("producers:\n  - address: 127.0.0.1:99999\n",
+                 "t.yaml:2: producers: address: '127.0.0.1:99999' has no port from 1 to 65535");
+    expect_error("producers:\n  - address: tcp://node1:0\n",
+                 "t.yaml:2: producers: address: 'tcp://node1:0' has no port from 1 to 65535");
+    expect_error("producers:\n  - address: 'node1:'\n",
+                 "t.yaml:2: producers: address: 'node1:' has no port from 1 to 65535");
+    expect_error("producers:\n  - address: node1:http\n",
+                 "t.yaml:2: producers: address: 'node1:http' has no port from 1 to 65535");
+    expect_error("daemon:\n  listen: 0.0.0.0:70000\n",
+                 "t.yaml:2: listen: '0.0.0.0:70000' has no port from 1 to 65535");
+    expect_error("daemon:\n  http: '[::1]:-1'\n", "t.yaml:2: http: '[::1]:-1' has no port from 1 to 65535");
+    char err[1024];
+    CHECK_EQ_INT(build("daemon:\n  listen: '[::1]:65535'\nsamplers:\n  - plugin: synthetic\n    interval: 1ms\n"
+                       "stores:\n  - plugin: csv\n    path: unworkable-csv\n    flush_interval: 1ms\n"
+                       "    fsync: true\nproducers:\n  - address: tcp://127.0.0.1:1\n    interval: 1ms\n",
+                       err, sizeof err),
+                 0);
+    /* --check says it in one line and exits 1, like every invalid configuration */
+    const char *dir = strobe_test_tmpdir("unworkable");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && printf 'producers:\\n  - address: node1:99999\\n' > b.yaml && "
+                                "'%s/strobed' -c b.yaml --check", dir, STROBE_BIN_DIR),
+                 1);
+    CHECK_STR_EQ(out, "strobed: b.yaml:2: producers: address: 'node1:99999' has no port from 1 to 65535\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && printf 'samplers:\\n  - plugin: synthetic\\n    interval: 1ns\\n' "
+                                "> a.yaml && '%s/strobed' -c a.yaml --check", dir, STROBE_BIN_DIR),
+                 1);
+    CHECK_STR_EQ(out, "strobed: a.yaml:3: interval: '1ns' is below the minimum interval of 1ms\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobed' --sample synthetic --interval 1ns --check", STROBE_BIN_DIR), 2);
+    CHECK_STR_EQ(out, "strobed: --interval 1ns: below the minimum interval of 1ms\n");
+    free(out);
+}
+
 STROBE_TEST(cli_errors)
 {
     char *out;
@@ -316,4 +374,4 @@ STROBE_TEST(registry_add_remove)
 
 STROBE_TEST_MAIN(STROBE_CASE(prometheus_text), STROBE_CASE(registry_add_remove), STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
                  STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin),
-                 STROBE_CASE(idle_daemon_sleeps))
+                 STROBE_CASE(idle_daemon_sleeps), STROBE_CASE(unworkable_values))
