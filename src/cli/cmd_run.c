@@ -24,6 +24,7 @@
 
 #include "analysis/experiment.h"
 #include "cli/cli.h"
+#include "common/job.h"
 #include "common/filter.h"
 #include "report/units.h"
 #include "strobe/strobe.h"
@@ -33,7 +34,7 @@ extern char **environ;
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
-    "                  [--measure-launcher]\n"
+    "                  [--measure-launcher] [--job NAME]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -67,6 +68,9 @@ const char strobe__run_help[] =
     "  --measure-launcher measure PROG itself when it is an MPI launcher (mpirun,\n"
     "                     mpiexec, orterun, prterun, srun, ...); by default only\n"
     "                     the processes it starts are measured\n"
+    "  --job NAME         the batch job the run belongs to (STROBE_JOB): a job_id\n"
+    "                     label of the published sets (default: Slurm's\n"
+    "                     SLURM_JOB_ID.SLURM_STEP_ID when set)\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
@@ -81,7 +85,8 @@ enum {
     OPT_TM_MONITOR,
     OPT_PUBLISH,
     OPT_MPI,
-    OPT_MEASURE_LAUNCHER
+    OPT_MEASURE_LAUNCHER,
+    OPT_JOB
 };
 
 static const struct option run_options[] = {
@@ -94,6 +99,7 @@ static const struct option run_options[] = {
     {"publish", no_argument, NULL, OPT_PUBLISH},
     {"mpi", no_argument, NULL, OPT_MPI},
     {"measure-launcher", no_argument, NULL, OPT_MEASURE_LAUNCHER},
+    {"job", required_argument, NULL, OPT_JOB},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -306,6 +312,7 @@ struct child_env {
     const char *tm_monitor;    /* NULL without --tm */
     bool publish;
     bool skip_launcher; /* PROG is an MPI launcher, not measured */
+    const char *job;    /* --job NAME, or NULL */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -317,7 +324,7 @@ struct child_env {
  *   before libitm, and so that the MPI wrappers come before the MPI library)
  *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
  *   run is what its command line says), STROBE_FILTER (only with --filter),
- *   STROBE_PUBLISH=1 (only with --publish)
+ *   STROBE_PUBLISH=1 (only with --publish), STROBE_JOB (only with --job)
  *   STROBE_LAUNCHER_PID (only for an MPI launcher without
  *   --measure-launcher: the runtime in the process of that pid stays off;
  *   the child writes its pid there before exec, see fill_pid)
@@ -328,7 +335,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
 {
     static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
                                            "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
-                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_TM_MONITOR"};
+                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_JOB",
+                                           "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -363,6 +371,13 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
     if (rc == 0 && ce->publish)
         rc = env_add(b, "STROBE_PUBLISH", "1");
+    if (rc == 0 && ce->job) {
+        char *v;
+        if (asprintf(&v, "STROBE_JOB=%s", ce->job) < 0)
+            return -ENOMEM;
+        rc = env_add(b, v, NULL);
+        free(v);
+    }
     if (rc == 0 && ce->skip_launcher)
         rc = env_add(b, LAUNCHER_PID_SLOT, NULL);
     if (rc == 0 && ce->tm_monitor)
@@ -465,7 +480,7 @@ static void report_experiment(const char *dir)
 /* ---- The command -------------------------------------------------------- */
 
 struct run_opts {
-    const char *output, *filter, *tm_monitor; /* tm_monitor set = --tm */
+    const char *output, *filter, *tm_monitor, *job; /* tm_monitor set = --tm */
     bool no_trace, no_profile, publish, mpi, measure_launcher;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
@@ -508,6 +523,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_MEASURE_LAUNCHER:
             o->measure_launcher = true;
+            break;
+        case OPT_JOB:
+            if (!*optarg || strlen(optarg) > STROBE__JOB_MAX || strpbrk(optarg, "\n\r\"\\"))
+                return strobe__cli_usage_error("run", "--job: '%s' is not a job name (1 to %d characters, no quotes, "
+                                               "backslashes or line breaks)", optarg, STROBE__JOB_MAX);
+            o->job = optarg;
             break;
         case 'h':
             fputs(strobe__run_help, stdout);
@@ -553,7 +574,8 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
     struct env_builder env;
     struct child_env ce = {runtime,       abs_dir,        filter,
                            !o->no_trace,  !o->no_profile, extra_preload,
-                           o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog)};
+                           o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
+                           o->job};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

@@ -22,6 +22,8 @@
 
 #include "core/clock.h"
 #include "core/publish.h"
+
+#include "common/job.h"
 #include "core/runtime.h"
 #include "core/thread.h"
 #include "core/util.h"
@@ -186,6 +188,12 @@ static int publish_schema(struct strobe__rt_publish *p, uint32_t nreg)
         if (rc >= 0)
             rc = strobe_schema_add(s, metric, "ns", STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
     }
+    /* the batch job, last (the values above are written by position): a
+     * label in /metrics and a column in CSV (job.h) */
+    char job[STROBE__JOB_MAX + 1];
+    int has_job = strobe__job_id(job, sizeof job);
+    if (has_job && rc >= 0)
+        rc = strobe_schema_add(s, "job_id", NULL, STROBE_MT_CHAR, STROBE__JOB_MAX + 1, STROBE_METRIC_META);
     char instance[160];
     snprintf(instance, sizeof instance, "%s/regions/%d", p->host, (int)getpid());
     withdraw(p);
@@ -195,6 +203,8 @@ static int publish_schema(struct strobe__rt_publish *p, uint32_t nreg)
     if (rc < 0)
         return rc;
     strobe_set_u64(p->set, 0, 0, (uint64_t)getpid());
+    if (has_job)
+        strobe_set_str(p->set, (uint32_t)strobe_set_metric_index(p->set, "job_id"), job);
     p->published_regions = nreg;
     return 0;
 }

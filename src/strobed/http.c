@@ -3,6 +3,7 @@
  * Prometheus exposition (http.h). Each metric of a set becomes the family
  * strobe_<schema>_<metric> (names sanitised to [a-zA-Z0-9_]; a counter,
  * STROBE_METRIC_COUNTER, is of type counter and named ..._total) with labels
+ * (char meta metrics of the set, such as job_id, are labels too)
  * instance and producer (and index for array elements); one family's
  * samples from all sets of a schema are written together, as the format
  * requires. Invalid values are exported as NaN; char metrics are left out
@@ -115,6 +116,26 @@ static void put_producers(struct strobe__daemon *d, struct strobe__wr *w)
     free(st);
 }
 
+/* The set's char meta metrics (such as an application's job_id) as
+ * labels: they name the set, they are not values. */
+static void put_meta_labels(struct strobe__wr *w, const strobe_set *s)
+{
+    for (uint32_t i = 0; i < strobe_set_card(s); i++) {
+        if (strobe_set_metric_type(s, i) != STROBE_MT_CHAR || !(strobe_set_metric_flags(s, i) & STROBE_METRIC_META) ||
+            !strobe_set_is_valid(s, i))
+            continue;
+        const char *name = strobe_set_metric_name(s, i);
+        if (!strcmp(name, "instance") || !strcmp(name, "producer") || !strcmp(name, "index"))
+            continue; /* the exposition's own labels */
+        put_text(w, "\",");
+        if (*name >= '0' && *name <= '9')
+            strobe__wr_u8(w, '_'); /* a label name starts with a letter or '_' */
+        put_name(w, name);
+        put_text(w, "=\"");
+        put_label(w, strobe_set_get_str(s, i));
+    }
+}
+
 /* One family: metric `mname` (described by set `desc`, metric m) with the
  * samples of every set of the schema group that starts at `a`. */
 static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, size_t a, const char *schema,
@@ -147,6 +168,7 @@ static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, siz
             put_label(w, strobe_set_instance(s));
             put_text(w, "\",producer=\"");
             put_label(w, strobe_set_producer(s));
+            put_meta_labels(w, s);
             if (cnt > 1) {
                 snprintf(val, sizeof val, "\",index=\"%u", j);
                 put_text(w, val);

@@ -897,7 +897,9 @@ STROBE_TEST(real_killed_uses_trace)
     const struct strobe_cnode *f = must_node(exp, pa, "main/work/finish");
     CHECK_EQ_U64(f->total.visits, 1);
     CHECK_EQ_U64(f->total.open_at_end, 1);
-    CHECK(f->total.incl_ns >= 20000000);
+    /* a killed process has only its start-up clock points: ticks to ns
+     * may be off by a few per cent */
+    CHECK(f->total.incl_ns >= 19000000);
     strobe_profile_free(pa);
     strobe_profile_free(pf);
     strobe_profile_free(pt);

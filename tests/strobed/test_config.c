@@ -332,6 +332,40 @@ STROBE_TEST(prometheus_text)
     strobe__daemon_free(d);
 }
 
+/* A set's char meta metrics (an application's job_id) are labels of its
+ * samples in /metrics; char data metrics are still left out. */
+STROBE_TEST(prometheus_meta_labels)
+{
+    struct strobe__daemon *d = minimal_daemon();
+    strobe_schema *sc;
+    CHECK_EQ_INT(strobe_schema_new("regions", &sc), 0);
+    strobe_schema_add(sc, "pid", NULL, STROBE_MT_U64, 1, STROBE_METRIC_META);
+    strobe_schema_add(sc, "main.visits", NULL, STROBE_MT_U64, 1, STROBE_METRIC_COUNTER);
+    strobe_schema_add(sc, "job_id", NULL, STROBE_MT_CHAR, 64, STROBE_METRIC_META);
+    strobe_set *set;
+    CHECK_EQ_INT(strobe_set_new(sc, "node", "node/regions/7", &set), 0);
+    strobe_schema_free(sc);
+    strobe_set_u64(set, 0, 0, 7);
+    strobe_set_str(set, 2, "4242.3");
+    strobe_set_begin(set);
+    strobe_set_u64(set, 1, 0, 5);
+    strobe_set_end_at(set, 1700000000123456789ull, 0);
+    pthread_mutex_lock(&d->lock);
+    CHECK_EQ_INT(strobe__daemon_set_add(d, set, STROBE_SET_PUBLISH, NULL), 0);
+    struct strobe__wr w = { 0 };
+    CHECK_EQ_INT(strobe__prometheus_text(d, &w), 0);
+    strobe__wr_u8(&w, 0);
+    CHECK_STR_EQ((const char *)w.buf,
+                 "# TYPE strobe_regions_pid gauge\n"
+                 "strobe_regions_pid{instance=\"node/regions/7\",producer=\"node\",job_id=\"4242.3\"} 7 1700000000123\n"
+                 "# TYPE strobe_regions_main_visits_total counter\n"
+                 "strobe_regions_main_visits_total{instance=\"node/regions/7\",producer=\"node\",job_id=\"4242.3\"} 5 "
+                 "1700000000123\n");
+    strobe__wr_free(&w);
+    pthread_mutex_unlock(&d->lock);
+    strobe__daemon_free(d);
+}
+
 /* The registry: 5000 sets added, 4000 removed in a scattered order, then
  * every remaining one is found by name and no removed one is (removal
  * patches the index in place: the last entry takes the removed place). */
@@ -372,6 +406,6 @@ STROBE_TEST(registry_add_remove)
     strobe__daemon_free(d);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(prometheus_text), STROBE_CASE(registry_add_remove), STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
+STROBE_TEST_MAIN(STROBE_CASE(prometheus_text), STROBE_CASE(prometheus_meta_labels), STROBE_CASE(registry_add_remove), STROBE_CASE(errors_name_line_and_key), STROBE_CASE(valid_config_runs),
                  STROBE_CASE(durations_and_sizes), STROBE_CASE(cli_errors), STROBE_CASE(external_plugin),
                  STROBE_CASE(idle_daemon_sleeps), STROBE_CASE(unworkable_values))

@@ -465,8 +465,8 @@ STROBE_TEST(publish_regions)
              test_port(0), index);
     pid_t s = start_daemon(dir, "node", y);
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && STROBE_SHM_INDEX=%s STROBE_PUBLISH_INTERVAL=0.1 '%s/strobe' run --publish -o exp -- "
-             "'%s/publish_app' 3000 > run.log 2>&1 & echo $!",
+             "cd '%s' && STROBE_SHM_INDEX=%s STROBE_PUBLISH_INTERVAL=0.1 SLURM_JOB_ID=99 '%s/strobe' run --publish "
+             "--job nightly-7 -o exp -- '%s/publish_app' 3000 > run.log 2>&1 & echo $!",
              dir, index, STROBE_BIN_DIR, STROBE_TEST_BIN_DIR);
     char *out;
     strobe_test_sh(&out, "%s", cmd);
@@ -483,6 +483,12 @@ STROBE_TEST(publish_regions)
     wait_value(test_port(0), NULL, name, "phase.visits", 10, 5000);
     CHECK_EQ_INT(served_value(test_port(0), NULL, name, "io.visits", NULL), 3);
     CHECK_EQ_INT(served_value(test_port(0), NULL, name, "threads", NULL), 1);
+    /* the job of `--job` (not Slurm's, which it overrides) names the set */
+    CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' ls -l 127.0.0.1:%d '%s' | grep job_id", STROBE_BIN_DIR,
+                                test_port(0), name),
+                 0);
+    CHECK_CONTAINS(out, "nightly-7");
+    free(out);
     /* the program exits: its set goes, with its segment */
     wait_value(test_port(0), NULL, name, "phase.visits", -1, 8000);
     stop_daemon(s, SIGTERM);
