@@ -6,13 +6,11 @@
  * src/plugins/petra_layout.h, shared with the store.
  *
  * Opening a heap recovers it and closing it checkpoints, which write to
- * the file; so the command locks the file as the store does and refuses a
- * heap that a running store (or another strobe petra) holds rather than
- * race with its writes.
+ * the file; petra's lock (taken by strobe_petra_open) makes the command
+ * refuse a heap that a running store (or another strobe petra) holds
+ * rather than race with its writes.
  */
-#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -279,30 +277,6 @@ static int cmd_history(struct reader *r, const char *name, uint64_t last)
     return rc ? rc : walk_history(r, &m, last, print_sample, "");
 }
 
-/* Exclusive OFD lock on byte 0, as the store takes it (petra_store.c):
- * opening a heap runs recovery and closing it a checkpoint, both of which
- * write, so no two processes may have it open. Returns the descriptor or
- * -1 after a message. */
-static int lock_heap(struct reader *r)
-{
-    int fd = open(r->file, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        fail(r, "%s", strerror(errno));
-        return -1;
-    }
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-    if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
-        int e = errno;
-        if (e == EAGAIN || e == EACCES)
-            fail(r, "in use by a running petra store or another strobe petra (stop strobed first)");
-        else
-            fail(r, "lock: %s", strerror(e));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 int strobe__cmd_petra(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -356,15 +330,10 @@ int strobe__cmd_petra(int argc, char **argv)
     if (json && !is_dump)
         return strobe__cli_usage_error("petra", "--json is an option of dump");
 
-    int fd = lock_heap(&r);
-    if (fd < 0)
-        return STROBE_EXIT_FAILURE;
     char why[320];
     int rc = strobe__pst_open(r.file, 0, 0, &r.s, why, sizeof why);
-    if (rc < 0) {
-        close(fd);
+    if (rc < 0)
         return fail(&r, "%s", why);
-    }
     int status;
     if (is_ls)
         status = cmd_ls(&r);
@@ -376,6 +345,5 @@ int strobe__cmd_petra(int argc, char **argv)
         status = cmd_dump(&r, json);
     if ((rc = strobe__pst_close(&r.s)) < 0 && status == 0)
         status = fail(&r, "close: %s", strobe_strerror(rc));
-    close(fd);
     return status;
 }

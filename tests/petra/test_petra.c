@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "strobe/petra.h"
@@ -662,6 +663,75 @@ STROBE_TEST(corrupt_files)
     unlink(saved);
 }
 
+/* One owner per heap: a second open, from another process or from this
+ * one, fails with -EBUSY naming the holder's pid while the first holds it;
+ * after the holder closes, or is SIGKILLed, the heap opens again. */
+static pid_t hold_heap(const char *path, int *release_fd)
+{
+    int ready[2], release[2];
+    CHECK(pipe(ready) == 0 && pipe(release) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        strobe_petra *h;
+        char why[WHY];
+        close(ready[0]);
+        close(release[1]);
+        if (strobe_petra_open(path, NULL, &h, why, sizeof why))
+            _exit(2);
+        char c = 1;
+        if (write(ready[1], &c, 1) != 1)
+            _exit(3);
+        (void)!read(release[0], &c, 1); /* until the parent says so */
+        _exit(strobe_petra_close(h) ? 4 : 0);
+    }
+    close(ready[1]);
+    close(release[0]);
+    char c;
+    CHECK_EQ_INT((int)read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    *release_fd = release[1];
+    return pid;
+}
+
+STROBE_TEST(one_owner)
+{
+    const char *path = fresh_path("owner");
+    char saved[512], want[WHY + 600], why[WHY];
+    strcpy(saved, path);
+    strobe_petra *h = create(saved, 64 << 10);
+    /* a second handle of the same process is refused too */
+    strobe_petra *h2 = NULL;
+    snprintf(want, sizeof want, "%s: in use by process %d (it holds the heap's lock)", saved, (int)getpid());
+    CHECK_EQ_INT(strobe_petra_open(saved, NULL, &h2, why, sizeof why), -EBUSY);
+    CHECK(h2 == NULL);
+    CHECK_STR_EQ(why, want);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+
+    for (int kill_it = 0; kill_it < 2; kill_it++) {
+        int release;
+        pid_t pid = hold_heap(saved, &release);
+        snprintf(want, sizeof want, "%s: in use by process %d (it holds the heap's lock)", saved, (int)pid);
+        why[0] = 0;
+        CHECK_EQ_INT(strobe_petra_open(saved, NULL, &h2, why, sizeof why), -EBUSY);
+        CHECK(h2 == NULL);
+        CHECK_STR_EQ(why, want);
+        if (kill_it)
+            kill(pid, SIGKILL);
+        close(release);
+        int status;
+        CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+        if (kill_it)
+            CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        else
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        h = reopen(saved);
+        verify(h);
+        CHECK_EQ_INT(strobe_petra_close(h), 0);
+    }
+    unlink(saved);
+}
+
 /* ---- A deterministic single-thread history in a child that kills itself
  * without closing: recovery must rebuild exactly the model (every
  * transaction returned before the kill), through a snapshot chain of bases
@@ -810,4 +880,4 @@ STROBE_TEST_MAIN(STROBE_CASE(random_model_few_keys), STROBE_CASE(contention_sett
                  STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
                  STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
                  STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
-                 STROBE_CASE(corrupt_files))
+                 STROBE_CASE(corrupt_files), STROBE_CASE(one_owner))
