@@ -22,7 +22,7 @@
 #include "plugins/petra_layout.h"
 
 const char strobe__petra_help[] =
-    "usage: strobe petra FILE [ls | get METRIC... | history METRIC [-n N] | dump [--json]]\n"
+    "usage: strobe petra FILE [--salvage] [ls | get METRIC... | history METRIC [-n N] | dump [--json]]\n"
     "\n"
     "Reads the heap FILE of strobed's petra store (a metric is INSTANCE/METRIC,\n"
     "INSTANCE/METRIC[I] for array elements).\n"
@@ -32,7 +32,9 @@ const char strobe__petra_help[] =
     "  history METRIC       its kept samples, oldest first: timestamp (s.ns), value\n"
     "    -n, --last N       only the last N\n"
     "  dump                 every metric with its history\n"
-    "    --json             as one JSON document\n";
+    "    --json             as one JSON document\n"
+    "  --salvage            a heap whose descriptor log is damaged: recover (and keep,\n"
+    "                       in the file) the transactions before the damage\n";
 
 /* One stored metric, read from the heap. */
 struct rec {
@@ -282,10 +284,11 @@ int strobe__cmd_petra(int argc, char **argv)
     static const struct option opts[] = {
         {"last", required_argument, 0, 'n'},
         {"json", no_argument, 0, 'J'},
+        {"salvage", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    int json = 0, c;
+    int json = 0, salvage = 0, c;
     uint64_t last = UINT64_MAX;
     const char *last_arg = NULL;
     while ((c = strobe__cli_getopt("petra", argc, argv, ":n:h", opts)) != -1) {
@@ -300,6 +303,9 @@ int strobe__cmd_petra(int argc, char **argv)
         }
         case 'J':
             json = 1;
+            break;
+        case 'S':
+            salvage = 1;
             break;
         case 'h':
             fputs(strobe__petra_help, stdout);
@@ -331,7 +337,7 @@ int strobe__cmd_petra(int argc, char **argv)
         return strobe__cli_usage_error("petra", "--json is an option of dump");
 
     char why[320];
-    int rc = strobe__pst_open(r.file, 0, 0, &r.s, why, sizeof why);
+    int rc = strobe__pst_open(r.file, 0, 0, salvage, &r.s, why, sizeof why);
     if (rc < 0)
         return fail(&r, "%s", why);
     int status;

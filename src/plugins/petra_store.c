@@ -532,7 +532,7 @@ static int open_petra(const struct strobe_plugin_host *h, void **state)
     /* petra locks the heap itself: a second store or daemon on the file
      * is refused, naming the holder's pid */
     char why[320];
-    rc = strobe__pst_open(path, 1, size, &s->heap, why, sizeof why);
+    rc = strobe__pst_open(path, 1, size, 0, &s->heap, why, sizeof why);
     if (rc < 0) {
         h->log(h, STROBE_LOG_ERROR, "%s: %s", path, why);
         goto fail;
