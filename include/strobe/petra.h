@@ -108,7 +108,9 @@ STROBE_API int strobe_petra_create(const char *path, const struct strobe_petra_o
  * Only opt->powerfail and opt->salvage are used. Another handle (of any
  * process) holding the heap gives -EBUSY. A truncated or corrupt file gives
  * STROBE_ERR_TRUNCATED / STROBE_ERR_FORMAT / STROBE_ERR_VERSION and a
- * reason naming the field; the file is not modified then. */
+ * reason naming the field; the file is not modified then (but for the
+ * owner record, outside every checksum, written once the superblock is
+ * valid: docs/formats/petra-heap.md). */
 STROBE_API int strobe_petra_open(const char *path, const struct strobe_petra_options *opt,
                                  strobe_petra **out, char *why, size_t why_len);
 /* Checkpoint and unmap. No thread may be attached or running. */
