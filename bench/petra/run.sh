@@ -32,11 +32,20 @@
 #    petra flushes/tx <= txsize + 1 and fences/tx == 1 on every point; and
 #    every run's end-of-run check passed (each structure intact and holding
 #    exactly the prefill plus committed INSERTs minus committed DELETEs).
+#  * then the map against both pmemobj baselines, with repetitions: the
+#    seed's (`pmemobj`, one pool-wide lock) and the strong one
+#    (`pmemobj-bucket`, a PMEMrwlock per bucket), write mix, txsize 1, 2, 4
+#    at 1 and 2 threads, every engine REPS times in rotating order; the
+#    table (baselines.py) shows per engine the median ops/s and the min-max
+#    over the repetitions, and PETRA's ratio to each baseline (ratio of the
+#    medians, min-max of the per-repetition ratios). A failed run stops it.
 # Environment: STROBE_BENCH_PETRA_SECONDS (per run, default 1),
 # STROBE_BENCH_PETRA_SEED (default 1), STROBE_BENCH_PETRA_QUICK=1 (only the
-# write mixes at 2 threads, txsize 1 and 4: a minute).
-# Results: BUILD_DIR/bench/results/petra_raw.txt (every run) and
-# petra_table.txt. Nothing is written in the source tree.
+# write mixes at 2 threads, txsize 1 and 4: a minute; no baselines phase),
+# STROBE_BENCH_PETRA_REPS (repetitions of the baselines phase, default 3).
+# Results: BUILD_DIR/bench/results/petra_raw.txt (every run),
+# petra_table.txt, petra_baselines_raw.txt, petra_baselines_table.txt.
+# Nothing is written in the source tree.
 BENCH_NAME=bench-petra # prefix of its messages
 . "$(dirname "$0")/../lib.sh" # strict mode; a failing command is reported (lib.sh)
 
@@ -50,9 +59,11 @@ command -v python3 >/dev/null || die "python3 not found (needed for the table)"
 SECS=${STROBE_BENCH_PETRA_SECONDS:-1}
 SEED=${STROBE_BENCH_PETRA_SEED:-1}
 QUICK=${STROBE_BENCH_PETRA_QUICK:-0}
+REPS=${STROBE_BENCH_PETRA_REPS:-3}
 case $SEED in *[!0-9]* | '') die "STROBE_BENCH_PETRA_SEED must be a number" ;; esac
+case $REPS in *[!0-9]* | '' | 0) die "STROBE_BENCH_PETRA_REPS must be a number >= 1" ;; esac
 ENGINES=$("$PROG" --help | sed -n 's/^engines built://p')
-for e in petra pmemobj; do
+for e in petra pmemobj pmemobj-bucket; do
     case " $ENGINES " in *" $e "*) ;; *) die "$PROG was built without the $e engine (engines:$ENGINES)" ;; esac
 done
 
@@ -111,12 +122,45 @@ else
     done
 fi
 
-{
+machine() { # the run's circumstances, appended to RAW
     printf '# date %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
     printf '# cpu %s\n' "$(strobe_bench_cpu_model)"
     printf '# nproc %s\n' "$(nproc)"
     printf '# kernel %s\n' "$(uname -r)"
     printf '# loadavg at start %s, at end %s (other work on the machine skews the numbers)\n' "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf '# filesystem %s\n' "$(df -T "$SCRATCH" | awk 'NR == 2 { print $2 }')"
-} >>"$RAW"
+}
+machine >>"$RAW"
 python3 "$SRC/table.py" "$RAW" | tee "$RESULTS/petra_table.txt"
+[ "$QUICK" = 1 ] && exit 0
+
+echo "bench-petra: the map against both baselines: write, txsize 1 2 4, threads 1 2, 3 engines x $REPS" >&2
+RAW=$RESULTS/petra_baselines_raw.txt
+: >"$RAW"
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+rot=0
+for k in 1 2 4; do
+    for t in 1 2; do
+        for r in $(seq "$REPS"); do
+            case $((rot % 3)) in
+            0) order="petra pmemobj pmemobj-bucket" ;;
+            1) order="pmemobj pmemobj-bucket petra" ;;
+            *) order="pmemobj-bucket petra pmemobj" ;;
+            esac
+            rot=$((rot + 1))
+            for e in $order; do
+                # a ratio to a broken baseline means nothing: a failed
+                # check stops the phase
+                out=$(PMEM_IS_PMEM_FORCE=1 "$PROG" --engine "$e" --structure map --mix write --txsize "$k" \
+                    --threads "$t" --seconds "$SECS" --seed "$SEED" --dir "$SCRATCH" 2>"$SCRATCH/err") ||
+                    die "petra-bench --engine $e --txsize $k --threads $t failed: $(head -c 300 "$SCRATCH/err") $out"
+                echo "$out" >>"$RAW"
+            done
+        done
+    done
+done
+{
+    machine
+    printf '# repetitions %s, %ss per run\n' "$REPS" "$SECS"
+} >>"$RAW"
+python3 "$SRC/baselines.py" "$RAW" | tee "$RESULTS/petra_baselines_table.txt"

@@ -42,14 +42,20 @@ def fmt(v, spec="%.2f"):
     return "n/a" if v is None else spec % v
 
 
+def heading(title, meta, legend):
+    """The title, the run's circumstances (# lines of the raw file), the legend."""
+    print(title)
+    for m in meta:
+        print("  " + m)
+    print(legend)
+
+
 def main():
     rows, meta = parse(sys.argv[1])
     order = {"list": 0, "skiplist": 1, "map": 2}
-    print("PETRA vs PMDK libpmemobj (rwlock + undo-log transactions, PMEM_IS_PMEM_FORCE=1)")
-    for m in meta:
-        print("  " + m)
-    print("ops/s: operations of committed transactions per second; commit: committed/executed "
-          "transactions; fl/tx, fe/tx: cache-line flushes and fences per committed transaction")
+    heading("PETRA vs PMDK libpmemobj (rwlock + undo-log transactions, PMEM_IS_PMEM_FORCE=1)", meta,
+            "ops/s: operations of committed transactions per second; commit: committed/executed "
+            "transactions; fl/tx, fe/tx: cache-line flushes and fences per committed transaction")
     hdr = "%-9s %-5s %3s %3s | %9s %9s %7s | %6s %6s | %6s %6s | %6s %6s" % (
         "structure", "mix", "K", "thr", "petra", "pmemobj", "ratio", "commit", "commit",
         "fl/tx", "fe/tx", "fl/tx", "fe/tx")

@@ -70,6 +70,7 @@ struct strobe_petra_options {
     unsigned max_threads;  /* create: thread slots (default 16, max 255) */
     uint64_t log_bytes;    /* create: descriptor log per thread slot (default 4 MiB) */
     int powerfail;         /* open/create: simulate power failure (below) */
+    int salvage;           /* open: a damaged descriptor log keeps the consistent prefix (below) */
 };
 
 /* Power-failure simulation (crash testing): the file is mapped private, and
@@ -77,6 +78,13 @@ struct strobe_petra_options {
  * to it, with the contents they had when flushed. A process killed at any
  * instant leaves the file exactly as persistent memory would be after a
  * power failure; a missing flush shows up as lost data on recovery. */
+
+/* Salvage: a descriptor in the middle of a log whose checksum fails (or
+ * that is missing) is damage, not a torn write, and open refuses the file
+ * with STROBE_ERR_FORMAT naming the log, offset and TXID. With salvage
+ * set, open instead recovers every transaction before the damaged one
+ * and drops it and all later ones (of every log), then checkpoints: the
+ * file then holds that consistent prefix. */
 
 /* Statistics since open (all threads; counters are approximate while
  * transactions run). */
@@ -97,9 +105,12 @@ STROBE_API int strobe_petra_create(const char *path, const struct strobe_petra_o
                                    strobe_petra **out, char *why, size_t why_len);
 /* Open an existing heap and recover it: rebuild every structure from the
  * last checkpoint and the persisted descriptors after it (Figure 5.4).
- * Only opt->powerfail is used. A truncated or corrupt file gives
+ * Only opt->powerfail and opt->salvage are used. Another handle (of any
+ * process) holding the heap gives -EBUSY. A truncated or corrupt file gives
  * STROBE_ERR_TRUNCATED / STROBE_ERR_FORMAT / STROBE_ERR_VERSION and a
- * reason naming the field; the file is not modified then. */
+ * reason naming the field; the file is not modified then (but for the
+ * owner record, outside every checksum, written once the superblock is
+ * valid: docs/formats/petra-heap.md). */
 STROBE_API int strobe_petra_open(const char *path, const struct strobe_petra_options *opt,
                                  strobe_petra **out, char *why, size_t why_len);
 /* Checkpoint and unmap. No thread may be attached or running. */

@@ -6,13 +6,11 @@
  * src/plugins/petra_layout.h, shared with the store.
  *
  * Opening a heap recovers it and closing it checkpoints, which write to
- * the file; so the command locks the file as the store does and refuses a
- * heap that a running store (or another strobe petra) holds rather than
- * race with its writes.
+ * the file; petra's lock (taken by strobe_petra_open) makes the command
+ * refuse a heap that a running store (or another strobe petra) holds
+ * rather than race with its writes.
  */
-#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,7 +22,7 @@
 #include "plugins/petra_layout.h"
 
 const char strobe__petra_help[] =
-    "usage: strobe petra FILE [ls | get METRIC... | history METRIC [-n N] | dump [--json]]\n"
+    "usage: strobe petra FILE [--salvage] [ls | get METRIC... | history METRIC [-n N] | dump [--json]]\n"
     "\n"
     "Reads the heap FILE of strobed's petra store (a metric is INSTANCE/METRIC,\n"
     "INSTANCE/METRIC[I] for array elements).\n"
@@ -34,7 +32,9 @@ const char strobe__petra_help[] =
     "  history METRIC       its kept samples, oldest first: timestamp (s.ns), value\n"
     "    -n, --last N       only the last N\n"
     "  dump                 every metric with its history\n"
-    "    --json             as one JSON document\n";
+    "    --json             as one JSON document\n"
+    "  --salvage            a heap whose descriptor log is damaged: recover (and keep,\n"
+    "                       in the file) the transactions before the damage\n";
 
 /* One stored metric, read from the heap. */
 struct rec {
@@ -279,39 +279,16 @@ static int cmd_history(struct reader *r, const char *name, uint64_t last)
     return rc ? rc : walk_history(r, &m, last, print_sample, "");
 }
 
-/* Exclusive OFD lock on byte 0, as the store takes it (petra_store.c):
- * opening a heap runs recovery and closing it a checkpoint, both of which
- * write, so no two processes may have it open. Returns the descriptor or
- * -1 after a message. */
-static int lock_heap(struct reader *r)
-{
-    int fd = open(r->file, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        fail(r, "%s", strerror(errno));
-        return -1;
-    }
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-    if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
-        int e = errno;
-        if (e == EAGAIN || e == EACCES)
-            fail(r, "in use by a running petra store or another strobe petra (stop strobed first)");
-        else
-            fail(r, "lock: %s", strerror(e));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 int strobe__cmd_petra(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"last", required_argument, 0, 'n'},
         {"json", no_argument, 0, 'J'},
+        {"salvage", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    int json = 0, c;
+    int json = 0, salvage = 0, c;
     uint64_t last = UINT64_MAX;
     const char *last_arg = NULL;
     while ((c = strobe__cli_getopt("petra", argc, argv, ":n:h", opts)) != -1) {
@@ -326,6 +303,9 @@ int strobe__cmd_petra(int argc, char **argv)
         }
         case 'J':
             json = 1;
+            break;
+        case 'S':
+            salvage = 1;
             break;
         case 'h':
             fputs(strobe__petra_help, stdout);
@@ -356,15 +336,10 @@ int strobe__cmd_petra(int argc, char **argv)
     if (json && !is_dump)
         return strobe__cli_usage_error("petra", "--json is an option of dump");
 
-    int fd = lock_heap(&r);
-    if (fd < 0)
-        return STROBE_EXIT_FAILURE;
     char why[320];
-    int rc = strobe__pst_open(r.file, 0, 0, &r.s, why, sizeof why);
-    if (rc < 0) {
-        close(fd);
+    int rc = strobe__pst_open(r.file, 0, 0, salvage, &r.s, why, sizeof why);
+    if (rc < 0)
         return fail(&r, "%s", why);
-    }
     int status;
     if (is_ls)
         status = cmd_ls(&r);
@@ -376,6 +351,5 @@ int strobe__cmd_petra(int argc, char **argv)
         status = cmd_dump(&r, json);
     if ((rc = strobe__pst_close(&r.s)) < 0 && status == 0)
         status = fail(&r, "close: %s", strobe_strerror(rc));
-    close(fd);
     return status;
 }

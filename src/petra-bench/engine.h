@@ -8,9 +8,11 @@
  * whole transaction and nothing of it stays), and reports how many cache
  * lines it flushed and how many fences it issued.
  *
- * Two engines: "petra" (libstrobe-petra, engine_petra.c) and "pmemobj"
+ * Three engines: "petra" (libstrobe-petra, engine_petra.c), "pmemobj"
  * (PMDK libpmemobj transactions under a reader-writer lock,
- * engine_pmemobj.c), the baseline of seed 002, section 5.3.
+ * engine_pmemobj.c), the baseline of seed 002, section 5.3, and
+ * "pmemobj-bucket" (the same with a PMEMrwlock per map bucket: the strong
+ * baseline, maps only).
  */
 #ifndef STROBE_PETRA_BENCH_ENGINE_H
 #define STROBE_PETRA_BENCH_ENGINE_H
@@ -69,5 +71,6 @@ struct strobe__bench_engine {
  * (STROBE_BENCH_HAVE_PETRA, STROBE_BENCH_HAVE_PMEMOBJ; see CMakeLists.txt). */
 extern const struct strobe__bench_engine strobe__bench_engine_petra;
 extern const struct strobe__bench_engine strobe__bench_engine_pmemobj;
+extern const struct strobe__bench_engine strobe__bench_engine_pmemobj_bucket; /* maps only */
 
 #endif

@@ -29,6 +29,14 @@
  * instead of msync), nodes found by the same kind of search. Writers are
  * serialized, which is what the seed measured; readers run in parallel.
  *
+ * Engine "pmemobj-bucket" (maps only) is the strong baseline: the same map
+ * and transactions, but one PMEMrwlock per bucket, kept in the pool next
+ * to the bucket heads, instead of the pool-wide lock. A transaction takes
+ * the locks of the buckets its operations touch in ascending bucket order
+ * (two-phase locking: no deadlock), exclusive for a bucket it writes,
+ * shared otherwise, and holds them to the end of its libpmemobj
+ * transaction; transactions on disjoint buckets run in parallel.
+ *
  * Counting flushes and fences: libpmemobj persists only through libpmem
  * (pmem_flush, pmem_drain, pmem_persist, pmem_memcpy/memmove/memset,
  * pmem_deep_flush, pmem_msync), which it calls through the PLT. This file
@@ -60,7 +68,7 @@
 #define SKIP_MAX_LEVEL 20
 #define CACHE_LINE 64u
 
-enum { TYPE_ROOT = 0, TYPE_LIST_NODE = 1, TYPE_SKIP_NODE = 2, TYPE_BUCKETS = 3 };
+enum { TYPE_ROOT = 0, TYPE_LIST_NODE = 1, TYPE_SKIP_NODE = 2, TYPE_BUCKETS = 3, TYPE_LOCKS = 4 };
 
 /* ---- persistent layout --------------------------------------------------- */
 
@@ -80,6 +88,7 @@ struct pool_root {
     uint32_t kind;    /* enum strobe_petra_kind */
     uint32_t buckets; /* map only */
     PMEMoid head;     /* list: first node; skiplist: head tower (key 0); map: bucket array */
+    PMEMoid locks;    /* pmemobj-bucket: a PMEMrwlock per bucket */
 };
 
 /* ---- flush/fence counting (libpmem interposition) ------------------------ */
@@ -236,6 +245,7 @@ struct pmemobj_engine {
     enum strobe_petra_kind kind;
     uint32_t bucket_mask;
     pthread_rwlock_t lock; /* shared: all-FIND transactions; exclusive: others */
+    PMEMrwlock *bucket_locks; /* pmemobj-bucket: instead of lock */
     pthread_mutex_t threads_lock;
     struct pmemobj_thread *threads; /* live thread states, for stats */
     struct flush_count retired;     /* counts of stopped threads */
@@ -399,9 +409,13 @@ static int apply(struct pmemobj_thread *t, strobe__bench_op *op)
 
 /* ---- vtable ------------------------------------------------------------------ */
 
-static int pmemobj_engine_open(const struct strobe__bench_config *cfg, const char *path,
-                               void **out, char *why, size_t why_len)
+static int engine_open(const struct strobe__bench_config *cfg, const char *path, int per_bucket,
+                       void **out, char *why, size_t why_len)
 {
+    if (per_bucket && cfg->kind != STROBE_PETRA_MAP) {
+        snprintf(why, why_len, "the pmemobj-bucket engine has only the map (per-bucket locks)");
+        return -EINVAL;
+    }
     if (cfg->kind == STROBE_PETRA_MAP && (cfg->buckets == 0 || (cfg->buckets & (cfg->buckets - 1)))) {
         snprintf(why, why_len, "--buckets %u: the pmemobj map needs a power of two", cfg->buckets);
         return -EINVAL;
@@ -433,6 +447,9 @@ static int pmemobj_engine_open(const struct strobe__bench_config *cfg, const cha
                 sizeof(struct skip_node) + SKIP_MAX_LEVEL * sizeof(PMEMoid), TYPE_SKIP_NODE);
         else if (cfg->kind == STROBE_PETRA_MAP)
             e->root->head = pmemobj_tx_zalloc((size_t)cfg->buckets * sizeof(PMEMoid), TYPE_BUCKETS);
+        /* zeroed PMEMrwlocks are valid unlocked locks */
+        if (per_bucket)
+            e->root->locks = pmemobj_tx_zalloc((size_t)cfg->buckets * sizeof(PMEMrwlock), TYPE_LOCKS);
         if (cfg->kind == STROBE_PETRA_SKIPLIST)
             ((struct skip_node *)D(e->root->head))->level = SKIP_MAX_LEVEL;
     } TX_ONABORT {
@@ -446,8 +463,82 @@ static int pmemobj_engine_open(const struct strobe__bench_config *cfg, const cha
     }
     pthread_rwlock_init(&e->lock, NULL);
     pthread_mutex_init(&e->threads_lock, NULL);
+    e->bucket_locks = per_bucket ? D(e->root->locks) : NULL;
     *out = e;
     return 0;
+}
+
+static int pmemobj_engine_open(const struct strobe__bench_config *cfg, const char *path, void **out,
+                               char *why, size_t why_len)
+{
+    return engine_open(cfg, path, 0, out, why, why_len);
+}
+
+static int pmemobj_bucket_engine_open(const struct strobe__bench_config *cfg, const char *path,
+                                      void **out, char *why, size_t why_len)
+{
+    return engine_open(cfg, path, 1, out, why, why_len);
+}
+
+/* The buckets a transaction touches, ascending and unique, each with
+ * whether it writes there; returns how many. */
+struct bucket_lock {
+    uint64_t bucket;
+    int write;
+};
+
+static int cmp_bucket_lock(const void *a, const void *b)
+{
+    const struct bucket_lock *x = a, *y = b;
+    return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+static unsigned tx_buckets(const struct pmemobj_engine *e, const strobe__bench_op *ops, unsigned n,
+                           struct bucket_lock *v)
+{
+    for (unsigned i = 0; i < n; i++)
+        v[i] = (struct bucket_lock){strobe__mix64(ops[i].key) & e->bucket_mask,
+                                    ops[i].type != STROBE_PETRA_FIND};
+    qsort(v, n, sizeof(*v), cmp_bucket_lock);
+    unsigned m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (m && v[m - 1].bucket == v[i].bucket)
+            v[m - 1].write |= v[i].write;
+        else
+            v[m++] = v[i];
+    }
+    return m;
+}
+
+/* Take the locks of a transaction (pool-wide, or per bucket in order). */
+static unsigned tx_lock(struct pmemobj_engine *e, const strobe__bench_op *ops, unsigned n, int read_only,
+                        struct bucket_lock *v)
+{
+    if (!e->bucket_locks) {
+        if (read_only)
+            pthread_rwlock_rdlock(&e->lock);
+        else
+            pthread_rwlock_wrlock(&e->lock);
+        return 0;
+    }
+    unsigned m = tx_buckets(e, ops, n, v);
+    for (unsigned i = 0; i < m; i++) {
+        if (v[i].write)
+            pmemobj_rwlock_wrlock(e->pop, &e->bucket_locks[v[i].bucket]);
+        else
+            pmemobj_rwlock_rdlock(e->pop, &e->bucket_locks[v[i].bucket]);
+    }
+    return m;
+}
+
+static void tx_unlock(struct pmemobj_engine *e, const struct bucket_lock *v, unsigned m)
+{
+    if (!e->bucket_locks) {
+        pthread_rwlock_unlock(&e->lock);
+        return;
+    }
+    while (m--)
+        pmemobj_rwlock_unlock(e->pop, &e->bucket_locks[v[m].bucket]);
 }
 
 static int pmemobj_thread_start(void *engine, unsigned index, void **out)
@@ -491,18 +582,19 @@ static int pmemobj_execute(void *thread, strobe__bench_op *ops, unsigned n)
         if (ops[i].type != STROBE_PETRA_FIND)
             read_only = 0;
 
+    struct bucket_lock locks[STROBE_PETRA_MAX_OPS];
     if (read_only) {
         int rc = 0;
-        pthread_rwlock_rdlock(&e->lock);
+        unsigned m = tx_lock(e, ops, n, 1, locks);
         for (unsigned i = 0; i < n && rc == 0; i++)
             if (!apply(t, &ops[i]))
                 rc = STROBE_ERR_ABORTED;
-        pthread_rwlock_unlock(&e->lock);
+        tx_unlock(e, locks, m);
         return rc;
     }
 
     volatile int rc = 0; /* set after setjmp: must be volatile */
-    pthread_rwlock_wrlock(&e->lock);
+    unsigned m = tx_lock(e, ops, n, 0, locks);
     TX_BEGIN(e->pop) {
         for (unsigned i = 0; i < n; i++)
             if (!apply(t, &ops[i]))
@@ -516,7 +608,7 @@ static int pmemobj_execute(void *thread, strobe__bench_op *ops, unsigned n)
         else
             rc = -(err ? err : EIO);
     } TX_END
-    pthread_rwlock_unlock(&e->lock);
+    tx_unlock(e, locks, m);
     return rc;
 }
 
@@ -622,13 +714,13 @@ static void pmemobj_engine_close(void *engine)
     free(e);
 }
 
-const struct strobe__bench_engine strobe__bench_engine_pmemobj = {
-    .name = "pmemobj",
-    .open = pmemobj_engine_open,
-    .thread_start = pmemobj_thread_start,
-    .thread_stop = pmemobj_thread_stop,
-    .execute = pmemobj_execute,
-    .check = pmemobj_engine_check,
-    .stats = pmemobj_engine_stats,
-    .close = pmemobj_engine_close,
-};
+/* The two engines differ only in how they open (which locks) */
+#define PMEMOBJ_ENGINE(engine_name, open_fn)                                                        \
+    {                                                                                              \
+        .name = engine_name, .open = open_fn, .thread_start = pmemobj_thread_start,                \
+        .thread_stop = pmemobj_thread_stop, .execute = pmemobj_execute,                            \
+        .check = pmemobj_engine_check, .stats = pmemobj_engine_stats, .close = pmemobj_engine_close \
+    }
+const struct strobe__bench_engine strobe__bench_engine_pmemobj = PMEMOBJ_ENGINE("pmemobj", pmemobj_engine_open);
+const struct strobe__bench_engine strobe__bench_engine_pmemobj_bucket =
+    PMEMOBJ_ENGINE("pmemobj-bucket", pmemobj_bucket_engine_open);

@@ -215,7 +215,7 @@ static int prefill(struct bench *b, const sigset_t *sigs, char *why, size_t why_
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: petra-bench --engine petra|pmemobj --structure list|skiplist|map\n"
+            "usage: petra-bench --engine petra|pmemobj|pmemobj-bucket --structure list|skiplist|map\n"
             "                   --mix write|read --txsize K --threads N --seconds S\n"
             "                   [--range R] [--seed N] [--dir DIR] [--heap-size BYTES]\n"
             "                   [--buckets N] [--verbose]\n"
@@ -226,7 +226,7 @@ static void usage(FILE *f)
             "",
 #endif
 #ifdef STROBE_BENCH_HAVE_PMEMOBJ
-            " pmemobj"
+            " pmemobj pmemobj-bucket"
 #else
             ""
 #endif
@@ -293,14 +293,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 #else
                 return bad_option(name, v, "this build has no petra engine (libstrobe-petra was not built)");
 #endif
-            } else if (v && !strcmp(v, "pmemobj")) {
+            } else if (v && (!strcmp(v, "pmemobj") || !strcmp(v, "pmemobj-bucket"))) {
 #ifdef STROBE_BENCH_HAVE_PMEMOBJ
-                o->engine = &strobe__bench_engine_pmemobj;
+                o->engine = strcmp(v, "pmemobj") ? &strobe__bench_engine_pmemobj_bucket
+                                                 : &strobe__bench_engine_pmemobj;
 #else
                 return bad_option(name, v, "this build has no pmemobj engine (libpmemobj was not found)");
 #endif
             } else {
-                return bad_option(name, v, "expected petra or pmemobj");
+                return bad_option(name, v, "expected petra, pmemobj or pmemobj-bucket");
             }
         } else if (!strcmp(name, "--structure")) {
             if (v && !strcmp(v, "list"))
@@ -569,7 +570,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "petra-bench: --dir %s: path too long\n", b.opt.dir);
         return 2;
     }
-    if (!strcmp(b.opt.engine->name, "pmemobj") && !getenv("PMEM_IS_PMEM_FORCE"))
+    if (!strncmp(b.opt.engine->name, "pmemobj", 7) && !getenv("PMEM_IS_PMEM_FORCE"))
         fprintf(stderr, "petra-bench: note: PMEM_IS_PMEM_FORCE is not set: on a file that is not "
                         "persistent memory libpmemobj persists with msync (slow)\n");
     int status = run(&b, path, &sigs);

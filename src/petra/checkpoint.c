@@ -582,6 +582,8 @@ static int load_chain(struct strobe_petra *h, const struct petra_ckpt_record *r,
 struct found {
     uint64_t txid;
     const struct petra_desc *d;
+    unsigned slot;
+    uint64_t off;
 };
 
 static int cmp_found(const void *a, const void *b)
@@ -590,8 +592,61 @@ static int cmp_found(const void *a, const void *b)
     return x->txid < y->txid ? -1 : x->txid > y->txid;
 }
 
-/* Step 1 of Figure 5.4: the persisted descriptors after the checkpoint. */
-static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, size_t *nout,
+/* Where the header of descriptor txid is in log slot, whatever its
+ * checksum says; UINT64_MAX if no header there carries it. */
+static uint64_t find_header(const struct strobe_petra *h, unsigned slot, uint64_t txid)
+{
+    const char *base = petra_log_base(h, slot);
+    for (uint64_t off = 0; off + 64 <= h->log_bytes; off += 64) {
+        const struct petra_desc *d = (const void *)(base + off);
+        if (d->magic == PETRA_DESC_MAGIC && atomic_load_explicit(&d->txid, memory_order_relaxed) == txid)
+            return off;
+    }
+    return UINT64_MAX;
+}
+
+/* A torn write can only be a log's last descriptor: each one is persisted
+ * before its thread starts the next. So every committed descriptor after
+ * the checkpoint must find its predecessor (prev) in its log, unless that
+ * one is older than the checkpoint; a missing one was damaged. The
+ * earliest such TXID, or UINT64_MAX; the message names the first. */
+static uint64_t check_chains(const struct strobe_petra *h, uint64_t S, const struct found *v, size_t n,
+                             char *why, size_t why_len)
+{
+    uint64_t cutoff = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p = v[i].d->prev;
+        if (p < S || p >= cutoff)
+            continue;
+        const struct found key = { .txid = p };
+        const struct found *pred = bsearch(&key, v, n, sizeof *v, cmp_found);
+        if (pred && pred->slot == v[i].slot)
+            continue;
+        cutoff = p;
+        uint64_t at = find_header(h, v[i].slot, p);
+        if (at != UINT64_MAX)
+            strobe__petra_why(why, why_len,
+                              "%s: log %u offset %llu: descriptor TXID %llu is damaged (checksum "
+                              "mismatch; TXID %llu at offset %llu follows it)",
+                              h->path, v[i].slot, (unsigned long long)at, (unsigned long long)p,
+                              (unsigned long long)v[i].txid, (unsigned long long)v[i].off);
+        else
+            strobe__petra_why(why, why_len,
+                              "%s: log %u: descriptor TXID %llu is damaged or missing (TXID %llu at "
+                              "offset %llu follows it)",
+                              h->path, v[i].slot, (unsigned long long)p, (unsigned long long)v[i].txid,
+                              (unsigned long long)v[i].off);
+    }
+    return cutoff;
+}
+
+/* Step 1 of Figure 5.4: the persisted descriptors after the checkpoint.
+ * Recovery (strict = 0) ignores a descriptor whose checksum fails as torn,
+ * then refuses the logs if it was not a log's last (check_chains) or, with
+ * h->salvage, keeps only the descriptors before the damaged one. verify
+ * (strict = 1) runs on an open heap, where no write is torn: there a
+ * checksum that fails on a descriptor after the checkpoint is damage. */
+static int scan_logs(struct strobe_petra *h, uint64_t S, int strict, struct found **out, size_t *nout,
                      uint64_t *max_txid, char *why, size_t why_len)
 {
     struct found *v = NULL;
@@ -609,8 +664,21 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
              * that follows recovery (2^62 bounds what damage can claim) */
             if (txid > *max_txid && txid < (1ull << 62))
                 *max_txid = txid;
-            if (txid < S || atomic_load_explicit(&d->check, memory_order_relaxed) != strobe__tx_desc_check(d))
-                continue; /* retired, or never completely persisted */
+            uint64_t check = atomic_load_explicit(&d->check, memory_order_relaxed);
+            if (txid < S)
+                continue; /* retired */
+            if (check != strobe__tx_desc_check(d)) {
+                /* 0: never persisted (active or aborted) */
+                if (strict && check && txid < (1ull << 62)) {
+                    strobe__petra_why(why, why_len,
+                                      "%s: log %u offset %llu: descriptor TXID %llu is damaged "
+                                      "(checksum mismatch)",
+                                      h->path, slot, (unsigned long long)off, (unsigned long long)txid);
+                    free(v);
+                    return STROBE_ERR_FORMAT;
+                }
+                continue; /* torn: never completely persisted */
+            }
             if (txid >= (1ull << 62)) {
                 strobe__petra_why(why, why_len, "%s: log %u offset %llu: descriptor TXID %llu is impossible",
                                   h->path, slot, (unsigned long long)off, (unsigned long long)txid);
@@ -643,7 +711,7 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
                 }
                 v = g;
             }
-            v[n++] = (struct found){ txid, d };
+            v[n++] = (struct found){ txid, d, slot, off };
         }
     }
     if (n)
@@ -655,9 +723,28 @@ static int scan_logs(struct strobe_petra *h, uint64_t S, struct found **out, siz
             free(v);
             return STROBE_ERR_FORMAT;
         }
+    uint64_t cutoff = check_chains(h, S, v, n, why, why_len);
+    if (cutoff != UINT64_MAX) {
+        if (strict || !h->salvage) {
+            free(v);
+            return STROBE_ERR_FORMAT;
+        }
+        while (n && v[n - 1].txid >= cutoff)
+            n--;
+    }
     *out = v;
     *nout = n;
     return 0;
+}
+
+int strobe__ckpt_check_logs(struct strobe_petra *h, char *why, size_t why_len)
+{
+    struct found *v = NULL;
+    size_t n = 0;
+    uint64_t max_txid = 0;
+    int rc = scan_logs(h, atomic_load(&h->retired_below), 1, &v, &n, &max_txid, why, why_len);
+    free(v);
+    return rc;
 }
 
 /* Heads of a structure in a fresh arena. */
@@ -768,7 +855,7 @@ int strobe__recover(struct strobe_petra *h, char *why, size_t why_len)
     struct kv *kv = NULL;
     int rc = load_chain(h, &rec, &m, why, why_len);
     if (!rc)
-        rc = scan_logs(h, rec.retired_below, &found, &nfound, &max_txid, why, why_len);
+        rc = scan_logs(h, rec.retired_below, 0, &found, &nfound, &max_txid, why, why_len);
     for (size_t i = 0; i < nfound && !rc; i++) {
         const struct petra_desc *d = found[i].d;
         for (unsigned k = 0; k < d->nops && !rc; k++) {

@@ -35,5 +35,8 @@ int strobe__ckpt_build_heads(struct strobe_petra_thread *t, struct petra_struct 
  * persisted descriptors after it, then checkpoint so the logs start empty.
  * The file is not modified if it is found corrupt. */
 int strobe__recover(struct strobe_petra *h, char *why, size_t why_len);
+/* For strobe_petra_verify on a quiescent heap: every descriptor after the
+ * checkpoint is intact and has its predecessor. 0 or STROBE_ERR_FORMAT. */
+int strobe__ckpt_check_logs(struct strobe_petra *h, char *why, size_t why_len);
 
 #endif

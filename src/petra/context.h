@@ -98,7 +98,13 @@ struct petra_desc {
     uint8_t slot; /* owner's thread slot */
     _Atomic uint64_t txid;
     _Atomic uint64_t check; /* hash of magic..ops with the final status */
-    uint64_t pad[5];
+    /* TXID of the committed descriptor before this one in the same log
+     * (0: none since the heap was opened). A committed descriptor with
+     * prev >= S whose predecessor is not in the log shows that a
+     * descriptor in the middle of the log was damaged: a torn write can
+     * only be the last one of a log (checkpoint.c, scan_logs). */
+    uint64_t prev;
+    uint64_t pad[4];
     struct petra_dop ops[];
 };
 _Static_assert(sizeof(struct petra_desc) == 64, "descriptor header is one line");
@@ -145,6 +151,7 @@ struct strobe_petra_thread {
     struct petra_desc *help[PETRA_HELP_MAX];
     unsigned help_depth;
     uint64_t rng;
+    uint64_t last_committed; /* TXID of this slot's last commit (petra_desc.prev) */
     /* final states of the keys this thread's committed transactions
      * changed since the last checkpoint took them, in TXID order
      * (checkpoint.c drains them into delta snapshots) */
@@ -166,6 +173,7 @@ struct strobe_petra {
     uint64_t size;
     int fd;
     int powerfail;
+    int salvage; /* open: keep the consistent prefix of a damaged log (strobe_petra_options) */
     int flush_kind; /* pmem.c */
     char path[4096];
     unsigned max_threads;

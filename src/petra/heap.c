@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The heap file and its allocators (layout in heap.h, docs/petra.md). */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include "petra/heap.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,6 +60,48 @@ static uint64_t entry_check(const struct petra_table_entry *e)
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* One process per heap: recovery at open and the checkpoint at close write
+ * the file, and two live mappings would each rebuild the arena under the
+ * other. An exclusive OFD lock on byte 0 of h->fd; it belongs to this open
+ * file description, so it dies with the process (even SIGKILLed) and
+ * another descriptor of the same process conflicts with it too. OFD locks
+ * report no owner (F_OFD_GETLK gives l_pid = -1), so the holder writes its
+ * pid into the owner record (write_owner) once it has the lock and knows
+ * the file is a heap; a refused opener names that pid if the process
+ * still exists. -EBUSY when another holds it. */
+static int lock_file(struct strobe_petra *h, char *why, size_t why_len)
+{
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    struct petra_owner o;
+    if (fcntl(h->fd, F_OFD_SETLK, &fl) == 0)
+        return 0;
+    if (errno != EAGAIN && errno != EACCES) {
+        int rc = -errno;
+        strobe__petra_why(why, why_len, "%s: lock: %s", h->path, strerror(errno));
+        return rc;
+    }
+    /* the holder may not have written its pid yet, or the record may be a
+     * dead owner's: name only a process that exists */
+    if (pread(h->fd, &o, sizeof o, PETRA_OWNER_OFF) == (ssize_t)sizeof o &&
+        !memcmp(o.magic, PETRA_OWNER_MAGIC, 8) && o.pid > 0 && o.pid < INT32_MAX &&
+        (kill((pid_t)o.pid, 0) == 0 || errno == EPERM))
+        strobe__petra_why(why, why_len, "%s: in use by process %llu (it holds the heap's lock)",
+                          h->path, (unsigned long long)o.pid);
+    else
+        strobe__petra_why(why, why_len, "%s: in use by another process (it holds the heap's lock)",
+                          h->path);
+    return -EBUSY;
+}
+
+/* Advisory and outside every checksum: a failed write only loses the
+ * holder's pid from another opener's message. */
+static void write_owner(struct strobe_petra *h)
+{
+    struct petra_owner o = { .pid = (uint64_t)getpid() };
+    memcpy(o.magic, PETRA_OWNER_MAGIC, 8);
+    (void)!pwrite(h->fd, &o, sizeof o, PETRA_OWNER_OFF);
+}
 
 static int map_file(struct strobe_petra *h, uint64_t size)
 {
@@ -112,17 +156,21 @@ int strobe__heap_create(struct strobe_petra *h, const struct strobe_petra_option
         strobe__petra_why(why, why_len, "%s: %s", h->path, strerror(errno));
         return rc;
     }
-    int rc = ftruncate(h->fd, (off_t)s.file_size) ? -errno : 0;
+    int rc = lock_file(h, why, why_len);
+    if (!rc)
+        rc = ftruncate(h->fd, (off_t)s.file_size) ? -errno : 0;
     if (!rc)
         rc = map_file(h, s.file_size);
     if (rc) {
-        strobe__petra_why(why, why_len, "%s: %s", h->path, strerror(-rc));
+        if (rc != -EBUSY)
+            strobe__petra_why(why, why_len, "%s: %s", h->path, strerror(-rc));
         close(h->fd);
         unlink(h->path);
         h->fd = -1;
         return rc;
     }
     set_geometry(h, &s);
+    write_owner(h);
     struct strobe_petra_thread *t = &h->threads[h->max_threads];
     memcpy(h->base, &s, sizeof s);
     strobe__pmem_flush_range(h, t, h->base, sizeof s);
@@ -139,7 +187,9 @@ int strobe__heap_open(struct strobe_petra *h, char *why, size_t why_len)
     }
     struct stat st;
     struct petra_super s;
-    int rc = 0;
+    int rc = lock_file(h, why, why_len);
+    if (rc)
+        goto fail;
     if (fstat(h->fd, &st)) {
         rc = -errno;
         strobe__petra_why(why, why_len, "%s: %s", h->path, strerror(errno));
@@ -189,6 +239,7 @@ int strobe__heap_open(struct strobe_petra *h, char *why, size_t why_len)
         goto fail;
     }
     set_geometry(h, &s);
+    write_owner(h);
     for (int i = 0; i < STROBE_PETRA_MAX_STRUCTURES; i++) {
         const struct petra_table_entry *e =
             (const void *)(h->base + PETRA_TABLE_OFF + (uint64_t)i * sizeof *e);

@@ -3,6 +3,7 @@
  * The heap file: layout, validation, and the allocators on top of it.
  *
  *   0        superblock: magic, version, geometry, checksum
+ *   2048     owner record: pid of the process holding the lock (advisory)
  *   4096     structure table: 64 entries of 64 bytes, each with a checksum
  *   8192     two checkpoint records (64 bytes each; the valid one with the
  *            higher sequence number is current)
@@ -24,6 +25,8 @@
 
 #define PETRA_FILE_MAGIC "STRBPETR"
 #define PETRA_FILE_VERSION 1u
+#define PETRA_OWNER_OFF 2048u
+#define PETRA_OWNER_MAGIC "PETROWNR"
 #define PETRA_TABLE_OFF 4096u
 #define PETRA_CKPT_OFF 8192u
 #define PETRA_LOG_OFF 65536u
@@ -38,6 +41,13 @@ struct petra_super {
     uint64_t data_off;
     uint64_t nchunks;
     uint64_t check;
+};
+
+/* Written (not flushed, not checksummed) by the process that holds the
+ * heap's lock, so that another opener can say who has it. */
+struct petra_owner {
+    char magic[8];
+    uint64_t pid;
 };
 
 struct petra_table_entry {

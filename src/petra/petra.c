@@ -110,6 +110,7 @@ STROBE_API int strobe_petra_open(const char *path, const struct strobe_petra_opt
     struct strobe_petra *h = alloc_heap(path, opt && opt->powerfail, why, why_len);
     if (!h)
         return path ? -ENOMEM : -EINVAL;
+    h->salvage = opt && opt->salvage;
     int rc = strobe__heap_open(h, why, why_len);
     if (!rc) {
         unsigned threads = h->max_threads;

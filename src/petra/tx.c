@@ -84,7 +84,7 @@ unsigned strobe__tx_random_height(struct strobe_petra_thread *t, const struct pe
 
 uint64_t strobe__tx_desc_check(const struct petra_desc *d)
 {
-    uint64_t buf[2 + 3 * STROBE_PETRA_MAX_OPS];
+    uint64_t buf[3 + 3 * STROBE_PETRA_MAX_OPS];
     unsigned n = d->nops <= STROBE_PETRA_MAX_OPS ? d->nops : STROBE_PETRA_MAX_OPS;
     buf[0] = (uint64_t)d->magic | (uint64_t)n << 32 |
              (uint64_t)atomic_load_explicit(&d->status, memory_order_relaxed) << 40 |
@@ -95,7 +95,12 @@ uint64_t strobe__tx_desc_check(const struct petra_desc *d)
         buf[3 + 3 * i] = d->ops[i].key;
         buf[4 + 3 * i] = d->ops[i].value;
     }
-    return strobe__petra_hash(buf, 8 * (2 + 3 * (size_t)n), 0x6465736364ull);
+    /* prev only when set: descriptors written before it existed have 0
+     * there and keep their checksum */
+    size_t words = 2 + 3 * (size_t)n;
+    if (d->prev)
+        buf[words++] = d->prev;
+    return strobe__petra_hash(buf, 8 * words, 0x6465736364ull);
 }
 
 static pref op_result(struct petra_dop *op, pref info)
@@ -478,6 +483,7 @@ int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *op
     atomic_store_explicit(&d->pstatus, PETRA_MAYBE, memory_order_relaxed);
     d->slot = (uint8_t)t->slot;
     atomic_store_explicit(&d->check, 0, memory_order_relaxed);
+    d->prev = t->last_committed;
     for (unsigned i = 0; i < n; i++) {
         struct petra_dop *o = &d->ops[i];
         o->type = ops[i].type;
@@ -496,6 +502,7 @@ int strobe__tx_execute(struct strobe_petra_thread *t, struct strobe_petra_op *op
     t->help_depth = 0;
     bool committed = atomic_load(&d->status) == PETRA_COMMITTED;
     if (committed) {
+        t->last_committed = atomic_load_explicit(&d->txid, memory_order_relaxed);
         for (unsigned i = 0; i < n; i++)
             if (ops[i].type == STROBE_PETRA_FIND)
                 ops[i].value = petra_info(h, atomic_load(&d->ops[i].result))->cur_value;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "petra/checkpoint.h"
 #include "petra/ebr.h"
 #include "petra/heap.h"
 #include "petra/skiplist.h"
@@ -143,6 +144,8 @@ STROBE_API int strobe_petra_verify(strobe_petra *h, char *why, size_t why_len)
     /* quiescent: nothing retired can still be referenced */
     for (unsigned i = 0; i <= h->max_threads && !rc; i++)
         strobe__ebr_drain(&h->threads[i]);
+    if (!rc)
+        rc = strobe__ckpt_check_logs(h, why, why_len);
     for (int id = 0; id < STROBE_PETRA_MAX_STRUCTURES && !rc; id++) {
         const struct petra_struct *ps = &h->structs[id];
         if (!ps->used)

@@ -89,10 +89,11 @@ static void reason(char *why, size_t why_len, const char *path, const char *pwhy
 
 /* Open an existing heap as a store: every structure, the magic and the
  * version must be there. Writes nothing but what recovery writes. */
-static int open_existing(const char *path, struct strobe__pst *out, char *why, size_t why_len)
+static int open_existing(const char *path, int salvage, struct strobe__pst *out, char *why, size_t why_len)
 {
     char pwhy[512] = "";
-    int rc = strobe_petra_open(path, NULL, &out->heap, pwhy, sizeof pwhy);
+    struct strobe_petra_options opt = {.salvage = salvage};
+    int rc = strobe_petra_open(path, &opt, &out->heap, pwhy, sizeof pwhy);
     if (rc < 0) {
         reason(why, why_len, path, pwhy, rc);
         out->heap = NULL;
@@ -210,15 +211,15 @@ static int create_new(const char *path, uint64_t size, char *why, size_t why_len
     return rc;
 }
 
-int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out, char *why,
-                     size_t why_len)
+int strobe__pst_open(const char *path, int create, uint64_t size, int salvage, struct strobe__pst *out,
+                     char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
-    int rc = open_existing(path, out, why, why_len);
+    int rc = open_existing(path, salvage, out, why, why_len);
     if (rc == -ENOENT && create) {
         rc = create_new(path, size, why, why_len);
         if (rc == 0 || rc == -EEXIST)
-            rc = open_existing(path, out, why, why_len);
+            rc = open_existing(path, salvage, out, why, why_len);
     }
     return rc;
 }

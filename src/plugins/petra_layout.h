@@ -89,10 +89,12 @@ static inline uint64_t strobe__pst_probe_next(uint64_t id)
  * default), complete and atomically (built under another name, then
  * linked into place). A heap without every structure, the magic and the
  * version gives STROBE_ERR_FORMAT / STROBE_ERR_VERSION and "not a petra
- * store heap ..."; nothing is added to it. On error `why` gets one line
- * that does not name the file (the caller does). */
-int strobe__pst_open(const char *path, int create, uint64_t size, struct strobe__pst *out, char *why,
-                     size_t why_len);
+ * store heap ..."; nothing is added to it. salvage: open a heap whose
+ * descriptor log is damaged with the transactions before the damage
+ * (strobe_petra_options.salvage). On error `why` gets one line that does
+ * not name the file (the caller does). */
+int strobe__pst_open(const char *path, int create, uint64_t size, int salvage, struct strobe__pst *out,
+                     char *why, size_t why_len);
 /* Detach and close (checkpoint). Returns strobe_petra_close's code. */
 int strobe__pst_close(struct strobe__pst *s);
 

@@ -22,9 +22,9 @@
  *   - the ring holds samples seq - min(seq, history) + 1 .. seq;
  *   - an id in store.names has all its name chunks and at least one sample.
  *
- * One process writes a heap at a time: the store takes an exclusive lock
- * on the file (fcntl OFD lock on its first byte) and refuses to start
- * when another holds it. The daemon serialises plugin calls, so the one
+ * One process writes a heap at a time: petra locks the file at open
+ * (strobe_petra_open) and the store refuses to start when another
+ * process holds it. The daemon serialises plugin calls, so the one
  * attached petra thread handle is never used by two threads at once.
  *
  *   keys: path (heap file; required), size (bytes when created, e.g. 64M;
@@ -32,9 +32,7 @@
  *         default 64), sets (globs on instance names), metrics (globs on
  *         metric names).
  */
-#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -87,7 +85,6 @@ struct pst_pending {
 struct pst {
     const struct strobe_plugin_host *h;
     struct strobe__pst heap;
-    int lock_fd;
     char *path;
     uint64_t history;
     const char *const *sets, *const *metrics;
@@ -115,25 +112,6 @@ static int matches(const char *const *globs, size_t n, const char *name)
     for (size_t i = 0; i < n; i++)
         if (fnmatch(globs[i], name, 0) == 0)
             return 1;
-    return 0;
-}
-
-/* Exclusive OFD lock on byte 0 of the heap file: one writer per heap.
- * OFD locks belong to this open file description only, so petra's own
- * descriptors of the file neither release nor conflict with it, and a
- * killed daemon's lock goes with it. */
-static int lock_heap(const char *path, int *fd_out)
-{
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-    if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
-        int e = errno;
-        close(fd);
-        return e == EAGAIN || e == EACCES ? -EBUSY : -e;
-    }
-    *fd_out = fd;
     return 0;
 }
 
@@ -497,8 +475,6 @@ static void close_petra(void *state)
     }
     if (s->errors)
         s->h->log(s->h, STROBE_LOG_WARN, "%" PRIu64 " update(s) failed", s->errors);
-    if (s->lock_fd >= 0)
-        close(s->lock_fd);
     for (size_t i = 0; i < s->cap; i++)
         if (s->table[i]) {
             free(s->table[i]->name);
@@ -522,7 +498,6 @@ static int open_petra(const struct strobe_plugin_host *h, void **state)
     if (!s)
         return -ENOMEM;
     s->h = h;
-    s->lock_fd = -1;
     const char *path = h->cfg_str(h, "path");
     const char *sz = h->cfg_str(h, "size");
     uint64_t size = 0;
@@ -554,16 +529,10 @@ static int open_petra(const struct strobe_plugin_host *h, void **state)
         rc = -ENOMEM;
         goto fail;
     }
-    /* lock before opening: recovery must not run while another process
-     * writes the heap; a new file is created first, then locked */
-    rc = lock_heap(path, &s->lock_fd);
+    /* petra locks the heap itself: a second store or daemon on the file
+     * is refused, naming the holder's pid */
     char why[320];
-    if (rc == 0 || rc == -ENOENT)
-        rc = strobe__pst_open(path, 1, size, &s->heap, why, sizeof why);
-    else
-        snprintf(why, sizeof why, "%s", rc == -EBUSY ? "in use by another process" : strobe_strerror(rc));
-    if (rc == 0 && s->lock_fd < 0 && (rc = lock_heap(path, &s->lock_fd)) < 0)
-        snprintf(why, sizeof why, "%s", rc == -EBUSY ? "in use by another process" : strobe_strerror(rc));
+    rc = strobe__pst_open(path, 1, size, 0, &s->heap, why, sizeof why);
     if (rc < 0) {
         h->log(h, STROBE_LOG_ERROR, "%s: %s", path, why);
         goto fail;
@@ -573,8 +542,6 @@ static int open_petra(const struct strobe_plugin_host *h, void **state)
 fail:
     if (s->heap.heap)
         strobe__pst_close(&s->heap);
-    if (s->lock_fd >= 0)
-        close(s->lock_fd);
     free(s->path);
     free(s);
     return rc;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "strobe/petra.h"
@@ -662,6 +663,75 @@ STROBE_TEST(corrupt_files)
     unlink(saved);
 }
 
+/* One owner per heap: a second open, from another process or from this
+ * one, fails with -EBUSY naming the holder's pid while the first holds it;
+ * after the holder closes, or is SIGKILLed, the heap opens again. */
+static pid_t hold_heap(const char *path, int *release_fd)
+{
+    int ready[2], release[2];
+    CHECK(pipe(ready) == 0 && pipe(release) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        strobe_petra *h;
+        char why[WHY];
+        close(ready[0]);
+        close(release[1]);
+        if (strobe_petra_open(path, NULL, &h, why, sizeof why))
+            _exit(2);
+        char c = 1;
+        if (write(ready[1], &c, 1) != 1)
+            _exit(3);
+        (void)!read(release[0], &c, 1); /* until the parent says so */
+        _exit(strobe_petra_close(h) ? 4 : 0);
+    }
+    close(ready[1]);
+    close(release[0]);
+    char c;
+    CHECK_EQ_INT((int)read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    *release_fd = release[1];
+    return pid;
+}
+
+STROBE_TEST(one_owner)
+{
+    const char *path = fresh_path("owner");
+    char saved[512], want[WHY + 600], why[WHY];
+    strcpy(saved, path);
+    strobe_petra *h = create(saved, 64 << 10);
+    /* a second handle of the same process is refused too */
+    strobe_petra *h2 = NULL;
+    snprintf(want, sizeof want, "%s: in use by process %d (it holds the heap's lock)", saved, (int)getpid());
+    CHECK_EQ_INT(strobe_petra_open(saved, NULL, &h2, why, sizeof why), -EBUSY);
+    CHECK(h2 == NULL);
+    CHECK_STR_EQ(why, want);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+
+    for (int kill_it = 0; kill_it < 2; kill_it++) {
+        int release;
+        pid_t pid = hold_heap(saved, &release);
+        snprintf(want, sizeof want, "%s: in use by process %d (it holds the heap's lock)", saved, (int)pid);
+        why[0] = 0;
+        CHECK_EQ_INT(strobe_petra_open(saved, NULL, &h2, why, sizeof why), -EBUSY);
+        CHECK(h2 == NULL);
+        CHECK_STR_EQ(why, want);
+        if (kill_it)
+            kill(pid, SIGKILL);
+        close(release);
+        int status;
+        CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+        if (kill_it)
+            CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        else
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        h = reopen(saved);
+        verify(h);
+        CHECK_EQ_INT(strobe_petra_close(h), 0);
+    }
+    unlink(saved);
+}
+
 /* ---- A deterministic single-thread history in a child that kills itself
  * without closing: recovery must rebuild exactly the model (every
  * transaction returned before the kill), through a snapshot chain of bases
@@ -806,8 +876,258 @@ STROBE_TEST(reopen_cycles_small_heap)
     unlink(saved);
 }
 
+/* ---- Bit flips in every region of a small heap: each one gives either a
+ * one-line refusal or an open whose state, verified, is exactly a committed
+ * prefix of the history. The history: FLIP_TX one-thread transactions of
+ * two PUTs (TXIDs 1..FLIP_TX, none aborts), a checkpoint after FLIP_CKPT of
+ * them, then SIGKILL: the log holds the last FLIP_TX - FLIP_CKPT
+ * descriptors from offset 0 (live), then retired ones (stale). */
+#define FLIP_TX 50
+#define FLIP_CKPT 40
+#define FLIP_KEYS 16
+#define FLIP_LOG 65536u /* file offset of log 0 */
+#define FLIP_DESC 128u  /* a two-operation descriptor */
+
+static void flip_tx_ops(int i, struct strobe_petra_op *ops)
+{
+    ops[0] = (struct strobe_petra_op){ STROBE_PETRA_PUT, 0, 1 + (uint64_t)(i % FLIP_KEYS), (uint64_t)i * 1000 + 1 };
+    ops[1] = (struct strobe_petra_op){ STROBE_PETRA_PUT, 0, 1 + (uint64_t)((i * 7 + 3) % FLIP_KEYS),
+                                       (uint64_t)i * 1000 + 2 };
+}
+
+/* Expected outcomes. */
+enum { FULL = -1, REFUSE = -2 };
+
+struct flip_ctx {
+    const char *path;
+    char *pristine;
+    size_t size;
+    int fd;
+    unsigned trials;
+};
+
+static void check_prefix(strobe_petra *h, int k)
+{
+    uint64_t want[FLIP_KEYS + 1] = { 0 };
+    for (int i = 0; i < k; i++) {
+        struct strobe_petra_op ops[2];
+        flip_tx_ops(i, ops);
+        want[ops[0].key] = ops[0].value;
+        want[ops[1].key] = ops[1].value;
+    }
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    int present = 0;
+    for (uint64_t key = 1; key <= FLIP_KEYS; key++) {
+        uint64_t v = 0;
+        int rc = strobe_petra_get(t, 0, key, &v);
+        CHECK_EQ_INT(rc, want[key] ? 0 : -ENOENT);
+        CHECK_EQ_U64(v, want[key]);
+        present += want[key] != 0;
+    }
+    CHECK_EQ_INT(count(t, 0), present);
+    strobe_petra_thread_detach(t);
+}
+
+/* Flip bit (off % 8) of byte off, open (with salvage or not), compare with
+ * the expectation (a prefix length, FULL or REFUSE; want_why: the exact
+ * reason of a refusal, or NULL for any one line naming the file), then
+ * restore the file. */
+static void flip_one(struct flip_ctx *c, uint64_t off, int salvage, int expect, const char *want_why)
+{
+    uint8_t b = (uint8_t)(c->pristine[off] ^ (1u << (off % 8)));
+    CHECK_EQ_INT((int)pwrite(c->fd, &b, 1, (off_t)off), 1);
+    struct strobe_petra_options o = { .salvage = salvage };
+    strobe_petra *h = NULL;
+    char why[WHY] = "";
+    int rc = strobe_petra_open(c->path, &o, &h, why, sizeof why);
+    if (expect == REFUSE) {
+        if (rc >= 0)
+            STROBE_FAIL("flip at %llu: opened, expected a refusal", (unsigned long long)off);
+        CHECK(h == NULL);
+        CHECK(strncmp(why, c->path, strlen(c->path)) == 0 && !strchr(why, '\n'));
+        if (want_why)
+            CHECK_STR_EQ(why, want_why);
+    } else {
+        if (rc)
+            STROBE_FAIL("flip at %llu (salvage %d): %s", (unsigned long long)off, salvage, why);
+        verify(h);
+        check_prefix(h, expect == FULL ? FLIP_TX : expect);
+        CHECK_EQ_INT(strobe_petra_close(h), 0);
+    }
+    CHECK_EQ_INT((int)pwrite(c->fd, c->pristine, c->size, 0), (int)c->size);
+    c->trials++;
+}
+
+static void flip_range(struct flip_ctx *c, uint64_t from, uint64_t to, int expect)
+{
+    for (uint64_t off = from; off < to; off++)
+        flip_one(c, off, 0, expect, NULL);
+}
+
+/* Does byte b of a two-operation descriptor count in its checksum? */
+static int desc_byte_checked(unsigned b)
+{
+    if (b < 64) /* magic nops status | pstatus | slot txid check prev | pad */
+        return b != 6 && b < 32;
+    b = (b - 64) % 32; /* an operation: type structure | pad | key value | result */
+    return b < 2 || (b >= 8 && b < 24);
+}
+
+STROBE_TEST(bit_flips)
+{
+    const char *path = fresh_path("flips");
+    char saved[512];
+    strcpy(saved, path);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct strobe_petra_options o = { .size = 8ull << 20, .max_threads = 1, .log_bytes = 64 << 10 };
+        strobe_petra *h;
+        char why[WHY];
+        strobe_petra_thread *t;
+        if (strobe_petra_create(saved, &o, &h, why, sizeof why) ||
+            strobe_petra_structure_create(h, "m", STROBE_PETRA_MAP, 4) != 0 ||
+            strobe_petra_thread_attach(h, &t))
+            _exit(2);
+        for (int i = 0; i < FLIP_TX; i++) {
+            struct strobe_petra_op ops[2];
+            flip_tx_ops(i, ops);
+            if (strobe_petra_execute(t, ops, 2) || (i == FLIP_CKPT - 1 && strobe_petra_checkpoint(t)))
+                _exit(3);
+        }
+        kill(getpid(), SIGKILL);
+    }
+    int status;
+    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    struct flip_ctx c = { saved, NULL, 0, open(saved, O_RDWR), 0 };
+    CHECK(c.fd >= 0);
+    struct stat st;
+    CHECK(fstat(c.fd, &st) == 0);
+    c.size = (size_t)st.st_size;
+    c.pristine = malloc(c.size);
+    CHECK(c.pristine && pread(c.fd, c.pristine, c.size, 0) == (ssize_t)c.size);
+    /* the layout this test relies on (docs/formats/petra-heap.md) */
+    uint64_t rec[2][8];
+    memcpy(rec, c.pristine + 8192, sizeof rec);
+    CHECK_EQ_U64(rec[0][0], 2); /* current: the explicit checkpoint, slot 0 */
+    CHECK_EQ_U64(rec[0][1], FLIP_CKPT + 1);
+    CHECK_EQ_U64(rec[1][0], 1); /* the one of create, slot 1 */
+    uint64_t snap_off = rec[0][2], snap_bytes = rec[0][3];
+    for (unsigned j = 0; j < FLIP_CKPT; j++) {
+        uint64_t txid;
+        memcpy(&txid, c.pristine + FLIP_LOG + j * FLIP_DESC + 8, 8);
+        CHECK_EQ_U64(txid, (uint64_t)(j < FLIP_TX - FLIP_CKPT ? FLIP_CKPT + 1 + j : j + 1));
+    }
+    {
+        /* unflipped: the whole history */
+        strobe_petra *h = reopen(saved);
+        verify(h);
+        check_prefix(h, FLIP_TX);
+        CHECK_EQ_INT(strobe_petra_close(h), 0);
+        CHECK_EQ_INT((int)pwrite(c.fd, c.pristine, c.size, 0), (int)c.size);
+    }
+
+    flip_range(&c, 0, 64, REFUSE);         /* superblock */
+    flip_range(&c, 64, 80, FULL);          /* unused */
+    flip_range(&c, 2048, 2064, FULL);      /* owner record */
+    flip_range(&c, 4096, 4160, REFUSE);    /* the map's table entry */
+    flip_range(&c, 4160, 4176, FULL);      /* an unused entry */
+    /* the current record: the previous one (S = 1) is intact, but the log
+     * lost TXIDs 1..10 to later descriptors: refused, not replayed */
+    flip_range(&c, 8192, 8256, REFUSE);
+    flip_range(&c, 8256, 8320, FULL);      /* the previous record */
+
+    /* live descriptors in the middle of the log (TXIDs 41 and 45): damage,
+     * refused with its offset, or with salvage the prefix before it */
+    unsigned mids[2] = { 0, 4 };
+    for (unsigned m = 0; m < 2; m++) {
+        unsigned j = mids[m];
+        uint64_t at = FLIP_LOG + j * FLIP_DESC, txid = FLIP_CKPT + 1 + j;
+        for (unsigned b = 0; b < FLIP_DESC; b++) {
+            if (!desc_byte_checked(b)) {
+                flip_one(&c, at + b, 0, FULL, NULL);
+                continue;
+            }
+            char want[WHY + 600];
+            if (b < 4 || (b >= 8 && b < 16)) /* magic, txid: no header carries the TXID */
+                snprintf(want, sizeof want,
+                         "%s: log 0: descriptor TXID %llu is damaged or missing (TXID %llu at offset %llu "
+                         "follows it)",
+                         saved, (unsigned long long)txid, (unsigned long long)txid + 1,
+                         (unsigned long long)(j + 1) * FLIP_DESC);
+            else
+                snprintf(want, sizeof want,
+                         "%s: log 0 offset %llu: descriptor TXID %llu is damaged (checksum mismatch; "
+                         "TXID %llu at offset %llu follows it)",
+                         saved, (unsigned long long)j * FLIP_DESC, (unsigned long long)txid,
+                         (unsigned long long)txid + 1, (unsigned long long)(j + 1) * FLIP_DESC);
+            flip_one(&c, at + b, 0, REFUSE, want);
+            flip_one(&c, at + b, 1, (int)txid - 1, NULL);
+        }
+    }
+    /* the log's last descriptor (TXID 50): a torn write, the prefix before it */
+    uint64_t tail = FLIP_LOG + (FLIP_TX - FLIP_CKPT - 1) * FLIP_DESC;
+    for (unsigned b = 0; b < FLIP_DESC; b++)
+        flip_one(&c, tail + b, 0, desc_byte_checked(b) ? FLIP_TX - 1 : FULL, NULL);
+    /* a retired descriptor (TXID 21), and log space never written */
+    flip_range(&c, FLIP_LOG + 20 * FLIP_DESC, FLIP_LOG + 21 * FLIP_DESC, FULL);
+    flip_range(&c, FLIP_LOG + FLIP_CKPT * FLIP_DESC, FLIP_LOG + FLIP_CKPT * FLIP_DESC + 64, FULL);
+    flip_range(&c, 2 * FLIP_LOG - 64, 2 * FLIP_LOG, FULL);
+
+    /* the current snapshot block: its header, entries, last byte; then
+     * what follows it in its chunk */
+    CHECK(snap_bytes > 128 && snap_off + snap_bytes < c.size);
+    flip_range(&c, snap_off, snap_off + 128, REFUSE);
+    flip_range(&c, snap_off + snap_bytes - 8, snap_off + snap_bytes, REFUSE);
+    flip_range(&c, snap_off + snap_bytes, snap_off + snap_bytes + 64, FULL);
+    /* the rest of the data region (heads, arena, free chunks): never read */
+    for (uint64_t off = 1u << 20; off < c.size; off += 65536 + 8)
+        if (off < snap_off || off >= snap_off + snap_bytes)
+            flip_one(&c, off, 0, FULL, NULL);
+    CHECK(c.trials > 1000);
+    free(c.pristine);
+    close(c.fd);
+    unlink(saved);
+}
+
+/* verify reads the logs too: a descriptor damaged while the heap is open
+ * (no write of an open heap is torn) is reported with its offset. */
+STROBE_TEST(verify_sees_damaged_log)
+{
+    const char *path = fresh_path("vlog");
+    char saved[512], why[WHY] = "", want[WHY + 600];
+    strcpy(saved, path);
+    struct strobe_petra_options o = { .size = 8ull << 20, .max_threads = 1, .log_bytes = 64 << 10 };
+    strobe_petra *h;
+    CHECK_EQ_INT(strobe_petra_create(saved, &o, &h, why, sizeof why), 0);
+    CHECK_EQ_INT(strobe_petra_structure_create(h, "m", STROBE_PETRA_MAP, 4), 0);
+    strobe_petra_thread *t;
+    CHECK_EQ_INT(strobe_petra_thread_attach(h, &t), 0);
+    for (int i = 0; i < 3; i++) {
+        struct strobe_petra_op ops[2];
+        flip_tx_ops(i, ops);
+        CHECK_EQ_INT(strobe_petra_execute(t, ops, 2), 0);
+    }
+    strobe_petra_thread_detach(t);
+    verify(h);
+    /* the shared mapping sees the write: the key of TXID 2's first op */
+    poke(saved, FLIP_LOG + FLIP_DESC + 72, 0x10);
+    snprintf(want, sizeof want, "%s: log 0 offset %u: descriptor TXID 2 is damaged (checksum mismatch)", saved,
+             FLIP_DESC);
+    CHECK_EQ_INT(strobe_petra_verify(h, why, sizeof why), STROBE_ERR_FORMAT);
+    CHECK_STR_EQ(why, want);
+    poke(saved, FLIP_LOG + FLIP_DESC + 72, 0x10);
+    verify(h);
+    CHECK_EQ_INT(strobe_petra_close(h), 0);
+    unlink(saved);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(random_model_few_keys), STROBE_CASE(contention_settles), STROBE_CASE(reopen_cycles_small_heap), STROBE_CASE(kill_recovers_history), STROBE_CASE(powerfail_recovers_history),
                  STROBE_CASE(set_semantics), STROBE_CASE(map_values), STROBE_CASE(threads_exact),
                  STROBE_CASE(threads_with_checkpoints), STROBE_CASE(threads_skiplists),
                  STROBE_CASE(flushes_and_fences), STROBE_CASE(powerfail_round_trip),
-                 STROBE_CASE(corrupt_files))
+                 STROBE_CASE(corrupt_files), STROBE_CASE(one_owner), STROBE_CASE(bit_flips),
+                 STROBE_CASE(verify_sees_damaged_log))
