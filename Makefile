@@ -46,12 +46,14 @@ crash-soak: build
 	@$(BUILD)/bin/petra-crash --mode kill --crashes $(CRASHES) --dir $(BUILD)/crash-soak
 	@$(BUILD)/bin/petra-crash --mode powerfail --crashes $(CRASHES) --dir $(BUILD)/crash-soak
 
-# Long run of libstrobe-tm's reclamation cases (tests/tm/test_tm_reclaim.c):
-# each case for TM_STRESS_SECONDS on the release build.
+# Long run of libstrobe-tm's reclamation cases (tests/tm/test_tm_reclaim.c)
+# and of the snapshot-extension case of tests/tm/test_tm.c: each case for
+# TM_STRESS_SECONDS on the release build.
 TM_STRESS_SECONDS ?= 120
 tm-stress: build
 	@cd $(BUILD) && for c in stack_pop_free middle_node_free nested_free cancelled_free_keeps_node; do \
 	    STROBE_TM_STRESS_SECONDS=$(TM_STRESS_SECONDS) bin/test_tm_reclaim $$c || exit 1; done
+	@cd $(BUILD) && STROBE_TM_HTM=0 STROBE_TM_STRESS_SECONDS=$(TM_STRESS_SECONDS) bin/test_tm extension_keeps_counter
 
 bench: build
 	@bench/run.sh $(BUILD)

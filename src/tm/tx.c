@@ -480,6 +480,12 @@ uint64_t strobe__tm_load(struct tm_tx *tx, const void *addr, unsigned n)
             int culprit = -1;
             if (!tm_extend(tx, &culprit))
                 strobe__tm_abort(tx, TM_ABORT_VALIDATION, culprit);
+            /* The extension validated the earlier reads, not this one (it
+             * is not in the read set yet): a commit to this location
+             * between the read and the new snapshot would go unseen, and
+             * the stale value would pass every later validation. */
+            if (atomic_load_explicit(lock, memory_order_acquire) != l1)
+                continue;
         }
         tm_vec_push(tx->rset, lock);
         return v;
