@@ -522,6 +522,10 @@ void strobe__tm_store(struct tm_tx *tx, void *addr, uint64_t val, unsigned n)
                                                   memory_order_acquire)) {
             struct tm_held_lock h = {lock, l};
             tm_vec_push(tx->held, h);
+            /* The seqlock writer's fence: a reader whose data load sees
+             * the write below also sees the lock taken (its acquire fence
+             * in strobe__tm_load pairs with this one). Free on x86. */
+            atomic_thread_fence(memory_order_release);
             break;
         }
     }
