@@ -449,7 +449,51 @@ STROBE_TEST(producer_add_remove)
     stop_clean(d1, dir, "n1");
 }
 
+/* Churn while every thread runs: samplers at 10 ms added and removed on
+ * a node, the aggregator's push-mode producer (a request held by the
+ * node) re-timed, removed and added again, a store on the aggregator
+ * added and removed. Under TSan a data race fails the daemons' exit
+ * status; afterwards both serve what they should. */
+STROBE_TEST(churn_under_load)
+{
+    char dir[4096], secret[4200], cmd[4400];
+    scratch("ctl_churn", dir, secret);
+    int p1 = test_port(0), pa = test_port(1);
+    pid_t d1 = start_node(dir, "n1", p1, secret, "samplers:\n  - plugin: synthetic\n    interval: 10ms\n");
+    pid_t da = start_node(dir, "agg", pa, secret, "");
+    wait_listing(secret, p1, "n1/synthetic\n", 5000);
+    snprintf(cmd, sizeof cmd, "producer add n1 127.0.0.1:%d mode=push interval=1s", p1);
+    ctl_ok(secret, pa, cmd, "producer n1 added\n");
+    wait_listing(secret, pa, "n1/synthetic\n", 3000);
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < 3; i++) {
+            char add[256], want[64];
+            snprintf(add, sizeof add, "sampler add x%d synthetic instance=n1/x%d interval=10ms", i, i);
+            snprintf(want, sizeof want, "sampler x%d added\n", i);
+            ctl_ok(secret, p1, add, want);
+        }
+        snprintf(cmd, sizeof cmd, "store add rows csv path=%s/csv%d", dir, round);
+        ctl_ok(secret, pa, cmd, "store rows added\n");
+        ctl_ok(secret, pa, round % 2 ? "producer interval n1 1s" : "producer interval n1 500ms",
+               round % 2 ? "producer n1: interval 1s\n" : "producer n1: interval 500ms\n");
+        for (int i = 0; i < 3; i++) {
+            char rm[64], want[64];
+            snprintf(rm, sizeof rm, "sampler remove x%d", i);
+            snprintf(want, sizeof want, "sampler x%d removed\n", i);
+            ctl_ok(secret, p1, rm, want);
+        }
+        ctl_ok(secret, pa, "store remove rows", "store rows removed\n");
+        ctl_ok(secret, pa, "producer remove n1", "producer n1 removed\n");
+        snprintf(cmd, sizeof cmd, "producer add n1 127.0.0.1:%d mode=push interval=1s", p1);
+        ctl_ok(secret, pa, cmd, "producer n1 added\n");
+    }
+    wait_listing(secret, p1, "n1/synthetic\n", 0);
+    wait_listing(secret, pa, "n1/synthetic\n", 3000);
+    stop_clean(da, dir, "agg");
+    stop_clean(d1, dir, "n1");
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(sampler_and_transform_add_remove), STROBE_CASE(store_add_remove),
                  STROBE_CASE(refused_commands_change_nothing), STROBE_CASE(producer_names),
                  STROBE_CASE(runtime_add_remove), STROBE_CASE(control_needs_the_secret),
-                 STROBE_CASE(producer_add_remove))
+                 STROBE_CASE(producer_add_remove), STROBE_CASE(churn_under_load))
