@@ -36,12 +36,29 @@ int strobe__cmd_report(int argc, char **argv);
 int strobe__cmd_export(int argc, char **argv);
 int strobe__cmd_ls(int argc, char **argv);
 int strobe__cmd_petra(int argc, char **argv);
+int strobe__cmd_ctl(int argc, char **argv);
 
 extern const char strobe__run_help[];
 extern const char strobe__report_help[];
 extern const char strobe__export_help[];
 extern const char strobe__ls_help[];
 extern const char strobe__petra_help[];
+extern const char strobe__ctl_help[];
+
+/* ---- Talking to a strobed (ls, ctl) ------------------------------------- */
+
+struct strobe__client;
+/* Reads the secret (when secret_file is given) and connects to addr
+ * within timeout_ns (timeout: the option's text, for messages). Returns
+ * 0, or a negative code after printing "strobe: CMD: ..." */
+int strobe__cli_daemon_connect(const char *cmd, const char *addr, const char *secret_file,
+                               unsigned long long timeout_ns, const char *timeout,
+                               struct strobe__client **out);
+/* Prints the one line for a failed exchange with addr: the daemon's or
+ * the transport's reason (detail, when not empty), or that --timeout
+ * passed. */
+void strobe__cli_daemon_failure(const char *cmd, const char *addr, int rc, const char *detail,
+                                const char *timeout);
 
 /* ---- Messages ----------------------------------------------------------- */
 

@@ -143,16 +143,33 @@ static int cmp_dir(const void *a, const void *b)
     return strcmp(((const struct strobe__dir_entry *)a)->name, ((const struct strobe__dir_entry *)b)->name);
 }
 
-/* One line: the daemon's or the transport's reason (detail, when not
- * empty), or that --timeout passed. */
-static void say_failure(const char *addr, int rc, const char *detail, const char *timeout)
+void strobe__cli_daemon_failure(const char *cmd, const char *addr, int rc, const char *detail,
+                                const char *timeout)
 {
     if (rc == -ETIMEDOUT)
-        strobe__cli_say("ls: %s: no reply within %s", addr, timeout);
+        strobe__cli_say("%s: %s: no reply within %s", cmd, addr, timeout);
     else if (rc == -EACCES && detail && *detail) /* the text names the peer */
-        strobe__cli_say("ls: %s", detail);
+        strobe__cli_say("%s: %s", cmd, detail);
     else
-        strobe__cli_say("ls: %s: %s", addr, detail && *detail ? detail : strobe_strerror(rc));
+        strobe__cli_say("%s: %s: %s", cmd, addr, detail && *detail ? detail : strobe_strerror(rc));
+}
+
+int strobe__cli_daemon_connect(const char *cmd, const char *addr, const char *secret_file,
+                               unsigned long long timeout_ns, const char *timeout,
+                               struct strobe__client **out)
+{
+    char *secret = NULL;
+    char err[1200];
+    int rc;
+    if (secret_file && (rc = strobe__auth_read_secret(secret_file, &secret, err, sizeof err)) < 0) {
+        strobe__cli_say("%s: %s", cmd, err);
+        return rc;
+    }
+    rc = strobe__client_open(addr, secret, (uint32_t)(timeout_ns / 1000000ull), 1, out);
+    free(secret);
+    if (rc < 0)
+        strobe__cli_daemon_failure(cmd, addr, rc, NULL, timeout);
+    return rc;
 }
 
 int strobe__cmd_ls(int argc, char **argv)
@@ -184,20 +201,10 @@ int strobe__cmd_ls(int argc, char **argv)
     if (optind >= argc)
         return strobe__cli_usage_error("ls", "which daemon? give HOST:PORT");
     const char *addr = argv[optind];
-    char *secret = NULL;
     int rc;
-    char err[1200];
-    if (secret_file && (rc = strobe__auth_read_secret(secret_file, &secret, err, sizeof err)) < 0) {
-        strobe__cli_say("ls: %s", err);
-        return STROBE_EXIT_FAILURE;
-    }
     struct strobe__client *cl;
-    rc = strobe__client_open(addr, secret, (uint32_t)(timeout_ns / 1000000ull), 1, &cl);
-    free(secret);
-    if (rc < 0) {
-        say_failure(addr, rc, NULL, timeout);
+    if (strobe__cli_daemon_connect("ls", addr, secret_file, timeout_ns, timeout, &cl) < 0)
         return STROBE_EXIT_FAILURE;
-    }
     char **pats = argv + optind + 1;
     int npats = argc - optind - 1;
     int status = 0;
@@ -242,7 +249,7 @@ int strobe__cmd_ls(int argc, char **argv)
         strobe__mirror_free(&m);
     }
     if (rc < 0) {
-        say_failure(addr, rc, strobe__client_error(cl), timeout);
+        strobe__cli_daemon_failure("ls", addr, rc, strobe__client_error(cl), timeout);
         status = STROBE_EXIT_FAILURE;
     }
     strobe__client_close(cl);

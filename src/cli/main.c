@@ -20,6 +20,7 @@ static const char main_help[] =
     "  report   print the report of an experiment (text or JSON)\n"
     "  export   write an experiment as OTF2, Chrome trace JSON or Cube4\n"
     "  ls       list the metric sets a strobed serves, with values\n"
+    "  ctl      control a running strobed: add and remove samplers, stores, producers\n"
     "  petra    read the heap of strobed's petra store: latest values and history\n"
     "  help     show the help of a command: strobe help COMMAND\n"
     "\n"
@@ -35,6 +36,7 @@ static const struct command {
     {"export", strobe__cmd_export, strobe__export_help},
     {"ls", strobe__cmd_ls, strobe__ls_help},
     {"petra", strobe__cmd_petra, strobe__petra_help},
+    {"ctl", strobe__cmd_ctl, strobe__ctl_help},
 };
 
 static const struct command *find_command(const char *name)

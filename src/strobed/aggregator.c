@@ -20,8 +20,12 @@
 
 struct strobe__aggregator {
     struct strobe__daemon *d;
+    char *name; /* `name`, default the address: what runtime control calls it */
     char *address;
+    struct strobe__cfg *own_cfg; /* the entry, when added at runtime */
+    _Atomic int stop;            /* this producer alone is stopping (runtime control) */
     uint64_t interval_ns, offset_ns, timeout_ns;
+    int timeout_set, stale_set; /* given, not derived from the interval */
     uint64_t backoff_ns; /* after a refused authentication: doubles up to AUTH_BACKOFF_MAX_NS */
     int push;
     int publish;
@@ -43,17 +47,20 @@ struct strobe__aggregator {
  * mistyped secret gets a warning per attempt, not a flood. */
 #define AUTH_BACKOFF_MAX_NS 60000000000ull
 
-static const char *const producer_keys[] = { "address", "interval", "offset", "mode", "timeout",
-                                             "sets", "publish", "stale_after", NULL };
+static const char *const producer_keys[] = { "name",    "address", "interval", "offset",      "mode",
+                                             "timeout", "sets",    "publish",  "stale_after", NULL };
 
 static int fail_at(const struct strobe__cfg *c, const char *key, char *err, size_t errlen,
                    const char *what, const char *value)
 {
-    snprintf(err, errlen, "%s:%d: producers: %s%s'%s' %s", c->file,
-             key ? strobe__cfg_key_line(c, key) : c->line, key ? key : "", key ? ": " : "",
-             value ? value : "", what);
+    char where[300];
+    snprintf(err, errlen, "%sproducers: %s%s'%s' %s", strobe__cfg_where(c, key, where, sizeof where),
+             key ? key : "", key ? ": " : "", value ? value : "", what);
     return STROBE_ERR_SYNTAX;
 }
+
+static int parse_timing(const struct strobe__cfg *c, struct strobe__aggregator *a, char *err, size_t errlen);
+static int open_client(struct strobe__aggregator *a);
 
 static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
                      struct strobe__aggregator *a, char *err, size_t errlen)
@@ -77,41 +84,19 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
     /* a port nothing can listen on would be redialed forever */
     if (strobe__check_port(v->scalar) < 0)
         return fail_at(c, "address", err, errlen, "has no port from 1 to 65535", v->scalar);
-    a->address = strdup(v->scalar);
-    unsigned long long ns;
-    int rc;
-    a->interval_ns = 1000000000ull;
-    a->timeout_ns = 0;
-    if ((v = strobe__cfg_get(c, "interval"))) {
-        if ((rc = strobe__parse_interval(v->scalar, &ns)) < 0)
-            return fail_at(c, "interval", err, errlen,
-                           rc == -ERANGE ? "is below the minimum interval of " STROBE__MIN_INTERVAL_TEXT
-                                         : "is not a positive duration",
-                           v->scalar);
-        a->interval_ns = ns;
-    }
-    if ((v = strobe__cfg_get(c, "offset"))) {
-        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns >= a->interval_ns)
-            return fail_at(c, "offset", err, errlen, "is not a duration below the interval", v->scalar);
-        a->offset_ns = ns;
-    }
-    if ((v = strobe__cfg_get(c, "timeout"))) {
-        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
-            return fail_at(c, "timeout", err, errlen, "is not a positive duration", v->scalar);
-        a->timeout_ns = ns;
-    }
-    if (!a->timeout_ns) /* default: one interval, at least 1 s, at most 10 s */
-        a->timeout_ns = a->interval_ns < 1000000000ull ? 1000000000ull
-                        : a->interval_ns > 10000000000ull ? 10000000000ull : a->interval_ns;
-    /* default: three rounds that could each have answered, at least 10 s */
-    a->stale_after_ns = 3 * (a->interval_ns + a->timeout_ns);
-    if (a->stale_after_ns < 10000000000ull)
-        a->stale_after_ns = 10000000000ull;
-    if ((v = strobe__cfg_get(c, "stale_after"))) {
-        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
-            return fail_at(c, "stale_after", err, errlen, "is not a positive duration", v->scalar);
-        a->stale_after_ns = ns;
-    }
+    const struct strobe__cfg *nv = strobe__cfg_get(c, "name");
+    const char *name = nv ? nv->scalar : v->scalar;
+    if (!*name)
+        return fail_at(c, "name", err, errlen, "is not a producer name", name);
+    for (size_t i = 0; i < d->nprod; i++)
+        if (d->prod[i] != a && strcmp(d->prod[i]->name, name) == 0)
+            return fail_at(c, nv ? "name" : "address", err, errlen,
+                           "names a second producer (give each a distinct 'name')", name);
+    if (!(a->address = strdup(v->scalar)) || !(a->name = strdup(name)))
+        return -ENOMEM;
+    int rc = parse_timing(c, a, err, errlen);
+    if (rc < 0)
+        return rc;
     if ((v = strobe__cfg_get(c, "mode"))) {
         if (strcmp(v->scalar, "push") == 0)
             a->push = 1;
@@ -141,13 +126,63 @@ static int parse_one(struct strobe__daemon *d, const struct strobe__cfg *c,
         a->sets = a->sets_owned;
         a->nsets = n;
     }
-    rc = strobe__client_open(a->address, d->secret,
-                             (uint32_t)(a->timeout_ns / 1000000ull) +
-                                 (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
-                             0, &a->client);
-    if (rc < 0)
+    if (open_client(a) < 0)
         return fail_at(c, "address", err, errlen, "cannot be dialed", a->address);
     return 0;
+}
+
+/* The schedule keys of a producer entry (interval, offset, timeout,
+ * stale_after) into a, with the defaults derived from the interval. */
+static int parse_timing(const struct strobe__cfg *c, struct strobe__aggregator *a, char *err, size_t errlen)
+{
+    const struct strobe__cfg *v;
+    unsigned long long ns;
+    int rc;
+    a->interval_ns = 1000000000ull;
+    a->offset_ns = 0;
+    a->timeout_ns = 0;
+    if ((v = strobe__cfg_get(c, "interval"))) {
+        if ((rc = strobe__parse_interval(v->scalar, &ns)) < 0)
+            return fail_at(c, "interval", err, errlen,
+                           rc == -ERANGE ? "is below the minimum interval of " STROBE__MIN_INTERVAL_TEXT
+                                         : "is not a positive duration",
+                           v->scalar);
+        a->interval_ns = ns;
+    }
+    if ((v = strobe__cfg_get(c, "offset"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns >= a->interval_ns)
+            return fail_at(c, "offset", err, errlen, "is not a duration below the interval", v->scalar);
+        a->offset_ns = ns;
+    }
+    if ((v = strobe__cfg_get(c, "timeout"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
+            return fail_at(c, "timeout", err, errlen, "is not a positive duration", v->scalar);
+        a->timeout_ns = ns;
+        a->timeout_set = 1;
+    }
+    if (!a->timeout_ns) /* default: one interval, at least 1 s, at most 10 s */
+        a->timeout_ns = a->interval_ns < 1000000000ull ? 1000000000ull
+                        : a->interval_ns > 10000000000ull ? 10000000000ull : a->interval_ns;
+    /* default: three rounds that could each have answered, at least 10 s */
+    a->stale_after_ns = 3 * (a->interval_ns + a->timeout_ns);
+    if (a->stale_after_ns < 10000000000ull)
+        a->stale_after_ns = 10000000000ull;
+    if ((v = strobe__cfg_get(c, "stale_after"))) {
+        if (strobe__parse_duration(v->scalar, &ns) < 0 || ns == 0)
+            return fail_at(c, "stale_after", err, errlen, "is not a positive duration", v->scalar);
+        a->stale_after_ns = ns;
+        a->stale_set = 1;
+    }
+    return 0;
+}
+
+/* The client for a's address; a push round may wait an interval more */
+static int open_client(struct strobe__aggregator *a)
+{
+    return strobe__client_open(a->address, a->d->secret,
+                               (uint32_t)(a->timeout_ns / 1000000ull) +
+                                   (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
+                               0, &a->client);
 }
 
 int strobe__aggregators_new(struct strobe__daemon *d, const struct strobe__cfg *list, char *err,
@@ -216,10 +251,16 @@ static void on_change(void *arg, strobe_set *set, enum strobe__mirror_event ev)
     }
 }
 
-/* Sleeps until the wall-clock time `until` or until the daemon stops. */
-static void sleep_until(struct strobe__daemon *d, uint64_t until)
+static int stopping(const struct strobe__aggregator *a)
 {
-    for (uint64_t now = strobe__wall_ns(); !d->stop && now < until; now = strobe__wall_ns()) {
+    return a->d->stop || a->stop;
+}
+
+/* Sleeps until the wall-clock time `until` or until the producer stops. */
+static void sleep_until(struct strobe__aggregator *a, uint64_t until)
+{
+    struct strobe__daemon *d = a->d;
+    for (uint64_t now = strobe__wall_ns(); !stopping(a) && now < until; now = strobe__wall_ns()) {
         uint64_t ms = (until - now + 999999) / 1000000;
         struct pollfd pfd = { d->stop_pipe[0], POLLIN, 0 };
         poll(&pfd, 1, (int)(ms > 200 ? 200 : ms));
@@ -250,7 +291,7 @@ static void round_done(struct strobe__aggregator *a, int rc)
     pthread_mutex_unlock(&d->lock);
     if (rc < 0) {
         a->failures++;
-        if (was || a->failures == 1)
+        if ((was || a->failures == 1) && !stopping(a)) /* not the round a removal aborted */
             strobe__log(d, STROBE_LOG_WARN, "producer %s: %s (%s); retrying", a->address,
                         strobe_strerror(rc), strobe__client_error(a->client));
     } else if (!was) {
@@ -273,10 +314,10 @@ static void *producer_thread(void *arg)
     struct strobe__aggregator *a = arg;
     struct strobe__daemon *d = a->d;
     uint64_t interval = a->interval_ns;
-    while (!d->stop) {
+    while (!stopping(a)) {
         if (!a->push) {
-            sleep_until(d, strobe__next_tick(strobe__wall_ns(), interval, a->offset_ns));
-            if (d->stop)
+            sleep_until(a, strobe__next_tick(strobe__wall_ns(), interval, a->offset_ns));
+            if (stopping(a))
                 break;
         }
         struct strobe__rd body;
@@ -293,23 +334,58 @@ static void *producer_thread(void *arg)
         round_done(a, rc);
         a->backoff_ns = rc == -EACCES ? auth_backoff(a) : 0;
         if (a->backoff_ns)
-            sleep_until(d, strobe__wall_ns() + a->backoff_ns);
+            sleep_until(a, strobe__wall_ns() + a->backoff_ns);
         else if (rc < 0 && a->push)
-            sleep_until(d, strobe__wall_ns() + interval); /* do not spin on a dead producer */
+            sleep_until(a, strobe__wall_ns() + interval); /* do not spin on a dead producer */
     }
     return NULL;
+}
+
+static int start_one(struct strobe__aggregator *a)
+{
+    a->started_ns = strobe__wall_ns();
+    int rc = pthread_create(&a->thread, NULL, producer_thread, a);
+    if (rc)
+        return -rc;
+    a->started = 1;
+    return 0;
 }
 
 int strobe__aggregators_start(struct strobe__daemon *d)
 {
     for (size_t i = 0; i < d->nprod; i++) {
-        d->prod[i]->started_ns = strobe__wall_ns();
-        int rc = pthread_create(&d->prod[i]->thread, NULL, producer_thread, d->prod[i]);
-        if (rc)
-            return -rc;
-        d->prod[i]->started = 1;
+        int rc = start_one(d->prod[i]);
+        if (rc < 0)
+            return rc;
     }
     return 0;
+}
+
+/* Ends a's thread alone: a request it waits for fails at once. */
+static void stop_one(struct strobe__aggregator *a)
+{
+    a->stop = 1;
+    strobe__client_abort(a->client);
+    if (a->started)
+        pthread_join(a->thread, NULL);
+    a->started = 0;
+    a->stop = 0;
+}
+
+/* After its thread ended: a's sets leave the registry, a is freed. */
+static void free_one(struct strobe__daemon *d, struct strobe__aggregator *a)
+{
+    pthread_mutex_lock(&d->lock);
+    for (size_t k = 0; k < a->mirror.n; k++)
+        strobe__daemon_set_remove(d, a->mirror.sets[k]);
+    pthread_mutex_unlock(&d->lock);
+    strobe__client_close(a->client);
+    strobe__mirror_free(&a->mirror);
+    free(a->sets_owned);
+    free(a->address);
+    free(a->name);
+    strobe__cfg_free(a->own_cfg);
+    free(a);
 }
 
 void strobe__aggregators_free(struct strobe__daemon *d)
@@ -317,21 +393,154 @@ void strobe__aggregators_free(struct strobe__daemon *d)
     for (size_t i = 0; i < d->nprod; i++)
         if (d->prod[i] && d->prod[i]->started)
             pthread_join(d->prod[i]->thread, NULL);
-    for (size_t i = 0; i < d->nprod; i++) {
-        struct strobe__aggregator *a = d->prod[i];
-        if (!a)
-            continue;
-        pthread_mutex_lock(&d->lock);
-        for (size_t k = 0; k < a->mirror.n; k++)
-            strobe__daemon_set_remove(d, a->mirror.sets[k]);
-        pthread_mutex_unlock(&d->lock);
-        strobe__client_close(a->client);
-        strobe__mirror_free(&a->mirror);
-        free(a->sets_owned);
-        free(a->address);
-        free(a);
-    }
+    for (size_t i = 0; i < d->nprod; i++)
+        if (d->prod[i])
+            free_one(d, d->prod[i]);
     free(d->prod);
     d->prod = NULL;
     d->nprod = 0;
+}
+
+/* ---- runtime control ---------------------------------------------------------- */
+
+static struct strobe__aggregator *find_one(struct strobe__daemon *d, const char *name, size_t *at, char *err,
+                                           size_t errlen)
+{
+    for (size_t i = 0; i < d->nprod; i++)
+        if (strcmp(d->prod[i]->name, name) == 0) {
+            *at = i;
+            return d->prod[i];
+        }
+    snprintf(err, errlen, "no producer named '%s'", name);
+    return NULL;
+}
+
+int strobe__aggregator_add(struct strobe__daemon *d, struct strobe__cfg *entry, char *err, size_t errlen)
+{
+    struct strobe__aggregator *a = calloc(1, sizeof *a);
+    if (!a)
+        return -ENOMEM;
+    /* room first (under the lock: /metrics walks d->prod), so that
+     * parse_one compares names with a valid array */
+    pthread_mutex_lock(&d->lock);
+    struct strobe__aggregator **v = realloc(d->prod, (d->nprod + 1) * sizeof *v);
+    if (v)
+        d->prod = v;
+    pthread_mutex_unlock(&d->lock);
+    if (!v) {
+        free(a);
+        return -ENOMEM;
+    }
+    a->d = d;
+    int rc = parse_one(d, entry, a, err, errlen);
+    if (rc < 0) {
+        free_one(d, a);
+        return rc;
+    }
+    a->own_cfg = entry;
+    pthread_mutex_lock(&d->lock);
+    d->prod[d->nprod++] = a;
+    pthread_mutex_unlock(&d->lock);
+    if (d->sched_started && (rc = start_one(a)) < 0) {
+        snprintf(err, errlen, "cannot start a thread: %s", strobe_strerror(rc));
+        pthread_mutex_lock(&d->lock);
+        d->nprod--; /* the last entry: control commands run one at a time */
+        pthread_mutex_unlock(&d->lock);
+        a->own_cfg = NULL; /* the caller still owns entry on failure */
+        free_one(d, a);
+        return rc;
+    }
+    strobe__log(d, STROBE_LOG_INFO, "producer %s (%s) added", a->name, a->address);
+    return 0;
+}
+
+int strobe__aggregator_remove(struct strobe__daemon *d, const char *name, char *err, size_t errlen)
+{
+    size_t at;
+    struct strobe__aggregator *a = find_one(d, name, &at, err, errlen);
+    if (!a)
+        return -ENOENT;
+    pthread_mutex_lock(&d->lock);
+    memmove(d->prod + at, d->prod + at + 1, (d->nprod - at - 1) * sizeof *d->prod);
+    d->nprod--;
+    pthread_mutex_unlock(&d->lock);
+    stop_one(a);
+    free_one(d, a);
+    strobe__log(d, STROBE_LOG_INFO, "producer %s removed", name);
+    return 0;
+}
+
+int strobe__aggregator_interval(struct strobe__daemon *d, const char *name, const char *duration, char *err,
+                                size_t errlen)
+{
+    size_t at;
+    struct strobe__aggregator *a = find_one(d, name, &at, err, errlen);
+    if (!a)
+        return -ENOENT;
+    /* the new interval with a's other schedule keys, read as its entry
+     * would be: same checks, same messages, same derived defaults */
+    char words[4][300], *w[4];
+    size_t n = 0;
+    snprintf(words[n++], sizeof words[0], "interval=%s", duration);
+    const struct { const char *key; uint64_t ns; int given; } keep[] = {
+        { "offset", a->offset_ns, a->offset_ns != 0 },
+        { "timeout", a->timeout_ns, a->timeout_set },
+        { "stale_after", a->stale_after_ns, a->stale_set },
+    };
+    for (size_t i = 0; i < 3; i++)
+        if (keep[i].given) {
+            char dur[64];
+            strobe__format_duration(keep[i].ns, dur, sizeof dur);
+            snprintf(words[n++], sizeof words[0], "%s=%s", keep[i].key, dur);
+        }
+    for (size_t i = 0; i < n; i++)
+        w[i] = words[i];
+    struct strobe__cfg *c;
+    struct strobe__aggregator t = { .d = d };
+    int rc = strobe__cfg_from_words(w, n, &c, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = parse_timing(c, &t, err, errlen);
+    strobe__cfg_free(c);
+    if (rc < 0)
+        return rc;
+    /* the thread and the client restart with the new timing; the mirror
+     * and the sets in the registry stay */
+    stop_one(a);
+    strobe__client_close(a->client);
+    a->client = NULL;
+    pthread_mutex_lock(&d->lock);
+    a->interval_ns = t.interval_ns;
+    a->timeout_ns = t.timeout_ns;
+    a->stale_after_ns = t.stale_after_ns;
+    pthread_mutex_unlock(&d->lock);
+    if ((rc = open_client(a)) == 0 && d->sched_started)
+        rc = start_one(a);
+    if (rc < 0) {
+        /* nothing pulls from it now: take it out rather than keep a dead entry */
+        snprintf(err, errlen, "producer %s: cannot restart (%s); removed", name, strobe_strerror(rc));
+        strobe__aggregator_remove(d, name, err, 0);
+        return rc;
+    }
+    strobe__log(d, STROBE_LOG_INFO, "producer %s: interval %s", name, duration);
+    return 0;
+}
+
+void strobe__aggregator_describe(struct strobe__daemon *d, FILE *out)
+{
+    pthread_mutex_lock(&d->lock);
+    uint64_t now = strobe__wall_ns();
+    for (size_t i = 0; i < d->nprod; i++) {
+        const struct strobe__aggregator *a = d->prod[i];
+        struct strobe__producer_state st;
+        strobe__aggregator_state(a, now, &st);
+        size_t sets = 0;
+        for (size_t k = 0; k < d->nsets; k++)
+            sets += d->sets[k].source == a;
+        char iv[64];
+        strobe__format_duration(a->interval_ns, iv, sizeof iv);
+        fprintf(out, "producer %s address=%s interval=%s mode=%s %s sets=%zu\n", a->name, a->address, iv,
+                a->push ? "push" : "pull", st.up ? "up" : "down", sets);
+    }
+    pthread_mutex_unlock(&d->lock);
 }

@@ -203,6 +203,66 @@ void strobe__cfg_free(struct strobe__cfg *c)
     free(file);
 }
 
+int strobe__cfg_from_words(char *const *words, size_t n, struct strobe__cfg **out, char *err,
+                           size_t errlen)
+{
+    *out = NULL;
+    struct strobe__cfg *c = calloc(1, sizeof *c);
+    char *file = strdup("runtime control");
+    if (!c || !file || !(c->items = calloc(n ? n : 1, sizeof *c->items)) ||
+        !(c->keys = calloc(n ? n : 1, sizeof *c->keys))) {
+        free(file);
+        strobe__cfg_free(c);
+        return -ENOMEM;
+    }
+    c->kind = STROBE_CFG_MAP;
+    c->file = file;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *eq = strchr(words[i], '=');
+        if (!eq || eq == words[i]) {
+            snprintf(err, errlen, "'%s' is not KEY=VALUE", words[i]);
+            rc = STROBE_ERR_SYNTAX;
+            break;
+        }
+        char *key = strndup(words[i], (size_t)(eq - words[i]));
+        struct strobe__cfg *v = calloc(1, sizeof *v);
+        if (v) {
+            v->kind = STROBE_CFG_SCALAR;
+            v->file = file;
+            v->scalar = strdup(eq + 1);
+        }
+        if (!key || !v || !v->scalar) {
+            free(key);
+            free_node(v);
+            rc = -ENOMEM;
+            break;
+        }
+        if (strobe__cfg_get(c, key)) {
+            snprintf(err, errlen, "%s: given twice", key);
+            rc = STROBE_ERR_SYNTAX;
+        }
+        c->keys[c->n] = key;
+        c->items[c->n++] = v;
+    }
+    if (rc < 0) {
+        strobe__cfg_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+const char *strobe__cfg_where(const struct strobe__cfg *c, const char *key, char *buf, size_t cap)
+{
+    int line = key ? strobe__cfg_key_line(c, key) : c->line;
+    if (line > 0)
+        snprintf(buf, cap, "%s:%d: ", c->file, line);
+    else if (cap)
+        buf[0] = 0;
+    return buf;
+}
+
 struct strobe__cfg *strobe__cfg_get(const struct strobe__cfg *c, const char *key)
 {
     if (!c || c->kind != STROBE_CFG_MAP)
@@ -238,6 +298,20 @@ int strobe__parse_duration(const char *s, unsigned long long *ns)
             return 0;
         }
     return STROBE_ERR_SYNTAX;
+}
+
+void strobe__format_duration(unsigned long long ns, char *buf, size_t cap)
+{
+    static const struct { const char *unit; unsigned long long scale; } units[] = {
+        { "h", 3600000000000ull }, { "m", 60000000000ull }, { "s", 1000000000ull },
+        { "ms", 1000000ull },      { "us", 1000ull },
+    };
+    for (size_t i = 0; ns && i < sizeof units / sizeof units[0]; i++)
+        if (ns % units[i].scale == 0) {
+            snprintf(buf, cap, "%llu%s", ns / units[i].scale, units[i].unit);
+            return;
+        }
+    snprintf(buf, cap, ns ? "%lluns" : "%llu", ns);
 }
 
 int strobe__parse_interval(const char *s, unsigned long long *ns)

@@ -28,6 +28,18 @@ int strobe__cfg_parse(const char *text, size_t len, const char *name, struct str
 int strobe__cfg_load(const char *path, struct strobe__cfg **out, char *err, size_t errlen);
 void strobe__cfg_free(struct strobe__cfg *c);
 
+/* A mapping built from "KEY=VALUE" words (runtime control, `strobe ctl`):
+ * every value a scalar, every node at line 0, which strobe__cfg_where
+ * leaves out of messages. On error returns STROBE_ERR_SYNTAX with one
+ * line in err ("'x' is not KEY=VALUE", "KEY: given twice"). */
+int strobe__cfg_from_words(char *const *words, size_t n, struct strobe__cfg **out, char *err,
+                           size_t errlen);
+
+/* Where a message about key of mapping c (or about c itself, key NULL)
+ * points: "FILE:LINE: " into buf, or "" for a tree from
+ * strobe__cfg_from_words. Returns buf. */
+const char *strobe__cfg_where(const struct strobe__cfg *c, const char *key, char *buf, size_t cap);
+
 /* Mapping lookup; NULL when absent or c is not a mapping. */
 struct strobe__cfg *strobe__cfg_get(const struct strobe__cfg *c, const char *key);
 /* Line of a key in a mapping (the key's own line), or c's line. */
@@ -36,6 +48,10 @@ int strobe__cfg_key_line(const struct strobe__cfg *c, const char *key);
 /* Scalars: "250ms", "1.5s", "2m", "1h", "10us", "100ns"; a bare number is
  * seconds. 0 or STROBE_ERR_SYNTAX. */
 int strobe__parse_duration(const char *s, unsigned long long *ns);
+
+/* ns as the shortest exact duration text ("1500ms", "2m", "0"), which
+ * strobe__parse_duration reads back to the same value. */
+void strobe__format_duration(unsigned long long ns, char *buf, size_t cap);
 
 /* The shortest interval a schedule (sampler, producer pull, store flush)
  * may have: below it the daemon spends its time in its scheduler (1 ns was

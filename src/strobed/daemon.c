@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@ struct strobe__instance {
     int opened;
     void *dl; /* dlopen handle of an external plugin */
     const struct strobe__cfg *cfg;
+    struct strobe__cfg *own_cfg; /* cfg, when added at runtime (freed with the instance) */
     char *used; /* per key of cfg: read by someone */
     void **lists; /* arrays handed out by cfg_list */
     size_t nlists;
@@ -41,6 +43,10 @@ struct strobe__instance {
     int sample_errors;
     char cfg_err[1024]; /* the first problem cfg_error reported, for the caller's err */
 };
+
+const char *const strobe__plugin_kind_names[] = { [STROBE_PLUGIN_SAMPLER] = "sampler",
+                                                  [STROBE_PLUGIN_TRANSFORM] = "transform",
+                                                  [STROBE_PLUGIN_STORE] = "store" };
 
 /* the keys of an entry the daemon reads itself, by kind of plugin */
 static const char *const own_keys[][5] = {
@@ -140,22 +146,19 @@ static const struct strobe__cfg *key_node(const struct strobe_plugin_host *h, co
 static int host_cfg_error(const struct strobe_plugin_host *h, const char *key, const char *fmt, ...)
 {
     struct strobe__instance *in = inst_of(h);
-    int line = in->cfg ? (key ? strobe__cfg_key_line(in->cfg, key) : in->cfg->line) : 0;
-    char msg[512];
+    char msg[512], where[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const char *file = in->cfg ? in->cfg->file : "command line";
+    strobe__cfg_where(in->cfg, key, where, sizeof where);
     /* strobe__daemon_new hands this line back in err, so callers (and
      * tests) see file:line:key without reading the log */
     if (!in->cfg_err[0])
-        snprintf(in->cfg_err, sizeof in->cfg_err, "%s:%d: %s: %s%s%s", file, line, in->name,
-                 key ? key : "", key ? ": " : "", msg);
-    if (key)
-        strobe__log(in->d, STROBE_LOG_ERROR, "%s:%d: %s: %s: %s", file, line, in->name, key, msg);
-    else
-        strobe__log(in->d, STROBE_LOG_ERROR, "%s:%d: %s: %s", file, line, in->name, msg);
+        snprintf(in->cfg_err, sizeof in->cfg_err, "%s%s: %s%s%s", where, in->name, key ? key : "",
+                 key ? ": " : "", msg);
+    strobe__log(in->d, STROBE_LOG_ERROR, "%s%s: %s%s%s", where, in->name, key ? key : "", key ? ": " : "",
+                msg);
     return STROBE_ERR_SYNTAX;
 }
 
@@ -477,7 +480,41 @@ static void inst_free(struct strobe__instance *in)
     free(in->used);
     if (in->dl)
         dlclose(in->dl);
+    strobe__cfg_free(in->own_cfg);
     free(in);
+}
+
+/* Puts `in` into v (n entries, room for one more) after every instance
+ * of its kind or an earlier one: samplers, then transforms, then stores,
+ * whatever order they were added in (the scheduler samples before it
+ * flushes; shutdown frees consumers before what they consume). */
+static void insert_by_kind(struct strobe__instance **v, size_t n, struct strobe__instance *in)
+{
+    size_t at = n;
+    while (at > 0 && v[at - 1]->plugin->kind > in->plugin->kind)
+        at--;
+    memmove(v + at + 1, v + at, (n - at) * sizeof *v);
+    v[at] = in;
+}
+
+/* Takes `in` out of v (n entries) if it is there; returns the new count. */
+static size_t unlink_from(struct strobe__instance **v, size_t n, const struct strobe__instance *in)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == in) {
+            memmove(v + i, v + i + 1, (n - i - 1) * sizeof *v);
+            return n - 1;
+        }
+    return n;
+}
+
+/* Ends instance `in` (lock held): out of the schedule and dispatch, its
+ * sets removed, closed, freed. */
+static void inst_end(struct strobe__daemon *d, struct strobe__instance *in)
+{
+    d->ninst = unlink_from(d->inst, d->ninst, in);
+    d->ncons = unlink_from(d->cons, d->ncons, in);
+    inst_free(in);
 }
 
 static int cfg_fail(const struct strobe__cfg *c, const char *key, char *err, size_t errlen,
@@ -485,7 +522,8 @@ static int cfg_fail(const struct strobe__cfg *c, const char *key, char *err, siz
 static int cfg_fail(const struct strobe__cfg *c, const char *key, char *err, size_t errlen,
                     const char *fmt, ...)
 {
-    int n = snprintf(err, errlen, "%s:%d: %s%s", c->file, key ? strobe__cfg_key_line(c, key) : c->line,
+    char where[300];
+    int n = snprintf(err, errlen, "%s%s%s", strobe__cfg_where(c, key, where, sizeof where),
                      key ? key : "", key ? ": " : "");
     va_list ap;
     va_start(ap, fmt);
@@ -501,13 +539,36 @@ static const char *scalar(const struct strobe__cfg *c, const char *key)
     return v && v->kind == STROBE_CFG_SCALAR ? v->scalar : NULL;
 }
 
-/* One entry of samplers/transforms/stores. */
-static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
-                    enum strobe_plugin_kind kind, char *err, size_t errlen)
+/* The schedule keys of an entry: samplers sample every `interval` shifted
+ * by `offset`, stores flush every `flush_interval` (default 1 s). */
+static int parse_schedule(const struct strobe__cfg *c, enum strobe_plugin_kind kind, uint64_t *interval,
+                          uint64_t *offset, char *err, size_t errlen)
 {
-    static const char *const section[] = { [STROBE_PLUGIN_SAMPLER] = "sampler",
-                                           [STROBE_PLUGIN_TRANSFORM] = "transform",
-                                           [STROBE_PLUGIN_STORE] = "store" };
+    const char *ikey = kind == STROBE_PLUGIN_SAMPLER ? "interval" : "flush_interval";
+    unsigned long long iv = 1000000000ull, off = 0;
+    const char *s;
+    int rc;
+    if (kind != STROBE_PLUGIN_TRANSFORM && (s = scalar(c, ikey)) && (rc = strobe__parse_interval(s, &iv)) < 0) {
+        if (rc == -ERANGE)
+            return cfg_fail(c, ikey, err, errlen, "'%s' is below the minimum interval of %s", s,
+                            STROBE__MIN_INTERVAL_TEXT);
+        return cfg_fail(c, ikey, err, errlen, "'%s' is not a positive duration", s);
+    }
+    if (kind == STROBE_PLUGIN_SAMPLER && (s = scalar(c, "offset")) &&
+        (strobe__parse_duration(s, &off) < 0 || off >= iv))
+        return cfg_fail(c, "offset", err, errlen, "'%s' is not a duration below the interval", s);
+    *interval = iv;
+    *offset = off;
+    return 0;
+}
+
+/* One entry of samplers/transforms/stores (lock held): opened and in the
+ * schedule and dispatch, or, on failure, nothing of it left. */
+static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
+                    enum strobe_plugin_kind kind, char *err, size_t errlen,
+                    struct strobe__instance **out)
+{
+    const char *const *section = strobe__plugin_kind_names;
     if (c->kind != STROBE_CFG_MAP)
         return cfg_fail(c, NULL, err, errlen, "a %s entry must be a mapping with a 'plugin' key",
                         section[kind]);
@@ -554,35 +615,25 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
         .cfg_error = host_cfg_error, .set_add = host_set_add, .set_remove = host_set_remove,
         .set_updated = host_set_updated, .log = host_log,
     };
-    /* samplers sample, stores flush every interval_ns (default 1 s) */
-    const char *ikey = kind == STROBE_PLUGIN_SAMPLER ? "interval" : "flush_interval";
-    unsigned long long iv = 1000000000ull, off = 0;
-    const char *s;
-    int rc;
-    if (kind != STROBE_PLUGIN_TRANSFORM && (s = scalar(c, ikey)) && (rc = strobe__parse_interval(s, &iv)) < 0) {
+    int rc = parse_schedule(c, kind, &in->interval_ns, &in->offset_ns, err, errlen);
+    if (rc < 0) {
         inst_free(in);
-        if (rc == -ERANGE)
-            return cfg_fail(c, ikey, err, errlen, "'%s' is below the minimum interval of %s", s,
-                            STROBE__MIN_INTERVAL_TEXT);
-        return cfg_fail(c, ikey, err, errlen, "'%s' is not a positive duration", s);
+        return rc;
     }
-    if (kind == STROBE_PLUGIN_SAMPLER && (s = scalar(c, "offset")) &&
-        (strobe__parse_duration(s, &off) < 0 || off >= iv)) {
-        inst_free(in);
-        return cfg_fail(c, "offset", err, errlen, "'%s' is not a duration below the interval", s);
-    }
-    in->interval_ns = iv;
-    in->offset_ns = off;
     struct strobe__instance **v = realloc(d->inst, (d->ninst + 1) * sizeof *v);
-    if (!v) {
+    struct strobe__instance **cv = v ? realloc(d->cons, (d->ncons + 1) * sizeof *cv) : NULL;
+    if (v)
+        d->inst = v;
+    if (cv)
+        d->cons = cv;
+    if (!cv) {
         inst_free(in);
         return -ENOMEM;
     }
-    d->inst = v;
-    d->inst[d->ninst++] = in;
+    insert_by_kind(d->inst, d->ninst++, in);
     rc = p->open(&in->host, &in->state);
     if (rc < 0) {
-        d->ninst--;
+        d->ninst = unlink_from(d->inst, d->ninst, in);
         /* the plugin reported configuration errors itself (logged with
          * file:line:key, and the first one kept); other failures get one
          * line here */
@@ -597,16 +648,16 @@ static int inst_new(struct strobe__daemon *d, const struct strobe__cfg *c,
         return cfg_fail(c, NULL, err, errlen, "%s: cannot start: %s", pname, strobe_strerror(rc));
     }
     in->opened = 1;
-    if (p->kind != STROBE_PLUGIN_SAMPLER) {
-        struct strobe__instance **cv = realloc(d->cons, (d->ncons + 1) * sizeof *cv);
-        if (!cv)
-            return -ENOMEM;
-        d->cons = cv;
-        d->cons[d->ncons++] = in;
-    }
+    if (p->kind != STROBE_PLUGIN_SAMPLER)
+        insert_by_kind(d->cons, d->ncons++, in);
     for (size_t i = 0; i < c->n; i++)
-        if (!in->used[i])
-            return cfg_fail(c, c->keys[i], err, errlen, "unknown key for plugin %s", pname);
+        if (!in->used[i]) {
+            cfg_fail(c, c->keys[i], err, errlen, "unknown key for plugin %s", pname);
+            inst_end(d, in);
+            return STROBE_ERR_SYNTAX;
+        }
+    in->next_ns = strobe__next_tick(strobe__wall_ns(), in->interval_ns, in->offset_ns);
+    *out = in;
     return 0;
 }
 
@@ -665,21 +716,26 @@ static int scheduled(const struct strobe__instance *in)
 static void *scheduler(void *arg)
 {
     struct strobe__daemon *d = arg;
-    uint64_t now = strobe__wall_ns();
-    for (size_t i = 0; i < d->ninst; i++)
-        if (scheduled(d->inst[i]))
-            d->inst[i]->next_ns = strobe__next_tick(now, d->inst[i]->interval_ns, d->inst[i]->offset_ns);
+    uint64_t now;
     while (!d->stop) {
         uint64_t next = UINT64_MAX;
+        /* under the lock: runtime control adds and removes instances */
+        pthread_mutex_lock(&d->lock);
         for (size_t i = 0; i < d->ninst; i++)
             if (scheduled(d->inst[i]) && d->inst[i]->next_ns < next)
                 next = d->inst[i]->next_ns;
+        pthread_mutex_unlock(&d->lock);
         now = strobe__wall_ns();
         if (next > now) {
-            /* sleep on the stop pipe so shutdown is immediate */
+            /* sleep on the stop pipe so shutdown is immediate, and on the
+             * schedule pipe so an added sampler's first tick is not late */
             uint64_t wait_ms = next == UINT64_MAX ? 1000 : (next - now + 999999) / 1000000;
-            struct pollfd pfd = { d->stop_pipe[0], POLLIN, 0 };
-            poll(&pfd, 1, (int)(wait_ms > 1000 ? 1000 : wait_ms));
+            struct pollfd pfd[2] = { { d->stop_pipe[0], POLLIN, 0 }, { d->sched_pipe[0], POLLIN, 0 } };
+            if (poll(pfd, 2, (int)(wait_ms > 1000 ? 1000 : wait_ms)) > 0 && (pfd[1].revents & POLLIN)) {
+                char buf[64];
+                while (read(d->sched_pipe[0], buf, sizeof buf) > 0)
+                    ;
+            }
             continue;
         }
         pthread_mutex_lock(&d->lock);
@@ -792,6 +848,7 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
     if (!d)
         return -ENOMEM;
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->ctl_lock, NULL);
     pthread_mutex_init(&d->log_lock, NULL);
     /* the server's waiter computes its deadlines on CLOCK_MONOTONIC; with
      * the default (CLOCK_REALTIME) every timed wait would be long past
@@ -801,7 +858,7 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&d->changed, &ca);
     pthread_condattr_destroy(&ca);
-    d->stop_pipe[0] = d->stop_pipe[1] = -1;
+    d->stop_pipe[0] = d->stop_pipe[1] = d->sched_pipe[0] = d->sched_pipe[1] = -1;
     d->cfg = cfg;
     d->log_level = STROBE_LOG_INFO;
     if (gethostname(d->producer, sizeof d->producer - 1) < 0 || !d->producer[0])
@@ -826,8 +883,9 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
             rc = cfg_fail(cfg, sections[s].key, err, errlen, "expected a list of entries ('- plugin: ...')");
             break;
         }
+        struct strobe__instance *in;
         for (size_t i = 0; rc == 0 && i < c->n; i++)
-            rc = inst_new(d, c->items[i], sections[s].kind, err, errlen);
+            rc = inst_new(d, c->items[i], sections[s].kind, err, errlen, &in);
     }
     pthread_mutex_unlock(&d->lock);
     if (rc == 0 && (c = strobe__cfg_get(cfg, "producers")))
@@ -841,11 +899,16 @@ int strobe__daemon_new(struct strobe__cfg *cfg, struct strobe__daemon **out, cha
     return 0;
 }
 
-int strobe__daemon_start(struct strobe__daemon *d, char *err, size_t errlen)
+/* strobe__daemon_start, ctl_lock held: control requests the server
+ * answers wait until every thread runs */
+static int daemon_start(struct strobe__daemon *d, char *err, size_t errlen)
 {
     int rc;
-    if (pipe(d->stop_pipe) < 0)
+    if (pipe(d->stop_pipe) < 0 || pipe(d->sched_pipe) < 0)
         return -errno;
+    /* neither a full pipe nor an empty one may block: it only wakes */
+    for (int i = 0; i < 2; i++)
+        fcntl(d->sched_pipe[i], F_SETFL, fcntl(d->sched_pipe[i], F_GETFL) | O_NONBLOCK);
     if (d->listen && (rc = strobe__server_start(d, d->listen, &d->server, err, errlen)) < 0)
         return rc;
     if (d->http_listen && (rc = strobe__http_start(d, d->http_listen, &d->http, err, errlen)) < 0)
@@ -860,11 +923,22 @@ int strobe__daemon_start(struct strobe__daemon *d, char *err, size_t errlen)
     return 0;
 }
 
+int strobe__daemon_start(struct strobe__daemon *d, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&d->ctl_lock);
+    int rc = daemon_start(d, err, errlen);
+    pthread_mutex_unlock(&d->ctl_lock);
+    return rc;
+}
+
 void strobe__daemon_free(struct strobe__daemon *d)
 {
     if (!d)
         return;
+    /* a control command in progress ends first; later ones see stop */
+    pthread_mutex_lock(&d->ctl_lock);
     d->stop = 1;
+    pthread_mutex_unlock(&d->ctl_lock);
     if (d->stop_pipe[1] >= 0 && write(d->stop_pipe[1], "x", 1) < 0)
         strobe__log(d, STROBE_LOG_DEBUG, "stop pipe: %s", strerror(errno));
     pthread_mutex_lock(&d->lock);
@@ -905,12 +979,124 @@ void strobe__daemon_free(struct strobe__daemon *d)
     if (d->log)
         fclose(d->log);
     free(d->log_path);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (d->stop_pipe[i] >= 0)
             close(d->stop_pipe[i]);
+        if (d->sched_pipe[i] >= 0)
+            close(d->sched_pipe[i]);
+    }
     strobe__cfg_free(d->cfg);
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->ctl_lock);
     pthread_mutex_destroy(&d->log_lock);
     pthread_cond_destroy(&d->changed);
     free(d);
+}
+
+/* ---- runtime control ----------------------------------------------------------- */
+
+/* The scheduler recomputes its next wake-up (a full pipe is awake anyway). */
+static void sched_changed(struct strobe__daemon *d)
+{
+    if (d->sched_pipe[1] >= 0 && write(d->sched_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+        strobe__log(d, STROBE_LOG_DEBUG, "schedule pipe: %s", strerror(errno));
+}
+
+static struct strobe__instance *inst_find(struct strobe__daemon *d, enum strobe_plugin_kind kind,
+                                          const char *name, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < d->ninst; i++)
+        if (d->inst[i]->plugin->kind == kind && strcmp(d->inst[i]->name, name) == 0)
+            return d->inst[i];
+    snprintf(err, errlen, "no %s named '%s'", strobe__plugin_kind_names[kind], name);
+    return NULL;
+}
+
+int strobe__daemon_inst_add(struct strobe__daemon *d, enum strobe_plugin_kind kind, struct strobe__cfg *entry,
+                            char *err, size_t errlen)
+{
+    struct strobe__instance *in;
+    pthread_mutex_lock(&d->lock);
+    int rc = inst_new(d, entry, kind, err, errlen, &in);
+    if (rc == 0) {
+        in->own_cfg = entry;
+        sched_changed(d);
+        strobe__log(d, STROBE_LOG_INFO, "%s %s (%s) added", strobe__plugin_kind_names[kind], in->name,
+                    in->plugin->name);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
+int strobe__daemon_inst_remove(struct strobe__daemon *d, enum strobe_plugin_kind kind, const char *name,
+                               char *err, size_t errlen)
+{
+    pthread_mutex_lock(&d->lock);
+    struct strobe__instance *in = inst_find(d, kind, name, err, errlen);
+    if (in) {
+        if (in->plugin->flush) /* what a store buffered reaches its output */
+            in->plugin->flush(in->state);
+        inst_end(d, in);
+        strobe__log(d, STROBE_LOG_INFO, "%s %s removed", strobe__plugin_kind_names[kind], name);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return in ? 0 : -ENOENT;
+}
+
+int strobe__daemon_inst_interval(struct strobe__daemon *d, enum strobe_plugin_kind kind, const char *name,
+                                 const char *duration, char *err, size_t errlen)
+{
+    if (kind == STROBE_PLUGIN_TRANSFORM) {
+        snprintf(err, errlen, "a transform has no interval (it runs on every update of its inputs)");
+        return STROBE_ERR_SYNTAX;
+    }
+    pthread_mutex_lock(&d->lock);
+    struct strobe__instance *in = inst_find(d, kind, name, err, errlen);
+    int rc = in ? 0 : -ENOENT;
+    if (in) {
+        /* the new interval with the instance's offset, read as the entry
+         * would be: same checks, same messages */
+        char iv[300], off[64];
+        strobe__format_duration(in->offset_ns, off, sizeof off);
+        snprintf(iv, sizeof iv, "%s=%s", kind == STROBE_PLUGIN_SAMPLER ? "interval" : "flush_interval", duration);
+        char offw[80];
+        snprintf(offw, sizeof offw, "offset=%s", off);
+        char *words[] = { iv, offw };
+        struct strobe__cfg *c;
+        uint64_t interval, offset;
+        rc = strobe__cfg_from_words(words, in->offset_ns ? 2 : 1, &c, err, errlen);
+        if (rc == 0) {
+            rc = parse_schedule(c, kind, &interval, &offset, err, errlen);
+            strobe__cfg_free(c);
+        }
+        if (rc == 0) {
+            in->interval_ns = interval;
+            in->next_ns = strobe__next_tick(strobe__wall_ns(), interval, in->offset_ns);
+            sched_changed(d);
+            strobe__log(d, STROBE_LOG_INFO, "%s %s: interval %s", strobe__plugin_kind_names[kind], name, duration);
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
+void strobe__daemon_inst_describe(struct strobe__daemon *d, FILE *out)
+{
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < d->ninst; i++) {
+        const struct strobe__instance *in = d->inst[i];
+        size_t sets = 0;
+        for (size_t k = 0; k < d->nsets; k++)
+            sets += d->sets[k].owner == in;
+        char iv[64], off[64];
+        strobe__format_duration(in->interval_ns, iv, sizeof iv);
+        strobe__format_duration(in->offset_ns, off, sizeof off);
+        fprintf(out, "%s %s plugin=%s", strobe__plugin_kind_names[in->plugin->kind], in->name, in->plugin->name);
+        if (in->plugin->kind == STROBE_PLUGIN_SAMPLER)
+            fprintf(out, " interval=%s offset=%s", iv, off);
+        else if (in->plugin->kind == STROBE_PLUGIN_STORE)
+            fprintf(out, " flush_interval=%s", iv);
+        fprintf(out, " sets=%zu\n", sets);
+    }
+    pthread_mutex_unlock(&d->lock);
 }

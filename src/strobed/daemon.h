@@ -9,7 +9,10 @@
  * Locking: d->lock serialises every plugin call and every registry
  * change. Threads that call into plugins (scheduler, one thread per
  * producer) take it; readers of sets for the network take it only to find
- * sets and snapshot them.
+ * sets and snapshot them. d->ctl_lock serialises runtime control
+ * (control.h) with start and stop: a command that adds a producer never
+ * runs while the daemon starts or stops its threads. It is taken before
+ * d->lock, never while holding it.
  */
 #ifndef STROBE_STROBED_DAEMON_H
 #define STROBE_STROBED_DAEMON_H
@@ -42,6 +45,7 @@ struct strobe__set_entry {
 
 struct strobe__daemon {
     pthread_mutex_t lock;
+    pthread_mutex_t ctl_lock;
     pthread_cond_t changed; /* broadcast on every set update and registry change */
     uint64_t change_seq;    /* bumped with it */
     struct strobe__cfg *cfg;
@@ -76,6 +80,7 @@ struct strobe__daemon {
     int sched_started;
     _Atomic int stop; /* read by every daemon thread */
     int stop_pipe[2]; /* wakes the scheduler */
+    int sched_pipe[2]; /* wakes it to look at a schedule runtime control changed */
 };
 
 /* Build a daemon from a parsed configuration (taken over on success).
@@ -99,6 +104,26 @@ void strobe__daemon_flush_stores(struct strobe__daemon *d);
 
 /* Run every sampler once, now (tests and `strobed --once`). */
 int strobe__daemon_sample_all(struct strobe__daemon *d, uint64_t now_ns);
+
+/* Runtime control of plugin instances (caller holds d->ctl_lock, not
+ * d->lock). add: entry is a mapping like one of the configuration file
+ * (checked the same way, same messages), taken over on success; the
+ * instance is opened and scheduled at once. remove: a store is flushed,
+ * the instance's sets are removed, it is closed. interval: a sampler's
+ * `interval` or a store's `flush_interval`, from the next tick on. Each
+ * returns 0, or a negative code with one line in err and nothing changed
+ * (-ENOENT: no instance of that kind and name). */
+int strobe__daemon_inst_add(struct strobe__daemon *d, enum strobe_plugin_kind kind, struct strobe__cfg *entry,
+                            char *err, size_t errlen);
+int strobe__daemon_inst_remove(struct strobe__daemon *d, enum strobe_plugin_kind kind, const char *name,
+                               char *err, size_t errlen);
+int strobe__daemon_inst_interval(struct strobe__daemon *d, enum strobe_plugin_kind kind, const char *name,
+                                 const char *duration, char *err, size_t errlen);
+/* One line per instance: "KIND NAME plugin=P [interval=D offset=D |
+ * flush_interval=D] sets=N", samplers, then transforms, then stores. */
+void strobe__daemon_inst_describe(struct strobe__daemon *d, FILE *out);
+/* "sampler", "transform", "store", indexed by enum strobe_plugin_kind. */
+extern const char *const strobe__plugin_kind_names[];
 
 /* Registry (caller holds d->lock). */
 int strobe__daemon_set_add(struct strobe__daemon *d, strobe_set *set, unsigned flags,

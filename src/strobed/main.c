@@ -148,8 +148,12 @@ int main(int argc, char **argv)
         strobe__daemon_free(d);
         return 1;
     }
+    /* the counts under the lock: runtime control may already change them */
+    pthread_mutex_lock(&d->lock);
+    size_t ninst = d->ninst, nprod = d->nprod;
+    pthread_mutex_unlock(&d->lock);
     strobe__log(d, STROBE_LOG_INFO, "producer %s running (%zu plugin instance(s), %zu producer(s))",
-                d->producer, d->ninst, d->nprod);
+                d->producer, ninst, nprod);
     for (;;) {
         int sig;
         sigwait(&sigs, &sig);

@@ -161,6 +161,14 @@ void strobe__client_close(struct strobe__client *c)
     free(c);
 }
 
+void strobe__client_abort(struct strobe__client *c)
+{
+    /* closing the socket ends nng's blocking send and receive with
+     * NNG_ECLOSED; strobe__client_close closing it again is harmless */
+    if (c)
+        nng_close(c->sock);
+}
+
 const char *strobe__client_error(const struct strobe__client *c) { return c->err; }
 
 /* Sends c->wr, receives into c->reply and opens it. An ERROR reply gives
@@ -339,6 +347,49 @@ int strobe__client_dir(struct strobe__client *c, struct strobe__dir_entry **out,
     if (rc == STROBE_ERR_FORMAT)
         snprintf(c->err, sizeof c->err, "malformed DIR reply");
     return rc;
+}
+
+struct ctl_words {
+    char *const *words;
+    size_t n;
+};
+
+static void build_ctl(struct strobe__client *c, const void *arg)
+{
+    const struct ctl_words *cw = arg;
+    strobe__msg_begin(&c->wr, STROBE_MSG_CTL, 0);
+    strobe__wr_u16(&c->wr, (uint16_t)cw->n);
+    for (size_t i = 0; i < cw->n; i++)
+        strobe__wr_str(&c->wr, cw->words[i]);
+}
+
+int strobe__client_ctl(struct strobe__client *c, char *const *words, size_t n, char **text)
+{
+    *text = NULL;
+    if (n == 0 || n > 64) {
+        snprintf(c->err, sizeof c->err, "a command has 1 to 64 words, not %zu", n);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!words[i][0] || strlen(words[i]) > 255) {
+            snprintf(c->err, sizeof c->err, "'%.40s%s': a word has 1 to 255 bytes", words[i],
+                     strlen(words[i]) > 40 ? "..." : "");
+            return -EINVAL;
+        }
+    struct ctl_words cw = { words, n };
+    struct strobe__rd r;
+    int rc = request(c, build_ctl, &cw, &r, STROBE_MSG_CTL);
+    if (rc < 0)
+        return rc;
+    uint32_t len = strobe__rd_u32(&r);
+    const char *p = len <= r.n ? strobe__rd_bytes(&r, len) : NULL;
+    if (r.err || !p || r.n || memchr(p, 0, len)) {
+        snprintf(c->err, sizeof c->err, "malformed CTL reply");
+        return STROBE_ERR_FORMAT;
+    }
+    if (!(*text = strndup(p, len)))
+        return -ENOMEM;
+    return 0;
 }
 
 /* ---- mirror ---------------------------------------------------------------- */

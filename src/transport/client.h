@@ -30,6 +30,9 @@ struct strobe__client;
 int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out);
 void strobe__client_close(struct strobe__client *c);
+/* From another thread: the request c's own thread waits for (or its next
+ * one) fails at once; c can then only be closed. NULL is ignored. */
+void strobe__client_abort(struct strobe__client *c);
 /* Last error text (server's ERROR message or a local reason). */
 const char *strobe__client_error(const struct strobe__client *c);
 
@@ -43,6 +46,12 @@ int strobe__client_dir(struct strobe__client *c, struct strobe__dir_entry **out,
  * 0 with a malloc'ed array in *out, STROBE_ERR_FORMAT or -ENOMEM. */
 struct strobe__rd;
 int strobe__dir_decode(struct strobe__rd *r, struct strobe__dir_entry **out, size_t *n);
+
+/* Runtime control: sends the command words (1 to 64, each 1 to 255
+ * bytes; docs/strobed.md) and gives the daemon's reply text (malloc'ed,
+ * NUL-terminated) in *text. A refused command gives its code, with the
+ * daemon's one-line reason in strobe__client_error. */
+int strobe__client_ctl(struct strobe__client *c, char *const *words, size_t n, char **text);
 
 enum strobe__mirror_event { STROBE_MIRROR_NEW, STROBE_MIRROR_UPDATED, STROBE_MIRROR_GONE };
 

@@ -137,7 +137,7 @@ int strobe__msg_open(struct strobe__rd *r, const void *msg, size_t len, uint8_t 
         return STROBE_ERR_FORMAT;
     if (version != STROBE_PROTO_VERSION)
         return STROBE_ERR_VERSION;
-    if (*type < STROBE_MSG_HELLO || *type > STROBE_MSG_OK)
+    if (*type < STROBE_MSG_HELLO || *type > STROBE_MSG_CTL)
         return STROBE_ERR_FORMAT;
     return 0;
 }

@@ -27,6 +27,7 @@ enum strobe__msg_type {
     STROBE_MSG_UPDATE = 4, /* req: known generations; rep: what changed */
     STROBE_MSG_ERROR = 5,  /* rep: code, text */
     STROBE_MSG_OK = 6,     /* rep */
+    STROBE_MSG_CTL = 7,    /* req: command words; rep: CTL with the reply text, or ERROR */
 };
 
 #define STROBE_HELLO_AUTH_REQUIRED 0x1u /* HELLO reply flag */

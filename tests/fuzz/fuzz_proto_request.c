@@ -3,7 +3,8 @@
  * Fuzz target: one request message as strobed receives it, answered by
  * the server's own request handling without nng (strobe__server_answer:
  * header, HELLO/AUTH per connection, DIR, UPDATE decoding and the UPDATE
- * reply built from the daemon's sets). The daemon (fuzz_daemon.h) is built
+ * reply built from the daemon's sets, CTL decoding: control itself is
+ * refused, for want of a secret or of authentication). The daemon (fuzz_daemon.h) is built
  * once and sampled once; each input gets a fresh server, so connection
  * state does not leak between inputs. The input is answered twice: with no
  * shared secret (DIR/UPDATE are reached) and with one (HELLO makes proofs,

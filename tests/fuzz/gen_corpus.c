@@ -162,6 +162,11 @@ static void gen_requests(struct strobe__daemon *d)
     w = req("update_bad_count", STROBE_MSG_UPDATE, 0);
     strobe__wr_u32(w, 0);
     strobe__wr_u32(w, 1000);
+    w = req("ctl", STROBE_MSG_CTL, 0);
+    strobe__wr_u16(w, 3);
+    strobe__wr_str(w, "sampler");
+    strobe__wr_str(w, "remove");
+    strobe__wr_str(w, "s2");
     w = req("not_a_request", STROBE_MSG_OK, 0);
     for (size_t i = 0; i < nreqs; i++)
         if (strobe__msg_finish(&reqs[i].w) < 0)
