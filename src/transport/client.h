@@ -54,7 +54,9 @@ enum strobe__mirror_event { STROBE_MIRROR_NEW, STROBE_MIRROR_UPDATED, STROBE_MIR
 struct strobe__mirror {
     strobe_set **sets;
     size_t n, cap;
-    struct strobe__name_index index; /* by instance name, over sets */
+    /* by instance name, over positions in sets: sort sets (strobe ls)
+     * only once the mirror is not updated any more */
+    struct strobe__name_index index;
     size_t bytes_in; /* section bytes received, for statistics */
 };
 
