@@ -325,7 +325,7 @@ void strobe__aggregators_free(struct strobe__daemon *d)
      * and more): it is ended instead (d->stop is set) */
     for (size_t i = 0; i < d->nprod; i++)
         if (d->prod[i] && d->prod[i]->started)
-            strobe__client_shutdown(d->prod[i]->client);
+            strobe__client_abort(d->prod[i]->client);
     for (size_t i = 0; i < d->nprod; i++)
         if (d->prod[i] && d->prod[i]->started)
             pthread_join(d->prod[i]->thread, NULL);

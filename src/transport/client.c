@@ -162,9 +162,12 @@ void strobe__client_close(struct strobe__client *c)
     free(c);
 }
 
-void strobe__client_shutdown(struct strobe__client *c)
+void strobe__client_abort(struct strobe__client *c)
 {
-    nng_close(c->sock); /* wakes a blocked send or receive with NNG_ECLOSED */
+    /* closing the socket ends nng's blocking send and receive with
+     * NNG_ECLOSED; strobe__client_close closing it again is harmless */
+    if (c)
+        nng_close(c->sock);
 }
 
 const char *strobe__client_error(const struct strobe__client *c) { return c->err; }

@@ -31,10 +31,9 @@ struct strobe__client;
 int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_ms, int dial_now,
                         struct strobe__client **out);
 void strobe__client_close(struct strobe__client *c);
-/* Ends the request another thread may be waiting on (it fails with
- * -EPIPE) and refuses every later one; strobe__client_close still frees
- * the client. The only call that may come from another thread. */
-void strobe__client_shutdown(struct strobe__client *c);
+/* From another thread: the request c's own thread waits for (or its next
+ * one) fails at once; c can then only be closed. NULL is ignored. */
+void strobe__client_abort(struct strobe__client *c);
 /* Last error text (server's ERROR message or a local reason). */
 const char *strobe__client_error(const struct strobe__client *c);
 
