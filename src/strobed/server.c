@@ -284,21 +284,18 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
 
 static void send_wr(struct worker *wk)
 {
-    nng_msg *msg = NULL;
-    int ok = !wk->wr.err && nng_msg_alloc(&msg, wk->wr.len) == 0;
-    if (ok)
-        memcpy(nng_msg_body(msg), wk->wr.buf, wk->wr.len);
-    /* a big reply's buffer is not kept for the next one: each of the
-     * WORKERS holding the largest reply it ever built made a producer's
-     * memory grow to several times its sets' and stay there */
-    if (wk->wr.cap > REPLY_BUF_KEEP)
-        strobe__wr_free(&wk->wr);
-    if (!ok) {
+    nng_msg *msg;
+    if (wk->wr.err || nng_msg_alloc(&msg, 0) != 0 || nng_msg_append(msg, wk->wr.buf, wk->wr.len) != 0) {
         /* cannot answer: drop the request, the client times out */
         wk->state = W_RECV;
         nng_ctx_recv(wk->ctx, wk->aio);
         return;
     }
+    /* copied: a big reply's buffer is not kept for the next one (each of
+     * the WORKERS holding the largest reply it ever built made a
+     * producer's memory grow to several times its sets' and stay there) */
+    if (wk->wr.cap > REPLY_BUF_KEEP)
+        strobe__wr_free(&wk->wr);
     wk->state = W_SEND;
     nng_aio_set_msg(wk->aio, msg);
     nng_ctx_send(wk->ctx, wk->aio);
