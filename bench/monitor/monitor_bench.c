@@ -30,6 +30,10 @@
  *       A daemon with INSTANCES synthetic samplers of 100 metrics and one
  *       transform: the CPU time of one round of sampling them all (median
  *       of ROUNDS), per instance and as a share of a core at 1 s.
+ *   strobe-bench-monitor setbytes METRICS INSTANCE
+ *       The bytes (meta + data sections) of the set of a synthetic sampler
+ *       of METRICS metrics named INSTANCE: run.sh's unit for the memory
+ *       of a daemon that holds such sets.
  *
  * ROT rotates the order of the configurations so that none always runs
  * first (run.sh passes the repetition number). Each configuration is
@@ -390,8 +394,33 @@ static void bench_store(long rate, const char *dir, long rot)
            (r[3].wall_us - r[1].wall_us) * (double)rate);
 }
 
+/* meta + data bytes of a synthetic set */
+static void bench_setbytes(long metrics, const char *instance)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "daemon:\n  producer: bench\n  log_level: error\nsamplers:\n"
+             "  - plugin: synthetic\n    instance: \"%s\"\n    metrics: %ld\n",
+             instance, metrics);
+    struct strobe__daemon *d = daemon_from(yaml);
+    size_t ml, dl;
+    strobe_set *s = find_set(d, instance);
+    strobe_set_meta(s, &ml);
+    strobe_set_data(s, &dl);
+    printf("setbytes=%zu meta=%zu data=%zu\n", ml + dl, ml, dl);
+    strobe__daemon_free(d);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "setbytes") == 0) {
+        char *end;
+        long metrics = strtol(argv[2], &end, 10);
+        if (*end || metrics < 1)
+            goto usage;
+        bench_setbytes(metrics, argv[3]);
+        return 0;
+    }
     if (argc == 4 && strcmp(argv[1], "scale") == 0) {
         char *end;
         long inst = strtol(argv[2], &end, 10), rounds = *end ? 0 : strtol(argv[3], &end, 10);
@@ -433,7 +462,8 @@ usage:
     fputs("usage: strobe-bench-monitor sample meminfo|vmstat N ROT\n"
           "       strobe-bench-monitor xform N ROT\n"
           "       strobe-bench-monitor scale INSTANCES ROUNDS\n"
-          "       strobe-bench-monitor store RATE DIR ROT\n",
+          "       strobe-bench-monitor store RATE DIR ROT\n"
+          "       strobe-bench-monitor setbytes METRICS INSTANCE\n",
           stderr);
     return 2;
 }

@@ -40,13 +40,22 @@
 #    before a pull would be counted but not ingested). With
 #    STROBE_BENCH_MON_PERF=1 (default) one more, unmeasured run records
 #    `perf record -g` of the aggregator and lists its top symbols.
+#  * aggregator scale: the same topology with N/K sets per producer, all
+#    sampled and pulled every second, for each N of AGG_SCALE: aggregator
+#    CPU, resident memory of the aggregator and the largest producer
+#    against the bytes of the sets they hold (strobe-bench-monitor
+#    setbytes), failed rounds ("retrying" in the aggregator's log) and
+#    SIGTERM-to-exit times (goals: 40,000 sets without a reconnect, RSS
+#    <= 2x the sets' bytes, stop <= 2 s).
 #
 # Environment: STROBE_BENCH_MON_REPS (default 7), STROBE_BENCH_MON_SAMPLES
 # (samples per configuration, default 20000), STROBE_BENCH_MON_AGG_REPS
 # (default 3), STROBE_BENCH_MON_SECONDS (default 10),
 # STROBE_BENCH_MON_PRODUCERS (K, default 4), STROBE_BENCH_MON_SETS (sets
 # per producer, default 50), STROBE_BENCH_MON_METRICS (M, default 100),
-# STROBE_BENCH_MON_INTERVAL (default 10ms), STROBE_BENCH_MON_PERF.
+# STROBE_BENCH_MON_INTERVAL (default 10ms), STROBE_BENCH_MON_PERF,
+# STROBE_BENCH_MON_AGG_SCALE (set counts, default "1000 10000 40000"),
+# STROBE_BENCH_MON_AGG_SCALE_SECONDS (default 20).
 # Results: BUILD_DIR/bench/results/monitor_raw.txt (every run) and
 # monitor_table.txt. Nothing is written in the source tree.
 BENCH_NAME=bench-monitor # prefix of its messages
@@ -136,6 +145,12 @@ s = [x for x in d["sets"] if "/syn" in x["instance"]]
 print(len(s), sum(x["data_gn"] for x in s))' 2>/dev/null || echo "0 0"
 }
 
+# how many of the producers' sets the aggregator lists (names only: DIR)
+# how many synthetic sets the daemon at port $1 lists (names only: DIR)
+port_sets() {
+    { "$STROBE" ls --timeout 5s "127.0.0.1:$1" 2>/dev/null || true; } | grep -c /syn || true
+}
+
 start_topology() {
     PIDS=()
     for i in $(seq 1 "$K"); do
@@ -149,6 +164,17 @@ start_topology() {
         "$STROBED" -c "$WORK/p$i.yaml" 2>>"$WORK/p$i.log" &
         PIDS+=($!)
     done
+    # the aggregator starts once the producers serve (10,000 samplers take
+    # seconds to start: its first rounds would time out against them)
+    local n
+    for i in $(seq 1 "$K"); do
+        for _ in $(seq 1 600); do
+            n=$(port_sets $((PORT0 + i - 1)))
+            [ "$n" -eq "$SETS" ] && break
+            sleep 0.1
+        done
+        [ "$n" -eq "$SETS" ] || die "producer p$i serves $n of $SETS sets after a minute (log: $WORK/p$i.log)"
+    done
     {
         printf 'daemon:\n  producer: agg\n  listen: "127.0.0.1:%d"\n  log_level: warn\nproducers:\n' $((PORT0 + K))
         for i in $(seq 1 "$K"); do
@@ -158,13 +184,13 @@ start_topology() {
     "$STROBED" -c "$WORK/agg.yaml" 2>>"$WORK/agg.log" &
     AGG=$!
     PIDS+=("$AGG")
-    local want=$((K * SETS)) n=0
-    for _ in $(seq 1 100); do
-        read -r n _ < <(agg_gn)
+    local want=$((K * SETS))
+    for _ in $(seq 1 600); do
+        n=$(port_sets $((PORT0 + K)))
         [ "$n" -eq "$want" ] && break
         sleep 0.1
     done
-    [ "$n" -eq "$want" ] || die "aggregator sees $n of $want sets after 10 s (logs: $WORK/*.log)"
+    [ "$n" -eq "$want" ] || die "aggregator sees $n of $want sets after a minute (logs: $WORK/*.log)"
     sleep 1 # warm-up: connections and mirrors settled
 }
 
@@ -236,6 +262,64 @@ awk '/instances=1000 / { split($4, a, "="); base = a[2] }
      /instances=10000 / { split($4, a, "="); split($5, c, "=");
          printf "per instance, 10000 vs 1000: %.2fx; 10000 instances at 1 s: %s %% of a core (goal <= 2: %s)\n",
              a[2] / base, c[2], c[2] <= 2 ? "PASS" : "MISS" }' "$SCALE" >>"$SCALE"
+
+# ---- aggregator scale: CPU, memory, reconnects and stop time per set count ----
+# (goals: 40,000 sets held without a reconnect, RSS <= 2x the sets' bytes,
+# stop <= 2 s). K producers x N/K synthetic sets x M metrics sampled every
+# second, the aggregator pulling every second; after all sets arrived and
+# a warm-up, CPU over AGG_SCALE_SECONDS, then VmRSS/VmHWM, the "retrying"
+# lines of the aggregator's log since it started (kept as
+# monitor_agg_scale_N.log), and SIGTERM-to-exit of the aggregator, then of
+# each producer.
+vm_kb() { # pid field
+    awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"
+}
+stop_us() { # pid: SIGTERM to exit, in us, into STOP_US (not in a subshell: wait needs the parent)
+    local t0
+    t0=$(usec_now)
+    kill -TERM "$1"
+    wait "$1" 2>/dev/null || true
+    STOP_US=$(($(usec_now) - t0))
+}
+AGG_SCALE=${STROBE_BENCH_MON_AGG_SCALE:-1000 10000 40000}
+AGG_SCALE_SECONDS=${STROBE_BENCH_MON_AGG_SCALE_SECONDS:-20}
+for total in $AGG_SCALE "$AGG_SCALE_SECONDS"; do
+    case $total in '' | *[!0-9]*) die "STROBE_BENCH_MON_AGG_SCALE*: '$total' is not a number" ;; esac
+done
+for total in $AGG_SCALE; do
+    [ "$total" -ge "$K" ] || die "STROBE_BENCH_MON_AGG_SCALE: $total sets cannot be spread over $K producers"
+done
+echo "bench-monitor: aggregator scale, sets: $AGG_SCALE ($K producers, $M metrics, 1 s, ${AGG_SCALE_SECONDS}s)" >&2
+for total in $AGG_SCALE; do
+    SETS=$((total / K)) INTERVAL=1000ms IV_US=1000000
+    setbytes=$("$PROG" setbytes "$M" "p$K/syn$SETS" | sed 's/^setbytes=\([0-9]*\).*/\1/')
+    : >"$WORK/agg.log"
+    start_topology
+    sleep 2
+    c0=$(cpu_ticks "$AGG")
+    t0=$(usec_now)
+    sleep "$AGG_SCALE_SECONDS"
+    c1=$(cpu_ticks "$AGG")
+    t1=$(usec_now)
+    prss=0 phwm=0
+    for p in "${PIDS[@]:0:$K}"; do
+        r=$(vm_kb "$p" VmRSS) h=$(vm_kb "$p" VmHWM)
+        [ "$r" -gt "$prss" ] && prss=$r
+        [ "$h" -gt "$phwm" ] && phwm=$h
+    done
+    arss=$(vm_kb "$AGG" VmRSS) ahwm=$(vm_kb "$AGG" VmHWM)
+    retries=$(grep -c 'retrying' "$WORK/agg.log" || true)
+    stop_us "$AGG"
+    astop=$STOP_US
+    pstop=0
+    for p in "${PIDS[@]:0:$K}"; do
+        stop_us "$p"
+        [ "$STOP_US" -gt "$pstop" ] && pstop=$STOP_US
+    done
+    PIDS=()
+    cp "$WORK/agg.log" "$RESULTS/monitor_agg_scale_$total.log"
+    echo "rep=1 aggscale $total sets=$total producers=$K metrics=$M setbytes=$setbytes elapsed_us=$((t1 - t0)) agg_cpu_us=$(((c1 - c0) * 1000000 / TCK)) agg_rss_kb=$arss agg_hwm_kb=$ahwm prod_rss_kb=$prss prod_hwm_kb=$phwm reconnects=$retries agg_stop_us=$astop prod_stop_us=$pstop" >>"$RAW"
+done
 
 # (application publishing overhead: bench/monitor/publish.sh, run next by
 # `make bench`)

@@ -95,6 +95,32 @@ if agg:
     m = statistics.median(per_cpu)
     goals.append(("aggregator ingest, values per CPU-second", ">= 2e6", "%.3g" % m, m >= 2e6))
 
+scale = sorted((int(config), r[0]) for (mode, config), r in rows.items() if mode == "aggscale")
+if scale:
+    print("\nAggregator scale: sets of %d metrics (%d bytes each) from %d producers, every second"
+          % (scale[0][1]["metrics"], scale[0][1]["setbytes"], scale[0][1]["producers"]))
+    print("%-7s %-10s %-10s %-18s %-18s %-18s %-10s %-9s %-9s" % (
+        "sets", "sets MB", "agg CPU", "agg RSS (x sets)", "agg peak (x)", "producer RSS (x)",
+        "reconnect", "agg stop", "prod stop"))
+    for total, r in scale:
+        mb = r["sets"] * r["setbytes"] / 1e6
+        pmb = mb / r["producers"]
+        agg_x = r["agg_rss_kb"] * 1024 / 1e6 / mb
+        prod_x = r["prod_rss_kb"] * 1024 / 1e6 / pmb
+        print("%-7d %-10.1f %-10s %-18s %-18s %-18s %-10d %-9s %-9s" % (
+            total, mb, "%.2f %%" % (100 * r["agg_cpu_us"] / r["elapsed_us"]),
+            "%.0f MB (%.2f)" % (r["agg_rss_kb"] * 1024 / 1e6, agg_x),
+            "%.0f MB (%.2f)" % (r["agg_hwm_kb"] * 1024 / 1e6, r["agg_hwm_kb"] * 1024 / 1e6 / mb),
+            "%.0f MB (%.2f)" % (r["prod_rss_kb"] * 1024 / 1e6, prod_x),
+            r["reconnects"], "%.3f s" % (r["agg_stop_us"] / 1e6), "%.3f s" % (r["prod_stop_us"] / 1e6)))
+    total, r = scale[-1]
+    mb = r["sets"] * r["setbytes"] / 1e6
+    goals.append(("%d sets held without a reconnect" % total, "0", "%d" % r["reconnects"], r["reconnects"] == 0))
+    agg_x = r["agg_rss_kb"] * 1024 / 1e6 / mb
+    goals.append(("aggregator RSS / sets' bytes, %d sets" % total, "<= 2", "%.2f" % agg_x, agg_x <= 2))
+    stop = max(r["agg_stop_us"], r["prod_stop_us"]) / 1e6
+    goals.append(("stop after SIGTERM, %d sets" % total, "<= 2 s", "%.3f s" % stop, stop <= 2))
+
 print("\n%-44s %-9s %-24s %s" % ("goal", "target", "measured", "result"))
 for name, target, shown, ok in goals:
     print("%-44s %-9s %-24s %s" % (name, target, shown, "PASS" if ok else "MISS"))

@@ -314,8 +314,10 @@ static void *producer_thread(void *arg)
     struct strobe__aggregator *a = arg;
     struct strobe__daemon *d = a->d;
     uint64_t interval = a->interval_ns;
+    int more = 0;
     while (!stopping(a)) {
-        if (!a->push) {
+        /* the rest of a paged first round comes at once */
+        if (!a->push && !more) {
             sleep_until(a, strobe__next_tick(strobe__wall_ns(), interval, a->offset_ns));
             if (stopping(a))
                 break;
@@ -323,14 +325,19 @@ static void *producer_thread(void *arg)
         struct strobe__rd body;
         /* push: the producer holds the reply until a set changes, at most
          * one interval, so a silent producer still answers regularly */
-        uint32_t wait_ms = a->push ? (uint32_t)(interval / 1000000ull) : 0;
+        uint32_t wait_ms = a->push && !more ? (uint32_t)(interval / 1000000ull) : 0;
         /* the producer filters by `sets:`: unwanted sets never travel */
-        int rc = strobe__client_update_fetch(a->client, &a->mirror, a->sets, a->nsets, wait_ms, &body);
+        int rc = strobe__client_update_fetch(a->client, &a->mirror, a->sets, a->nsets, wait_ms, &body,
+                                             &more);
+        if (stopping(a)) /* ended by a stop or a removal: not a failure to log */
+            break;
         if (rc == 0) {
             pthread_mutex_lock(&d->lock);
             rc = strobe__client_update_apply(a->client, &a->mirror, &body, on_change, a);
             pthread_mutex_unlock(&d->lock);
         }
+        if (rc < 0)
+            more = 0;
         round_done(a, rc);
         a->backoff_ns = rc == -EACCES ? auth_backoff(a) : 0;
         if (a->backoff_ns)
@@ -390,6 +397,11 @@ static void free_one(struct strobe__daemon *d, struct strobe__aggregator *a)
 
 void strobe__aggregators_free(struct strobe__daemon *d)
 {
+    /* a request under way would hold its thread up to the timeout (10 s
+     * and more): it is ended instead (d->stop is set) */
+    for (size_t i = 0; i < d->nprod; i++)
+        if (d->prod[i] && d->prod[i]->started)
+            strobe__client_abort(d->prod[i]->client);
     for (size_t i = 0; i < d->nprod; i++)
         if (d->prod[i] && d->prod[i]->started)
             pthread_join(d->prod[i]->thread, NULL);

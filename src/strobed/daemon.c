@@ -279,45 +279,20 @@ static void host_log(const struct strobe_plugin_host *h, enum strobe_log_level l
 
 /* ---- registry ---------------------------------------------------------------- */
 
-/* The registry is an array (in insertion order: listings and dispatch keep
- * that order) plus an open-addressing index by instance name, so that an
- * aggregator applying thousands of set updates per round does not search
- * linearly for each. Removal is rare and rebuilds the index. */
-static size_t name_hash(const char *s)
+/* The registry is an array (in insertion order until a removal: listings
+ * and dispatch keep that order) plus an index by instance name, so that
+ * an aggregator applying thousands of set updates per round does not
+ * search linearly for each, and removing every set at shutdown is linear
+ * too (a rebuild per removal took minutes for 40,000 sets). */
+static const char *entry_name(const void *ctx, size_t pos)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return (size_t)(h ^ (h >> 29));
-}
-
-static int index_rebuild(struct strobe__daemon *d, size_t cap)
-{
-    size_t *idx = calloc(cap, sizeof *idx);
-    if (!idx)
-        return -ENOMEM;
-    for (size_t i = 0; i < d->nsets; i++) {
-        size_t h = name_hash(strobe_set_instance(d->sets[i].set)) & (cap - 1);
-        while (idx[h])
-            h = (h + 1) & (cap - 1);
-        idx[h] = i + 1;
-    }
-    free(d->index);
-    d->index = idx;
-    d->index_cap = cap;
-    return 0;
+    return strobe_set_instance(((const struct strobe__daemon *)ctx)->sets[pos].set);
 }
 
 struct strobe__set_entry *strobe__daemon_set_find(struct strobe__daemon *d, const char *instance)
 {
-    if (!d->index_cap)
-        return NULL;
-    for (size_t h = name_hash(instance) & (d->index_cap - 1); d->index[h]; h = (h + 1) & (d->index_cap - 1)) {
-        struct strobe__set_entry *e = &d->sets[d->index[h] - 1];
-        if (strcmp(strobe_set_instance(e->set), instance) == 0)
-            return e;
-    }
-    return NULL;
+    size_t pos = strobe__name_index_find(&d->index, instance, entry_name, d);
+    return pos == STROBE__NAME_NONE ? NULL : &d->sets[pos];
 }
 
 static void wake(struct strobe__daemon *d)
@@ -342,46 +317,16 @@ int strobe__daemon_set_add(struct strobe__daemon *d, strobe_set *set, unsigned f
         d->sets = s;
         d->capsets = cap;
     }
-    /* keep the index at most half full */
-    if (2 * (d->nsets + 1) > d->index_cap && index_rebuild(d, d->index_cap ? d->index_cap * 2 : 64) < 0)
+    d->sets[d->nsets] = (struct strobe__set_entry){ set, flags, owner, NULL };
+    if (strobe__name_index_add(&d->index, d->nsets, d->nsets + 1, entry_name, d) < 0)
         return -ENOMEM;
-    d->sets[d->nsets++] = (struct strobe__set_entry){ set, flags, owner, NULL };
-    size_t h = name_hash(strobe_set_instance(set)) & (d->index_cap - 1);
-    while (d->index[h])
-        h = (h + 1) & (d->index_cap - 1);
-    d->index[h] = d->nsets;
+    d->nsets++;
     wake(d);
     return 0;
 }
 
-/* The index slot that holds registry position pos (0-based) of the set
- * named `instance`; the slot must exist. */
-static size_t index_slot(const struct strobe__daemon *d, const char *instance, size_t pos)
-{
-    size_t h = name_hash(instance) & (d->index_cap - 1);
-    while (d->index[h] != pos + 1)
-        h = (h + 1) & (d->index_cap - 1);
-    return h;
-}
-
-/* Empties index slot h and shifts later entries of its probe chain back,
- * so that every chain stays unbroken (linear probing, no tombstones). */
-static void index_delete(struct strobe__daemon *d, size_t h)
-{
-    size_t mask = d->index_cap - 1;
-    for (size_t j = (h + 1) & mask; d->index[j]; j = (j + 1) & mask) {
-        size_t home = name_hash(strobe_set_instance(d->sets[d->index[j] - 1].set)) & mask;
-        if (((j - home) & mask) >= ((j - h) & mask)) {
-            d->index[h] = d->index[j];
-            h = j;
-        }
-    }
-    d->index[h] = 0;
-}
-
 /* O(1) apart from the probe chain: the last entry takes the removed one's
- * place (a removal per set at shutdown used to rebuild the whole index,
- * quadratic in the sets: minutes for 40,000). */
+ * place. */
 void strobe__daemon_set_remove(struct strobe__daemon *d, strobe_set *set)
 {
     struct strobe__set_entry *e = strobe__daemon_set_find(d, strobe_set_instance(set));
@@ -389,11 +334,8 @@ void strobe__daemon_set_remove(struct strobe__daemon *d, strobe_set *set)
         return;
     size_t i = (size_t)(e - d->sets), last = d->nsets - 1;
     int borrowed = (e->flags & STROBE__SET_BORROWED) != 0;
-    index_delete(d, index_slot(d, strobe_set_instance(set), i));
-    if (i != last) {
-        d->index[index_slot(d, strobe_set_instance(d->sets[last].set), last)] = i + 1;
-        d->sets[i] = d->sets[last];
-    }
+    strobe__name_index_remove(&d->index, i, last, entry_name, d);
+    d->sets[i] = d->sets[last];
     d->nsets--;
     if (!borrowed) /* after the index no longer needs its name */
         strobe_set_free(set);
@@ -962,7 +904,7 @@ void strobe__daemon_free(struct strobe__daemon *d)
     free(d->inst);
     free(d->cons);
     free(d->sets);
-    free(d->index);
+    strobe__name_index_free(&d->index);
     free(d->listen);
     free(d->http_listen);
     free(d->http_tls_cert);

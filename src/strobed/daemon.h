@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/name_index.h"
 #include "strobe/plugin.h"
 #include "strobed/config.h"
 
@@ -68,8 +69,7 @@ struct strobe__daemon {
     size_t ncons;
     struct strobe__set_entry *sets;
     size_t nsets, capsets;
-    size_t *index; /* by instance name: 1 + position in sets, 0 = empty */
-    size_t index_cap;
+    struct strobe__name_index index; /* by instance name, over sets */
     int dispatch_depth;
 
     struct strobe__aggregator **prod;

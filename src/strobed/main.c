@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,12 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Message buffers (UPDATE replies of megabytes) come and go every
+     * round on nng's threads. glibc raises its mmap threshold after each
+     * such buffer is freed, so the next ones come from the threads' heaps,
+     * which keep their high-water mark: a fixed threshold gives each big
+     * buffer its own mapping, returned to the system when freed. */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     if ((rc = strobe__daemon_new(cfg, &d, err, sizeof err)) < 0) {
         strobe__cfg_free(cfg);
         fprintf(stderr, "strobed: %s\n", err[0] ? err : strobe_strerror(rc));

@@ -36,6 +36,7 @@
 #define PARK_RESERVE 8
 #define PARK_MAX (WORKERS - PARK_RESERVE)
 #define PARK_PER_HOST 8
+#define REPLY_BUF_KEEP (1u << 20)
 
 enum wstate { W_RECV, W_SEND, W_PARKED };
 
@@ -257,18 +258,27 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
         free(listed);
         return STROBE_ERR_FORMAT;
     }
-    /* and, when asked, every other published set (that matches) in full */
+    /* and, when asked, every other published set (that matches) in full,
+     * a page at a time: the client lists them next round and gets more */
+    size_t page_at = w->len;
+    uint16_t more = 0;
     if (flags & STROBE_UPDATE_ALL)
         for (size_t i = 0; i < d->nsets; i++)
             if (published(&d->sets[i]) && !listed[i] && matches(strobe_set_instance(d->sets[i].set), pats, np)) {
+                if (w->len - page_at >= STROBE_PROTO_UPDATE_PAGE) {
+                    more = STROBE_UPDATE_MORE;
+                    break;
+                }
                 changed += put_item(w, strobe_set_instance(d->sets[i].set), d->sets[i].set, 0, 0,
                                     strobe_set_schema_sum(d->sets[i].set));
                 items++;
             }
     free(pats);
     free(listed);
-    if (!w->err)
+    if (!w->err) {
         memcpy(w->buf + count_at, &items, 4);
+        memcpy(w->buf + 6, &more, 2); /* the header's flags */
+    }
     strobe__msg_finish(w);
     return w->err ? w->err : changed;
 }
@@ -282,6 +292,11 @@ static void send_wr(struct worker *wk)
         nng_ctx_recv(wk->ctx, wk->aio);
         return;
     }
+    /* copied: a big reply's buffer is not kept for the next one (each of
+     * the WORKERS holding the largest reply it ever built made a
+     * producer's memory grow to several times its sets' and stay there) */
+    if (wk->wr.cap > REPLY_BUF_KEEP)
+        strobe__wr_free(&wk->wr);
     wk->state = W_SEND;
     nng_aio_set_msg(wk->aio, msg);
     nng_ctx_send(wk->ctx, wk->aio);
@@ -580,7 +595,7 @@ int strobe__server_start(struct strobe__daemon *d, const char *addr, struct stro
         free(s);
         return -EIO;
     }
-    nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, 1u << 20); /* requests are small */
+    nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, STROBE_PROTO_MAX_REQUEST);
     nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, pipe_event, s);
     for (int i = 0; i < WORKERS && rv == 0; i++) {
         s->w[i].s = s;

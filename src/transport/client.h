@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/name_index.h"
 #include "strobe/metric_set.h"
 
 struct strobe__client;
@@ -58,13 +59,17 @@ enum strobe__mirror_event { STROBE_MIRROR_NEW, STROBE_MIRROR_UPDATED, STROBE_MIR
 struct strobe__mirror {
     strobe_set **sets;
     size_t n, cap;
+    /* by instance name, over positions in sets: sort sets (strobe ls)
+     * only once the mirror is not updated any more */
+    struct strobe__name_index index;
     size_t bytes_in; /* section bytes received, for statistics */
 };
 
-/* One UPDATE round: asks for every published set (or only those matching
- * one of `patterns`, fnmatch globs, when given; at most
- * STROBE_PROTO_MAX_PATTERNS; the daemon filters, so other sets do not
- * travel), applies the reply to the mirror and reports each change. For a
+/* One UPDATE round (more when the daemon sends the sets in pages): asks
+ * for every published set (or only those matching one of `patterns`,
+ * fnmatch globs, when given; at most STROBE_PROTO_MAX_PATTERNS; the
+ * daemon filters, so other sets do not travel), applies the replies to
+ * the mirror and reports each change. For a
  * GONE event the set is freed after the callback returns. wait_ms > 0
  * asks the server to hold the reply until something changes (push on
  * change) or the time passes. */
@@ -72,14 +77,17 @@ int strobe__client_update(struct strobe__client *c, struct strobe__mirror *m,
                           const char *const *patterns, size_t npatterns, uint32_t wait_ms,
                           void (*on_change)(void *ctx, strobe_set *set, enum strobe__mirror_event ev),
                           void *ctx);
-/* The two halves of strobe__client_update, for callers that must hold a
- * lock while the mirror changes but not while the network waits. body
- * points into the client's last reply until the next request. The apply
- * half takes c only for its error text: c may be NULL (the fuzz target
+/* The two halves of one round of strobe__client_update, for callers that
+ * must hold a lock while the mirror changes but not while the network
+ * waits. body points into the client's last reply until it is applied
+ * (the apply half frees it). *more: the daemon left sets out of this
+ * reply (a page of STROBE_PROTO_UPDATE_PAGE bytes of sets the mirror did
+ * not have); the next round gets more. The apply half takes c only for
+ * its error text and the reply: c may be NULL (the fuzz target
  * tests/fuzz/fuzz_proto_reply.c applies replies without a connection). */
 int strobe__client_update_fetch(struct strobe__client *c, const struct strobe__mirror *m,
                                 const char *const *patterns, size_t npatterns, uint32_t wait_ms,
-                                struct strobe__rd *body);
+                                struct strobe__rd *body, int *more);
 int strobe__client_update_apply(struct strobe__client *c, struct strobe__mirror *m,
                                 struct strobe__rd *body,
                                 void (*on_change)(void *ctx, strobe_set *set, enum strobe__mirror_event ev),

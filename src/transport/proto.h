@@ -18,6 +18,11 @@
 #define STROBE_PROTO_NONCE 16
 #define STROBE_PROTO_MAC 32
 #define STROBE_PROTO_MAX_MSG (256u << 20)
+/* An UPDATE request lists every set the client has (up to 281 bytes
+ * each): 1 MiB refused an aggregator's request past about 30,000 sets of
+ * one producer, which then failed every round. 64 MiB hold over 200,000
+ * sets with the longest names. */
+#define STROBE_PROTO_MAX_REQUEST (64u << 20)
 #define STROBE_PROTO_MAX_WAIT_MS 60000u
 
 enum strobe__msg_type {
@@ -34,6 +39,12 @@ enum strobe__msg_type {
 #define STROBE_UPDATE_ALL 0x1u          /* UPDATE request flag: also send sets not listed */
 #define STROBE_UPDATE_FILTER 0x2u       /* ...only those matching the globs after the list */
 #define STROBE_PROTO_MAX_PATTERNS 64
+#define STROBE_UPDATE_MORE 0x1u /* UPDATE reply flag: unlisted sets were left out; ask again */
+/* An UPDATE reply adds unlisted sets (ALL) until their items pass this
+ * many bytes, then sets MORE: a first round with a producer of 10,000
+ * large sets is a series of bounded replies, each well within the
+ * client's timeout, instead of one that may never arrive in time. */
+#define STROBE_PROTO_UPDATE_PAGE (4u << 20)
 
 enum strobe__update_status {
     STROBE_UPD_UNCHANGED = 0, /* nothing follows */
