@@ -117,8 +117,14 @@ static void answer(struct strobe__daemon *d, const uint8_t *data, size_t size, e
         size = sealed.len;
     }
     if (ask(d, s, data, size, &w) < 0) {
-        /* refused for its MAC: only what was not sealed, within a session */
-        if (how != SESSION_RAW)
+        /* refused for its MAC: only what was not sealed, within a session,
+         * or sealed bytes too short for a header, or whose header claims
+         * the trailer as its body (a message without a MAC, then) */
+        uint32_t body = 0;
+        if (size >= STROBE_PROTO_HDR + STROBE_SESSION_TRAILER)
+            memcpy(&body, data + 8, 4);
+        if (how == PLAIN || (how == SESSION_SEALED && size >= STROBE_PROTO_HDR + STROBE_SESSION_TRAILER &&
+                             (size_t)body + STROBE_PROTO_HDR != size))
             abort();
         strobe__wr_free(&sealed);
         strobe__server_stop(s);
