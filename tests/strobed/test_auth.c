@@ -607,10 +607,11 @@ static pid_t daemon_behind_mitm(const char *dir, char *good, struct mitm *m, cha
     return d;
 }
 
-/* A reply altered or replayed on the path is refused by the client, which
- * uses nothing of it, says why, drops the connection and authenticates
- * the next one. A request altered on the path is refused by the daemon,
- * which logs it at warn and drops the connection. */
+/* A reply altered or replayed on the path is refused by the client (the
+ * library, strobe ls, an aggregator), which uses nothing of it, says why,
+ * drops the connection and authenticates the next one. A request altered
+ * on the path is refused by the daemon, which logs it at warn and drops
+ * the connection. */
 STROBE_TEST(altered_messages_refused)
 {
     const char *dir = strobe_test_tmpdir("altered");
@@ -666,6 +667,33 @@ STROBE_TEST(altered_messages_refused)
     CHECK_EQ_INT(strobe_test_sh(&out, "'%s/strobe' ls --secret-file '%s' %s", STROBE_BIN_DIR, good, addr), 0);
     CHECK_STR_EQ(out, "n1/synthetic\n");
     free(out);
+
+    /* an aggregator pulling through the proxy: its first reply, every set
+     * in full, altered; it says why, tries again, and what it then serves
+     * is exactly what n1 serves */
+    char y[8192], *genuine, *mirrored;
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: agg\n  listen: 127.0.0.1:%d\n  secret_file: %s\nproducers:\n"
+             "  - address: %s\n    interval: 100ms\n",
+             test_port(2), good, addr);
+    mitm_arm(&m, 1, STROBE_MSG_UPDATE, MITM_FLIP);
+    pid_t agg = start_daemon(dir, "agg", y);
+    snprintf(want, sizeof want,
+             "warn  producer %s: .*reply failed authentication \\(bad MAC\\); connection dropped\\); retrying$",
+             addr);
+    wait_log(dir, "agg", want);
+    CHECK(mitm_done(&m));
+    wait_value(test_port(2), GOOD, "n1/synthetic", "m0", 2, 5000);
+    CHECK_EQ_INT(strobe_test_sh(&genuine, "'%s/strobe' ls -l --secret-file '%s' 127.0.0.1:%d", STROBE_BIN_DIR,
+                                good, test_port(0)),
+                 0);
+    CHECK_EQ_INT(strobe_test_sh(&mirrored, "'%s/strobe' ls -l --secret-file '%s' 127.0.0.1:%d n1/synthetic",
+                                STROBE_BIN_DIR, good, test_port(2)),
+                 0);
+    CHECK_STR_EQ(mirrored, genuine);
+    free(genuine);
+    free(mirrored);
+    stop_clean(agg, dir, "agg");
     mitm_stop(&m);
     stop_clean(d, dir, "n1");
     char *cnt;
