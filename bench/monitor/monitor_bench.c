@@ -26,6 +26,22 @@
  *       fsync waits for the disk without using CPU. Every row is checked
  *       to be in its file at the end.
  *
+ *   strobe-bench-monitor mac N ROT
+ *       What authenticating strobed's messages costs at 1 M values/s. A
+ *       daemon with 100 synthetic samplers of 100 metrics is sampled, an
+ *       aggregator's UPDATE request is answered from it in-process
+ *       (strobe__server_answer) and the mirror brought up to date, then it
+ *       is sampled again: the reply to the next UPDATE, the DATA sections
+ *       of 10,000 new values, is the message. Configurations, N each: "serve"
+ *       answers that request (building the reply: the anchor), "hmac"
+ *       seals the reply as strobed does (strobe__session_seal,
+ *       HMAC-SHA256 truncated to 16 bytes), "gcm128" and "gcm256" encrypt
+ *       and tag the same bytes with mbed TLS's AES-GCM (what a TLS record
+ *       of AES-128-GCM or AES-256-GCM costs at least; TLS also splits
+ *       records and copies). The ratios line gives each cost at 1 M
+ *       values/s as a share of a core, and the ratios between them. The
+ *       seal and a GCM tag are checked once, so a broken path cannot look
+ *       fast.
  *   strobe-bench-monitor scale INSTANCES ROUNDS
  *       A daemon with INSTANCES synthetic samplers of 100 metrics and one
  *       transform: the CPU time of one round of sampling them all (median
@@ -60,8 +76,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mbedtls/gcm.h>
+
 #include "strobed/config.h"
 #include "strobed/daemon.h"
+#include "strobed/server.h"
+#include "transport/client.h"
+#include "transport/proto.h"
+#include "transport/session.h"
 
 #define MAX_FILE (64 * 1024)
 #define MAX_LINES 1024
@@ -115,6 +137,8 @@ struct config {
     unsigned long long vals[MAX_LINES];
     size_t nvals;
     long flush_every, steps; /* store: flush the stores every flush_every steps */
+    struct mac_bench *mac;   /* mac */
+    mbedtls_gcm_context *gcm;
 };
 
 static int step_daemon(struct config *c)
@@ -190,6 +214,25 @@ static struct strobe__daemon *daemon_from(const char *yaml)
         die("configuration: %s", err);
     if (strobe__daemon_new(cfg, &d, err, sizeof err) < 0)
         die("daemon: %s", err);
+    return d;
+}
+
+/* A daemon with `instances` synthetic samplers of 100 metrics (sets
+ * bench/s0, bench/s1, ...), then the configuration text `tail`. */
+static struct strobe__daemon *synthetic_daemon(long instances, const char *tail)
+{
+    size_t cap = (size_t)instances * 128 + 512 + strlen(tail);
+    char *yaml = malloc(cap);
+    if (!yaml)
+        die("out of memory");
+    size_t n = (size_t)snprintf(yaml, cap, "daemon:\n  producer: bench\n  log_level: error\nsamplers:\n");
+    for (long i = 0; i < instances; i++)
+        n += (size_t)snprintf(yaml + n, cap - n,
+                              "  - plugin: synthetic\n    name: s%ld\n    instance: bench/s%ld\n    metrics: 100\n", i,
+                              i);
+    snprintf(yaml + n, cap - n, "%s", tail);
+    struct strobe__daemon *d = daemon_from(yaml);
+    free(yaml);
     return d;
 }
 
@@ -297,6 +340,148 @@ static void bench_xform(long iters, long rot)
         strobe__daemon_free(c[i].d);
 }
 
+/* ---- mac: authenticating the messages ------------------------------------- */
+
+#define MAC_SETS 100
+#define MAC_METRICS 100 /* what synthetic_daemon gives each set */
+
+struct mac_bench {
+    struct strobe__server *srv;
+    struct strobe__wr req;   /* the aggregator's UPDATE request */
+    struct strobe__wr reply; /* the answer: the message to protect */
+    size_t reply_len;        /* without a trailer */
+    uint8_t key[STROBE_SESSION_KEY];
+    uint8_t *out; /* GCM's ciphertext */
+    uint8_t tag[16];
+    uint64_t seq;
+};
+
+static int step_serve(struct config *c)
+{
+    struct mac_bench *m = c->mac;
+    uint32_t wait_ms;
+    struct strobe__seal seal;
+    return strobe__server_answer(m->srv, 1, m->req.buf, m->req.len, &m->reply, &wait_ms, &seal);
+}
+
+static int step_hmac(struct config *c)
+{
+    struct mac_bench *m = c->mac;
+    m->reply.len = m->reply_len;
+    return strobe__session_seal(&m->reply, m->key, STROBE_SESSION_TO_CLIENT, ++m->seq);
+}
+
+static int step_gcm(struct config *c)
+{
+    struct mac_bench *m = c->mac;
+    uint8_t iv[12] = { 0 };
+    memcpy(iv + 4, &m->seq, 8); /* a fresh nonce per record, as TLS does */
+    m->seq++;
+    return mbedtls_gcm_crypt_and_tag(c->gcm, MBEDTLS_GCM_ENCRYPT, m->reply_len, iv, sizeof iv, NULL, 0,
+                                     m->reply.buf, m->out, sizeof m->tag, m->tag) == 0
+               ? 0
+               : -EIO;
+}
+
+static void gcm_init(mbedtls_gcm_context *g, const uint8_t *key, unsigned bits)
+{
+    mbedtls_gcm_init(g);
+    if (mbedtls_gcm_setkey(g, MBEDTLS_CIPHER_ID_AES, key, bits) != 0)
+        die("mac: AES-%u-GCM key setup failed", bits);
+}
+
+static void bench_mac(long iters, long rot)
+{
+    struct strobe__daemon *d = synthetic_daemon(MAC_SETS, "");
+    struct mac_bench m = { 0 };
+    struct strobe__mirror mirror = { 0 };
+    struct strobe__rd r;
+    uint8_t type;
+    uint16_t flags;
+    if (strobe__server_new(d, &m.srv) < 0)
+        die("out of memory");
+    /* the first round brings every set in full, as to a new aggregator */
+    strobe__daemon_sample_all(d, 1);
+    strobe__msg_begin(&m.req, STROBE_MSG_UPDATE, STROBE_UPDATE_ALL);
+    strobe__wr_u32(&m.req, 0);
+    strobe__wr_u32(&m.req, 0);
+    struct config serve = { .name = "serve", .step = step_serve, .mac = &m };
+    if (strobe__msg_finish(&m.req) < 0 || step_serve(&serve) != 0 ||
+        strobe__msg_open(&r, m.reply.buf, m.reply.len, &type, &flags) != 0 ||
+        strobe__client_update_apply(NULL, &mirror, &r, NULL, NULL) != 0 || mirror.n != MAC_SETS)
+        die("mac: the first UPDATE round failed");
+    /* then the aggregator's steady state: it lists what it has, and new
+     * samples come back as DATA */
+    strobe__msg_begin(&m.req, STROBE_MSG_UPDATE, STROBE_UPDATE_ALL);
+    strobe__wr_u32(&m.req, 0);
+    strobe__wr_u32(&m.req, (uint32_t)mirror.n);
+    for (size_t i = 0; i < mirror.n; i++) {
+        strobe__wr_str(&m.req, strobe_set_instance(mirror.sets[i]));
+        strobe__wr_u64(&m.req, strobe_set_meta_gn(mirror.sets[i]));
+        strobe__wr_u64(&m.req, strobe_set_data_gn(mirror.sets[i]));
+        strobe__wr_u64(&m.req, strobe_set_schema_sum(mirror.sets[i]));
+    }
+    strobe__daemon_sample_all(d, 2);
+    if (strobe__msg_finish(&m.req) < 0 || step_serve(&serve) != 0)
+        die("mac: the second UPDATE round failed");
+    m.reply_len = m.reply.len;
+    size_t items = 0;
+    if (strobe__msg_open(&r, m.reply.buf, m.reply.len, &type, &flags) != 0 ||
+        strobe__client_update_apply(NULL, &mirror, &r, NULL, NULL) != 0)
+        die("mac: the DATA reply does not apply");
+    memcpy(&items, m.reply.buf + STROBE_PROTO_HDR, 4);
+    if (items != MAC_SETS || strobe_set_data_gn(mirror.sets[0]) != strobe_set_data_gn(find_set(d, "bench/s0")))
+        die("mac: the DATA reply has %zu sets, expected %d", items, MAC_SETS);
+    strobe__mirror_free(&mirror);
+    for (size_t i = 0; i < sizeof m.key; i++)
+        m.key[i] = (uint8_t)(i * 7 + 1);
+    if (!(m.out = malloc(m.reply_len)))
+        die("out of memory");
+
+    mbedtls_gcm_context g128, g256;
+    gcm_init(&g128, m.key, 128);
+    gcm_init(&g256, m.key, 256);
+    struct config c[4] = {
+        serve,
+        { .name = "hmac", .step = step_hmac, .mac = &m },
+        { .name = "gcm128", .step = step_gcm, .mac = &m, .gcm = &g128 },
+        { .name = "gcm256", .step = step_gcm, .mac = &m, .gcm = &g256 },
+    };
+    struct cost res[4];
+    run_all("mac", c, 4, iters, rot, res);
+    /* the last reply served is the message; its seal and a tag must check */
+    uint64_t seq;
+    size_t len;
+    uint8_t iv[12] = { 0 }, *plain = malloc(m.reply_len);
+    m.reply.len = m.reply_len;
+    if (!plain || strobe__session_seal(&m.reply, m.key, STROBE_SESSION_TO_CLIENT, 42) != 0 ||
+        strobe__session_open(m.key, STROBE_SESSION_TO_CLIENT, m.reply.buf, m.reply.len, &seq, &len) != 0 ||
+        seq != 42 || len != m.reply_len || step_gcm(&c[2]) != 0)
+        die("mac: the seal does not check");
+    memcpy(iv + 4, &(uint64_t){ m.seq - 1 }, 8);
+    if (mbedtls_gcm_auth_decrypt(&g128, m.reply_len, iv, sizeof iv, NULL, 0, m.tag, sizeof m.tag, m.out, plain) !=
+            0 ||
+        memcmp(plain, m.reply.buf, m.reply_len) != 0)
+        die("mac: the GCM tag does not check");
+    free(plain);
+    /* messages per second at 1 M values/s, and each cost as a share of a core */
+    double per_s = 1e6 / (MAC_SETS * MAC_METRICS);
+    printf("mac ratios bytes=%zu values=%d bytes_per_value=%.2f serve_core_pct=%.3f hmac_core_pct=%.3f "
+           "gcm128_core_pct=%.3f gcm256_core_pct=%.3f hmac/serve=%.3f hmac/gcm128=%.3f hmac/gcm256=%.3f "
+           "hmac_mb_per_s=%.0f gcm128_mb_per_s=%.0f\n",
+           m.reply_len, MAC_SETS * MAC_METRICS, (double)m.reply_len / (MAC_SETS * MAC_METRICS),
+           res[0].us * per_s / 1e4, res[1].us * per_s / 1e4, res[2].us * per_s / 1e4, res[3].us * per_s / 1e4,
+           res[1].us / res[0].us, res[1].us / res[2].us, res[1].us / res[3].us,
+           (double)m.reply_len / res[1].us, (double)m.reply_len / res[2].us);
+    mbedtls_gcm_free(&g128);
+    mbedtls_gcm_free(&g256);
+    free(m.out);
+    strobe__wr_free(&m.req);
+    strobe__wr_free(&m.reply);
+    strobe__server_stop(m.srv);
+    strobe__daemon_free(d);
+}
+
 /* ---- scale: many sampler instances ----------------------------------------- */
 
 /* CPU time of one round of `instances` synthetic samplers of 100 metrics
@@ -306,18 +491,7 @@ static void bench_xform(long iters, long rot)
  * cost of a round grew with the square of the instances. */
 static void bench_scale(long instances, long rounds)
 {
-    size_t cap = (size_t)instances * 128 + 512;
-    char *yaml = malloc(cap);
-    if (!yaml)
-        die("out of memory");
-    size_t n = (size_t)snprintf(yaml, cap, "daemon:\n  producer: bench\n  log_level: error\nsamplers:\n");
-    for (long i = 0; i < instances; i++)
-        n += (size_t)snprintf(yaml + n, cap - n,
-                              "  - plugin: synthetic\n    name: s%ld\n    instance: bench/s%ld\n    metrics: 100\n", i,
-                              i);
-    snprintf(yaml + n, cap - n, "transforms:\n  - plugin: rate\n    input: bench/s0\n");
-    struct strobe__daemon *d = daemon_from(yaml);
-    free(yaml);
+    struct strobe__daemon *d = synthetic_daemon(instances, "transforms:\n  - plugin: rate\n    input: bench/s0\n");
     double *t = malloc((size_t)rounds * sizeof *t);
     if (!t)
         die("out of memory");
@@ -440,9 +614,9 @@ int main(int argc, char **argv)
         bench_store(rate, argv[3], rot);
         return 0;
     }
-    if (argc != 5 && !(argc == 4 && strcmp(argv[1], "xform") == 0))
+    if (argc != 5 && !(argc == 4 && (strcmp(argv[1], "xform") == 0 || strcmp(argv[1], "mac") == 0)))
         goto usage;
-    int x = strcmp(argv[1], "xform") == 0;
+    int x = argc == 4;
     char *end;
     long iters = strtol(argv[x ? 2 : 3], &end, 10);
     if (*end || iters < 10)
@@ -450,7 +624,9 @@ int main(int argc, char **argv)
     long rot = strtol(argv[x ? 3 : 4], &end, 10);
     if (*end || rot < 0)
         goto usage;
-    if (x)
+    if (x && strcmp(argv[1], "mac") == 0)
+        bench_mac(iters, rot);
+    else if (x)
         bench_xform(iters, rot);
     else if (strcmp(argv[1], "sample") == 0 &&
              (strcmp(argv[2], "meminfo") == 0 || strcmp(argv[2], "vmstat") == 0))
@@ -461,6 +637,7 @@ int main(int argc, char **argv)
 usage:
     fputs("usage: strobe-bench-monitor sample meminfo|vmstat N ROT\n"
           "       strobe-bench-monitor xform N ROT\n"
+          "       strobe-bench-monitor mac N ROT\n"
           "       strobe-bench-monitor scale INSTANCES ROUNDS\n"
           "       strobe-bench-monitor store RATE DIR ROT\n"
           "       strobe-bench-monitor setbytes METRICS INSTANCE\n",

@@ -25,6 +25,11 @@
 #  * repetitions are interleaved and rotate the order of the
 #    configurations; the table shows medians [min-max] over repetitions, and
 #    ratios/differences are formed within a repetition before the median.
+#  * message authentication: strobe-bench-monitor mac MAC_N ROT, REPS
+#    repetitions: the CPU cost of sealing the UPDATE reply that carries
+#    10,000 new values (100 sets x 100 metrics) with strobed's HMAC, against
+#    building that reply and against AES-128/256-GCM over the same bytes
+#    (the least a TLS record costs), as shares of a core at 1 M values/s.
 #  * scale: strobe-bench-monitor scale N for N = 1,000, 5,000 and 10,000
 #    synthetic samplers of 100 metrics (with one transform, so every update
 #    is dispatched): the CPU time of one round, per instance and as a share
@@ -50,7 +55,8 @@
 #
 # Environment: STROBE_BENCH_MON_REPS (default 7), STROBE_BENCH_MON_SAMPLES
 # (samples per configuration, default 20000), STROBE_BENCH_MON_AGG_REPS
-# (default 3), STROBE_BENCH_MON_SECONDS (default 10),
+# (default 3), STROBE_BENCH_MON_MAC_N (messages per configuration,
+# default 2000), STROBE_BENCH_MON_SECONDS (default 10),
 # STROBE_BENCH_MON_PRODUCERS (K, default 4), STROBE_BENCH_MON_SETS (sets
 # per producer, default 50), STROBE_BENCH_MON_METRICS (M, default 100),
 # STROBE_BENCH_MON_INTERVAL (default 10ms), STROBE_BENCH_MON_PERF,
@@ -75,13 +81,14 @@ command -v python3 >/dev/null || die "python3 not found (needed for the table)"
 REPS=${STROBE_BENCH_MON_REPS:-7}
 SAMPLES=${STROBE_BENCH_MON_SAMPLES:-20000}
 AGG_REPS=${STROBE_BENCH_MON_AGG_REPS:-3}
+MAC_N=${STROBE_BENCH_MON_MAC_N:-2000}
 SECONDS_=${STROBE_BENCH_MON_SECONDS:-10}
 K=${STROBE_BENCH_MON_PRODUCERS:-4}
 SETS=${STROBE_BENCH_MON_SETS:-50}
 M=${STROBE_BENCH_MON_METRICS:-100}
 INTERVAL=${STROBE_BENCH_MON_INTERVAL:-10ms}
 PERF=${STROBE_BENCH_MON_PERF:-1}
-case "$REPS$SAMPLES$AGG_REPS$SECONDS_$K$SETS$M" in *[!0-9]*) die "STROBE_BENCH_MON_* counts must be numbers" ;; esac
+case "$REPS$SAMPLES$AGG_REPS$MAC_N$SECONDS_$K$SETS$M" in *[!0-9]*) die "STROBE_BENCH_MON_* counts must be numbers" ;; esac
 case $INTERVAL in
 *ms) IV_US=$((${INTERVAL%ms} * 1000)) ;;
 *us) IV_US=${INTERVAL%us} ;;
@@ -121,6 +128,11 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 rm -rf "$STORE_DIR"
+
+echo "bench-monitor: $REPS repetitions x message authentication (HMAC vs AES-GCM), $MAC_N messages" >&2
+for rep in $(seq 1 "$REPS"); do
+    "$PROG" mac "$MAC_N" "$rep" | sed "s/^/rep=$rep /" >>"$RAW" || die "strobe-bench-monitor mac failed"
+done
 
 # ---- 3: aggregator ingest on loopback ---------------------------------------
 # Ports: a block of K+1 from the script's pid, so two runs rarely collide.

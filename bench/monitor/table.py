@@ -79,6 +79,17 @@ for rate in (100, 10000):
     print("%-30s %s" % ("flush+fsync: wall us per second",
                         cell("fsync-buffered_wall_us_per_s", mode, "ratios", "%.0f")[0]))
 
+if rows[("mac", "hmac")]:
+    r0 = rows[("mac", "ratios")][0]
+    print("\nMessage authentication: an UPDATE reply of %d new values (%d bytes, %.2f per value),"
+          " us per message and %% of a core at 1 M values/s" % (r0["values"], r0["bytes"], r0["bytes_per_value"]))
+    for config, label in (("serve", "building the reply (anchor)"), ("hmac", "HMAC-SHA256 (strobed)"),
+                          ("gcm128", "AES-128-GCM (TLS record)"), ("gcm256", "AES-256-GCM (TLS record)")):
+        print("%-30s %-24s %s" % (label, cell("us", "mac", config)[0],
+                                  cell(config + "_core_pct", "mac", "ratios", "%.2f")[0]))
+    for key in ("hmac/gcm128", "hmac/gcm256", "hmac/serve"):
+        print("%-30s %s" % (key, cell(key, "mac", "ratios", "%.3f")[0]))
+
 agg = rows[("agg", "")]
 if agg:
     r0 = agg[0]

@@ -5,9 +5,14 @@
  * send -> receive) driven by aio callbacks on nng's threads. Parked long
  * polls are answered by one waiter thread that sleeps on the daemon's
  * change condition. Authentication state is per pipe (connection): a
- * reconnect starts unauthenticated. With a secret, refused proofs,
- * requests before authentication and connections closed after HELLO
- * without authenticating are logged at warn with the peer's address.
+ * reconnect starts unauthenticated. With a secret, the handshake gives
+ * the pipe a session key, and every later request on it must carry a MAC
+ * under that key with a sequence number above the last one (session.h);
+ * its reply is sealed with the same key and number. A request that fails
+ * this ends the session and the connection. Refused proofs, requests
+ * before authentication, requests failing their MAC and connections
+ * closed after HELLO without authenticating are logged at warn with the
+ * peer's address.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +30,7 @@
 #include "strobed/server.h"
 #include "transport/auth.h"
 #include "transport/proto.h"
+#include "transport/session.h"
 
 #define WORKERS 32
 #define MAX_PIPES 4096
@@ -49,13 +55,16 @@ struct worker {
     char host[64];     /* parked: the peer's address without its port */
     uint64_t deadline; /* parked: CLOCK_MONOTONIC ns */
     uint64_t seq;      /* parked: daemon change_seq when parked */
+    struct strobe__seal seal; /* what the answer is sealed with */
     struct strobe__wr wr;
 };
 
 struct pipe_auth {
     uint32_t id;
-    int authed;
+    int authed; /* with a secret: the session below is on */
     uint8_t expect[STROBE_PROTO_MAC]; /* the client proof we wait for */
+    uint8_t key[STROBE_SESSION_KEY];  /* session key, from the HELLO's nonces */
+    uint64_t seq;                     /* the last request's sequence number */
     char peer[64];                    /* for the log when it leaves unauthenticated */
 };
 
@@ -286,6 +295,8 @@ static int reply_update(struct strobe__daemon *d, struct strobe__rd r, uint16_t 
 static void send_wr(struct worker *wk)
 {
     nng_msg *msg;
+    if (wk->seal.on)
+        strobe__session_seal(&wk->wr, wk->seal.key, STROBE_SESSION_TO_CLIENT, wk->seal.seq);
     if (wk->wr.err || nng_msg_alloc(&msg, 0) != 0 || nng_msg_append(msg, wk->wr.buf, wk->wr.len) != 0) {
         /* cannot answer: drop the request, the client times out */
         wk->state = W_RECV;
@@ -323,9 +334,12 @@ static int check_auth(struct strobe__server *s, uint32_t pid, uint8_t type, stru
             pa->authed = !secret;
             peer_name(pid, pa->peer, sizeof pa->peer);
             if (secret) {
-                /* our proof now; the client's expected proof kept for AUTH */
+                /* our proof now; the client's expected proof kept for
+                 * AUTH, and the key of the session it opens */
                 strobe__auth_mac(secret, "server", cn, sn, proof);
                 strobe__auth_mac(secret, "client", sn, cn, pa->expect);
+                strobe__session_key(secret, cn, sn, pa->key);
+                pa->seq = 0;
             }
             strobe__msg_begin(w, STROBE_MSG_HELLO, secret ? STROBE_HELLO_AUTH_REQUIRED : 0);
             strobe__wr_bytes(w, sn, sizeof sn);
@@ -405,15 +419,67 @@ static void reply_ctl(struct strobe__server *s, uint32_t pid, struct strobe__rd 
     free(words);
 }
 
+/* Within an authenticated connection (a secret, pipe pid authenticated),
+ * checks the request's MAC and sequence number and takes its trailer off
+ * *len, filling seal for the reply. 0 when the request may go on (also
+ * outside a session, and for a HELLO that starts a new handshake);
+ * -EBADMSG when it fails: logged, and the session ended. */
+static int unseal(struct strobe__server *s, uint32_t pid, const void *req, size_t *len,
+                  struct strobe__seal *seal)
+{
+    struct strobe__rd r;
+    uint8_t type;
+    uint16_t flags;
+    if (!s->d->secret ||
+        (strobe__msg_open(&r, req, *len, &type, &flags) == 0 && type == STROBE_MSG_HELLO))
+        return 0;
+    pthread_mutex_lock(&s->pmtx);
+    struct pipe_auth *pa = pipe_get(s, pid, 0);
+    if (!pa || !pa->authed) {
+        pthread_mutex_unlock(&s->pmtx);
+        return 0; /* check_auth refuses it, or handles AUTH */
+    }
+    uint64_t seq;
+    size_t n;
+    char why[96];
+    int rc = strobe__session_open(pa->key, STROBE_SESSION_TO_SERVER, req, *len, &seq, &n);
+    if (rc == 0 && seq > pa->seq) {
+        pa->seq = seq;
+        *seal = (struct strobe__seal){ .on = 1, .seq = seq };
+        memcpy(seal->key, pa->key, sizeof seal->key);
+        *len = n;
+        pthread_mutex_unlock(&s->pmtx);
+        return 0;
+    }
+    if (rc == 0)
+        snprintf(why, sizeof why, "sequence number %llu after %llu: replayed or reordered",
+                 (unsigned long long)seq, (unsigned long long)pa->seq);
+    else
+        snprintf(why, sizeof why, "%s", strobe__session_why(rc));
+    strobe__log(s->d, STROBE_LOG_WARN, "%s: refused a request that failed authentication (%s); connection dropped",
+                pa->peer, why);
+    /* forgotten, not just unauthenticated: its close is not another
+     * "left without authenticating" */
+    *pa = s->pipes[--s->npipes];
+    pthread_mutex_unlock(&s->pmtx);
+    return -EBADMSG;
+}
+
 int strobe__server_answer(struct strobe__server *s, uint32_t pipe_id, const void *req, size_t len,
-                          struct strobe__wr *w, uint32_t *wait_ms)
+                          struct strobe__wr *w, uint32_t *wait_ms, struct strobe__seal *seal)
 {
     struct strobe__daemon *d = s->d;
     struct strobe__rd r;
     uint8_t type;
     uint16_t flags;
     *wait_ms = 0;
-    int rc = strobe__msg_open(&r, req, len, &type, &flags);
+    seal->on = 0;
+    int rc = unseal(s, pipe_id, req, &len, seal);
+    if (rc < 0) {
+        w->len = 0;
+        return rc;
+    }
+    rc = strobe__msg_open(&r, req, len, &type, &flags);
     if (rc < 0) {
         strobe__msg_error(w, rc, rc == STROBE_ERR_VERSION ? "unsupported protocol version"
                                                          : "malformed message");
@@ -465,7 +531,16 @@ static void handle(struct worker *wk, nng_msg *req)
     struct strobe__server *s = wk->s;
     struct strobe__daemon *d = s->d;
     uint32_t wait_ms, pid = (uint32_t)nng_pipe_id(nng_msg_get_pipe(req));
-    if (strobe__server_answer(s, pid, nng_msg_body(req), nng_msg_len(req), &wk->wr, &wait_ms)) {
+    int rc = strobe__server_answer(s, pid, nng_msg_body(req), nng_msg_len(req), &wk->wr, &wait_ms, &wk->seal);
+    if (rc < 0) {
+        /* failed its MAC: no answer, and the connection goes */
+        nng_pipe_close(nng_msg_get_pipe(req));
+        nng_msg_free(req);
+        wk->state = W_RECV;
+        nng_ctx_recv(wk->ctx, wk->aio);
+        return;
+    }
+    if (rc == 1) {
         peer_host(pid, wk->host, sizeof wk->host);
         if (!may_park(s, wk->host)) {
             pthread_mutex_unlock(&d->lock);
@@ -478,6 +553,8 @@ static void handle(struct worker *wk, nng_msg *req)
             send_wr(wk);
             return;
         }
+        if (wk->seal.on) /* the waiter reads the request again, without its MAC */
+            nng_msg_chop(req, STROBE_SESSION_TRAILER);
         wk->state = W_PARKED;
         wk->req = req;
         wk->seq = d->change_seq;

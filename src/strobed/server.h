@@ -29,9 +29,15 @@ int strobe__server_new(struct strobe__daemon *d, struct strobe__server **out);
  * Returns 0 when w holds the answer. Returns 1 for an UPDATE that changed
  * nothing and asks to wait *wait_ms: w holds the (empty) answer and the
  * daemon's lock is still held, so the caller can park the request without
- * missing a change; it must unlock d->lock. Takes the daemon's lock;
- * thread-safe otherwise. */
+ * missing a change; it must unlock d->lock. Within an authenticated
+ * connection the request must carry its MAC (session.h): the answer in w
+ * is not sealed yet, *seal says with what it must be (seal->on = 0
+ * outside a session), and a request failing its MAC or sequence number
+ * gives -EBADMSG (logged at warn, the session ended, nothing in w): the
+ * caller closes the connection. Takes the daemon's lock; thread-safe
+ * otherwise. */
+struct strobe__seal;
 int strobe__server_answer(struct strobe__server *s, uint32_t pipe_id, const void *req, size_t len,
-                          struct strobe__wr *w, uint32_t *wait_ms);
+                          struct strobe__wr *w, uint32_t *wait_ms, struct strobe__seal *seal);
 
 #endif

@@ -5,7 +5,11 @@
  * every connection (nng pipe) before trusting a reply from it: the daemon
  * proves it knows the secret first, then the client; a reply that comes
  * over any other pipe (nng redialed in between) is dropped and the
- * handshake is done again. A client without a secret never handshakes.
+ * handshake is done again. Within an authenticated connection every
+ * request and reply carries a MAC under the session key (session.h); a
+ * reply that fails it is refused and its connection closed, so nng
+ * redials and the next request authenticates anew. A client without a
+ * secret never handshakes and sends no MAC.
  */
 #include <errno.h>
 #include <nng/nng.h>
@@ -19,6 +23,7 @@
 #include "transport/auth.h"
 #include "transport/client.h"
 #include "transport/proto.h"
+#include "transport/session.h"
 
 struct strobe__client {
     nng_socket sock;
@@ -26,6 +31,8 @@ struct strobe__client {
     char *secret;
     _Atomic uint32_t pipe; /* the newest connection (nng pipe id; 0: none yet) */
     uint32_t authed_pipe;  /* the connection the handshake succeeded on (0: none) */
+    uint8_t key[STROBE_SESSION_KEY]; /* authed_pipe's session key */
+    uint64_t seq;                    /* of the last request sent on authed_pipe */
     char err[512];
     struct strobe__wr wr;
     nng_msg *reply; /* the last reply, kept while the caller walks it */
@@ -42,6 +49,7 @@ static int from_nng(int rv)
     case NNG_ENOMEM: return -ENOMEM;
     case NNG_EADDRINVAL: case NNG_EINVAL: return -EINVAL;
     case NNG_ECLOSED: return -EPIPE;
+    case NNG_ECONNRESET: return -ECONNRESET;
     default: return -EIO;
     }
 }
@@ -159,6 +167,7 @@ void strobe__client_close(struct strobe__client *c)
         memset(c->secret, 0, strlen(c->secret));
         free(c->secret);
     }
+    memset(c->key, 0, sizeof c->key);
     free(c);
 }
 
@@ -172,11 +181,46 @@ void strobe__client_abort(struct strobe__client *c)
 
 const char *strobe__client_error(const struct strobe__client *c) { return c->err; }
 
+static uint32_t reply_pipe(const struct strobe__client *c)
+{
+    return (uint32_t)nng_pipe_id(nng_msg_get_pipe(c->reply));
+}
+
+/* Checks the MAC of c->reply against the request just sent (its sequence
+ * number), and takes the trailer off: 0 or -EBADMSG, the connection
+ * then closed (a path that altered one message is not trusted with the
+ * next) and the session forgotten. */
+static int reply_unseal(struct strobe__client *c)
+{
+    uint64_t seq = 0;
+    size_t len;
+    int rc = strobe__session_open(c->key, STROBE_SESSION_TO_CLIENT, nng_msg_body(c->reply),
+                                  nng_msg_len(c->reply), &seq, &len);
+    if (rc == 0 && seq == c->seq)
+        return nng_msg_chop(c->reply, STROBE_SESSION_TRAILER) == 0 ? 0 : -EIO;
+    if (rc == 0)
+        snprintf(c->err, sizeof c->err,
+                 "reply failed authentication (sequence number %llu, expected %llu); connection dropped",
+                 (unsigned long long)seq, (unsigned long long)c->seq);
+    else
+        snprintf(c->err, sizeof c->err, "reply failed authentication (%s); connection dropped",
+                 strobe__session_why(rc));
+    nng_pipe_close(nng_msg_get_pipe(c->reply));
+    c->authed_pipe = 0;
+    return -EBADMSG;
+}
+
 /* Sends c->wr, receives into c->reply and opens it. An ERROR reply gives
- * its code (text in c->err). */
+ * its code (text in c->err). Within an authenticated connection
+ * (c->authed_pipe set) the request is sealed and the reply must be:
+ * -ECONNRESET when the reply came over another connection, -EBADMSG when
+ * it fails its MAC. */
 static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t *type, uint16_t *flags)
 {
     int rc = strobe__msg_finish(&c->wr);
+    int sealed = c->secret && c->authed_pipe;
+    if (rc == 0 && sealed)
+        rc = strobe__session_seal(&c->wr, c->key, STROBE_SESSION_TO_SERVER, ++c->seq);
     if (rc < 0)
         return rc;
     if (c->reply) {
@@ -201,6 +245,10 @@ static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t 
         snprintf(c->err, sizeof c->err, "%s", nng_strerror(rv));
         return from_nng(rv);
     }
+    if (sealed && reply_pipe(c) != c->authed_pipe)
+        return -ECONNRESET; /* request() authenticates the new connection */
+    if (sealed && (rc = reply_unseal(c)) < 0)
+        return rc;
     rc = strobe__msg_open(body, nng_msg_body(c->reply), nng_msg_len(c->reply), type, flags);
     if (rc < 0) {
         snprintf(c->err, sizeof c->err, "malformed reply (%s)", strobe_strerror(rc));
@@ -217,17 +265,13 @@ static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t 
     return 0;
 }
 
-static uint32_t reply_pipe(const struct strobe__client *c)
-{
-    return (uint32_t)nng_pipe_id(nng_msg_get_pipe(c->reply));
-}
-
 /* Mutual authentication of the current connection (only with a secret):
  * the daemon's proof over our fresh nonce first, so a proof recorded
- * from another handshake is worth nothing; then ours over its nonce. */
+ * from another handshake is worth nothing; then ours over its nonce.
+ * Both sides then derive the session key from the two nonces. */
 static int handshake(struct strobe__client *c)
 {
-    uint8_t cn[STROBE_PROTO_NONCE], mac[STROBE_PROTO_MAC];
+    uint8_t cn[STROBE_PROTO_NONCE], mac[STROBE_PROTO_MAC], key[STROBE_SESSION_KEY];
     c->authed_pipe = 0;
     int rc = strobe__auth_nonce(cn);
     if (rc < 0)
@@ -253,7 +297,8 @@ static int handshake(struct strobe__client *c)
         snprintf(c->err, sizeof c->err, "%s did not prove it knows the secret", c->addr);
         return -EACCES;
     }
-    if ((rc = strobe__auth_mac(c->secret, "client", sn, cn, mac)) < 0)
+    if ((rc = strobe__auth_mac(c->secret, "client", sn, cn, mac)) < 0 ||
+        (rc = strobe__session_key(c->secret, cn, sn, key)) < 0) /* sn dies with the reply */
         return rc;
     strobe__msg_begin(&c->wr, STROBE_MSG_AUTH, 0);
     strobe__wr_bytes(&c->wr, mac, sizeof mac);
@@ -270,13 +315,17 @@ static int handshake(struct strobe__client *c)
         snprintf(c->err, sizeof c->err, "%s: connection lost while authenticating", c->addr);
         return -ECONNRESET;
     }
+    memcpy(c->key, key, sizeof key);
+    memset(key, 0, sizeof key);
+    c->seq = 0;
     c->authed_pipe = pipe;
     return 0;
 }
 
 /* A request built by `build`. With a secret, the connection is
  * authenticated first, and a reply from any other connection is dropped
- * and the request sent once more after a new handshake. */
+ * and the request sent once more after a new handshake; a reply that
+ * fails its MAC ends the request with -EBADMSG. */
 static int request(struct strobe__client *c, void (*build)(struct strobe__client *, const void *),
                    const void *arg, struct strobe__rd *body, uint8_t want)
 {
@@ -285,10 +334,18 @@ static int request(struct strobe__client *c, void (*build)(struct strobe__client
     for (int attempt = 0;; attempt++) {
         int rc;
         if (c->secret && (!c->authed_pipe || c->authed_pipe != atomic_load(&c->pipe)) &&
-            (rc = handshake(c)) < 0)
+            (rc = handshake(c)) < 0) {
+            /* nng sent the HELLO over a connection closing under it (one
+             * closed after a reply failed its MAC): once more, over the
+             * next one */
+            if (rc == -ECONNRESET && attempt == 0)
+                continue;
             return rc;
+        }
         build(c, arg);
         rc = roundtrip(c, body, &type, &flags);
+        if (rc == -EBADMSG)
+            return rc; /* a reply that failed its MAC: not asked again */
         if (c->secret && c->reply && reply_pipe(c) != c->authed_pipe) {
             c->authed_pipe = 0;
             if (attempt == 0)

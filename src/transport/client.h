@@ -21,9 +21,13 @@ struct strobe__client;
 /* addr: "host:port" or a full nng URL. secret may be NULL; with one,
  * every request first needs the daemon to prove it knows the secret
  * (otherwise -EACCES, and the error text "ADDR did not prove it knows the
- * secret"; every -EACCES text names the peer). With dial_now (a one-shot
- * client such as `strobe ls`) the connection is made before returning (a
- * refused one is an error), and timeout_ms bounds the whole life of the
+ * secret"; every -EACCES text names the peer), and every later request
+ * and reply carries a MAC under the connection's session key (session.h):
+ * a reply that fails it makes its request fail with -EBADMSG ("reply
+ * failed authentication (...); connection dropped"), nothing of it used,
+ * and the next request authenticates a new connection. With dial_now (a
+ * one-shot client such as `strobe ls`) the connection is made before
+ * returning (a refused one is an error), and timeout_ms bounds the whole life of the
  * client: the connection, the handshake and every request end within
  * timeout_ms of this call, or fail with -ETIMEDOUT. Otherwise it returns
  * at once, nng (re)connects in the background and timeout_ms bounds each

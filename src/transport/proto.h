@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define STROBE_PROTO_MAGIC 0x42525453u /* "STRB" little-endian */
-#define STROBE_PROTO_VERSION 1
+#define STROBE_PROTO_VERSION 2 /* 2: messages after the handshake carry a MAC (session.h) */
 #define STROBE_PROTO_HDR 12
 #define STROBE_PROTO_NONCE 16
 #define STROBE_PROTO_MAC 32

@@ -6,7 +6,8 @@
  *    strings, meta metrics) and of the fuzz daemon's sampled sets;
  *  - proto_request/: requests built as the client builds them;
  *  - proto_reply/: the server's answers to those requests from a real
- *    in-process daemon (strobe__server_answer), plus ERROR messages.
+ *    in-process daemon (strobe__server_answer), plus ERROR messages, and
+ *    each no-secret answer again sealed as within a session (*_sealed).
  * Run by hand when the formats change (not by ctest):
  *   build/bin/fuzz_gen_corpus tests/fuzz/corpus
  */
@@ -18,6 +19,8 @@
 #include "fuzz_daemon.h"
 #include "strobed/server.h"
 #include "transport/proto.h"
+#include "transport/session.h"
+#include "fuzz_session.h"
 
 static const char *out_dir;
 
@@ -195,15 +198,23 @@ int main(int argc, char **argv)
             struct strobe__server *s;
             struct strobe__wr w = { 0 };
             uint32_t wait_ms;
+            struct strobe__seal seal;
             char name[96];
             if (!with_secret)
                 put("proto_request", reqs[i].name, reqs[i].w.buf, reqs[i].w.len, NULL, 0);
             if (strobe__server_new(d, &s) < 0)
                 return 1;
-            if (strobe__server_answer(s, 1, reqs[i].w.buf, reqs[i].w.len, &w, &wait_ms) == 1)
+            if (strobe__server_answer(s, 1, reqs[i].w.buf, reqs[i].w.len, &w, &wait_ms, &seal) == 1)
                 pthread_mutex_unlock(&d->lock);
             snprintf(name, sizeof name, "%s%s", reqs[i].name, with_secret ? "_secret" : "");
             put("proto_reply", name, w.buf, w.len, NULL, 0);
+            if (!with_secret) {
+                /* the same reply as it comes within an authenticated connection */
+                snprintf(name, sizeof name, "%s_sealed", reqs[i].name);
+                if (strobe__session_seal(&w, fuzz_session_key, STROBE_SESSION_TO_CLIENT, 7) < 0)
+                    return 1;
+                put("proto_reply", name, w.buf, w.len, NULL, 0);
+            }
             strobe__wr_free(&w);
             strobe__server_stop(s);
         }
