@@ -35,9 +35,11 @@
  *       of 10,000 new values, is the message. Configurations, N each: "serve"
  *       answers that request (building the reply: the anchor), "hmac"
  *       seals the reply as strobed does (strobe__session_seal,
- *       HMAC-SHA256 truncated to 16 bytes), "gcm128" and "gcm256" encrypt
- *       and tag the same bytes with mbed TLS's AES-GCM (what a TLS record
- *       of AES-128-GCM or AES-256-GCM costs at least; TLS also splits
+ *       HMAC-SHA256 of OpenSSL's libcrypto truncated to 16 bytes),
+ *       "gcm128" and "gcm256" encrypt and tag the same bytes with mbed
+ *       TLS's AES-GCM: TLS between strobed processes would be nng's TLS
+ *       transport, which is built on mbed TLS, so this is what its records
+ *       of AES-128-GCM or AES-256-GCM cost at least (TLS also splits
  *       records and copies). The ratios line gives each cost at 1 M
  *       values/s as a share of a core, and the ratios between them. The
  *       seal and a GCM tag are checked once, so a broken path cannot look

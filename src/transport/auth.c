@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared-secret challenge/response (auth.h) on mbed TLS's HMAC-SHA256. */
+/* Shared-secret challenge/response (auth.h) on OpenSSL's HMAC-SHA256
+ * (libcrypto: it uses the processor's SHA extensions where there are any,
+ * which matters for the per-message MACs of session.c). */
 #include <errno.h>
-#include <mbedtls/md.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,22 @@ int strobe__auth_nonce(uint8_t nonce[STROBE_PROTO_NONCE])
     return n == STROBE_PROTO_NONCE ? 0 : -EIO;
 }
 
+int strobe__auth_hmac(const void *key, size_t key_len, const void *a, size_t a_len, const void *b, size_t b_len,
+                      uint8_t out[STROBE_PROTO_MAC])
+{
+    EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+                           OSSL_PARAM_construct_end()};
+    size_t n = 0;
+    int ok = ctx && EVP_MAC_init(ctx, key, key_len, params) && EVP_MAC_update(ctx, a, a_len) &&
+             EVP_MAC_update(ctx, b, b_len) && EVP_MAC_final(ctx, out, &n, STROBE_PROTO_MAC) &&
+             n == STROBE_PROTO_MAC;
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(hmac);
+    return ok ? 0 : -EIO;
+}
+
 int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[STROBE_PROTO_NONCE],
                      const uint8_t second[STROBE_PROTO_NONCE], uint8_t mac[STROBE_PROTO_MAC])
 {
@@ -27,11 +46,7 @@ int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[S
     memcpy(msg, role, rl);
     memcpy(msg + rl, first, STROBE_PROTO_NONCE);
     memcpy(msg + rl + STROBE_PROTO_NONCE, second, STROBE_PROTO_NONCE);
-    const mbedtls_md_info_t *md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
-    if (!md || mbedtls_md_hmac(md, (const unsigned char *)secret, strlen(secret), msg,
-                               rl + 2 * STROBE_PROTO_NONCE, mac) != 0)
-        return -EIO;
-    return 0;
+    return strobe__auth_hmac(secret, strlen(secret), msg, rl + 2 * STROBE_PROTO_NONCE, NULL, 0, mac);
 }
 
 int strobe__auth_read_secret(const char *path, char **out, char *err, size_t errlen)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared-secret authentication for strobed connections: a challenge and
- * response over both peers' random nonces with HMAC-SHA256 (mbed TLS), so
+ * response over both peers' random nonces with HMAC-SHA256 (OpenSSL), so
  * the secret itself never crosses the network and each side proves it
  * knows it. See docs/formats/protocol.md, "Authentication".
  */
@@ -15,6 +15,9 @@
 
 /* Fill a nonce from the kernel's random source: 0 or -errno. */
 int strobe__auth_nonce(uint8_t nonce[STROBE_PROTO_NONCE]);
+/* out = HMAC-SHA256(key, a || b): 0 or -EIO */
+int strobe__auth_hmac(const void *key, size_t key_len, const void *a, size_t a_len, const void *b, size_t b_len,
+                      uint8_t out[STROBE_PROTO_MAC]);
 /* mac = HMAC-SHA256(secret, role || first || second); role is "server"
  * or "client" so a proof cannot be reflected back. */
 int strobe__auth_mac(const char *secret, const char *role, const uint8_t first[STROBE_PROTO_NONCE],

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Message authentication within an authenticated connection (session.h),
- * on mbed TLS's HMAC-SHA256. */
+ * on HMAC-SHA256 (auth.c). */
 #include <errno.h>
-#include <mbedtls/md.h>
 #include <string.h>
 
 #include "transport/auth.h"
@@ -21,15 +20,7 @@ static int mac(const uint8_t key[STROBE_SESSION_KEY], uint8_t dir, uint64_t seq,
     uint8_t pre[9];
     pre[0] = dir;
     memcpy(pre + 1, &seq, 8); /* little-endian host (monitor/set.h) */
-    mbedtls_md_context_t ctx;
-    mbedtls_md_init(&ctx);
-    const mbedtls_md_info_t *md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
-    int bad = !md || mbedtls_md_setup(&ctx, md, 1) != 0 ||
-              mbedtls_md_hmac_starts(&ctx, key, STROBE_SESSION_KEY) != 0 ||
-              mbedtls_md_hmac_update(&ctx, pre, sizeof pre) != 0 ||
-              mbedtls_md_hmac_update(&ctx, msg, len) != 0 || mbedtls_md_hmac_finish(&ctx, out) != 0;
-    mbedtls_md_free(&ctx);
-    return bad ? -EIO : 0;
+    return strobe__auth_hmac(key, STROBE_SESSION_KEY, pre, sizeof pre, msg, len, out);
 }
 
 int strobe__session_seal(struct strobe__wr *w, const uint8_t key[STROBE_SESSION_KEY], uint8_t dir,
