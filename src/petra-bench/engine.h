@@ -8,11 +8,12 @@
  * whole transaction and nothing of it stays), and reports how many cache
  * lines it flushed and how many fences it issued.
  *
- * Three engines: "petra" (libstrobe-petra, engine_petra.c), "pmemobj"
+ * Four engines: "petra" (libstrobe-petra, engine_petra.c), "pmemobj"
  * (PMDK libpmemobj transactions under a reader-writer lock,
- * engine_pmemobj.c), the baseline of seed 002, section 5.3, and
- * "pmemobj-bucket" (the same with a PMEMrwlock per map bucket: the strong
- * baseline, maps only).
+ * engine_pmemobj.c), the baseline of seed 002, section 5.3, and the
+ * strong baselines: "pmemobj-bucket" (the same with a PMEMrwlock per map
+ * bucket, maps only) and "pmemobj-node" (a PMEMrwlock per node, list and
+ * skiplist only).
  */
 #ifndef STROBE_PETRA_BENCH_ENGINE_H
 #define STROBE_PETRA_BENCH_ENGINE_H
@@ -72,5 +73,6 @@ struct strobe__bench_engine {
 extern const struct strobe__bench_engine strobe__bench_engine_petra;
 extern const struct strobe__bench_engine strobe__bench_engine_pmemobj;
 extern const struct strobe__bench_engine strobe__bench_engine_pmemobj_bucket; /* maps only */
+extern const struct strobe__bench_engine strobe__bench_engine_pmemobj_node; /* lists and skiplists */
 
 #endif

@@ -2,11 +2,12 @@
 /*
  * petra-bench: throughput of transactional persistent structures, PETRA
  * (libstrobe-petra) against PMDK libpmemobj transactions under a
- * reader-writer lock, with the workloads of seed 002, section 5.3
- * (docs/petra-bench.md):
+ * reader-writer lock (the seed's baseline) or under a lock per map bucket
+ * or per list/skiplist node (the strong baselines), with the workloads of
+ * seed 002, section 5.3 (docs/petra-bench.md):
  *
  *   petra-bench --structure list|skiplist|map --mix write|read --txsize K
- *               --threads N --seconds S --engine petra|pmemobj [...]
+ *               --threads N --seconds S --engine petra|pmemobj|... [...]
  *
  * The program creates a fresh heap file under --dir, prefills the
  * structure with half of the key range (the same keys in the same
@@ -215,7 +216,8 @@ static int prefill(struct bench *b, const sigset_t *sigs, char *why, size_t why_
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: petra-bench --engine petra|pmemobj|pmemobj-bucket --structure list|skiplist|map\n"
+            "usage: petra-bench --engine petra|pmemobj|pmemobj-bucket|pmemobj-node\n"
+            "                   --structure list|skiplist|map\n"
             "                   --mix write|read --txsize K --threads N --seconds S\n"
             "                   [--range R] [--seed N] [--dir DIR] [--heap-size BYTES]\n"
             "                   [--buckets N] [--verbose]\n"
@@ -226,7 +228,7 @@ static void usage(FILE *f)
             "",
 #endif
 #ifdef STROBE_BENCH_HAVE_PMEMOBJ
-            " pmemobj pmemobj-bucket"
+            " pmemobj pmemobj-bucket pmemobj-node"
 #else
             ""
 #endif
@@ -293,15 +295,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 #else
                 return bad_option(name, v, "this build has no petra engine (libstrobe-petra was not built)");
 #endif
-            } else if (v && (!strcmp(v, "pmemobj") || !strcmp(v, "pmemobj-bucket"))) {
+            } else if (v && (!strcmp(v, "pmemobj") || !strcmp(v, "pmemobj-bucket") ||
+                             !strcmp(v, "pmemobj-node"))) {
 #ifdef STROBE_BENCH_HAVE_PMEMOBJ
-                o->engine = strcmp(v, "pmemobj") ? &strobe__bench_engine_pmemobj_bucket
-                                                 : &strobe__bench_engine_pmemobj;
+                o->engine = !strcmp(v, "pmemobj")          ? &strobe__bench_engine_pmemobj
+                            : !strcmp(v, "pmemobj-bucket") ? &strobe__bench_engine_pmemobj_bucket
+                                                           : &strobe__bench_engine_pmemobj_node;
 #else
                 return bad_option(name, v, "this build has no pmemobj engine (libpmemobj was not found)");
 #endif
             } else {
-                return bad_option(name, v, "expected petra, pmemobj or pmemobj-bucket");
+                return bad_option(name, v, "expected petra, pmemobj, pmemobj-bucket or pmemobj-node");
             }
         } else if (!strcmp(name, "--structure")) {
             if (v && !strcmp(v, "list"))
@@ -360,7 +364,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         }
     }
     if (!have_engine)
-        return bad_option("--engine", NULL, "required: petra or pmemobj");
+        return bad_option("--engine", NULL, "required: petra, pmemobj, pmemobj-bucket or pmemobj-node");
     if (!have_range)
         o->range = o->kind == STROBE_PETRA_LIST ? 10000 : 1000000;
     return 0;
