@@ -235,7 +235,7 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
                                rec_off, (unsigned long long)r.id);
             goto bad_region;
         }
-        if (kind != STROBE_REGION_FUNCTION && kind != STROBE_REGION_USER && kind != STROBE_REGION_TM_ATOMIC) {
+        if (kind > STROBE_REGION_KIND_MAX) {
             rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: unknown region kind %llu", c->name,
                                rec_off, (unsigned long long)kind);
             goto bad_region;

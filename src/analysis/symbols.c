@@ -29,11 +29,25 @@ static const struct strobe__module *module_of(const struct strobe__defs *d, uint
     return NULL;
 }
 
+/* The compile unit holding ADDR. libdw 0.188 finds it through
+ * .debug_aranges, which clang does not emit: then the units are searched
+ * by their address ranges. */
+static Dwarf_Die *cu_of(Dwfl_Module *mod, uint64_t addr, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (cu)
+        return cu;
+    while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL)
+        if (dwarf_haspc(cu, addr - *bias) > 0)
+            return cu;
+    return NULL;
+}
+
 /* Declaration file:line of the subprogram containing ADDR, from DWARF. */
 static void decl_of(Dwfl_Module *mod, uint64_t addr, const char **name, const char **file, int *line)
 {
     Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *cu = cu_of(mod, addr, &bias);
     if (!cu)
         return;
     Dwarf_Die *scopes = NULL;
@@ -47,10 +61,12 @@ static void decl_of(Dwfl_Module *mod, uint64_t addr, const char **name, const ch
         Dwarf_Die origin, *die = &scopes[i];
         if (dwarf_attr_integrate(die, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin))
             die = &origin;
-        const char *f = dwarf_decl_file(die);
+        /* libdw 0.188 finds no declaration file in clang 14's DWARF 5
+         * (the line is there): the caller takes the file from the line
+         * table */
         int l = 0;
-        if (f && dwarf_decl_line(die, &l) == 0) {
-            *file = f;
+        if (dwarf_decl_line(die, &l) == 0) {
+            *file = dwarf_decl_file(die);
             *line = l;
         }
         const char *dn = dwarf_diename(die);
@@ -64,12 +80,12 @@ static void decl_of(Dwfl_Module *mod, uint64_t addr, const char **name, const ch
 /* Source file:line of the instruction at ADDR, from the line table. */
 static void line_of(Dwfl_Module *mod, uint64_t addr, const char **file, int *line)
 {
-    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
-    if (!l)
-        return;
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = cu_of(mod, addr, &bias);
+    Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
     int ln = 0;
-    const char *f = dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL);
-    if (f) {
+    const char *f = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+    if (f && dwarf_lineno(l, &ln) == 0) {
         *file = f;
         *line = ln;
     }
@@ -90,36 +106,46 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
     int rc = 0;
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];
-        bool atomic = r->kind == STROBE_REGION_TM_ATOMIC;
-        if (r->kind != STROBE_REGION_FUNCTION && !atomic)
+        bool site = strobe_region_kind_is_site(r->kind);
+        if (r->kind != STROBE_REGION_FUNCTION && !site)
             continue;
-        /* An atomic block is named by the return address of its call to
-         * _ITM_beginTransaction; the call itself is the byte before. */
-        uint64_t addr = atomic ? r->address - 1 : r->address;
+        /* An atomic block or an OpenMP construct is named by the return
+         * address of the runtime call that began it; the call itself is
+         * the byte before. */
+        uint64_t addr = site ? r->address - 1 : r->address;
         const struct strobe__module *m = module_of(d, addr);
         const char *name = NULL, *file = NULL;
         int line = 0;
         Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
         if (mod) {
             /* the ELF symbol table names static functions and the PLT too;
-             * DWARF supplies the declaration, or for an atomic block the
+             * DWARF supplies the declaration, or for a call site the
              * source line of the call */
             name = dwfl_module_addrname(mod, addr);
-            if (atomic)
+            if (site)
                 line_of(mod, addr, &file, &line);
             else
                 decl_of(mod, addr, &name, &file, &line);
+            /* no declaration file: the file of the function's entry, and
+             * its line when DWARF has no declaration line either */
+            if (!file) {
+                int entry = 0;
+                line_of(mod, addr, &file, &entry);
+                if (!line)
+                    line = entry;
+            }
         }
         struct strobe__resolved *o = &out[i];
         if (r->name && r->name[0])
             name = r->name; /* the runtime already knew it (filtered runs) */
+        /* "atomic@main", "omp parallel@main" */
+        const char *kind = site ? strobe_region_kind_name(r->kind) : "";
+        const char *at = site ? "@" : "";
         int n;
-        if (atomic && name)
-            n = asprintf(&o->name, "atomic@%s", name);
-        else if (name)
-            n = (o->name = strdup(name)) ? 0 : -1;
+        if (name)
+            n = asprintf(&o->name, "%s%s%s", kind, at, name);
         else
-            n = asprintf(&o->name, "%s0x%" PRIx64, atomic ? "atomic@" : "", m ? r->address - m->bias : r->address);
+            n = asprintf(&o->name, "%s%s0x%" PRIx64, kind, at, m ? r->address - m->bias : r->address);
         if (n < 0)
             o->name = NULL;
         o->file = strdup(file ? file : "");

@@ -34,6 +34,7 @@ extern char **environ;
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
+    "                  [--openmp]\n"
     "                  [--measure-launcher] [--job NAME]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
@@ -65,6 +66,10 @@ const char strobe__run_help[] =
     "  --mpi              also preload the MPI profiler (libstrobe-mpi.so): calls\n"
     "                     and bytes per MPI function, published live; query in\n"
     "                     $STROBE_MPI_QUERY (docs/mpi-profiler.md)\n"
+    "  --openmp           also preload the OpenMP adapter (libstrobe-ompt.so, an OMPT\n"
+    "                     tool for LLVM's libomp: clang -fopenmp programs): parallel\n"
+    "                     regions, implicit tasks, loops, sections, single, barrier\n"
+    "                     waits and critical sections as regions (docs/openmp.md)\n"
     "  --measure-launcher measure PROG itself when it is an MPI launcher (mpirun,\n"
     "                     mpiexec, orterun, prterun, srun, ...); by default only\n"
     "                     the processes it starts are measured\n"
@@ -85,6 +90,7 @@ enum {
     OPT_TM_MONITOR,
     OPT_PUBLISH,
     OPT_MPI,
+    OPT_OPENMP,
     OPT_MEASURE_LAUNCHER,
     OPT_JOB
 };
@@ -98,6 +104,7 @@ static const struct option run_options[] = {
     {"tm-monitor", required_argument, NULL, OPT_TM_MONITOR},
     {"publish", no_argument, NULL, OPT_PUBLISH},
     {"mpi", no_argument, NULL, OPT_MPI},
+    {"openmp", no_argument, NULL, OPT_OPENMP},
     {"measure-launcher", no_argument, NULL, OPT_MEASURE_LAUNCHER},
     {"job", required_argument, NULL, OPT_JOB},
     {"help", no_argument, NULL, 'h'},
@@ -481,7 +488,7 @@ static void report_experiment(const char *dir)
 
 struct run_opts {
     const char *output, *filter, *tm_monitor, *job; /* tm_monitor set = --tm */
-    bool no_trace, no_profile, publish, mpi, measure_launcher;
+    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -520,6 +527,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_MPI:
             o->mpi = true;
+            break;
+        case OPT_OPENMP:
+            o->openmp = true;
             break;
         case OPT_MEASURE_LAUNCHER:
             o->measure_launcher = true;
@@ -729,12 +739,15 @@ int strobe__cmd_run(int argc, char **argv)
         return STROBE_EXIT_RUN_FAILED;
     }
 
-    /* The STM and the MPI profiler are installed next to the runtime. */
+    /* The STM, the MPI profiler and the OpenMP adapter are installed next
+     * to the runtime. */
     char *extra_preload = NULL;
-    static const struct { const char *opt, *lib; } extras[] = {
-        {"--tm", "libstrobe-tm.so"}, {"--mpi", "libstrobe-mpi.so"}};
-    for (size_t i = 0; i < 2; i++) {
-        if (!(i == 0 ? o.tm_monitor != NULL : o.mpi))
+    const struct { const char *opt, *lib; bool on; } extras[] = {
+        {"--tm", "libstrobe-tm.so", o.tm_monitor != NULL},
+        {"--mpi", "libstrobe-mpi.so", o.mpi},
+        {"--openmp", "libstrobe-ompt.so", o.openmp}};
+    for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++) {
+        if (!extras[i].on)
             continue;
         const char *slash = strrchr(runtime, '/');
         int len = slash ? (int)(slash - runtime) : 1;

@@ -239,7 +239,36 @@ enum strobe_region_kind {
     STROBE_REGION_USER = 1,     /* annotation API: name/file/line */
     STROBE_REGION_TM_ATOMIC = 2,/* atomic block (TM runtime): address of its
                                    call to _ITM_beginTransaction */
+    /* OpenMP constructs (the OMPT adapter, libstrobe-ompt): the address is
+     * the return address of the runtime call that began the construct */
+    STROBE_REGION_OMP_PARALLEL = 3, /* fork to join, on the encountering thread */
+    STROBE_REGION_OMP_TASK = 4,     /* a thread's implicit task of a parallel region */
+    STROBE_REGION_OMP_LOOP = 5,     /* worksharing loop */
+    STROBE_REGION_OMP_SECTIONS = 6, /* sections */
+    STROBE_REGION_OMP_SINGLE = 7,   /* single (the thread that runs it) */
+    STROBE_REGION_OMP_BARRIER = 8,  /* waiting in a barrier, explicit or implicit */
+    STROBE_REGION_OMP_CRITICAL = 9, /* inside a critical section */
+    STROBE_REGION_OMP_WAIT = 10,    /* waiting for a critical section, lock or ordered */
 };
+#define STROBE_REGION_KIND_MAX STROBE_REGION_OMP_WAIT
+
+/* "function", "user", "atomic", "omp parallel", ...: the kind's name in
+ * reports and exports. */
+static inline const char *strobe_region_kind_name(unsigned kind)
+{
+    static const char *const names[] = {"function",     "user",       "atomic",      "omp parallel",
+                                        "omp task",     "omp loop",   "omp sections", "omp single",
+                                        "omp barrier",  "omp critical", "omp wait"};
+    return kind <= STROBE_REGION_KIND_MAX ? names[kind] : "unknown";
+}
+
+/* Regions whose address is a return address (of the call that began an
+ * atomic block or an OpenMP construct): resolved to the call's source
+ * line and named "<kind name>@<function>". */
+static inline int strobe_region_kind_is_site(unsigned kind)
+{
+    return kind == STROBE_REGION_TM_ATOMIC || (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX);
+}
 
 /* ---- Profile (t<N>.prof) ----------------------------------------------
  * Header (64 bytes) then 64-byte slots; slot 0 is the call tree root

@@ -363,13 +363,23 @@ STROBE_API int strobe_metric_add(strobe_metric_t *metric, int64_t value)
 
 static bool adapter_kind_ok(unsigned kind)
 {
-    return kind == STROBE_REGION_FUNCTION || kind == STROBE_REGION_TM_ATOMIC;
+    return kind == STROBE_REGION_FUNCTION || strobe_region_kind_is_site(kind);
+}
+
+/* The key of a code region in the runtime's tables and frames: its
+ * address, which an OpenMP construct shares with others (a parallel
+ * region and its implicit tasks begin at one call), so their kind goes
+ * into the bits above any user-space address (registry.h). */
+static uintptr_t code_key(uintptr_t addr, unsigned kind)
+{
+    return kind >= STROBE_REGION_OMP_PARALLEL ? addr | (uintptr_t)kind << STROBE__CODE_KIND_SHIFT : addr;
 }
 
 STROBE_API int strobe_code_region_enter(uintptr_t addr, unsigned kind)
 {
     if (!adapter_kind_ok(kind))
         return -EINVAL;
+    addr = code_key(addr, kind);
     struct strobe__thread *t = strobe__tls.t;
     if (STROBE_UNLIKELY(t == NULL)) {
         code_enter_unregistered(addr, kind);
@@ -383,6 +393,7 @@ STROBE_API int strobe_code_region_exit(uintptr_t addr, unsigned kind)
 {
     if (!adapter_kind_ok(kind))
         return -EINVAL;
+    addr = code_key(addr, kind);
     struct strobe__thread *t = strobe__tls.t;
     if (STROBE_LIKELY(t != NULL))
         strobe__code_exit(t, addr, kind);
@@ -440,6 +451,7 @@ STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned 
 {
     if (!adapter_kind_ok(kind) || path == 0 || (n > 0 && metrics == NULL))
         return -EINVAL;
+    addr = code_key(addr, kind);
     int rc;
     struct strobe__thread *t = recording_thread(&rc);
     if (!t)

@@ -72,12 +72,13 @@ static bool module_known(uintptr_t addr)
     return false;
 }
 
-int strobe__region_of_code(uintptr_t addr, unsigned kind, uint32_t *id)
+int strobe__region_of_code(uintptr_t key, unsigned kind, uint32_t *id)
 {
     struct strobe__runtime *rt = &strobe__rt;
+    uintptr_t addr = key & STROBE__CODE_ADDR_MASK;
     int rc = 0;
     pthread_mutex_lock(&rt->lock);
-    struct strobe__addr_slot *s = addr_find(addr);
+    struct strobe__addr_slot *s = addr_find(key);
     if (s) {
         *id = s->id;
         goto out;
@@ -103,7 +104,7 @@ int strobe__region_of_code(uintptr_t addr, unsigned kind, uint32_t *id)
         }
         new_id = rt->region_count + 1;
     }
-    rc = addr_insert(addr, new_id);
+    rc = addr_insert(key, new_id);
     if (rc)
         goto out;
     if (measured) {

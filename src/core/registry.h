@@ -27,13 +27,20 @@
 /* Handle id of an annotation region the filter excludes. */
 #define STROBE__REGION_EXCLUDED UINT32_MAX
 
-/* Region id of the code at addr, registered on first sight: a function
- * (kind STROBE_REGION_FUNCTION, subject to the filter; 0 when excluded) or
- * another code-addressed region such as an atomic block. One address has
- * one kind. Returns 0 or -ENOMEM. Async-signal-safe except for the first
+/* Code regions of OpenMP constructs carry their kind in the key's bits
+ * from here up (user-space addresses stay below 2^47): one call begins a
+ * parallel region and its implicit tasks. */
+#define STROBE__CODE_KIND_SHIFT 56
+#define STROBE__CODE_ADDR_MASK (((uintptr_t)1 << STROBE__CODE_KIND_SHIFT) - 1)
+
+/* Region id of the code at key (an address, with the kind above
+ * STROBE__CODE_KIND_SHIFT for OpenMP constructs), registered on first
+ * sight: a function (kind STROBE_REGION_FUNCTION, subject to the filter; 0
+ * when excluded) or another code-addressed region such as an atomic block.
+ * One key has one kind. Returns 0 or -ENOMEM. Async-signal-safe except for the first
  * call into a module loaded after start-up while a filter is set (its
  * symbols are then read with libdw, which allocates). */
-int strobe__region_of_code(uintptr_t addr, unsigned kind, uint32_t *id);
+int strobe__region_of_code(uintptr_t key, unsigned kind, uint32_t *id);
 
 /* Registers an annotation handle (if its id is still 0) and returns its
  * id, STROBE__REGION_EXCLUDED when the filter excludes its name. The id is

@@ -95,7 +95,7 @@ static void write_metadata(struct chrome *c)
 
 static const char *region_category(const struct strobe_region_def *r)
 {
-    return r->kind == STROBE_REGION_USER ? "user" : "function";
+    return strobe_region_kind_name(r->kind);
 }
 
 /* A strobe__event_fn: returns 0, or STROBE_ERR_FORMAT for an id the model

@@ -217,11 +217,6 @@ static void json_begin(struct jw *w, const char *schema, const struct strobe_exp
     jw_str(w, "dir", exp->dir);
 }
 
-/* "user" for annotated regions, else "function" */
-static const char *region_kind(const struct strobe_region_def *d)
-{
-    return d->kind == STROBE_REGION_USER ? "user" : "function";
-}
 
 /* visits, incl_ns, excl_ns, min_ns, max_ns (null without a completed
  * visit), sumsq_ns2 */
@@ -369,7 +364,7 @@ static void json_defs(struct jw *w, const struct strobe_experiment *exp)
         jw_u64(w, "line", d->line);
         jw_str(w, "module", d->module);
         jw_u64(w, "address", d->address);
-        jw_str(w, "kind", region_kind(d));
+        jw_str(w, "kind", strobe_region_kind_name(d->kind));
         jw_close(w);
     }
     jw_close(w);
@@ -700,7 +695,7 @@ int strobe__score_json(FILE *out, const struct strobe__score *s)
         jw_open(&w, NULL, '{', true);
         jw_u64(&w, "region", r->region);
         jw_str(&w, "name", exp->regions[r->region].name);
-        jw_str(&w, "kind", region_kind(&exp->regions[r->region]));
+        jw_str(&w, "kind", strobe_region_kind_name(exp->regions[r->region].kind));
         jw_u64(&w, "visits", r->visits);
         jw_u64(&w, "incl_ns", r->incl_ns);
         jw_u64(&w, "excl_ns", r->excl_ns);

@@ -58,6 +58,8 @@ const char *strobe__score_filter_name(int filter)
         return "never:user";
     case STROBE__SCORE_NEVER_ATOMIC:
         return "never:atomic";
+    case STROBE__SCORE_NEVER_OMP:
+        return "never:omp";
     case STROBE__SCORE_NEVER_NAME:
         return "never:name";
     case STROBE__SCORE_NEVER_OPEN:
@@ -105,8 +107,10 @@ static int classify(const struct strobe_experiment *exp, uint32_t r, bool timed)
     const struct strobe_region_def *d = &exp->regions[r];
     if (d->kind == STROBE_REGION_USER)
         return STROBE__SCORE_NEVER_USER;
-    if (d->kind != STROBE_REGION_FUNCTION)
+    if (d->kind == STROBE_REGION_TM_ATOMIC)
         return STROBE__SCORE_NEVER_ATOMIC;
+    if (d->kind != STROBE_REGION_FUNCTION)
+        return STROBE__SCORE_NEVER_OMP;
     if (strcmp(d->name, "main") == 0)
         return STROBE__SCORE_NEVER_MAIN;
     /* "0x..." is the reader's name for an address without a symbol: the

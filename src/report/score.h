@@ -49,12 +49,13 @@ enum strobe__score_filter {
     STROBE__SCORE_NEVER_MAIN,
     STROBE__SCORE_NEVER_USER,   /* annotated region: the user asked for it */
     STROBE__SCORE_NEVER_ATOMIC, /* TM atomic block */
+    STROBE__SCORE_NEVER_OMP,    /* OpenMP construct */
     STROBE__SCORE_NEVER_NAME,   /* no symbol name a rule can match exactly */
     STROBE__SCORE_NEVER_OPEN,   /* no completed visit: no time per visit */
 };
 
 /* "exclude", "keep", "never:main", "never:user", "never:atomic",
- * "never:name", "never:open". */
+ * "never:omp", "never:name", "never:open". */
 const char *strobe__score_filter_name(int filter);
 
 struct strobe__score_estimate {

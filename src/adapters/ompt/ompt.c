@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libstrobe-ompt.so, the OpenMP adapter: an OpenMP 5 tool (OMPT) that
+ * `strobe run --openmp` preloads next to libstrobe.so. LLVM's libomp looks
+ * up ompt_start_tool in the process when it initialises; this one asks
+ * for callbacks that record the constructs as regions of the calling
+ * thread (include/strobe/adapter.h), named by the return address of the
+ * runtime call that began them and resolved offline like atomic blocks
+ * ("omp parallel@main", file:line of the pragma). docs/openmp.md says what
+ * is recorded and why.
+ *
+ * GCC's libgomp has no OMPT: a program that loads it gets one notice on
+ * stderr instead of a silent empty profile.
+ */
+#define _GNU_SOURCE
+#include <link.h>
+#include STROBE_OMPT_HEADER /* omp-tools.h of clang (CMakeLists.txt) */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/format.h"
+#include "strobe/adapter.h"
+
+#define TOOL_API __attribute__((visibility("default")))
+
+/* Where this thread waits, from the begin of a wait to its end: the end
+ * callback of an implicit barrier may carry no code address, and a thread
+ * waits in one place at a time. */
+static __thread uintptr_t waiting_at;
+
+/* The worksharing constructs and critical sections this thread is in,
+ * innermost last: their end comes from another runtime call (another
+ * address) than their begin, and they nest. Deeper nesting than this is
+ * not recorded. */
+#define MAX_OPEN 16
+static __thread struct {
+    uintptr_t addr;
+    unsigned kind;
+} open_constructs[MAX_OPEN];
+static __thread unsigned nopen;
+
+static void enter(const void *addr, unsigned kind)
+{
+    if (addr)
+        strobe_code_region_enter((uintptr_t)addr, kind);
+}
+
+static void leave(const void *addr, unsigned kind)
+{
+    if (addr)
+        strobe_code_region_exit((uintptr_t)addr, kind);
+}
+
+static void push(const void *addr, unsigned kind)
+{
+    if (nopen < MAX_OPEN) {
+        open_constructs[nopen].addr = (uintptr_t)addr;
+        open_constructs[nopen].kind = kind;
+        enter(addr, kind);
+    }
+    nopen++; /* past the end too, so that the pops match */
+}
+
+static void pop(unsigned kind)
+{
+    if (nopen == 0)
+        return;
+    nopen--;
+    if (nopen < MAX_OPEN && open_constructs[nopen].kind == kind)
+        leave((const void *)open_constructs[nopen].addr, kind);
+}
+
+static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *parallel,
+                              unsigned int requested, int flags, const void *codeptr)
+{
+    (void)task, (void)frame, (void)requested, (void)flags;
+    /* the implicit tasks and barriers of the region are named after it */
+    parallel->ptr = (void *)codeptr;
+    enter(codeptr, STROBE_REGION_OMP_PARALLEL);
+}
+
+static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags, const void *codeptr)
+{
+    (void)task, (void)flags;
+    leave(codeptr ? codeptr : parallel->ptr, STROBE_REGION_OMP_PARALLEL);
+}
+
+static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel, ompt_data_t *task,
+                             unsigned int team_size, unsigned int index, int flags)
+{
+    static strobe_metric_t threads = STROBE_METRIC_INIT("omp team size", "threads");
+    if (flags & ompt_task_initial)
+        return; /* the program's initial task: not a construct */
+    if (endpoint == ompt_scope_begin) {
+        /* the end callback may come without the parallel region's data */
+        task->ptr = parallel ? parallel->ptr : NULL;
+        /* once per region, on the thread that forked it, while the
+         * parallel region is its innermost: sum / visits = mean team size */
+        if (index == 0)
+            strobe_metric_add(&threads, team_size);
+        enter(task->ptr, STROBE_REGION_OMP_TASK);
+    } else {
+        leave(task->ptr, STROBE_REGION_OMP_TASK);
+    }
+}
+
+static unsigned work_kind(ompt_work_t wstype)
+{
+    switch (wstype) {
+    case ompt_work_loop:
+    case ompt_work_distribute:
+    case ompt_work_taskloop:
+        return STROBE_REGION_OMP_LOOP;
+    case ompt_work_sections:
+        return STROBE_REGION_OMP_SECTIONS;
+    case ompt_work_single_executor:
+        return STROBE_REGION_OMP_SINGLE;
+    default:
+        return 0; /* the other threads of a single, workshare: nothing of their own */
+    }
+}
+
+static void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t *parallel, ompt_data_t *task,
+                    uint64_t count, const void *codeptr)
+{
+    (void)parallel, (void)task, (void)count;
+    unsigned kind = work_kind(wstype);
+    if (!kind)
+        return;
+    if (endpoint == ompt_scope_begin)
+        push(codeptr, kind);
+    else
+        pop(kind);
+}
+
+static void on_sync_wait(ompt_sync_region_t sync, ompt_scope_endpoint_t endpoint, ompt_data_t *parallel,
+                         ompt_data_t *task, const void *codeptr)
+{
+    (void)parallel;
+    /* barriers only: taskwait, taskgroup and reductions are not barriers */
+    if (sync != ompt_sync_region_barrier && sync != ompt_sync_region_barrier_implicit &&
+        sync != ompt_sync_region_barrier_explicit && sync != ompt_sync_region_barrier_implementation &&
+        sync != ompt_sync_region_barrier_implicit_workshare && sync != ompt_sync_region_barrier_implicit_parallel)
+        return;
+    if (endpoint == ompt_scope_begin) {
+        /* an implicit barrier without an address of its own belongs to the
+         * implicit task's parallel region */
+        waiting_at = (uintptr_t)(codeptr ? codeptr : task ? task->ptr : NULL);
+        enter((const void *)waiting_at, STROBE_REGION_OMP_BARRIER);
+    } else {
+        leave((const void *)waiting_at, STROBE_REGION_OMP_BARRIER);
+        waiting_at = 0;
+    }
+}
+
+static int is_recorded_mutex(ompt_mutex_t kind)
+{
+    return kind == ompt_mutex_critical || kind == ompt_mutex_lock || kind == ompt_mutex_nest_lock ||
+           kind == ompt_mutex_ordered;
+}
+
+static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl, ompt_wait_id_t wait_id,
+                             const void *codeptr)
+{
+    (void)hint, (void)impl, (void)wait_id;
+    if (!is_recorded_mutex(kind))
+        return;
+    waiting_at = (uintptr_t)codeptr;
+    enter(codeptr, STROBE_REGION_OMP_WAIT);
+}
+
+static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
+{
+    (void)wait_id;
+    if (!is_recorded_mutex(kind))
+        return;
+    leave((const void *)waiting_at, STROBE_REGION_OMP_WAIT);
+    waiting_at = 0;
+    if (kind == ompt_mutex_critical)
+        push(codeptr, STROBE_REGION_OMP_CRITICAL);
+}
+
+static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
+{
+    (void)wait_id, (void)codeptr;
+    if (kind == ompt_mutex_critical)
+        pop(STROBE_REGION_OMP_CRITICAL);
+}
+
+static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool_data)
+{
+    (void)device, (void)tool_data;
+    ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
+    if (!set)
+        return 0;
+    static const struct {
+        ompt_callbacks_t event;
+        ompt_callback_t fn;
+    } callbacks[] = {
+        {ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin},
+        {ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end},
+        {ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task},
+        {ompt_callback_work, (ompt_callback_t)on_work},
+        {ompt_callback_sync_region_wait, (ompt_callback_t)on_sync_wait},
+        {ompt_callback_mutex_acquire, (ompt_callback_t)on_mutex_acquire},
+        {ompt_callback_mutex_acquired, (ompt_callback_t)on_mutex_acquired},
+        {ompt_callback_mutex_released, (ompt_callback_t)on_mutex_released},
+    };
+    for (size_t i = 0; i < sizeof callbacks / sizeof callbacks[0]; i++)
+        if (set(callbacks[i].event, callbacks[i].fn) == ompt_set_error)
+            fprintf(stderr, "strobe: --openmp: the OpenMP runtime refused callback %d; some constructs are "
+                            "not measured\n", (int)callbacks[i].event);
+    return 1; /* stay active */
+}
+
+static void tool_finalize(ompt_data_t *tool_data)
+{
+    (void)tool_data;
+}
+
+TOOL_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version)
+{
+    (void)omp_version, (void)runtime_version;
+    static ompt_start_tool_result_t result = {tool_initialize, tool_finalize, {0}};
+    return &result;
+}
+
+static int find_libgomp(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    const char *base = strrchr(info->dlpi_name, '/');
+    if (strncmp(base ? base + 1 : info->dlpi_name, "libgomp.so", 10) == 0)
+        *(int *)found = 1;
+    return 0;
+}
+
+__attribute__((constructor)) static void check_runtime(void)
+{
+    int gomp = 0;
+    dl_iterate_phdr(find_libgomp, &gomp);
+    if (gomp)
+        fprintf(stderr, "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
+                        "OpenMP constructs are not measured (build it with clang -fopenmp; docs/openmp.md)\n");
+}
