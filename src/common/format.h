@@ -252,6 +252,10 @@ enum strobe_region_kind {
 };
 #define STROBE_REGION_KIND_MAX STROBE_REGION_OMP_WAIT
 
+/* The metric the OMPT adapter adds to a parallel region once per fork:
+ * its team size (the OTF2 export turns it into an OmpFork). */
+#define STROBE_OMP_TEAM_SIZE_METRIC "omp team size"
+
 /* "function", "user", "atomic", "omp parallel", ...: the kind's name in
  * reports and exports. */
 static inline const char *strobe_region_kind_name(unsigned kind)

@@ -218,10 +218,16 @@ static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread
             OTF2_TRY(x, OTF2_EvtWriter_Leave(w, NULL, ts, ev->region), "leave event");
         else
             OTF2_TRY(x, OTF2_EvtWriter_Enter(w, NULL, ts, ev->region), "enter event");
+        /* the fork is written with the team size, just after the enter */
+        if (ev->type == STROBE_EVENT_EXIT && exp->regions[ev->region].kind == STROBE_REGION_OMP_PARALLEL)
+            OTF2_TRY(x, OTF2_EvtWriter_ThreadJoin(w, NULL, ts, OTF2_PARADIGM_OPENMP), "OpenMP join event");
         return 0;
     case STROBE_EVENT_METRIC: {
         if (ev->metric >= exp->nmetrics)
             break;
+        if (strcmp(exp->metrics[ev->metric].name, STROBE_OMP_TEAM_SIZE_METRIC) == 0 && ev->value > 0)
+            OTF2_TRY(x, OTF2_EvtWriter_ThreadFork(w, NULL, ts, OTF2_PARADIGM_OPENMP, (uint32_t)ev->value),
+                     "OpenMP fork event");
         OTF2_Type type = OTF2_TYPE_INT64;
         OTF2_MetricValue value = {.signed_int = ev->value};
         OTF2_TRY(x, OTF2_EvtWriter_Metric(w, NULL, ts, ev->metric, 1, &type, &value), "metric event");
@@ -292,6 +298,27 @@ static int write_location_events(struct otf2_export *x, uint32_t thread,
 
 /* ---- definitions ------------------------------------------------------ */
 
+/* OTF2's role and paradigm of a region of the given kind */
+static void region_role(unsigned kind, OTF2_RegionRole *role, OTF2_Paradigm *paradigm)
+{
+    static const OTF2_RegionRole omp_roles[] = {
+        [STROBE_REGION_OMP_PARALLEL] = OTF2_REGION_ROLE_PARALLEL, [STROBE_REGION_OMP_TASK] = OTF2_REGION_ROLE_TASK,
+        [STROBE_REGION_OMP_LOOP] = OTF2_REGION_ROLE_LOOP,         [STROBE_REGION_OMP_SECTIONS] = OTF2_REGION_ROLE_SECTIONS,
+        [STROBE_REGION_OMP_SINGLE] = OTF2_REGION_ROLE_SINGLE,     [STROBE_REGION_OMP_BARRIER] = OTF2_REGION_ROLE_BARRIER,
+        [STROBE_REGION_OMP_CRITICAL] = OTF2_REGION_ROLE_CRITICAL, [STROBE_REGION_OMP_WAIT] = OTF2_REGION_ROLE_WRAPPER,
+    };
+    if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX) {
+        *role = omp_roles[kind];
+        *paradigm = OTF2_PARADIGM_OPENMP;
+    } else if (kind == STROBE_REGION_USER) {
+        *role = OTF2_REGION_ROLE_CODE;
+        *paradigm = OTF2_PARADIGM_USER;
+    } else {
+        *role = OTF2_REGION_ROLE_FUNCTION;
+        *paradigm = OTF2_PARADIGM_COMPILER;
+    }
+}
+
 static int write_regions(struct otf2_export *x)
 {
     const struct strobe_experiment *exp = x->exp;
@@ -302,11 +329,11 @@ static int write_regions(struct otf2_export *x)
         OTF2_StringRef name, file;
         INTERN(x, def->name, &name);
         INTERN(x, def->file, &file);
-        bool user = def->kind == STROBE_REGION_USER;
+        OTF2_RegionRole role;
+        OTF2_Paradigm paradigm;
+        region_role((unsigned)def->kind, &role, &paradigm);
         OTF2_TRY(x,
-                 OTF2_GlobalDefWriter_WriteRegion(x->defs, (OTF2_RegionRef)r, name, name, empty,
-                                                  user ? OTF2_REGION_ROLE_CODE : OTF2_REGION_ROLE_FUNCTION,
-                                                  user ? OTF2_PARADIGM_USER : OTF2_PARADIGM_COMPILER,
+                 OTF2_GlobalDefWriter_WriteRegion(x->defs, (OTF2_RegionRef)r, name, name, empty, role, paradigm,
                                                   OTF2_REGION_FLAG_NONE, file, def->line, 0),
                  "region definition");
     }

@@ -89,7 +89,7 @@ static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel, ompt_data_t *task,
                              unsigned int team_size, unsigned int index, int flags)
 {
-    static strobe_metric_t threads = STROBE_METRIC_INIT("omp team size", "threads");
+    static strobe_metric_t threads = STROBE_METRIC_INIT(STROBE_OMP_TEAM_SIZE_METRIC, "threads");
     if (flags & ompt_task_initial)
         return; /* the program's initial task: not a construct */
     if (endpoint == ompt_scope_begin) {

@@ -2,7 +2,8 @@
 /*
  * libstrobe-ompt.so end to end: `strobe run --openmp` on omp_prog built by
  * clang -fopenmp (libomp), then the report's regions with their exact
- * visits per thread, source lines and team size; and on the same program
+ * visits per thread, source lines and team size, and the OTF2 export's
+ * OpenMP regions, forks and joins; and on the same program
  * built by gcc (libgomp, no OMPT): one notice, a normal run.
  */
 #include <stdlib.h>
@@ -70,6 +71,20 @@ STROBE_TEST(constructs_exact)
              "omp parallel@main:16 omp team size 3 6\n",
              single ? (int)strcspn(single, "\n") : 0, single ? single : "");
     CHECK_STR_EQ(out, want);
+    free(out);
+    /* OTF2: the constructs' roles and paradigm, a fork (team of 2) and a
+     * join per parallel region */
+    st = strobe_test_sh(&out,
+                        STROBE " export '%s/exp' --format otf2 -o '%s/otf2' >/dev/null && cd '%s/otf2' && "
+                        "otf2-print traces.otf2 | grep -c '^THREAD_FORK .*Model: OPENMP, # Requested Threads: 2$'; "
+                        "otf2-print traces.otf2 | grep -c '^THREAD_JOIN .*Model: OPENMP$'; "
+                        "otf2-print -G traces.otf2 | grep -c 'Name: \"omp parallel@main\".*Role: PARALLEL, "
+                        "Paradigm: OPENMP'; "
+                        "otf2-print -G traces.otf2 | "
+                        "grep -c 'Name: \"omp barrier@.*Role: BARRIER, Paradigm: OPENMP, .* Begin: 25,'",
+                        dir, dir, dir);
+    CHECK_EQ_INT(st, 0);
+    CHECK_STR_EQ(out, "3\n3\n1\n1\n");
     free(out);
 }
 
