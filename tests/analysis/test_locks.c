@@ -4,6 +4,7 @@
  * run` of analysis_locks_prog (locks_prog.c documents the exact counts),
  * then the lock model (src/analysis/locks.c) and `strobe report --locks`.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,76 @@ STROBE_TEST(no_locks_records_nothing)
     free(out);
 }
 
+/* Byte offset in `path` of the first SYNC slot (profile) or SYNC record
+ * (stream); fails the test when there is none. */
+static long first_sync(const char *path, bool stream)
+{
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    long off = -1;
+    if (stream) {
+        struct strobe__stream_decoder d;
+        struct strobe__raw_event ev;
+        int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+        while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+            if (ev.kind == STROBE__RAW_SYNC)
+                off = (long)ev.offset;
+        strobe__stream_end(&d);
+    } else {
+        for (size_t o = 64; off < 0 && o + 64 <= len; o += 64)
+            if (buf[o] == STROBE_SLOT_SYNC)
+                off = (long)o;
+    }
+    strobe__file_unmap(buf, len);
+    if (off < 0)
+        STROBE_FAIL("%s: no SYNC %s", path, stream ? "record" : "slot");
+    return off;
+}
+
+STROBE_TEST(corrupt_sync_data_is_one_line_error)
+{
+    struct strobe_experiment *exp = run("corrupt", "", "mutex");
+    char prof[4400], evt[4400], *out;
+    snprintf(prof, sizeof prof, "%s/%s/t2.prof", dir, exp->processes[0].dir);
+    snprintf(evt, sizeof evt, "%s/%s/t2.evt", dir, exp->processes[0].dir);
+    strobe_experiment_close(exp);
+    /* a SYNC slot of an unknown kind (9) */
+    long slot = first_sync(prof, false);
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\011' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
+                                prof, slot + 8),
+                 0);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 1);
+    char want[256];
+    snprintf(want, sizeof want,
+             "t2.prof: offset %ld: sync slot %ld has an unknown kind or inconsistent counts\n", slot,
+             slot / 64 - 1);
+    CHECK_CONTAINS(out, want);
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+    free(out);
+    /* a SYNC record of an unknown op (12): its op is the first payload
+     * byte, after b0, a 1..10-byte delta and the 1-byte length */
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\002' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
+                                prof, slot + 8),
+                 0);
+    long rec = first_sync(evt, true);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "f='%s'; o=%ld; i=$((o+1)); "
+                       "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
+                       "printf '\\014' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
+                       evt, rec),
+        0);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks --source trace", STROBE_BIN_DIR, dir),
+                 1);
+    snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 12\n", rec);
+    CHECK_CONTAINS(out, want);
+    free(out);
+}
+
 STROBE_TEST(report_locks_usage)
 {
     char *out;
@@ -271,4 +342,5 @@ STROBE_TEST(report_locks_usage)
 
 STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(barrier_imbalance),
                  STROBE_CASE(condvar_producer_consumer), STROBE_CASE(rwlock_spin_sem_exact),
-                 STROBE_CASE(no_locks_records_nothing), STROBE_CASE(report_locks_usage))
+                 STROBE_CASE(no_locks_records_nothing), STROBE_CASE(corrupt_sync_data_is_one_line_error),
+                 STROBE_CASE(report_locks_usage))
