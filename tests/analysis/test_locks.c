@@ -69,6 +69,19 @@ static const struct strobe_lock_row *row(const struct strobe_experiment *exp,
     STROBE_FAIL("no lock row %s at %s", name, p);
 }
 
+/* The index (t<N>) of the k-th thread the fixture created (k from 1): the
+ * threads other than main in index order (TSan builds skip index 1, which
+ * TSan's own thread takes). */
+static uint32_t worker(const struct strobe_experiment *exp, uint32_t k)
+{
+    uint32_t found = 0;
+    for (uint32_t index = 1; index < 1000; index++)
+        for (size_t t = 0; t < exp->nthreads; t++)
+            if (exp->threads[t].index == index && ++found == k)
+                return index;
+    STROBE_FAIL("no worker thread %u", k);
+}
+
 /* Acquisitions of the row by the thread with index `index` (t<index>). */
 static uint64_t by_thread(const struct strobe_experiment *exp, const struct strobe_lock_row *r,
                           uint32_t index)
@@ -119,17 +132,17 @@ STROBE_TEST(mutex_counts_exact)
     CHECK_EQ_INT(w->kind, STROBE_SYNC_MUTEX);
     CHECK_EQ_U64(w->acquisitions, 600);
     CHECK_EQ_INT(w->nthreads, 3);
-    CHECK_EQ_U64(by_thread(exp, w, 1), 100);
-    CHECK_EQ_U64(by_thread(exp, w, 2), 200);
-    CHECK_EQ_U64(by_thread(exp, w, 3), 300);
+    CHECK_EQ_U64(by_thread(exp, w, worker(exp, 1)), 100);
+    CHECK_EQ_U64(by_thread(exp, w, worker(exp, 2)), 200);
+    CHECK_EQ_U64(by_thread(exp, w, worker(exp, 3)), 300);
     CHECK(w->hold_samples >= 16 && w->hold_samples <= w->acquisitions);
     const struct strobe_lock_row *mn = row(exp, m, "counted_lock", "main > bump");
     CHECK_EQ_U64(mn->acquisitions, 5);
     CHECK_EQ_U64(mn->contended, 0);
     CHECK_EQ_U64(mn->hold_samples, 5); /* the first 16 are all timed */
     CHECK_EQ_U64(by_thread(exp, mn, 0), 5);
-    /* the deliberately contended lock: first by wait, t2's one contended
-     * acquisition that waited about t1's 30 ms hold */
+    /* the deliberately contended lock: first by wait, the second worker's
+     * one contended acquisition that waited about the first's 30 ms hold */
     const struct strobe_lock_row *hot = &m->rows[0];
     CHECK_STR_EQ(hot->name, "hot_lock");
     CHECK_STR_EQ(path(exp, hot), "worker > wait_hot");
@@ -137,27 +150,27 @@ STROBE_TEST(mutex_counts_exact)
     CHECK_EQ_U64(hot->contended, 1);
     CHECK(hot->wait_ns > 20000000 && hot->wait_ns < 40000000);
     CHECK_EQ_U64(hot->wait_ns, hot->max_wait_ns);
-    CHECK_EQ_U64(by_thread(exp, hot, 2), 1);
+    CHECK_EQ_U64(by_thread(exp, hot, worker(exp, 2)), 1);
     const struct strobe_lock_row *held = row(exp, m, "hot_lock", "worker > hold_hot");
     CHECK_EQ_U64(held->contended, 0);
     CHECK_EQ_U64(held->hold_samples, 1);
     CHECK(held->hold_ns >= 30000000);
-    CHECK_EQ_U64(by_thread(exp, held, 1), 1);
+    CHECK_EQ_U64(by_thread(exp, held, worker(exp, 1)), 1);
     CHECK_EQ_INT(m->nrows, 4); /* hot_lock at hold_hot and wait_hot, counted_lock twice */
-    /* the trace: t2's blocked acquire names t1's release, which t1 recorded
-     * (t2 was registered as a waiter long before) */
+    /* the trace: the second worker's blocked acquire names the first's
+     * release, which the first recorded (the second was registered as a
+     * waiter long before) */
     struct strobe__raw_event acq, rel;
-    CHECK_EQ_INT(sync_records(exp, 2, STROBE_SYNC_ACQUIRE_MUTEX, hot->object, &acq), 1);
+    CHECK_EQ_INT(sync_records(exp, worker(exp, 2), STROBE_SYNC_ACQUIRE_MUTEX, hot->object, &acq), 1);
     CHECK_EQ_U64((uint64_t)acq.value, hot->object);
     double wait_ns = (double)acq.sync_args[0] * exp->processes[0].ns_per_tick;
     CHECK(wait_ns > 20e6 && wait_ns < 40e6);
-    CHECK_EQ_U64(acq.sync_args[1], 1 + 1); /* releaser: t1 */
-    CHECK_EQ_INT(sync_records(exp, 1, STROBE_SYNC_RELEASE, hot->object, &rel), 1);
+    CHECK_EQ_U64(acq.sync_args[1], worker(exp, 1) + 1); /* releaser: the first worker */
+    CHECK_EQ_INT(sync_records(exp, worker(exp, 1), STROBE_SYNC_RELEASE, hot->object, &rel), 1);
     CHECK_EQ_U64((uint64_t)rel.value, hot->object);
     CHECK_EQ_U64(rel.sync_args[0], acq.sync_args[2]); /* the same release number */
     CHECK(rel.ticks <= acq.ticks);
     strobe_lock_model_free(m);
-    strobe_experiment_close(exp);
 
     /* the report: the same numbers, hot_lock first */
     char *out;
@@ -166,10 +179,14 @@ STROBE_TEST(mutex_counts_exact)
     CHECK(locks != NULL);
     const char *first = strstr(locks, "mutex   ");
     CHECK(first != NULL && strncmp(first + 8, "hot_lock\n", 9) == 0);
-    CHECK_CONTAINS(locks, "threads: t1 100 t2 200 t3 300\n");
+    char want[128];
+    snprintf(want, sizeof want, "threads: t%u 100 t%u 200 t%u 300\n", worker(exp, 1), worker(exp, 2),
+             worker(exp, 3));
+    CHECK_CONTAINS(locks, want);
     CHECK_CONTAINS(locks, "path: worker > bump\n");
     CHECK_CONTAINS(locks, "threads: t0 5\n");
     free(out);
+    strobe_experiment_close(exp);
 }
 
 STROBE_TEST(barrier_imbalance)
@@ -195,8 +212,8 @@ STROBE_TEST(barrier_imbalance)
      * thread per episode */
     CHECK_EQ_INT(sync_records(exp, UINT32_MAX, STROBE_SYNC_BARRIER, 0, NULL), 9);
     struct strobe__raw_event last;
-    for (uint32_t t = 1; t <= 3; t++) {
-        CHECK_EQ_INT(sync_records(exp, t, STROBE_SYNC_BARRIER, 0, &last), 3);
+    for (uint32_t k = 1; k <= 3; k++) {
+        CHECK_EQ_INT(sync_records(exp, worker(exp, k), STROBE_SYNC_BARRIER, 0, &last), 3);
         CHECK_EQ_U64(last.sync_args[1], 3);
     }
     strobe_lock_model_free(m);
