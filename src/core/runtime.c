@@ -592,6 +592,7 @@ static void atfork_child(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     pthread_mutex_init(&rt->lock, NULL); /* locked by the parent's thread */
+    strobe__sync_after_fork_child();
     strobe__publish_after_fork_child();
     struct strobe__tls *tl = &strobe__tls;
     if (atomic_load_explicit(&rt->state, memory_order_relaxed) != STROBE__ACTIVE)

@@ -160,6 +160,13 @@ void strobe__sync_free(struct strobe__thread *t)
     t->sync = NULL;
 }
 
+void strobe__sync_after_fork_child(void)
+{
+    struct strobe__sync_stripe *s = __atomic_load_n(&strobe__rt.sync.stripes, __ATOMIC_ACQUIRE);
+    if (s)
+        memset(s, 0, STRIPES * sizeof *s);
+}
+
 STROBE_COLD static struct strobe__sync_state *state_alloc(struct strobe__thread *t)
 {
     struct strobe__sync_state *s = strobe__pages_alloc(sizeof *s);

@@ -57,4 +57,8 @@ struct strobe__sync_real {
  * at fork() are forgotten, their unlocks in the child are passed on. */
 void strobe__sync_free(struct strobe__thread *t);
 
+/* Fork child: clears the release words, whose waiters were threads of
+ * the parent. Async-signal-safe. */
+void strobe__sync_after_fork_child(void);
+
 #endif

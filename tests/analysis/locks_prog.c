@@ -20,13 +20,18 @@
  *            tryrdlock + 1 timedwrlock, spin lock `spin` 7, semaphore `sem`
  *            3 posts then 3 waits + 1 trywait that fails (not counted),
  *            mutex `misc_lock` 1 timedlock + 1 trylock; each released.
+ *   fork     t1 waits on fork_cond; main forks while it waits, and the
+ *            child signals fork_cond (whose waiter is the parent's thread)
+ *            and exits; then main wakes t1 and joins it.
  * Synchronization between threads is done with plain atomics where the
  * counts must not change.
  */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,6 +141,46 @@ NOINLINE void *consumer(void *arg)
     return NULL;
 }
 
+pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t fork_cond = PTHREAD_COND_INITIALIZER;
+static int fork_waiting, fork_done;
+
+NOINLINE void *fork_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&fork_lock);
+    __atomic_store_n(&fork_waiting, 1, __ATOMIC_RELEASE);
+    while (!fork_done)
+        pthread_cond_wait(&fork_cond, &fork_lock);
+    pthread_mutex_unlock(&fork_lock);
+    return NULL;
+}
+
+static int fork_while_waiting(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, fork_waiter, NULL);
+    while (!__atomic_load_n(&fork_waiting, __ATOMIC_ACQUIRE))
+        usleep(100);
+    /* t1 holds fork_lock until its wait has begun */
+    pthread_mutex_lock(&fork_lock);
+    pthread_mutex_unlock(&fork_lock);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pthread_cond_signal(&fork_cond);
+        exit(0);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    pthread_mutex_lock(&fork_lock);
+    fork_done = 1;
+    pthread_cond_signal(&fork_cond);
+    pthread_mutex_unlock(&fork_lock);
+    pthread_join(t, NULL);
+    return 0;
+}
+
 static void run_threads(void *(*fn)(void *), void *(*fn2)(void *), int n)
 {
     pthread_t t[3];
@@ -207,6 +252,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "misc") == 0)
         return misc();
-    fprintf(stderr, "usage: analysis_locks_prog mutex|barrier|cond|misc\n");
+    if (strcmp(mode, "fork") == 0)
+        return fork_while_waiting();
+    fprintf(stderr, "usage: analysis_locks_prog mutex|barrier|cond|misc|fork\n");
     return 2;
 }

@@ -92,35 +92,43 @@ static uint64_t by_thread(const struct strobe_experiment *exp, const struct stro
     return 0;
 }
 
-/* The SYNC records of thread t<index> (all threads: index UINT32_MAX) with
- * op `op` on object `obj` (0: any): their number; the last one in *last. */
+/* The SYNC records of global thread `thread` with op `op` on object `obj`
+ * (0: any): their number; the last one in *last. */
+static size_t thread_sync_records(const struct strobe_experiment *exp, size_t thread, uint64_t op,
+                                  uint64_t obj, struct strobe__raw_event *last)
+{
+    size_t n = 0;
+    const char *path = exp->threads[thread].stream_path;
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+    while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+        if (ev.kind == STROBE__RAW_SYNC && (op == 0 || ev.id == op) &&
+            (obj == 0 || (uint64_t)ev.value == obj)) {
+            n++;
+            if (last)
+                *last = ev;
+        }
+    if (rc < 0)
+        STROBE_FAIL("%s", eb.msg);
+    strobe__stream_end(&d);
+    strobe__file_unmap(buf, len);
+    return n;
+}
+
+/* The same over the threads t<index> (all: UINT32_MAX). */
 static size_t sync_records(const struct strobe_experiment *exp, uint32_t index, uint64_t op, uint64_t obj,
                            struct strobe__raw_event *last)
 {
     size_t n = 0;
-    for (size_t t = 0; t < exp->nthreads; t++) {
-        if (index != UINT32_MAX && exp->threads[t].index != index)
-            continue;
-        const uint8_t *buf;
-        size_t len;
-        struct strobe_errbuf eb = {""};
-        if (strobe__file_map(exp->threads[t].stream_path, "stream", &buf, &len, &eb) != 0)
-            STROBE_FAIL("%s", eb.msg);
-        struct strobe__stream_decoder d;
-        struct strobe__raw_event ev;
-        int rc = strobe__stream_begin(&d, buf, len, "stream", &eb);
-        while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
-            if (ev.kind == STROBE__RAW_SYNC && (op == 0 || ev.id == op) &&
-                (obj == 0 || (uint64_t)ev.value == obj)) {
-                n++;
-                if (last)
-                    *last = ev;
-            }
-        if (rc < 0)
-            STROBE_FAIL("%s", eb.msg);
-        strobe__stream_end(&d);
-        strobe__file_unmap(buf, len);
-    }
+    for (size_t t = 0; t < exp->nthreads; t++)
+        if (index == UINT32_MAX || exp->threads[t].index == index)
+            n += thread_sync_records(exp, t, op, obj, last);
     return n;
 }
 
@@ -262,6 +270,39 @@ STROBE_TEST(rwlock_spin_sem_exact)
     strobe_experiment_close(exp);
 }
 
+STROBE_TEST(fork_child_forgets_parent_waiters)
+{
+    /* the child's signal has no waiter of its own: no SIGNAL record there,
+     * while the parent's final signal (t1 waiting) is recorded */
+    struct strobe_experiment *exp = run("fork", "", "fork");
+    CHECK_EQ_INT(exp->nprocesses, 2);
+    uint32_t child = exp->processes[0].parent == STROBE_NONE ? 1 : 0;
+    size_t in_child = 0, in_parent = 0;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        *(exp->threads[t].process == child ? &in_child : &in_parent) +=
+            thread_sync_records(exp, t, STROBE_SYNC_SIGNAL, 0, NULL);
+    CHECK_EQ_INT(in_child, 0);
+    CHECK_EQ_INT(in_parent, 1);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(no_profile_keeps_the_waits)
+{
+    /* the counts live in the profiles: without them only the waits are
+     * recorded, and the report says why its table is empty */
+    struct strobe_experiment *exp = run("no_profile", "--no-profile", "mutex");
+    struct strobe_lock_model *m = model(exp);
+    CHECK_EQ_INT(m->profiled_threads, 0);
+    CHECK_EQ_INT(m->nrows, 0);
+    CHECK(sync_records(exp, worker(exp, 2), STROBE_SYNC_ACQUIRE_MUTEX, 0, NULL) >= 1);
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "  no profiles in this experiment (STROBE_PROFILE=0): lock counts live there\n");
+    free(out);
+}
+
 STROBE_TEST(no_locks_records_nothing)
 {
     struct strobe_experiment *exp = run("no_locks", "--no-locks", "mutex");
@@ -359,5 +400,6 @@ STROBE_TEST(report_locks_usage)
 
 STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(barrier_imbalance),
                  STROBE_CASE(condvar_producer_consumer), STROBE_CASE(rwlock_spin_sem_exact),
+                 STROBE_CASE(fork_child_forgets_parent_waiters), STROBE_CASE(no_profile_keeps_the_waits),
                  STROBE_CASE(no_locks_records_nothing), STROBE_CASE(corrupt_sync_data_is_one_line_error),
                  STROBE_CASE(report_locks_usage))
