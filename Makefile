@@ -60,6 +60,7 @@ bench: build
 	@bench/command.py $(BUILD)
 	@bench/export.sh $(BUILD)
 	@bench/real.sh $(BUILD)
+	@bench/locks.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)

@@ -525,6 +525,30 @@ static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct
     return 0;
 }
 
+/* STROBE_EXT_SYNC (format.h): the op, the object, the op's arguments. */
+static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+                        struct strobe_errbuf *eb)
+{
+    /* arguments per op; flags (COND_WAIT's timeout, BARRIER's serial) are 0 or 1 */
+    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1};
+    uint64_t obj;
+    int rc;
+    ev->kind = STROBE__RAW_SYNC;
+    if ((rc = get_u(c, &ev->id, eb)) || (rc = get_u(c, &obj, eb)))
+        return rc;
+    if (ev->id == 0 || ev->id >= sizeof nargs)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: unknown SYNC op %llu", d->name,
+                             (unsigned long long)ev->offset, (unsigned long long)ev->id);
+    ev->value = (int64_t)obj;
+    for (unsigned i = 0; i < nargs[ev->id] && rc == 0; i++)
+        rc = get_u(c, &ev->sync_args[i], eb);
+    if (rc == 0 && ((ev->id == STROBE_SYNC_COND_WAIT && ev->sync_args[4] > 1) ||
+                    (ev->id == STROBE_SYNC_BARRIER && (ev->sync_args[1] == 0 || ev->sync_args[2] > 1))))
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SYNC op %llu: argument out of range",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id);
+    return rc;
+}
+
 static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct cursor *c,
                        struct strobe__raw_event *ev, struct strobe_errbuf *eb)
 {
@@ -567,6 +591,8 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         return push(d, ev->region, (size_t)ev->offset, eb);
     case STROBE_EXT_TM:
         return tm_payload(d, c, ev, eb);
+    case STROBE_EXT_SYNC:
+        return sync_payload(d, c, ev, eb);
     default:
         ev->kind = 0; /* newer record type: skipped */
         return 0;
@@ -577,7 +603,8 @@ static const char *ext_name(unsigned type)
 {
     static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
                                          "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
-                                         "FORK record",         "INHERIT record",       "TM record" };
+                                         "FORK record",         "INHERIT record",       "TM record",
+                                         "EXT record",          "SYNC record" };
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 
@@ -665,6 +692,15 @@ int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_e
 
 /* ---- profile files ------------------------------------------------------ */
 
+/* Whether `node` is a node slot before slot i (64-byte slots). */
+static bool earlier_node(const uint8_t *slots, uint32_t i, uint32_t node)
+{
+    uint32_t tag = 0;
+    if (node < i)
+        memcpy(&tag, slots + (size_t)node * 64, 4);
+    return node < i && tag == STROBE_SLOT_NODE;
+}
+
 int strobe__prof_check(const uint8_t *buf, size_t len, const char *name, struct strobe__prof_view *out,
                        struct strobe_errbuf *eb)
 {
@@ -711,12 +747,20 @@ int strobe__prof_check(const uint8_t *buf, size_t len, const char *name, struct 
         } else if (tag == STROBE_SLOT_METRIC && i > 0) {
             struct strobe_prof_metric m;
             memcpy(&m, slots + (size_t)i * h.slot_size, sizeof m);
-            uint32_t ntag = 0;
-            if (m.node < i)
-                memcpy(&ntag, slots + (size_t)m.node * h.slot_size, 4);
-            if (m.node >= i || ntag != STROBE_SLOT_NODE)
+            if (!earlier_node(slots, i, m.node))
                 return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: metric slot %u has invalid node %u",
                                      name, off, i, m.node);
+        } else if (tag == STROBE_SLOT_SYNC && i > 0) {
+            struct strobe_prof_sync s;
+            memcpy(&s, slots + (size_t)i * h.slot_size, sizeof s);
+            if (!earlier_node(slots, i, s.node))
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: sync slot %u has invalid node %u",
+                                     name, off, i, s.node);
+            if (s.kind < STROBE_SYNC_MUTEX || s.kind > STROBE_SYNC_BARRIER_OBJ || s.contended > s.acquisitions ||
+                s.max_wait_ticks > s.wait_ticks || s.hold_samples > s.acquisitions)
+                return strobe__error(eb, STROBE_ERR_FORMAT,
+                                     "%s: offset %zu: sync slot %u has an unknown kind or inconsistent counts",
+                                     name, off, i);
         } else {
             return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: slot %u has unknown tag %u", name, off, i,
                                  tag);

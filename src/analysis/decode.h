@@ -13,6 +13,14 @@
 #include "analysis/experiment.h"
 #include "common/format.h"
 
+/* ---- files (experiment.c) ---------------------------------------------- */
+
+/* Maps the regular file `path` read-only (buf NULL for an empty file);
+ * errors name it as `shown`. Undo with strobe__file_unmap. */
+int strobe__file_map(const char *path, const char *shown, const uint8_t **buf, size_t *len,
+                     struct strobe_errbuf *eb);
+void strobe__file_unmap(const uint8_t *buf, size_t len);
+
 /* ---- chunked files ---------------------------------------------------- */
 
 /* Validates the 64-byte header shared by defs and event streams. */
@@ -93,6 +101,8 @@ enum strobe__raw_kind {
     STROBE__RAW_FORK = 9,          /* value = child pid */
     STROBE__RAW_TM = 10,        /* id = TM event, value = its argument, parent = culprit thread index + 1 */
     STROBE__RAW_TM_COUNTS = 11, /* a TM COUNTS record: the decoder's `counts` */
+    STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
+                                   sync_args = the op's arguments (format.h) */
 };
 
 /* The payload of a TM COUNTS record (format.h, STROBE_TM_COUNTS). */
@@ -113,6 +123,7 @@ struct strobe__raw_event {
     int64_t value;
     uint64_t tid, parent;
     struct strobe_rusage rusage;
+    uint64_t sync_args[5];
     uint32_t depth; /* open regions after the event */
 };
 

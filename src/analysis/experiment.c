@@ -70,6 +70,22 @@ static void unmap_file(struct mapped *m)
     m->buf = NULL;
 }
 
+int strobe__file_map(const char *path, const char *shown, const uint8_t **buf, size_t *len,
+                     struct strobe_errbuf *eb)
+{
+    struct mapped m;
+    int rc = map_file(path, shown, &m, eb);
+    *buf = m.buf;
+    *len = m.len;
+    return rc;
+}
+
+void strobe__file_unmap(const uint8_t *buf, size_t len)
+{
+    struct mapped m = { buf, len };
+    unmap_file(&m);
+}
+
 static char *join(const char *a, const char *b)
 {
     char *s;
@@ -989,8 +1005,10 @@ int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *
     if (!it->closing) {
         struct strobe__raw_event raw;
         int rc;
-        /* COUNTS records were read by the loader (exp->tm_counts) */
-        while ((rc = strobe__stream_decode(&it->dec, &raw, eb)) == 1 && raw.kind == STROBE__RAW_TM_COUNTS)
+        /* COUNTS records were read by the loader (exp->tm_counts); SYNC
+         * records are the lock model's (locks.h) */
+        while ((rc = strobe__stream_decode(&it->dec, &raw, eb)) == 1 &&
+               (raw.kind == STROBE__RAW_TM_COUNTS || raw.kind == STROBE__RAW_SYNC))
             ;
         if (rc < 0)
             return rc;

@@ -178,6 +178,8 @@ static int from_file(struct builder *b, uint32_t thread)
                     ps->max_ns = mx;
             }
             ps->sumsq_ns += n.sumsq_ticks * npt * npt;
+        } else if (tag == STROBE_SLOT_SYNC) { /* the lock model's (locks.c) */
+            slot_node[i] = STROBE_NONE;
         } else {
             struct strobe_prof_metric m;
             memcpy(&m, s, sizeof m);

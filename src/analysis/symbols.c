@@ -91,7 +91,9 @@ static void line_of(Dwfl_Module *mod, uint64_t addr, const char **file, int *lin
     }
 }
 
-int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolved *out)
+/* A libdwfl session with the modules of D at their load biases; NULL when
+ * libdwfl fails (every address then stays unresolved). */
+static Dwfl *open_modules(const struct strobe__defs *d)
 {
     Dwfl *dwfl = dwfl_begin(&offline_callbacks);
     if (dwfl) {
@@ -103,6 +105,35 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
         }
         dwfl_report_end(dwfl, NULL, NULL);
     }
+    return dwfl;
+}
+
+int strobe__symbols_name_objects(const struct strobe__defs *d, const uint64_t *addrs, size_t n, char **names)
+{
+    Dwfl *dwfl = open_modules(d);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        names[i] = NULL;
+        Dwfl_Module *mod = dwfl && module_of(d, addrs[i]) ? dwfl_addrmodule(dwfl, addrs[i]) : NULL;
+        GElf_Off off = 0;
+        GElf_Sym sym;
+        const char *name = mod ? dwfl_module_addrinfo(mod, addrs[i], &off, &sym, NULL, NULL, NULL) : NULL;
+        if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+            continue;
+        int k = off ? asprintf(&names[i], "%s+%" PRIu64, name, (uint64_t)off) : (names[i] = strdup(name)) ? 0 : -1;
+        if (k < 0) {
+            names[i] = NULL;
+            rc = -ENOMEM;
+        }
+    }
+    if (dwfl)
+        dwfl_end(dwfl);
+    return rc;
+}
+
+int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolved *out)
+{
+    Dwfl *dwfl = open_modules(d);
     int rc = 0;
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];

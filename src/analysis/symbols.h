@@ -26,4 +26,11 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
 
 void strobe__resolved_free(struct strobe__resolved *r);
 
+/* Names the data objects at run-time addresses addrs[0..n) of D's process
+ * by the ELF symbol that contains them ("name", or "name+offset" inside
+ * it): names[i] is malloc'd, or NULL when no object symbol covers the
+ * address (heap and stack objects, stripped modules). Returns 0 or
+ * -ENOMEM. */
+int strobe__symbols_name_objects(const struct strobe__defs *d, const uint64_t *addrs, size_t n, char **names);
+
 #endif

@@ -17,12 +17,13 @@
 #include "export/export.h"
 #include "report/report.h"
 #include "report/score.h"
+#include "report/locks.h"
 #include "report/units.h"
 #include "strobe/strobe.h"
 #include "strobed/config.h"
 
 const char strobe__report_help[] =
-    "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm]\n"
+    "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
@@ -48,6 +49,12 @@ const char strobe__report_help[] =
     "                      and aborts by cause; with --tm-monitor events also\n"
     "                      committed vs aborted time, the time per TMbox state and\n"
     "                      who aborted whom; a verdict per block with its figures\n"
+    "  --locks             text: add the synchronization section: per lock object\n"
+    "                      (its symbol if global, else its address) and acquiring\n"
+    "                      call path, acquisitions, contended ones, total and max\n"
+    "                      wait, hold time, threads; per barrier episodes, total\n"
+    "                      and max wait; longest wait first (`strobe run` records\n"
+    "                      them unless --no-locks)\n"
     "  --sort KEY          order of the flat profile and of call-tree children:\n"
     "                      excl (exclusive time, default), incl or visits\n"
     "  --top N             text: rows of the flat profile and children shown per\n"
@@ -129,13 +136,14 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 
 /* ---- report ------------------------------------------------------------ */
 
-enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET, OPT_BY };
+enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET, OPT_BY, OPT_LOCKS };
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"threads", no_argument, NULL, OPT_THREADS},
     {"by", required_argument, NULL, OPT_BY},
     {"tm", no_argument, NULL, OPT_TM},
+    {"locks", no_argument, NULL, OPT_LOCKS},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
@@ -194,7 +202,7 @@ int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false, tm = false, score = false, sorted = false;
+    bool json = false, tm = false, score = false, sorted = false, locks = false;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
@@ -225,6 +233,9 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_TM:
             tm = true;
+            break;
+        case OPT_LOCKS:
+            locks = true;
             break;
         case OPT_SORT:
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
@@ -279,6 +290,9 @@ int strobe__cmd_report(int argc, char **argv)
                                        tm ? "--tm" : opts.threads ? "--threads" : "--sort");
     if (filter_path && !*filter_path)
         return strobe__cli_usage_error("report", "-o: empty file name");
+    if (locks && (score || json))
+        return strobe__cli_usage_error("report", "'--locks' has a text form only (not with '%s')",
+                                       score ? "--score" : "--format json");
 
     struct strobe_experiment *exp = open_experiment("report", dir);
     if (!exp)
@@ -315,8 +329,19 @@ int strobe__cmd_report(int argc, char **argv)
         strobe_experiment_close(exp);
         return STROBE_EXIT_FAILURE;
     }
+    struct strobe_lock_model *lock_model = NULL;
+    if (locks && (rc = strobe_lock_model_build(exp, &lock_model, &eb)) != 0) {
+        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        strobe_tm_model_free(tm_model);
+        strobe_profile_free(prof);
+        strobe_experiment_close(exp);
+        return STROBE_EXIT_FAILURE;
+    }
     opts.tm = tm_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
+    if (rc == 0 && lock_model)
+        rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
+    strobe_lock_model_free(lock_model);
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);

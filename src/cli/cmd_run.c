@@ -32,7 +32,7 @@
 extern char **environ;
 
 const char strobe__run_help[] =
-    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile]\n"
+    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
     "                  [--openmp]\n"
     "                  [--measure-launcher] [--job NAME]\n"
@@ -51,6 +51,9 @@ const char strobe__run_help[] =
     "                     before PROG is started\n"
     "  --no-trace         record profiles only (no event trace)\n"
     "  --no-profile       record event traces only (the report rebuilds the profile)\n"
+    "  --locks, --no-locks record (default) or not the program's pthread mutex,\n"
+    "                     rwlock, spin lock, condition variable, barrier and\n"
+    "                     semaphore calls (`strobe report --locks`); the last wins\n"
     "  --tm               run `gcc -fgnu-tm` transactions on strobe's monitored STM\n"
     "                     (libstrobe-tm.so preloaded in place of libitm)\n"
     "  --tm-monitor LEVEL what the STM records (implies --tm): off (statistics API\n"
@@ -92,7 +95,9 @@ enum {
     OPT_MPI,
     OPT_OPENMP,
     OPT_MEASURE_LAUNCHER,
-    OPT_JOB
+    OPT_JOB,
+    OPT_LOCKS,
+    OPT_NO_LOCKS,
 };
 
 static const struct option run_options[] = {
@@ -107,6 +112,8 @@ static const struct option run_options[] = {
     {"openmp", no_argument, NULL, OPT_OPENMP},
     {"measure-launcher", no_argument, NULL, OPT_MEASURE_LAUNCHER},
     {"job", required_argument, NULL, OPT_JOB},
+    {"locks", no_argument, NULL, OPT_LOCKS},
+    {"no-locks", no_argument, NULL, OPT_NO_LOCKS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -320,6 +327,7 @@ struct child_env {
     bool publish;
     bool skip_launcher; /* PROG is an MPI launcher, not measured */
     const char *job;    /* --job NAME, or NULL */
+    bool locks;         /* STROBE_LOCKS */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -329,7 +337,7 @@ struct child_env {
  *   LD_PRELOAD=[sanitizer runtime:]libstrobe.so[:previous LD_PRELOAD]
  *   (with --tm and --mpi, libstrobe-tm.so and libstrobe-mpi.so come first:
  *   before libitm, and so that the MPI wrappers come before the MPI library)
- *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE (always set, so the
+ *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE, STROBE_LOCKS (always set, so the
  *   run is what its command line says), STROBE_FILTER (only with --filter),
  *   STROBE_PUBLISH=1 (only with --publish), STROBE_JOB (only with --job)
  *   STROBE_LAUNCHER_PID (only for an MPI launcher without
@@ -343,7 +351,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
                                            "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
                                            "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_JOB",
-                                           "STROBE_TM_MONITOR"};
+                                           "STROBE_LOCKS",   "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -374,6 +382,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_TRACE", ce->trace ? "1" : "0");
     if (rc == 0)
         rc = env_add(b, "STROBE_PROFILE", ce->profile ? "1" : "0");
+    if (rc == 0)
+        rc = env_add(b, "STROBE_LOCKS", ce->locks ? "1" : "0");
     if (rc == 0 && ce->filter)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
     if (rc == 0 && ce->publish)
@@ -488,7 +498,7 @@ static void report_experiment(const char *dir)
 
 struct run_opts {
     const char *output, *filter, *tm_monitor, *job; /* tm_monitor set = --tm */
-    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher;
+    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, no_locks;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -540,6 +550,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
                                                "backslashes or line breaks)", optarg, STROBE__JOB_MAX);
             o->job = optarg;
             break;
+        case OPT_LOCKS:
+        case OPT_NO_LOCKS:
+            o->no_locks = c == OPT_NO_LOCKS;
+            break;
         case 'h':
             fputs(strobe__run_help, stdout);
             return 0;
@@ -585,7 +599,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
     struct child_env ce = {runtime,       abs_dir,        filter,
                            !o->no_trace,  !o->no_profile, extra_preload,
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
-                           o->job};
+                           o->job,        !o->no_locks};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

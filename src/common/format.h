@@ -136,6 +136,45 @@ enum strobe_ext_type {
      * A committed first attempt costs one record (LOCKED), or none when it
      * ran serially. */
     STROBE_EXT_TM = 8,
+    /* Synchronization (interposed pthread/semaphore calls, only the ones
+     * that waited; uncontended acquisitions are counted in the profile's
+     * SYNC slots instead). payload: uleb op (enum strobe_sync_op), uleb
+     * object address, then
+     *   ACQUIRE_*   uleb wait ticks, uleb releaser thread index + 1
+     *               (0 unknown), uleb its release number
+     *   RELEASE, SIGNAL, BROADCAST  uleb release number (written only
+     *               when a waiter had registered)
+     *   COND_WAIT   uleb wait ticks, uleb mutex address, uleb signaller
+     *               thread index + 1 (0 unknown), uleb its release
+     *               number, uleb 1 if it timed out
+     *   BARRIER     uleb wait ticks, uleb episode (this thread's n-th wait
+     *               on the barrier, from 1), uleb 1 for the serial thread
+     *   TIMEOUT     uleb wait ticks: a timed acquire that gave up */
+    STROBE_EXT_SYNC = 10,
+};
+
+enum strobe_sync_op {
+    STROBE_SYNC_ACQUIRE_MUTEX = 1,
+    STROBE_SYNC_ACQUIRE_READ = 2,  /* rwlock */
+    STROBE_SYNC_ACQUIRE_WRITE = 3, /* rwlock */
+    STROBE_SYNC_ACQUIRE_SPIN = 4,
+    STROBE_SYNC_ACQUIRE_SEM = 5,
+    STROBE_SYNC_RELEASE = 6,
+    STROBE_SYNC_COND_WAIT = 7,
+    STROBE_SYNC_SIGNAL = 8,
+    STROBE_SYNC_BROADCAST = 9,
+    STROBE_SYNC_BARRIER = 10,
+    STROBE_SYNC_TIMEOUT = 11,
+};
+
+/* Kinds of synchronization objects (profile SYNC slots). */
+enum strobe_sync_kind {
+    STROBE_SYNC_MUTEX = 1,
+    STROBE_SYNC_RWLOCK = 2,
+    STROBE_SYNC_SPIN = 3,
+    STROBE_SYNC_SEM = 4,
+    STROBE_SYNC_COND = 5,
+    STROBE_SYNC_BARRIER_OBJ = 6,
 };
 
 /* STROBE_EXT_TM: events, abort causes, serialization causes. */
@@ -297,6 +336,7 @@ struct strobe_prof_header {
 enum strobe_prof_tag {
     STROBE_SLOT_NODE = 1,
     STROBE_SLOT_METRIC = 2,
+    STROBE_SLOT_SYNC = 3,
 };
 
 struct strobe_prof_node {
@@ -325,10 +365,30 @@ struct strobe_prof_metric {
     uint64_t reserved[2];
 };
 
+/* One synchronization object as used from one call path by this thread
+ * (the interposer, src/core/sync.c). Acquisitions: lock calls that
+ * succeeded (for a semaphore: waits; a condition variable: waits; a
+ * barrier: episodes). Hold time is the sum over the acquisitions whose
+ * hold was timed (hold_samples of them: the first 16, then about one in
+ * 16), so the total hold is about hold_ticks * acquisitions / hold_samples. */
+struct strobe_prof_sync {
+    uint32_t tag;          /* STROBE_SLOT_SYNC */
+    uint32_t node;         /* node slot of the acquiring call path */
+    uint32_t kind;         /* enum strobe_sync_kind */
+    uint32_t hold_samples; /* acquisitions whose hold time was measured */
+    uint64_t object;       /* run-time address */
+    uint64_t acquisitions;
+    uint64_t contended;    /* acquisitions that had to wait */
+    uint64_t wait_ticks;   /* total wait */
+    uint64_t max_wait_ticks;
+    uint64_t hold_ticks;   /* over the hold_samples timed holds */
+};
+
 _Static_assert(sizeof(struct strobe_file_header) == 64, "header layout");
 _Static_assert(sizeof(struct strobe_prof_header) == 64, "header layout");
 _Static_assert(sizeof(struct strobe_prof_node) == 64, "slot layout");
 _Static_assert(sizeof(struct strobe_prof_metric) == 64, "slot layout");
+_Static_assert(sizeof(struct strobe_prof_sync) == 64, "slot layout");
 
 /* ---- LEB128 helpers shared by writer and reader ----------------------- */
 

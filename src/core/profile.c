@@ -202,6 +202,22 @@ void strobe__prof_metric_samples(struct strobe__thread *t, struct strobe_prof_no
         m->max = max;
 }
 
+struct strobe_prof_sync *strobe__prof_sync_slot(struct strobe__thread *t, struct strobe_prof_node *node,
+                                                uint64_t object, uint32_t kind)
+{
+    uint32_t n = slot_alloc(t);
+    if (n == STROBE_PROF_NONE)
+        return NULL;
+    struct strobe_prof_sync *s = (struct strobe_prof_sync *)&t->slots[n];
+    memset(s, 0, sizeof *s);
+    s->tag = STROBE_SLOT_SYNC;
+    s->node = node == &t->overflow_node ? 0 : (uint32_t)(node - t->slots);
+    s->kind = kind;
+    s->object = object;
+    slot_publish(t, n);
+    return s;
+}
+
 void strobe__profile_close(struct strobe__thread *t)
 {
     struct strobe__profile *p = &t->prof;

@@ -45,6 +45,12 @@ void strobe__prof_metric(struct strobe__thread *t, struct strobe_prof_node *node
 void strobe__prof_metric_samples(struct strobe__thread *t, struct strobe_prof_node *node, uint32_t metric,
                                  uint64_t count, int64_t sum, int64_t min, int64_t max);
 
+/* A new SYNC slot (format.h) for `object` of `kind` used from call path
+ * `node` (the overflow node counts as the root). NULL when the profile is
+ * full. The caller keeps the pointer: slots never move. */
+struct strobe_prof_sync *strobe__prof_sync_slot(struct strobe__thread *t, struct strobe_prof_node *node,
+                                                uint64_t object, uint32_t kind);
+
 /* Flags the profile STROBE_PROF_OVERFLOW (depth limit reached). */
 void strobe__prof_overflow(struct strobe__thread *t);
 

@@ -9,6 +9,7 @@
  *   STROBE_ENABLE=0         no measurement at all (default 1)
  *   STROBE_TRACE=0          no event streams t<N>.evt (default 1)
  *   STROBE_PROFILE=0        no call-path profiles t<N>.prof (default 1)
+ *   STROBE_LOCKS=0          no lock/barrier/semaphore records (default 1)
  *   STROBE_EXPERIMENT_DIR   experiment directory (set by `strobe run`);
  *                           unset: ./strobe-<prog>-<YYYYmmdd-HHMMSS>[-N],
  *                           created here and exported to child processes
@@ -104,13 +105,15 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
     *enabled = true;
     cfg->trace = true;
     cfg->profile = true;
+    cfg->locks = true;
     cfg->chunk_size = STROBE_CHUNK_SIZE_DEFAULT;
     cfg->trace_limit = STROBE__TRACE_LIMIT_DEFAULT;
     cfg->profile_limit = STROBE__PROFILE_LIMIT_DEFAULT;
     int rc = env_bool("STROBE_ENABLE", enabled);
     if (rc || !*enabled)
         return rc;
-    if ((rc = env_bool("STROBE_TRACE", &cfg->trace)) || (rc = env_bool("STROBE_PROFILE", &cfg->profile)))
+    if ((rc = env_bool("STROBE_TRACE", &cfg->trace)) || (rc = env_bool("STROBE_PROFILE", &cfg->profile)) ||
+        (rc = env_bool("STROBE_LOCKS", &cfg->locks)))
         return rc;
     uint64_t chunk = cfg->chunk_size;
     if ((rc = env_size("STROBE_CHUNK_SIZE", &chunk, STROBE_CHUNK_SIZE_MIN, STROBE_CHUNK_SIZE_MAX, false)))
@@ -411,7 +414,8 @@ static int init_process(uint64_t *first_sync_ns)
         strobe__symbols_prepare();
     }
     rt->mode = (rt->cfg.trace ? STROBE__MODE_TRACE : 0) | (rt->cfg.profile ? STROBE__MODE_PROFILE : 0) |
-               (rt->cfg.clock_kind == STROBE_CLOCK_MONOTONIC ? STROBE__MODE_MONO : 0);
+               (rt->cfg.clock_kind == STROBE_CLOCK_MONOTONIC ? STROBE__MODE_MONO : 0) |
+               (rt->cfg.locks ? STROBE__MODE_SYNC : 0);
 
     /* First calibration point now; the second once at least 1 ms has
      * passed, both written before the program runs, so even a process
@@ -588,6 +592,7 @@ static void atfork_child(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     pthread_mutex_init(&rt->lock, NULL); /* locked by the parent's thread */
+    strobe__sync_after_fork_child();
     strobe__publish_after_fork_child();
     struct strobe__tls *tl = &strobe__tls;
     if (atomic_load_explicit(&rt->state, memory_order_relaxed) != STROBE__ACTIVE)

@@ -29,6 +29,7 @@
 
 #include "common/format.h"
 #include "core/mfile.h"
+#include "core/sync.h"
 
 enum strobe__state {
     STROBE__UNINIT = 0,
@@ -47,6 +48,7 @@ enum strobe__state {
 struct strobe__config {
     bool trace;             /* STROBE_TRACE */
     bool profile;           /* STROBE_PROFILE */
+    bool locks;             /* STROBE_LOCKS */
     int clock_kind;         /* enum strobe_clock_kind (STROBE_CLOCK) */
     uint32_t chunk_size;    /* STROBE_CHUNK_SIZE */
     uint64_t trace_limit;   /* STROBE_TRACE_LIMIT, bytes per stream, 0 = none */
@@ -120,6 +122,7 @@ struct strobe__runtime {
     void (*real_pthread_exit)(void *) __attribute__((noreturn));
     pid_t (*real_fork)(void);
     void (*real_exit)(int) __attribute__((noreturn));
+    struct strobe__sync_real sync; /* sync.c */
 
     /* Directories: all fixed after start-up (re-set in a fork child). */
     char exp_dir[PATH_MAX]; /* absolute */

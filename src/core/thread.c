@@ -67,6 +67,7 @@ struct strobe__thread *strobe__thread_alloc(uint32_t index, uint32_t parent_plus
 
 void strobe__thread_free(struct strobe__thread *t)
 {
+    strobe__sync_free(t);
     strobe__pages_free(t->stack, frames_bytes(t->stack_cap));
     strobe__pages_free(t, sizeof *t);
 }
@@ -542,6 +543,7 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
     t->tid = strobe__gettid();
     t->last_region = 0;
     t->chunk_events = 0;
+    strobe__sync_free(t);
     t->done_events = t->done_bytes = t->tail_offset = t->ext_records = t->lost_enter_exit = 0;
     /* The child is a process of its own: its call stack starts empty.
      * The exits of the frames it inherited find nothing to leave and are

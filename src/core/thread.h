@@ -63,6 +63,7 @@ struct strobe__frame {
 #define STROBE__MODE_TRACE 1u
 #define STROBE__MODE_PROFILE 2u
 #define STROBE__MODE_MONO 4u /* ticks from CLOCK_MONOTONIC instead of rdtsc */
+#define STROBE__MODE_SYNC 8u /* record lock and barrier calls (sync.c, STROBE_LOCKS) */
 
 /* busy bits: any bit sends the event to the slow path */
 #define STROBE__BUSY_IN 1u   /* the runtime is working for this thread */
@@ -124,6 +125,7 @@ struct strobe__thread {
     struct strobe_prof_node overflow_node;
     struct strobe__thread *next; /* strobe__rt.threads, under the lock */
     struct strobe__thread **prev_next;
+    struct strobe__sync_state *sync; /* sync.c, allocated on the first lock call */
     void *(*start)(void *); /* pthread_create trampoline */
     void *arg;
 };

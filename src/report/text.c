@@ -57,20 +57,6 @@ const char *strobe_report_sort_name(int sort)
     }
 }
 
-/* Writes s right-aligned (width > 0) or left-aligned (width <= 0) in
- * |width| display columns; longer strings are written whole. */
-static void cell(FILE *out, const char *s, int width)
-{
-    size_t w = strobe__display_width(s);
-    size_t want = (size_t)(width < 0 ? -width : width);
-    if (width <= 0)
-        fputs(s, out);
-    for (; w < want; w++)
-        fputc(' ', out);
-    if (width > 0)
-        fputs(s, out);
-}
-
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -256,7 +242,7 @@ static void text_flat(FILE *out, const struct strobe__report_view *v, size_t top
     static const int width[] = {7, 11, 11, 10, 11, 11, 11, 11};
     for (int i = 0; i < 8; i++) {
         fputs("  ", out);
-        cell(out, head[i], width[i]);
+        strobe__cell(out, head[i], width[i]);
     }
     fputs("  region\n", out);
     for (size_t i = 0; i < rows; i++) {
@@ -273,7 +259,7 @@ static void text_flat(FILE *out, const struct strobe__report_view *v, size_t top
                          timed && r->visits >= 2);
         for (int k = 0; k < 8; k++) {
             fputs("  ", out);
-            cell(out, s[k], width[k]);
+            strobe__cell(out, s[k], width[k]);
         }
         fputs("  ", out);
         region_label(out, v->exp, r->region);
@@ -299,7 +285,7 @@ static void tree_cells(FILE *out, char s[TREE_COLS][STROBE_UNITS_LEN], uint32_t 
 {
     for (int k = 0; k < TREE_COLS; k++) {
         fputs("  ", out);
-        cell(out, s[k], tree_width[k]);
+        strobe__cell(out, s[k], tree_width[k]);
     }
     fputs("  ", out);
     for (uint32_t d = 0; d < depth && d < TREE_MAX_INDENT; d++)
@@ -376,7 +362,7 @@ static int text_tree(FILE *out, const struct strobe__report_view *v, size_t top)
     static const char *const head[TREE_COLS] = {"incl", "excl", "visits", "min", "avg", "max"};
     for (int k = 0; k < TREE_COLS; k++) {
         fputs("  ", out);
-        cell(out, head[k], tree_width[k]);
+        strobe__cell(out, head[k], tree_width[k]);
     }
     fputs("  call path\n", out);
 
@@ -442,7 +428,7 @@ static void text_threads(FILE *out, const struct strobe__report_view *v)
     const int width[] = {6, -pw, 4, 10, 6, 11, 10, 10, 11, 11, 10, 0};
     for (int k = 0; k < 12; k++) {
         fputs("  ", out);
-        cell(out, head[k], width[k]);
+        strobe__cell(out, head[k], width[k]);
     }
     fputc('\n', out);
     for (size_t t = 0; t < exp->nthreads; t++) {
@@ -475,7 +461,7 @@ static void text_threads(FILE *out, const struct strobe__report_view *v)
         for (int k = 0; k < 12; k++) {
             fputs("  ", out);
             /* process names can exceed STROBE_UNITS_LEN: print the original */
-            cell(out, k == 1 ? pdir : s[k], width[k]);
+            strobe__cell(out, k == 1 ? pdir : s[k], width[k]);
         }
         fputc('\n', out);
     }
@@ -510,26 +496,26 @@ static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t to
     }
     char s[STROBE_UNITS_LEN];
     fputs("  ", out);
-    cell(out, "thread", 7);
+    strobe__cell(out, "thread", 7);
     for (size_t i = 0; i < k; i++) {
         snprintf(s, sizeof s, "[%zu]", i + 1);
         fputs("  ", out);
-        cell(out, s, 11);
+        strobe__cell(out, s, 11);
     }
     fputc('\n', out);
     for (size_t t = 0; t < nt; t++) {
         fputs("  ", out);
-        cell(out, fmt_u64(s, t), 7);
+        strobe__cell(out, fmt_u64(s, t), 7);
         for (size_t i = 0; i < k; i++) {
             fputs("  ", out);
-            cell(out, fmt_time_or_dash(s, incl[i * nt + t], visits[i * nt + t] > 0), 11);
+            strobe__cell(out, fmt_time_or_dash(s, incl[i * nt + t], visits[i * nt + t] > 0), 11);
         }
         fputc('\n', out);
     }
     static const char *const label[] = {"min", "avg", "max", "max/avg"};
     for (int row = 0; row < 4; row++) {
         fputs("  ", out);
-        cell(out, label[row], 7);
+        strobe__cell(out, label[row], 7);
         for (size_t i = 0; i < k; i++) {
             uint64_t mn = UINT64_MAX, mx = 0, sum = 0, cnt = 0;
             for (size_t t = 0; t < nt; t++) {
@@ -555,7 +541,7 @@ static int text_matrix(FILE *out, const struct strobe__report_view *v, size_t to
             else
                 strcpy(s, "-");
             fputs("  ", out);
-            cell(out, s, 11);
+            strobe__cell(out, s, 11);
         }
         fputc('\n', out);
     }
@@ -600,16 +586,16 @@ static void text_groups(FILE *out, const struct strobe__report_view *v, const st
     static const char *const head[] = {"processes", "threads", "incl", "visits", "events"};
     static const int width[] = {9, 7, 11, 10, 10};
     fputs("  ", out);
-    cell(out, what, -lw);
+    strobe__cell(out, what, -lw);
     for (int c = 0; c < 5; c++) {
         fputs("  ", out);
-        cell(out, head[c], width[c]);
+        strobe__cell(out, head[c], width[c]);
     }
     fputc('\n', out);
     for (size_t k = 0; k < g->n; k++) {
         group_label(label, sizeof label, exp, g, k, by);
         fputs("  ", out);
-        cell(out, label, -lw);
+        strobe__cell(out, label, -lw);
         fmt_u64(s[0], g->nprocesses[k]);
         fmt_u64(s[1], g->nthreads[k]);
         strobe__fmt_time(s[2], g->incl_ns[k]);
@@ -617,7 +603,7 @@ static void text_groups(FILE *out, const struct strobe__report_view *v, const st
         fmt_u64(s[4], g->events[k]);
         for (int c = 0; c < 5; c++) {
             fputs("  ", out);
-            cell(out, s[c], width[c]);
+            strobe__cell(out, s[c], width[c]);
         }
         fputc('\n', out);
     }
@@ -631,7 +617,7 @@ static void text_groups(FILE *out, const struct strobe__report_view *v, const st
     static const char *const phead[TREE_COLS] = {"visits min", "avg", "max", "incl min", "avg", "max"};
     for (int c = 0; c < TREE_COLS; c++) {
         fputs("  ", out);
-        cell(out, phead[c], tree_width[c]);
+        strobe__cell(out, phead[c], tree_width[c]);
     }
     fputs("  call path\n", out);
     for (size_t i = 0; i < rows; i++) {
@@ -669,20 +655,20 @@ static void text_groups(FILE *out, const struct strobe__report_view *v, const st
         fputc('\n', out);
     }
     fputs("  ", out);
-    cell(out, what, -lw);
+    strobe__cell(out, what, -lw);
     for (size_t i = 0; i < cols; i++) {
         snprintf(s[0], sizeof s[0], "[%zu]", i + 1);
         fputs("  ", out);
-        cell(out, s[0], 10);
+        strobe__cell(out, s[0], 10);
     }
     fputc('\n', out);
     for (size_t k = 0; k < g->n; k++) {
         group_label(label, sizeof label, exp, g, k, by);
         fputs("  ", out);
-        cell(out, label, -lw);
+        strobe__cell(out, label, -lw);
         for (size_t i = 0; i < cols; i++) {
             fputs("  ", out);
-            cell(out, fmt_u64(s[0], g->path_visits[i * g->n + k]), 10);
+            strobe__cell(out, fmt_u64(s[0], g->path_visits[i * g->n + k]), 10);
         }
         fputc('\n', out);
     }
@@ -779,11 +765,11 @@ static void tm_table(FILE *out, const struct strobe_experiment *exp, const struc
         lw = w > lw ? w : lw;
     }
     fputs("  ", out);
-    cell(out, "block / thread", -lw);
+    strobe__cell(out, "block / thread", -lw);
     int ncols = causes ? causes : m->has_events ? TM_COUNT_COLS : 7;
     for (int k = 0; k < ncols; k++) {
         fputs("  ", out);
-        cell(out, causes ? strobe_tm_abort_name(k) : tm_head[k], causes ? cause_width[k] : tm_width[k]);
+        strobe__cell(out, causes ? strobe_tm_abort_name(k) : tm_head[k], causes ? cause_width[k] : tm_width[k]);
     }
     fputc('\n', out);
     for (size_t b = 0; b < m->nblocks; b++) {
@@ -800,10 +786,10 @@ static void tm_table(FILE *out, const struct strobe_experiment *exp, const struc
                 block_label(label, sizeof label, exp, m->blocks[b]);
             int n = tm_cells(s, c, causes, m->has_events);
             fputs("  ", out);
-            cell(out, label, -lw);
+            strobe__cell(out, label, -lw);
             for (int k = 0; k < n; k++) {
                 fputs("  ", out);
-                cell(out, s[k], causes ? cause_width[k] : tm_width[k]);
+                strobe__cell(out, s[k], causes ? cause_width[k] : tm_width[k]);
             }
             fputc('\n', out);
         }
@@ -879,10 +865,10 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
         /* TMbox histogram (seed 001, Figure 5): state time per thread and
          * the statistics over threads */
         fputs("\nTime per TMbox state (threads with transactions)\n  ", out);
-        cell(out, "thread", -8);
+        strobe__cell(out, "thread", -8);
         for (int k = 0; k < STROBE_TM_STATE_COUNT; k++) {
             fputs("  ", out);
-            cell(out, strobe_tm_state_name(k), 14);
+            strobe__cell(out, strobe_tm_state_name(k), 14);
         }
         fputc('\n', out);
         double sum[STROBE_TM_STATE_COUNT] = {0}, sumsq[STROBE_TM_STATE_COUNT] = {0};
@@ -901,10 +887,10 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
             n++;
             snprintf(label, sizeof label, "%zu", t);
             fputs("  ", out);
-            cell(out, label, -8);
+            strobe__cell(out, label, -8);
             for (int k = 0; k < STROBE_TM_STATE_COUNT; k++) {
                 fputs("  ", out);
-                cell(out, strobe__fmt_time(s, st[k]), 14);
+                strobe__cell(out, strobe__fmt_time(s, st[k]), 14);
                 sum[k] += (double)st[k];
                 sumsq[k] += (double)st[k] * (double)st[k];
                 mx[k] = st[k] > mx[k] ? st[k] : mx[k];
@@ -915,7 +901,7 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
         static const char *const rows[] = {"Total", "Average", "Maximum", "Minimum", "StDev", "Avg/Max"};
         for (int r = 0; r < 6 && n > 0; r++) {
             fputs("  ", out);
-            cell(out, rows[r], -8);
+            strobe__cell(out, rows[r], -8);
             for (int k = 0; k < STROBE_TM_STATE_COUNT; k++) {
                 double avg = sum[k] / (double)n;
                 double var = sumsq[k] / (double)n - avg * avg;
@@ -927,17 +913,17 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
                 else
                     snprintf(s, sizeof s, "%.2f", avg / (double)mx[k]);
                 fputs("  ", out);
-                cell(out, s, 14);
+                strobe__cell(out, s, 14);
             }
             fputc('\n', out);
         }
         /* who aborted whom: rows culprits, columns victims */
         fputs("\nWho aborted whom (rows: culprit thread, columns: aborted thread)\n  ", out);
-        cell(out, "culprit", -8);
+        strobe__cell(out, "culprit", -8);
         for (size_t t = 0; t < m->nthreads; t++) {
             snprintf(label, sizeof label, "%zu", t);
             fputs("  ", out);
-            cell(out, label, 8);
+            strobe__cell(out, label, 8);
         }
         fputc('\n', out);
         for (size_t c = 0; c <= m->nthreads; c++) {
@@ -951,10 +937,10 @@ static void text_tm(FILE *out, const struct strobe__report_view *v, const struct
             else
                 snprintf(label, sizeof label, "%zu", c);
             fputs("  ", out);
-            cell(out, label, -8);
+            strobe__cell(out, label, -8);
             for (size_t t = 0; t < m->nthreads; t++) {
                 fputs("  ", out);
-                cell(out, fmt_u64(s, m->aborted_by[c * m->nthreads + t]), 8);
+                strobe__cell(out, fmt_u64(s, m->aborted_by[c * m->nthreads + t]), 8);
             }
             fputc('\n', out);
         }
@@ -976,7 +962,7 @@ static void score_line(FILE *out, char s[SCORE_COLS][STROBE_UNITS_LEN], const ch
 {
     for (int k = 0; k < SCORE_COLS; k++) {
         fputs("  ", out);
-        cell(out, s[k], score_width[k]);
+        strobe__cell(out, s[k], score_width[k]);
     }
     fprintf(out, "  %s\n", label);
 }
@@ -1045,7 +1031,7 @@ int strobe__score_text(FILE *out, const struct strobe__score *sc, size_t top)
         score_cells(s, sc, &r->cost, r->visits, r);
         for (int k = 0; k < SCORE_COLS; k++) {
             fputs("  ", out);
-            cell(out, s[k], score_width[k]);
+            strobe__cell(out, s[k], score_width[k]);
         }
         fputs("  ", out);
         region_label(out, exp, r->region);

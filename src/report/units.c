@@ -51,6 +51,18 @@ uint64_t strobe__div_round(uint64_t a, uint64_t b)
     return b ? (uint64_t)(((unsigned __int128)a + b / 2) / b) : 0;
 }
 
+void strobe__cell(FILE *out, const char *s, int width)
+{
+    size_t w = strobe__display_width(s);
+    size_t want = (size_t)(width < 0 ? -width : width);
+    if (width <= 0)
+        fputs(s, out);
+    for (; w < want; w++)
+        fputc(' ', out);
+    if (width > 0)
+        fputs(s, out);
+}
+
 size_t strobe__display_width(const char *s)
 {
     size_t w = 0;

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Large enough for any string the functions below produce. */
 #define STROBE_UNITS_LEN 32
@@ -30,5 +31,9 @@ uint64_t strobe__div_round(uint64_t a, uint64_t b);
 /* Display width in terminal columns of a UTF-8 string: bytes that do not
  * continue a multi-byte sequence (good enough for names and µ). */
 size_t strobe__display_width(const char *s);
+
+/* Writes s right-aligned (width > 0) or left-aligned (width <= 0) in
+ * |width| display columns; longer strings are written whole. */
+void strobe__cell(FILE *out, const char *s, int width);
 
 #endif

@@ -521,7 +521,10 @@ static inline void dec_prof_load(const char *path, struct dec_prof *pr)
             STROBE_FAIL("%s: slot %u: parent %u not before it", path, i, pr->slot[i].node.parent);
         if (tag == STROBE_SLOT_METRIC && pr->slot[i].metric.node >= i)
             STROBE_FAIL("%s: slot %u: metric of a later node", path, i);
-        if (tag != STROBE_SLOT_NODE && tag != STROBE_SLOT_METRIC)
+        /* a SYNC slot (lock counts) shares the metric slot's node field */
+        if (tag == STROBE_SLOT_SYNC && pr->slot[i].metric.node >= i)
+            STROBE_FAIL("%s: slot %u: sync slot of a later node", path, i);
+        if (tag != STROBE_SLOT_NODE && tag != STROBE_SLOT_METRIC && tag != STROBE_SLOT_SYNC)
             STROBE_FAIL("%s: slot %u: tag %u", path, i, tag);
     }
 }

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The synchronization section of the text report (`strobe report
+ * --locks`): the lock table per object and acquiring call path, longest
+ * total wait first, and the barrier table with each barrier's longest wait
+ * (its imbalance). Formats the model of src/analysis/locks.h only.
+ */
+#ifndef STROBE_REPORT_LOCKS_H
+#define STROBE_REPORT_LOCKS_H
+
+#include <stdio.h>
+
+#include "analysis/experiment.h"
+#include "analysis/locks.h"
+
+/* Writes the section to OUT. `top`: lock rows shown, 0 = all. Returns 0
+ * or -EIO when writing failed. */
+int strobe_report_locks_text(FILE *out, const struct strobe_experiment *exp,
+                             const struct strobe_lock_model *m, size_t top);
+
+#endif

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The synchronization interposer (src/core/sync.c) end to end: `strobe
+ * run` of analysis_locks_prog (locks_prog.c documents the exact counts),
+ * then the lock model (src/analysis/locks.c) and `strobe report --locks`.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/decode.h"
+#include "analysis/experiment.h"
+#include "analysis/locks.h"
+#include "common/format.h"
+#include "test.h"
+
+static char dir[4200];
+
+/* Runs the fixture in MODE under `strobe run OPTIONS`; exits the test on
+ * failure. Its output is kept in `output`. */
+static char output[4096];
+
+static struct strobe_experiment *run(const char *name, const char *options, const char *mode)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/analysis_locks_prog %s", STROBE_BIN_DIR,
+                            options, dir, STROBE_TEST_BIN_DIR, mode);
+    if (rc != 0)
+        STROBE_FAIL("strobe run analysis_locks_prog %s: exit %d\n%s", mode, rc, out);
+    snprintf(output, sizeof output, "%s", out);
+    free(out);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    return exp;
+}
+
+static struct strobe_lock_model *model(const struct strobe_experiment *exp)
+{
+    struct strobe_lock_model *m;
+    struct strobe_errbuf eb = {""};
+    if (strobe_lock_model_build(exp, &m, &eb) != 0)
+        STROBE_FAIL("lock model: %s", eb.msg);
+    return m;
+}
+
+/* "a > b" of a row's call path. */
+static const char *path(const struct strobe_experiment *exp, const struct strobe_lock_row *r)
+{
+    static char buf[512];
+    buf[0] = 0;
+    for (uint32_t k = 0; k < r->depth; k++) {
+        strcat(buf, k ? " > " : "");
+        strcat(buf, exp->regions[r->path[k]].name);
+    }
+    return buf;
+}
+
+/* The row of object `name` at call path `p`; fails the test when absent. */
+static const struct strobe_lock_row *row(const struct strobe_experiment *exp,
+                                         const struct strobe_lock_model *m, const char *name, const char *p)
+{
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].name && strcmp(m->rows[i].name, name) == 0 && strcmp(path(exp, &m->rows[i]), p) == 0)
+            return &m->rows[i];
+    STROBE_FAIL("no lock row %s at %s", name, p);
+}
+
+/* The index (t<N>) of the k-th thread the fixture created (k from 1): the
+ * threads other than main in index order (TSan builds skip index 1, which
+ * TSan's own thread takes). */
+static uint32_t worker(const struct strobe_experiment *exp, uint32_t k)
+{
+    uint32_t found = 0;
+    for (uint32_t index = 1; index < 1000; index++)
+        for (size_t t = 0; t < exp->nthreads; t++)
+            if (exp->threads[t].index == index && ++found == k)
+                return index;
+    STROBE_FAIL("no worker thread %u", k);
+}
+
+/* Acquisitions of the row by the thread with index `index` (t<index>). */
+static uint64_t by_thread(const struct strobe_experiment *exp, const struct strobe_lock_row *r,
+                          uint32_t index)
+{
+    for (size_t k = 0; k < r->nthreads; k++)
+        if (exp->threads[r->threads[k].thread].index == index)
+            return r->threads[k].acquisitions;
+    return 0;
+}
+
+/* The SYNC records of global thread `thread` with op `op` on object `obj`
+ * (0: any): their number; the last one in *last. */
+static size_t thread_sync_records(const struct strobe_experiment *exp, size_t thread, uint64_t op,
+                                  uint64_t obj, struct strobe__raw_event *last)
+{
+    size_t n = 0;
+    const char *path = exp->threads[thread].stream_path;
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+    while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+        if (ev.kind == STROBE__RAW_SYNC && (op == 0 || ev.id == op) &&
+            (obj == 0 || (uint64_t)ev.value == obj)) {
+            n++;
+            if (last)
+                *last = ev;
+        }
+    if (rc < 0)
+        STROBE_FAIL("%s", eb.msg);
+    strobe__stream_end(&d);
+    strobe__file_unmap(buf, len);
+    return n;
+}
+
+/* The same over the threads t<index> (all: UINT32_MAX). */
+static size_t sync_records(const struct strobe_experiment *exp, uint32_t index, uint64_t op, uint64_t obj,
+                           struct strobe__raw_event *last)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        if (index == UINT32_MAX || exp->threads[t].index == index)
+            n += thread_sync_records(exp, t, op, obj, last);
+    return n;
+}
+
+STROBE_TEST(mutex_counts_exact)
+{
+    struct strobe_experiment *exp = run("mutex_counts", "", "mutex");
+    struct strobe_lock_model *m = model(exp);
+    const struct strobe_lock_row *w = row(exp, m, "counted_lock", "worker > bump");
+    CHECK_EQ_INT(w->kind, STROBE_SYNC_MUTEX);
+    CHECK_EQ_U64(w->acquisitions, 600);
+    CHECK_EQ_INT(w->nthreads, 3);
+    CHECK_EQ_U64(by_thread(exp, w, worker(exp, 1)), 100);
+    CHECK_EQ_U64(by_thread(exp, w, worker(exp, 2)), 200);
+    CHECK_EQ_U64(by_thread(exp, w, worker(exp, 3)), 300);
+    CHECK(w->hold_samples >= 16 && w->hold_samples <= w->acquisitions);
+    const struct strobe_lock_row *mn = row(exp, m, "counted_lock", "main > bump");
+    CHECK_EQ_U64(mn->acquisitions, 5);
+    CHECK_EQ_U64(mn->contended, 0);
+    CHECK_EQ_U64(mn->hold_samples, 5); /* the first 16 are all timed */
+    CHECK_EQ_U64(by_thread(exp, mn, 0), 5);
+    /* the deliberately contended lock: first by wait, the second worker's
+     * one contended acquisition that waited about the first's 30 ms hold */
+    const struct strobe_lock_row *hot = &m->rows[0];
+    CHECK_STR_EQ(hot->name, "hot_lock");
+    CHECK_STR_EQ(path(exp, hot), "worker > wait_hot");
+    CHECK_EQ_U64(hot->acquisitions, 1);
+    CHECK_EQ_U64(hot->contended, 1);
+    CHECK(hot->wait_ns > 20000000 && hot->wait_ns < 40000000);
+    CHECK_EQ_U64(hot->wait_ns, hot->max_wait_ns);
+    CHECK_EQ_U64(by_thread(exp, hot, worker(exp, 2)), 1);
+    const struct strobe_lock_row *held = row(exp, m, "hot_lock", "worker > hold_hot");
+    CHECK_EQ_U64(held->contended, 0);
+    CHECK_EQ_U64(held->hold_samples, 1);
+    CHECK(held->hold_ns >= 30000000);
+    CHECK_EQ_U64(by_thread(exp, held, worker(exp, 1)), 1);
+    CHECK_EQ_INT(m->nrows, 4); /* hot_lock at hold_hot and wait_hot, counted_lock twice */
+    /* the trace: the second worker's blocked acquire names the first's
+     * release, which the first recorded (the second was registered as a
+     * waiter long before) */
+    struct strobe__raw_event acq, rel;
+    CHECK_EQ_INT(sync_records(exp, worker(exp, 2), STROBE_SYNC_ACQUIRE_MUTEX, hot->object, &acq), 1);
+    CHECK_EQ_U64((uint64_t)acq.value, hot->object);
+    double wait_ns = (double)acq.sync_args[0] * exp->processes[0].ns_per_tick;
+    CHECK(wait_ns > 20e6 && wait_ns < 40e6);
+    CHECK_EQ_U64(acq.sync_args[1], worker(exp, 1) + 1); /* releaser: the first worker */
+    CHECK_EQ_INT(sync_records(exp, worker(exp, 1), STROBE_SYNC_RELEASE, hot->object, &rel), 1);
+    CHECK_EQ_U64((uint64_t)rel.value, hot->object);
+    CHECK_EQ_U64(rel.sync_args[0], acq.sync_args[2]); /* the same release number */
+    CHECK(rel.ticks <= acq.ticks);
+    strobe_lock_model_free(m);
+
+    /* the report: the same numbers, hot_lock first */
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    const char *locks = strstr(out, "\nLocks (");
+    CHECK(locks != NULL);
+    const char *first = strstr(locks, "mutex   ");
+    CHECK(first != NULL && strncmp(first + 8, "hot_lock\n", 9) == 0);
+    char want[128];
+    snprintf(want, sizeof want, "threads: t%u 100 t%u 200 t%u 300\n", worker(exp, 1), worker(exp, 2),
+             worker(exp, 3));
+    CHECK_CONTAINS(locks, want);
+    CHECK_CONTAINS(locks, "path: worker > bump\n");
+    CHECK_CONTAINS(locks, "threads: t0 5\n");
+    free(out);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(barrier_imbalance)
+{
+    struct strobe_experiment *exp = run("barrier", "", "barrier");
+    struct strobe_lock_model *m = model(exp);
+    CHECK_EQ_INT(m->nrows, 0);
+    CHECK_EQ_INT(m->nbarriers, 1);
+    const struct strobe_barrier_row *b = &m->barriers[0];
+    CHECK_STR_EQ(b->name, "bar");
+    CHECK_EQ_U64(b->episodes, 3);
+    CHECK_EQ_U64(b->waits, 9);
+    CHECK_EQ_INT(b->nthreads, 3);
+    /* t1 slept ~50 ms before the second episode (as long as it printed,
+     * which a loaded machine makes longer), t2 and t3 waited for it: the
+     * imbalance is that sleep within 10 % */
+    const char *s = strstr(output, "slept_ns ");
+    CHECK(s != NULL);
+    double slept = strtod(s + 9, NULL);
+    CHECK(slept >= 50e6);
+    CHECK((double)b->max_wait_ns >= 0.9 * slept && (double)b->max_wait_ns <= 1.1 * slept);
+    /* every wait is in the trace: episodes 1..3 per thread, one serial
+     * thread per episode */
+    CHECK_EQ_INT(sync_records(exp, UINT32_MAX, STROBE_SYNC_BARRIER, 0, NULL), 9);
+    struct strobe__raw_event last;
+    for (uint32_t k = 1; k <= 3; k++) {
+        CHECK_EQ_INT(sync_records(exp, worker(exp, k), STROBE_SYNC_BARRIER, 0, &last), 3);
+        CHECK_EQ_U64(last.sync_args[1], 3);
+    }
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(condvar_producer_consumer)
+{
+    /* run() fails unless the consumer's sum is right */
+    struct strobe_experiment *exp = run("cond", "", "cond");
+    struct strobe_lock_model *m = model(exp);
+    const struct strobe_lock_row *q = row(exp, m, "queue_lock", "producer");
+    CHECK_EQ_U64(q->acquisitions, 20000);
+    q = row(exp, m, "queue_lock", "consumer");
+    CHECK_EQ_U64(q->acquisitions, 20000);
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].kind == STROBE_SYNC_COND) {
+            CHECK_STR_EQ(m->rows[i].name, "queue_cond");
+            CHECK_EQ_U64(m->rows[i].contended, m->rows[i].acquisitions);
+        }
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(rwlock_spin_sem_exact)
+{
+    struct strobe_experiment *exp = run("misc", "--locks", "misc");
+    struct strobe_lock_model *m = model(exp);
+    const struct strobe_lock_row *r = row(exp, m, "rw", "main > misc");
+    CHECK_EQ_INT(r->kind, STROBE_SYNC_RWLOCK);
+    CHECK_EQ_U64(r->acquisitions, 17);
+    r = row(exp, m, "spin", "main > misc");
+    CHECK_EQ_INT(r->kind, STROBE_SYNC_SPIN);
+    CHECK_EQ_U64(r->acquisitions, 7);
+    r = row(exp, m, "sem", "main > misc");
+    CHECK_EQ_INT(r->kind, STROBE_SYNC_SEM);
+    CHECK_EQ_U64(r->acquisitions, 3);
+    CHECK_EQ_U64(r->hold_samples, 0); /* a semaphore is not held */
+    r = row(exp, m, "misc_lock", "main > misc");
+    CHECK_EQ_U64(r->acquisitions, 2);
+    CHECK_EQ_INT(m->nrows, 4);
+    for (size_t i = 0; i < m->nrows; i++)
+        CHECK_EQ_U64(m->rows[i].contended, 0);
+    CHECK_EQ_INT(sync_records(exp, UINT32_MAX, 0, 0, NULL), 0); /* nothing waited */
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(fork_child_forgets_parent_waiters)
+{
+    /* the child's signal has no waiter of its own: no SIGNAL record there,
+     * while the parent's final signal (t1 waiting) is recorded */
+    struct strobe_experiment *exp = run("fork", "", "fork");
+    CHECK_EQ_INT(exp->nprocesses, 2);
+    uint32_t child = exp->processes[0].parent == STROBE_NONE ? 1 : 0;
+    size_t in_child = 0, in_parent = 0;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        *(exp->threads[t].process == child ? &in_child : &in_parent) +=
+            thread_sync_records(exp, t, STROBE_SYNC_SIGNAL, 0, NULL);
+    CHECK_EQ_INT(in_child, 0);
+    CHECK_EQ_INT(in_parent, 1);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(no_profile_keeps_the_waits)
+{
+    /* the counts live in the profiles: without them only the waits are
+     * recorded, and the report says why its table is empty */
+    struct strobe_experiment *exp = run("no_profile", "--no-profile", "mutex");
+    struct strobe_lock_model *m = model(exp);
+    CHECK_EQ_INT(m->profiled_threads, 0);
+    CHECK_EQ_INT(m->nrows, 0);
+    CHECK(sync_records(exp, worker(exp, 2), STROBE_SYNC_ACQUIRE_MUTEX, 0, NULL) >= 1);
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "  no profiles in this experiment (STROBE_PROFILE=0): lock counts live there\n");
+    free(out);
+}
+
+STROBE_TEST(no_locks_records_nothing)
+{
+    struct strobe_experiment *exp = run("no_locks", "--no-locks", "mutex");
+    struct strobe_lock_model *m = model(exp);
+    CHECK_EQ_INT(m->nrows, 0);
+    CHECK_EQ_INT(m->nbarriers, 0);
+    CHECK_EQ_INT(m->profiled_threads, 4);
+    CHECK_EQ_INT(sync_records(exp, UINT32_MAX, 0, 0, NULL), 0);
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "  none (no lock");
+    free(out);
+}
+
+/* Byte offset in `path` of the first SYNC slot (profile) or SYNC record
+ * (stream); fails the test when there is none. */
+static long first_sync(const char *path, bool stream)
+{
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    long off = -1;
+    if (stream) {
+        struct strobe__stream_decoder d;
+        struct strobe__raw_event ev;
+        int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+        while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+            if (ev.kind == STROBE__RAW_SYNC)
+                off = (long)ev.offset;
+        strobe__stream_end(&d);
+    } else {
+        for (size_t o = 64; off < 0 && o + 64 <= len; o += 64)
+            if (buf[o] == STROBE_SLOT_SYNC)
+                off = (long)o;
+    }
+    strobe__file_unmap(buf, len);
+    if (off < 0)
+        STROBE_FAIL("%s: no SYNC %s", path, stream ? "record" : "slot");
+    return off;
+}
+
+STROBE_TEST(corrupt_sync_data_is_one_line_error)
+{
+    struct strobe_experiment *exp = run("corrupt", "", "mutex");
+    char prof[4400], evt[4400], *out;
+    snprintf(prof, sizeof prof, "%s/%s/t2.prof", dir, exp->processes[0].dir);
+    snprintf(evt, sizeof evt, "%s/%s/t2.evt", dir, exp->processes[0].dir);
+    strobe_experiment_close(exp);
+    /* a SYNC slot of an unknown kind (9) */
+    long slot = first_sync(prof, false);
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\011' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
+                                prof, slot + 8),
+                 0);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 1);
+    char want[256];
+    snprintf(want, sizeof want,
+             "t2.prof: offset %ld: sync slot %ld has an unknown kind or inconsistent counts\n", slot,
+             slot / 64 - 1);
+    CHECK_CONTAINS(out, want);
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+    free(out);
+    /* a SYNC record of an unknown op (12): its op is the first payload
+     * byte, after b0, a 1..10-byte delta and the 1-byte length */
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\002' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
+                                prof, slot + 8),
+                 0);
+    long rec = first_sync(evt, true);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "f='%s'; o=%ld; i=$((o+1)); "
+                       "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
+                       "printf '\\014' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
+                       evt, rec),
+        0);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks --source trace", STROBE_BIN_DIR, dir),
+                 1);
+    snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 12\n", rec);
+    CHECK_CONTAINS(out, want);
+    free(out);
+}
+
+STROBE_TEST(report_locks_usage)
+{
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --locks --format json", STROBE_BIN_DIR),
+                 2);
+    CHECK_CONTAINS(out, "strobe: report: '--locks' has a text form only (not with '--format json')");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(barrier_imbalance),
+                 STROBE_CASE(condvar_producer_consumer), STROBE_CASE(rwlock_spin_sem_exact),
+                 STROBE_CASE(fork_child_forgets_parent_waiters), STROBE_CASE(no_profile_keeps_the_waits),
+                 STROBE_CASE(no_locks_records_nothing), STROBE_CASE(corrupt_sync_data_is_one_line_error),
+                 STROBE_CASE(report_locks_usage))
