@@ -62,6 +62,7 @@ bench: build
 	@bench/real.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
+	@bench/malloc/run.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)
 	@bench/petra/run.sh $(BUILD)

@@ -162,7 +162,52 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_PROCESS_END: return "PROCESS_END record";
     case STROBE_DEF_THREAD_SUMMARY: return "THREAD_SUMMARY record";
     case STROBE_DEF_OPEN_FRAMES: return "OPEN_FRAMES record";
+    case STROBE_DEF_MALLOC: return "MALLOC record";
     default: return "record";
+    }
+}
+
+/* STROBE_DEF_MALLOC (format.h): CONFIG, SUMMARY or a LIVE path. */
+static int malloc_record(struct strobe__defs *d, struct cursor *c, size_t rec_off, struct strobe_errbuf *eb)
+{
+    uint64_t what;
+    int rc = get_u(c, &what, eb);
+    if (rc)
+        return rc;
+    switch (what) {
+    case STROBE_MALLOC_CONFIG:
+        d->malloc_on = true;
+        return get_u(c, &d->malloc_large, eb);
+    case STROBE_MALLOC_SUMMARY: {
+        uint64_t *f[] = {&d->malloc_peak, &d->malloc_peak_ticks, &d->malloc_live_bytes, &d->malloc_live_blocks,
+                         &d->malloc_untracked};
+        for (size_t i = 0; i < sizeof f / sizeof f[0] && rc == 0; i++)
+            rc = get_u(c, f[i], eb);
+        if (rc == 0 && d->malloc_summary)
+            rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second MALLOC SUMMARY record", c->name, rec_off);
+        d->malloc_summary = rc == 0;
+        return rc;
+    }
+    case STROBE_MALLOC_LIVE: {
+        struct strobe__malloc_live l;
+        if ((rc = get_u(c, &l.thread, eb)) || (rc = get_u(c, &l.slot_plus1, eb)) || (rc = get_u(c, &l.blocks, eb)) ||
+            (rc = get_u(c, &l.bytes, eb)))
+            return rc;
+        if (!d->malloc_summary)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MALLOC LIVE record before the SUMMARY",
+                                 c->name, rec_off);
+        if (l.thread > UINT32_MAX - 1 || l.slot_plus1 > UINT32_MAX || l.blocks == 0)
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: MALLOC LIVE record: thread %llu, slot %llu, %llu blocks out of range",
+                                 c->name, rec_off, (unsigned long long)l.thread, (unsigned long long)l.slot_plus1,
+                                 (unsigned long long)l.blocks);
+        if ((rc = APPEND(d->malloc_live, d->nmalloc_live, c->name, eb)))
+            return rc;
+        d->malloc_live[d->nmalloc_live++] = l;
+        return 0;
+    }
+    default:
+        return 0; /* newer kind: skipped */
     }
 }
 
@@ -342,6 +387,8 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
         }
         return 0;
     }
+    case STROBE_DEF_MALLOC:
+        return malloc_record(d, c, rec_off, eb);
     default:
         return 0; /* newer record type: skipped by design */
     }
@@ -401,6 +448,7 @@ void strobe__defs_free(struct strobe__defs *d)
     free(d->metrics);
     free(d->summaries);
     free(d->open);
+    free(d->malloc_live);
     memset(d, 0, sizeof *d);
 }
 
@@ -593,6 +641,21 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         return tm_payload(d, c, ev, eb);
     case STROBE_EXT_SYNC:
         return sync_payload(d, c, ev, eb);
+    case STROBE_EXT_ALLOC:
+        ev->kind = STROBE__RAW_ALLOC;
+        if ((rc = get_u(c, &ev->id, eb)) || (rc = get_u(c, &ev->parent, eb)) || (rc = get_u(c, &ev->address, eb)) ||
+            (rc = get_u(c, &v, eb)))
+            return rc;
+        if (ev->id < STROBE_ALLOC_ALLOC || ev->id > STROBE_ALLOC_FREE || ev->parent == 0 ||
+            ev->parent >= STROBE_ALLOC_NCALLS)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: ALLOC record: operation %llu, call %llu unknown",
+                                 d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id,
+                                 (unsigned long long)ev->parent);
+        if (v > INT64_MAX)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: ALLOC record: size %llu out of range",
+                                 d->name, (unsigned long long)ev->offset, (unsigned long long)v);
+        ev->value = (int64_t)v;
+        return 0;
     default:
         ev->kind = 0; /* newer record type: skipped */
         return 0;
@@ -604,7 +667,7 @@ static const char *ext_name(unsigned type)
     static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
                                          "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
                                          "FORK record",         "INHERIT record",       "TM record",
-                                         "EXT record",          "SYNC record" };
+                                         "EXT record",          "SYNC record",          "ALLOC record" };
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 

@@ -66,6 +66,11 @@ struct strobe__open_frame {
     uint64_t slot_plus1; /* profile slot + 1, 0 = none */
 };
 
+/* The MALLOC records (format.h, STROBE_DEF_MALLOC). */
+struct strobe__malloc_live {
+    uint64_t thread, slot_plus1, blocks, bytes;
+};
+
 struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
@@ -82,6 +87,11 @@ struct strobe__defs {
     int64_t exit_status;
     struct strobe__thread_summary *summaries; size_t nsummaries;
     struct strobe__open_frame *open; size_t nopen;
+    bool malloc_on; /* a MALLOC CONFIG record */
+    uint64_t malloc_large;
+    bool malloc_summary; /* a MALLOC SUMMARY record */
+    uint64_t malloc_peak, malloc_peak_ticks, malloc_live_bytes, malloc_live_blocks, malloc_untracked;
+    struct strobe__malloc_live *malloc_live; size_t nmalloc_live;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,
@@ -103,6 +113,7 @@ enum strobe__raw_kind {
     STROBE__RAW_TM_COUNTS = 11, /* a TM COUNTS record: the decoder's `counts` */
     STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
                                    sync_args = the op's arguments (format.h) */
+    STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
 };
 
 /* The payload of a TM COUNTS record (format.h, STROBE_TM_COUNTS). */
@@ -125,6 +136,7 @@ struct strobe__raw_event {
     struct strobe_rusage rusage;
     uint64_t sync_args[5];
     uint32_t depth; /* open regions after the event */
+    uint64_t address; /* ALLOC */
 };
 
 struct strobe__stream_decoder {

@@ -567,6 +567,39 @@ static int load_summary(struct loader *L, struct strobe_thread_info *t, const st
     return rc < 0 ? rc : 0;
 }
 
+/* The process's MALLOC records into the model (experiment.h). */
+static int load_malloc(struct loader *L, uint32_t pi, const struct strobe__defs *d)
+{
+    struct strobe_experiment *exp = L->exp;
+    struct strobe_process_info *p = &exp->processes[pi];
+    p->malloc = (struct strobe_malloc_info){.on = d->malloc_on,
+                                            .large = d->malloc_large,
+                                            .summarized = d->malloc_summary,
+                                            .peak_bytes = d->malloc_peak,
+                                            .live_bytes = d->malloc_live_bytes,
+                                            .live_blocks = d->malloc_live_blocks,
+                                            .untracked = d->malloc_untracked};
+    if (d->malloc_peak)
+        p->malloc.peak_ns = strobe_ticks_to_ns(exp, pi, d->malloc_peak_ticks);
+    if (!d->nmalloc_live)
+        return 0;
+    void *grown = realloc(exp->malloc_live, (exp->nmalloc_live + d->nmalloc_live) * sizeof *exp->malloc_live);
+    if (!grown)
+        return -ENOMEM;
+    exp->malloc_live = grown;
+    for (size_t i = 0; i < d->nmalloc_live; i++) {
+        const struct strobe__malloc_live *l = &d->malloc_live[i];
+        uint32_t t = global_thread(exp, pi, l->thread);
+        if (t == STROBE_NONE || (l->slot_plus1 && !exp->threads[t].profile_path))
+            return strobe__error(L->eb, STROBE_ERR_FORMAT, "%s/defs: MALLOC LIVE record names thread t%llu%s, which has no %s file",
+                                 p->dir, (unsigned long long)l->thread, l->slot_plus1 ? " and a profile slot" : "",
+                                 t == STROBE_NONE ? "t<N>" : "t<N>.prof");
+        exp->malloc_live[exp->nmalloc_live++] =
+            (struct strobe_malloc_live){t, l->slot_plus1 ? (uint32_t)(l->slot_plus1 - 1) : STROBE_NONE, l->blocks, l->bytes};
+    }
+    return 0;
+}
+
 static const struct strobe__thread_summary *find_summary(const struct strobe__defs *d, uint32_t index)
 {
     for (size_t i = 0; i < d->nsummaries; i++)
@@ -863,6 +896,9 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         exp->total_bytes += t->bytes;
         exp->total_dropped += t->dropped;
     }
+    /* after the origin: the peak's time is in experiment ns */
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++)
+        rc = load_malloc(L, (uint32_t)i, &procs[i].defs);
     for (size_t i = 0; i < nprocs; i++) {
         free(procs[i].dir);
         strobe__defs_free(&procs[i].defs);
@@ -937,6 +973,7 @@ void strobe_experiment_close(struct strobe_experiment *exp)
     }
     free(exp->metrics);
     free(exp->tm_counts);
+    free(exp->malloc_live);
     strobe__selection_free(exp->selection);
     free(exp->dir);
     free(exp);
@@ -1037,6 +1074,13 @@ int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *
                 break;
             case STROBE__RAW_FORK:
                 ev->type = STROBE_EVENT_FORK;
+                ev->value = raw.value;
+                break;
+            case STROBE__RAW_ALLOC:
+                ev->type = STROBE_EVENT_ALLOC;
+                ev->alloc_op = (uint32_t)raw.id;
+                ev->alloc_call = (uint32_t)raw.parent;
+                ev->address = raw.address;
                 ev->value = raw.value;
                 break;
             case STROBE__RAW_TM:

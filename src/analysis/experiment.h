@@ -86,6 +86,25 @@ struct strobe_thread_info {
     size_t nopen;
 };
 
+/* Allocation tracking of one process (`strobe run --malloc`, format.h
+ * STROBE_DEF_MALLOC). */
+struct strobe_malloc_info {
+    bool on;           /* the process tracked allocations */
+    uint64_t large;    /* blocks from this size on have ALLOC events */
+    bool summarized;   /* it exited normally: the fields below are known */
+    uint64_t peak_bytes; /* largest sum of live blocks */
+    uint64_t peak_ns;    /* when (experiment ns; 0 and peak_bytes 0: nothing allocated) */
+    uint64_t live_bytes, live_blocks; /* at exit */
+    uint64_t untracked;  /* blocks the runtime had no room to track */
+};
+
+/* Blocks live at exit allocated on one call path of one thread. */
+struct strobe_malloc_live {
+    uint32_t thread; /* global thread index */
+    uint32_t slot;   /* the call path's slot in the thread's t<N>.prof, STROBE_NONE = unknown */
+    uint64_t blocks, bytes;
+};
+
 struct strobe_process_info {
     char *dir;              /* proc-<pid>[-<n>] */
     uint64_t pid, ppid;
@@ -110,6 +129,7 @@ struct strobe_process_info {
     /* local id -> global id maps (STROBE_NONE for ids never defined) */
     uint32_t *region_map; size_t region_map_len;
     uint32_t *metric_map; size_t metric_map_len;
+    struct strobe_malloc_info malloc;
 };
 
 /* Serialization causes (enum strobe_tm_serial_cause 1..3) and abort causes
@@ -166,6 +186,9 @@ struct strobe_experiment {
                         streams were decoded: see tm_level for level events) */
     struct strobe_tm_counts *tm_counts;
     size_t ntm_counts; /* in stream order */
+    /* blocks live at exit per allocating call path, every process's */
+    struct strobe_malloc_live *malloc_live;
+    size_t nmalloc_live;
     /* The view set by strobe_experiment_select() (select.h), applied by the
      * event iterator; NULL = every thread and event. */
     struct strobe_selection *selection;
@@ -197,6 +220,8 @@ enum strobe_event_type {
     STROBE_EVENT_THREAD_JOIN = 7,  /* other_thread = joined */
     STROBE_EVENT_FORK = 8,         /* value = child pid */
     STROBE_EVENT_INHERIT = 9,      /* region entered before fork(); not a visit */
+    STROBE_EVENT_ALLOC = 11,       /* a large block (`--malloc`): alloc_op and alloc_call
+                                      (format.h), address, value = size in bytes */
     STROBE_EVENT_TM = 10,          /* tm_event (enum strobe_tm_event), value = its argument
                                       (attempt number, cause; for LOCKED the ns since the
                                       commit was requested), other_thread = culprit of an
@@ -213,6 +238,8 @@ struct strobe_event {
     uint32_t tm_event;     /* TM */
     int64_t value;
     uint64_t offset;       /* byte offset of the record in the stream file */
+    uint32_t alloc_op, alloc_call; /* ALLOC: enum strobe_alloc_op, strobe_alloc_call */
+    uint64_t address;      /* ALLOC: the block */
     bool synthetic;        /* added by the reader: an EXIT at the end for a region left
                               open, or an ENTER/INHERIT/EXIT clipping a frame to the
                               selection's time window (select.h) */

@@ -34,8 +34,7 @@ extern char **environ;
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
-    "                  [--openmp]\n"
-    "                  [--measure-launcher] [--job NAME]\n"
+    "                  [--openmp] [--malloc] [--measure-launcher] [--job NAME]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -73,6 +72,11 @@ const char strobe__run_help[] =
     "                     tool for LLVM's libomp: clang -fopenmp programs): parallel\n"
     "                     regions, implicit tasks, loops, sections, single, barrier\n"
     "                     waits and critical sections as regions (docs/openmp.md)\n"
+    "  --malloc           track malloc, calloc, realloc, free, the memalign family\n"
+    "                     and anonymous mmap/munmap: bytes and counts per call\n"
+    "                     path, peak live bytes, blocks live at exit; blocks of\n"
+    "                     $STROBE_MALLOC_LARGE bytes (default 1M) and more as\n"
+    "                     trace events (`strobe report --malloc`)\n"
     "  --measure-launcher measure PROG itself when it is an MPI launcher (mpirun,\n"
     "                     mpiexec, orterun, prterun, srun, ...); by default only\n"
     "                     the processes it starts are measured\n"
@@ -98,6 +102,7 @@ enum {
     OPT_JOB,
     OPT_LOCKS,
     OPT_NO_LOCKS,
+    OPT_MALLOC,
 };
 
 static const struct option run_options[] = {
@@ -114,6 +119,7 @@ static const struct option run_options[] = {
     {"job", required_argument, NULL, OPT_JOB},
     {"locks", no_argument, NULL, OPT_LOCKS},
     {"no-locks", no_argument, NULL, OPT_NO_LOCKS},
+    {"malloc", no_argument, NULL, OPT_MALLOC},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -328,6 +334,7 @@ struct child_env {
     bool skip_launcher; /* PROG is an MPI launcher, not measured */
     const char *job;    /* --job NAME, or NULL */
     bool locks;         /* STROBE_LOCKS */
+    bool malloc;        /* --malloc */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -339,7 +346,8 @@ struct child_env {
  *   before libitm, and so that the MPI wrappers come before the MPI library)
  *   STROBE_EXPERIMENT_DIR, STROBE_TRACE, STROBE_PROFILE, STROBE_LOCKS (always set, so the
  *   run is what its command line says), STROBE_FILTER (only with --filter),
- *   STROBE_PUBLISH=1 (only with --publish), STROBE_JOB (only with --job)
+ *   STROBE_PUBLISH=1 (only with --publish), STROBE_JOB (only with --job),
+ *   STROBE_MALLOC=1 (only with --malloc)
  *   STROBE_LAUNCHER_PID (only for an MPI launcher without
  *   --measure-launcher: the runtime in the process of that pid stays off;
  *   the child writes its pid there before exec, see fill_pid)
@@ -351,7 +359,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
                                            "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
                                            "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_JOB",
-                                           "STROBE_LOCKS",   "STROBE_TM_MONITOR"};
+                                           "STROBE_LOCKS",   "STROBE_MALLOC",         "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -388,6 +396,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
     if (rc == 0 && ce->publish)
         rc = env_add(b, "STROBE_PUBLISH", "1");
+    if (rc == 0 && ce->malloc)
+        rc = env_add(b, "STROBE_MALLOC", "1");
     if (rc == 0 && ce->job) {
         char *v;
         if (asprintf(&v, "STROBE_JOB=%s", ce->job) < 0)
@@ -498,7 +508,7 @@ static void report_experiment(const char *dir)
 
 struct run_opts {
     const char *output, *filter, *tm_monitor, *job; /* tm_monitor set = --tm */
-    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, no_locks;
+    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, no_locks, malloc;
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -543,6 +553,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_MEASURE_LAUNCHER:
             o->measure_launcher = true;
+            break;
+        case OPT_MALLOC:
+            o->malloc = true;
             break;
         case OPT_JOB:
             if (!*optarg || strlen(optarg) > STROBE__JOB_MAX || strpbrk(optarg, "\n\r\"\\"))
@@ -599,7 +612,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
     struct child_env ce = {runtime,       abs_dir,        filter,
                            !o->no_trace,  !o->no_profile, extra_preload,
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
-                           o->job,        !o->no_locks};
+                           o->job,        !o->no_locks,   o->malloc};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

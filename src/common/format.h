@@ -151,6 +151,13 @@ enum strobe_ext_type {
      *               on the barrier, from 1), uleb 1 for the serial thread
      *   TIMEOUT     uleb wait ticks: a timed acquire that gave up */
     STROBE_EXT_SYNC = 10,
+    /* A large block (>= the MALLOC CONFIG threshold) allocated
+     * or freed by this thread (`--malloc`, core/malloc.c), inside the
+     * regions open at the time. payload: uleb op (enum strobe_alloc_op),
+     * uleb call (enum strobe_alloc_call), uleb block address, uleb size
+     * (bytes asked for; for a FREE the block's recorded size). The FREE of
+     * a block may be in another thread's stream than its ALLOC. */
+    STROBE_EXT_ALLOC = 11,
 };
 
 enum strobe_sync_op {
@@ -175,6 +182,23 @@ enum strobe_sync_kind {
     STROBE_SYNC_SEM = 4,
     STROBE_SYNC_COND = 5,
     STROBE_SYNC_BARRIER_OBJ = 6,
+};
+
+enum strobe_alloc_op {
+    STROBE_ALLOC_ALLOC = 1,
+    STROBE_ALLOC_FREE = 2,
+};
+
+/* The function that allocated or freed a block (STROBE_EXT_ALLOC). */
+enum strobe_alloc_call {
+    STROBE_ALLOC_MALLOC = 1,
+    STROBE_ALLOC_CALLOC = 2,
+    STROBE_ALLOC_REALLOC = 3, /* both the free of the old block and the new one */
+    STROBE_ALLOC_MEMALIGN = 4, /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    STROBE_ALLOC_MMAP = 5,     /* an anonymous mapping */
+    STROBE_ALLOC_FREE_CALL = 6,
+    STROBE_ALLOC_MUNMAP = 7,
+    STROBE_ALLOC_NCALLS = 8,
 };
 
 /* STROBE_EXT_TM: events, abort causes, serialization causes. */
@@ -261,6 +285,27 @@ enum strobe_def_type {
      * repeats its parent's (it belongs to the same rank). Older readers
      * skip it. */
     STROBE_DEF_MPI_RANK = 10,
+    /* (11 MAP and 12 SYNC_OBJECT are reserved for the sampler and the lock
+     * interposer.) Allocation tracking (`--malloc`, core/malloc.c): uleb
+     * what (enum strobe_malloc_what), then
+     *   1 CONFIG   uleb large-block threshold in bytes: written at start-up
+     *              (and by a fork child); the run tracked allocations
+     *   2 SUMMARY  at exit: uleb peak live bytes (process-wide), uleb ticks
+     *              when the peak was reached (0: nothing allocated), uleb
+     *              bytes live at exit, uleb blocks live at exit, uleb blocks
+     *              the tracker had no room for (not counted anywhere)
+     *   3 LIVE     at exit, after SUMMARY, one per allocating call path
+     *              with blocks live at exit: uleb thread index (t<N> that
+     *              allocated them), uleb its profile slot of the call path
+     *              + 1 (0 = unknown: no profile, or it ran out of slots),
+     *              uleb blocks, uleb bytes */
+    STROBE_DEF_MALLOC = 13,
+};
+
+enum strobe_malloc_what {
+    STROBE_MALLOC_CONFIG = 1,
+    STROBE_MALLOC_SUMMARY = 2,
+    STROBE_MALLOC_LIVE = 3,
 };
 
 enum strobe_thread_end_how {

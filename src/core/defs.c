@@ -166,6 +166,17 @@ void strobe__defs_overhead(uint64_t ticks)
     rec_end(&r, STROBE_DEF_OVERHEAD);
 }
 
+void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n)
+{
+    struct rec r;
+    if (n > 8 || rec_begin(&r, 9 * 10))
+        return;
+    put_uleb(&r, what);
+    for (size_t i = 0; i < n; i++)
+        put_uleb(&r, v[i]);
+    rec_end(&r, STROBE_DEF_MALLOC);
+}
+
 void strobe__defs_process_end(uint64_t ticks, int64_t status)
 {
     struct rec r;

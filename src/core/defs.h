@@ -36,6 +36,8 @@ void strobe__defs_region(uint32_t id, int kind, uint64_t addr, const char *name,
 void strobe__defs_metric(uint32_t id, const char *name, const char *unit);
 void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
+/* STROBE_DEF_MALLOC: `what` then n (<= 8) ulebs. */
+void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n);
 
 /* STROBE_DEF_THREAD_SUMMARY (format.h). */
 struct strobe__thread_summary {

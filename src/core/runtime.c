@@ -20,6 +20,9 @@
  *                           dropped and counted in the header
  *   STROBE_PROFILE_LIMIT    bytes per profile file (64M = ~1M slots)
  *   STROBE_CLOCK            auto (default), tsc or monotonic
+ *   STROBE_MALLOC=1         track allocations (malloc.h; default 0)
+ *   STROBE_MALLOC_LARGE     blocks from this size on are timeline events
+ *                           (ALLOC records; default 1M)
  *   STROBE_LAUNCHER_PID     the process with this pid stays unmeasured
  *                           (set by `strobe run` for an MPI launcher)
  *   OMPI_COMM_WORLD_RANK, PMI_RANK, ...  the MPI rank (common/mpi_rank.h)
@@ -109,11 +112,15 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
     cfg->chunk_size = STROBE_CHUNK_SIZE_DEFAULT;
     cfg->trace_limit = STROBE__TRACE_LIMIT_DEFAULT;
     cfg->profile_limit = STROBE__PROFILE_LIMIT_DEFAULT;
+    cfg->malloc_large = STROBE__MEM_LARGE_DEFAULT;
     int rc = env_bool("STROBE_ENABLE", enabled);
     if (rc || !*enabled)
         return rc;
     if ((rc = env_bool("STROBE_TRACE", &cfg->trace)) || (rc = env_bool("STROBE_PROFILE", &cfg->profile)) ||
-        (rc = env_bool("STROBE_LOCKS", &cfg->locks)))
+        (rc = env_bool("STROBE_LOCKS", &cfg->locks)) ||
+
+        (rc = env_bool("STROBE_MALLOC", &cfg->malloc)) ||
+        (rc = env_size("STROBE_MALLOC_LARGE", &cfg->malloc_large, 1, UINT64_MAX, false)))
         return rc;
     uint64_t chunk = cfg->chunk_size;
     if ((rc = env_size("STROBE_CHUNK_SIZE", &chunk, STROBE_CHUNK_SIZE_MIN, STROBE_CHUNK_SIZE_MAX, false)))
@@ -454,6 +461,7 @@ static int init_process(uint64_t *first_sync_ns)
         strobe__say(rt->proc_name, "/defs: ", strerror(-rc), "; measurement disabled", (char *)NULL);
         return STROBE__OFF;
     }
+    strobe__mem_start();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     return STROBE__ACTIVE;
 }
@@ -545,6 +553,7 @@ static void runtime_finish(void)
     /* Threads still running (workers never joined, exit() from another
      * thread) end here, with the frames they have open. */
     strobe__threads_summarize_at_exit(end);
+    strobe__mem_finish_locked();
     /* Only an exit whose status we saw (exit() or main's return) is a
      * process end we can vouch for; a destructor run by dlclose() is not. */
     if (atomic_load_explicit(&rt->exit_known, memory_order_acquire))
@@ -569,10 +578,12 @@ __attribute__((destructor)) static void strobe__destructor(void)
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&strobe__rt.lock);
+    strobe__mem_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    strobe__mem_atfork_parent();
     pthread_mutex_unlock(&strobe__rt.lock);
 }
 
@@ -593,6 +604,7 @@ static void atfork_child(void)
     struct strobe__runtime *rt = &strobe__rt;
     pthread_mutex_init(&rt->lock, NULL); /* locked by the parent's thread */
     strobe__sync_after_fork_child();
+    strobe__mem_atfork_child();
     strobe__publish_after_fork_child();
     struct strobe__tls *tl = &strobe__tls;
     if (atomic_load_explicit(&rt->state, memory_order_relaxed) != STROBE__ACTIVE)
@@ -639,6 +651,7 @@ static void atfork_child(void)
     }
     strobe__clock_sync_locked(0);
     strobe__defs_overhead(rt->overhead_ticks);
+    strobe__mem_config_locked();
     if (self) {
         strobe__thread_rebirth_after_fork(self, strobe__now(self));
         strobe__busy_clear(self, STROBE__BUSY_IN);

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "common/format.h"
+#include "core/malloc.h"
 #include "core/mfile.h"
 #include "core/sync.h"
 
@@ -53,6 +54,8 @@ struct strobe__config {
     uint32_t chunk_size;    /* STROBE_CHUNK_SIZE */
     uint64_t trace_limit;   /* STROBE_TRACE_LIMIT, bytes per stream, 0 = none */
     uint64_t profile_limit; /* STROBE_PROFILE_LIMIT, bytes per profile file */
+    bool malloc;            /* STROBE_MALLOC */
+    uint64_t malloc_large;  /* STROBE_MALLOC_LARGE */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE
@@ -123,6 +126,9 @@ struct strobe__runtime {
     pid_t (*real_fork)(void);
     void (*real_exit)(int) __attribute__((noreturn));
     struct strobe__sync_real sync; /* sync.c */
+
+    /* Allocation tracking (malloc.h): its own locks, not `lock`. */
+    struct strobe__mem mem;
 
     /* Directories: all fixed after start-up (re-set in a fork child). */
     char exp_dir[PATH_MAX]; /* absolute */

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/malloc.h"
 #include "strobe/strobe.h"
 
 void strobe__say(const char *first, ...)
@@ -92,16 +93,21 @@ static size_t page_round(size_t bytes)
     return (bytes + page - 1) & ~(page - 1);
 }
 
+/* The runtime's pages are not the program's allocations (malloc.h). */
 void *strobe__pages_alloc(size_t bytes)
 {
+    strobe__mem_quiet++;
     void *p = mmap(NULL, page_round(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    strobe__mem_quiet--;
     return p == MAP_FAILED ? NULL : p;
 }
 
 void strobe__pages_free(void *p, size_t bytes)
 {
+    strobe__mem_quiet++;
     if (p)
         munmap(p, page_round(bytes));
+    strobe__mem_quiet--;
 }
 
 void *strobe__pages_grow(void *p, size_t old_bytes, size_t new_bytes)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/malloc.h"
 #include "report/report.h"
 #include "report/score.h"
 #include "report/verdict.h"
@@ -638,6 +639,102 @@ static void json_tm(struct jw *w, const struct strobe_experiment *exp, const str
     jw_close(w);
 }
 
+/* ---- Memory (--malloc) ---------------------------------------------------- */
+
+/* The call path of merged node n as region indices from depth 1 down;
+ * null for a path the profile does not have ([] for the thread root). */
+static void json_malloc_path(struct jw *w, const struct strobe_profile *prof, uint32_t n)
+{
+    uint32_t depth = n == STROBE_NONE ? 0 : prof->nodes[n].depth;
+    uint32_t *regions = depth ? malloc(depth * sizeof *regions) : NULL;
+    if (n == STROBE_NONE || (depth && !regions)) { /* out of memory: as unknown */
+        jw_null(w, "path");
+        return;
+    }
+    for (uint32_t k = n, i = depth; k != 0 && i > 0; k = prof->nodes[k].parent)
+        regions[--i] = prof->nodes[k].region;
+    jw_open(w, "path", '[', true);
+    for (uint32_t i = 0; i < depth; i++)
+        jw_u64(w, NULL, regions[i]);
+    jw_close(w);
+    free(regions);
+}
+
+/* The memory section (docs/formats/report-json.md). */
+static void json_malloc(struct jw *w, const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                        const struct strobe_malloc_model *m)
+{
+    jw_open(w, "malloc", '{', false);
+    jw_open(w, "processes", '[', false);
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        const struct strobe_malloc_info *mi = &exp->processes[p].malloc;
+        if (!mi->on)
+            continue;
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "process", p);
+        jw_u64(w, "large_bytes", mi->large);
+        jw_bool(w, "summarized", mi->summarized);
+        if (mi->summarized) {
+            jw_u64(w, "peak_bytes", mi->peak_bytes);
+            if (mi->peak_bytes)
+                jw_u64(w, "peak_ns", mi->peak_ns);
+            else
+                jw_null(w, "peak_ns");
+            jw_u64(w, "live_bytes", mi->live_bytes);
+            jw_u64(w, "live_blocks", mi->live_blocks);
+            jw_u64(w, "untracked_blocks", mi->untracked);
+        }
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_u64(w, "allocs", m->allocs);
+    jw_u64(w, "alloc_bytes", m->alloc_bytes);
+    jw_u64(w, "frees", m->frees);
+    jw_u64(w, "freed_bytes", m->freed_bytes);
+    jw_u64(w, "live_blocks", m->live_blocks);
+    jw_u64(w, "live_bytes", m->live_bytes);
+    jw_open(w, "paths", '[', false);
+    for (size_t i = 0; i < m->npaths; i++) {
+        const struct strobe_malloc_path *p = &m->paths[i];
+        jw_open(w, NULL, '{', true);
+        json_malloc_path(w, prof, p->node);
+        jw_u64(w, "allocs", p->allocs);
+        jw_u64(w, "alloc_bytes", p->alloc_bytes);
+        jw_u64(w, "frees", p->frees);
+        jw_u64(w, "freed_bytes", p->freed_bytes);
+        jw_u64(w, "live_blocks", p->live_blocks);
+        jw_u64(w, "live_bytes", p->live_bytes);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "leaks", '[', false);
+    for (size_t i = 0; i < m->nleaks; i++) {
+        const struct strobe_malloc_leak *l = &m->leaks[i];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "thread", l->thread);
+        json_malloc_path(w, prof, l->node);
+        jw_u64(w, "blocks", l->blocks);
+        jw_u64(w, "bytes", l->bytes);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "large", '[', false);
+    for (size_t i = 0; i < m->nlarge; i++) {
+        const struct strobe_malloc_large *l = &m->large[i];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "time_ns", l->time_ns);
+        jw_u64(w, "thread", l->thread);
+        jw_str(w, "event", l->op == STROBE_ALLOC_ALLOC ? "alloc" : "free");
+        jw_str(w, "call", strobe__malloc_call_name(l->call));
+        jw_u64(w, "address", l->address);
+        jw_u64(w, "bytes", l->size);
+        json_malloc_path(w, prof, l->node);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_close(w);
+}
+
 /* ---- Filter advice (--score) ------------------------------------------- */
 
 /* events, bytes, overhead_ns (null without a measured cost per event) */
@@ -738,6 +835,8 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
     }
     if (rc == 0 && opts && opts->tm)
         json_tm(&w, exp, opts->tm);
+    if (rc == 0 && opts && opts->malloc)
+        json_malloc(&w, exp, prof, opts->malloc);
     jw_close(&w);
     fputc('\n', out);
     strobe__report_view_free(&v);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "analysis/experiment.h"
+#include "analysis/malloc.h"
 #include "analysis/tm.h"
 
 /* Version of the JSON schema ("version" field); bump on incompatible change. */
@@ -47,6 +48,8 @@ struct strobe_report_opts {
                      when no process has a rank */
     const struct strobe_tm_model *tm; /* add the transactional-memory section
                                          (strobe_tm_model_build); NULL: none */
+    const struct strobe_malloc_model *malloc; /* add the memory section
+                                                 (strobe_malloc_model_build); NULL: none */
 };
 
 /* Default options: sort by excl, top 20, no thread or TM section. */

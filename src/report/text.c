@@ -14,6 +14,7 @@
 
 #include "common/format.h"
 #include "report/report.h"
+#include "report/malloc.h"
 #include "report/score.h"
 #include "report/units.h"
 #include "report/verdict.h"
@@ -32,6 +33,7 @@ void strobe_report_opts_init(struct strobe_report_opts *opts)
     opts->threads = false;
     opts->by = STROBE_REPORT_BY_NONE;
     opts->tm = NULL;
+    opts->malloc = NULL;
 }
 
 int strobe_report_sort_parse(const char *s)
@@ -1089,6 +1091,8 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
     }
     if (rc == 0 && opts->tm)
         text_tm(out, &v, opts->tm);
+    if (rc == 0 && opts->malloc)
+        strobe__report_malloc_text(out, exp, prof, opts->malloc, opts->top);
     strobe__report_view_free(&v);
     return rc ? rc : strobe__report_flush(out);
 }

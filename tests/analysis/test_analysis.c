@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/experiment.h"
+#include "analysis/malloc.h"
 #include "analysis/tm.h"
 #include "common/format.h"
 #include "make_experiment.h"
@@ -684,6 +685,76 @@ STROBE_TEST(mpi_rank_record)
     expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
 }
 
+/* MALLOC records (format.h) into the model; the leak of an unknown path
+ * lands on the thread root; each malformed record is one exact line. */
+STROBE_TEST(malloc_records)
+{
+    static const uint8_t config[] = {STROBE_DEF_MALLOC, 2, STROBE_MALLOC_CONFIG, 64};
+    static const uint8_t summary[] = {STROBE_DEF_MALLOC, 6, STROBE_MALLOC_SUMMARY, 100, 0, 10, 1, 0};
+    static const uint8_t live[] = {STROBE_DEF_MALLOC, 5, STROBE_MALLOC_LIVE, 0, 0, 1, 10};
+    static const uint8_t live_t9[] = {STROBE_DEF_MALLOC, 5, STROBE_MALLOC_LIVE, 9, 0, 1, 10};
+    synth("malloc_records");
+    struct strobe_experiment *exp = open_ok(dir);
+    CHECK(!exp->processes[0].malloc.on);
+    struct strobe_profile *p = NULL;
+    struct strobe_malloc_model *m = NULL;
+    struct strobe_errbuf eb;
+    CHECK_EQ_INT(strobe_profile_build(exp, 0, &p, &eb), 0);
+    CHECK_EQ_INT(strobe_malloc_model_build(exp, p, &m, &eb), -ENOENT);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+    append("proc-4242/defs", config, sizeof config);
+    append("proc-4242/defs", summary, sizeof summary);
+    append("proc-4242/defs", live, sizeof live);
+    append("proc-4242/defs", live, sizeof live); /* the same path again: one leak row */
+    exp = open_ok(dir);
+    const struct strobe_malloc_info *mi = &exp->processes[0].malloc;
+    CHECK(mi->on && mi->summarized);
+    CHECK_EQ_U64(mi->large, 64);
+    CHECK_EQ_U64(mi->peak_bytes, 100);
+    CHECK_EQ_U64(mi->live_bytes, 10);
+    CHECK_EQ_U64(mi->live_blocks, 1);
+    CHECK_EQ_INT(exp->nmalloc_live, 2);
+    CHECK_EQ_INT(exp->malloc_live[0].slot, STROBE_NONE);
+    CHECK_EQ_INT(strobe_profile_build(exp, 0, &p, &eb), 0);
+    CHECK_EQ_INT(strobe_malloc_model_build(exp, p, &m, &eb), 0);
+    CHECK_EQ_INT(m->nleaks, 1);
+    CHECK_EQ_INT(m->leaks[0].node, 0);
+    CHECK_EQ_U64(m->leaks[0].blocks, 2);
+    CHECK_EQ_U64(m->leaks[0].bytes, 20);
+    CHECK_EQ_U64(m->live_bytes, 20);
+    strobe_malloc_model_free(m);
+    strobe_profile_free(p);
+    strobe_experiment_close(exp);
+
+    char msg[160];
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: second MALLOC SUMMARY record",
+             append("proc-4242/defs", summary, sizeof summary));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+    synth("malloc_live_first");
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: MALLOC LIVE record before the SUMMARY",
+             append("proc-4242/defs", live, sizeof live));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+    synth("malloc_live_t9");
+    append("proc-4242/defs", summary, sizeof summary);
+    append("proc-4242/defs", live_t9, sizeof live_t9);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4242/defs: MALLOC LIVE record names thread t9, which has no t<N> file");
+    static const uint8_t live_slot[] = {STROBE_DEF_MALLOC, 5, STROBE_MALLOC_LIVE, 0, 1, 1, 10};
+    synth("malloc_live_slot");
+    append("proc-4242/defs", summary, sizeof summary);
+    append("proc-4242/defs", live_slot, sizeof live_slot);
+    expect_error(dir, 0, STROBE_ERR_FORMAT,
+                 "proc-4242/defs: MALLOC LIVE record names thread t0 and a profile slot, which has no t<N>.prof "
+                 "file");
+    /* an ALLOC event with an unknown operation */
+    static const uint8_t bad_alloc[] = {STROBE_EXT_ALLOC, 0x00, 0x04, 0x03, 0x01, 0x10, 0x20};
+    synth("malloc_bad_alloc");
+    replace_body("proc-4242/t0.evt", bad_alloc, sizeof bad_alloc);
+    expect_error(dir, STROBE_PROFILE_TRACE, STROBE_ERR_FORMAT,
+                 "proc-4242/t0.evt: offset 64: ALLOC record: operation 3, call 1 unknown");
+}
+
 /* ---- real runs ---------------------------------------------------------- */
 
 static struct strobe_experiment *run_with(const char *name, const char *options, const char *prog)
@@ -1097,7 +1168,7 @@ STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iter
                  STROBE_CASE(zero_tail_is_end_of_data), STROBE_CASE(records_across_chunks),
                  STROBE_CASE(profile_files_exact), STROBE_CASE(corrupt_stream_header),
                  STROBE_CASE(corrupt_stream_records), STROBE_CASE(corrupt_defs_meta_profiles), STROBE_CASE(mpi_rank_record),
-                 STROBE_CASE(tm_counts_records), STROBE_CASE(tm_counts_with_events),
+                 STROBE_CASE(malloc_records), STROBE_CASE(tm_counts_records), STROBE_CASE(tm_counts_with_events),
                  STROBE_CASE(tm_level_meta_and_inferred), STROBE_CASE(corrupt_tm_counts),
                  STROBE_CASE(real_symbols_pie_and_shared_library), STROBE_CASE(real_symbols_clang),
                  STROBE_CASE(real_demo_profile_equals_trace), STROBE_CASE(real_exit_closes_open_frames),

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
@@ -386,15 +387,17 @@ STROBE_TEST(killed_externally)
         /* kill it 10 to 90 ms into main() (its first line says it got
          * there); a program that dies or stalls before that line fails the
          * test at once or after 30 s, not at the ctest timeout */
-        int rc = run(&out, exp, "STROBE_CHUNK_SIZE=64K",
-                     PROG("calls") " 1000000000 >'%s/out' & pid=$!; end=$(($(date +%%s) + 30)); "
-                                   "until grep -q deeper '%s/out'; do "
-                                   "kill -0 $pid 2>/dev/null || { echo 'calls ended before its first line'; exit 3; }; "
-                                   "[ $(date +%%s) -lt $end ] || "
-                                   "{ kill -9 $pid; echo 'no first line from calls within 30 s'; exit 3; }; "
-                                   "sleep 0.001; done; "
-                                   "sleep 0.0%d; kill -9 $pid; wait $pid; cat '%s/out'",
-                     dir, dir, 1 + 2 * round, dir);
+        int rc = run(
+            &out, exp, "STROBE_CHUNK_SIZE=64K",
+            PROG(
+                "calls") " 1000000000 >'%s/out' & pid=$!; end=$(($(date +%%s) + 30)); "
+                         "until grep -q deeper '%s/out'; do "
+                         "kill -0 $pid 2>/dev/null || { echo 'calls ended before its first line'; exit 3; }; "
+                         "[ $(date +%%s) -lt $end ] || "
+                         "{ kill -9 $pid; echo 'no first line from calls within 30 s'; exit 3; }; "
+                         "sleep 0.001; done; "
+                         "sleep 0.0%d; kill -9 $pid; wait $pid; cat '%s/out'",
+            dir, dir, 1 + 2 * round, dir);
         free(dir);
         if (rc != 0)
             STROBE_FAIL("round %d: %s", round, out);
@@ -537,8 +540,9 @@ STROBE_TEST(profile_off_trace_limit)
     /* trace only, with drops: the counted records still match the stream */
     const char *exp = exp_dir("profile_off_trace_limit");
     char *out, path[PBUF];
-    CHECK_EQ_INT(run(&out, exp, "STROBE_PROFILE=0 STROBE_CHUNK_SIZE=4K STROBE_TRACE_LIMIT=8K", PROG("calls") " 20000"),
-                 0);
+    CHECK_EQ_INT(
+        run(&out, exp, "STROBE_PROFILE=0 STROBE_CHUNK_SIZE=4K STROBE_TRACE_LIMIT=8K", PROG("calls") " 20000"),
+        0);
     const char *proc = only_proc(exp);
     static struct dec_defs d;
     dec_defs_load(file_in(path, proc, "defs"), &d);
@@ -561,30 +565,31 @@ STROBE_TEST(enable_off)
     free(out);
 }
 
+/* A bad variable: one line naming it, no measurement at all, the program
+ * still runs. */
+static void check_refused(const char *exp, const char *env, const char *cmd, const char *msg)
+{
+    char *out;
+    CHECK_EQ_INT(run(&out, exp, env, cmd), 0);
+    CHECK_CONTAINS(out, msg);
+    CHECK(!dec_exists(exp));
+    free(out);
+}
+
 STROBE_TEST(bad_environment)
 {
-    /* One line naming the problem, measurement off, the program runs. */
     const char *exp = exp_dir("bad_environment");
     char *out;
-    CHECK_EQ_INT(run(&out, exp, "STROBE_CHUNK_SIZE=12K", PROG("calls") " 10"), 0);
-    CHECK_CONTAINS(out, "strobe: STROBE_CHUNK_SIZE=12K: must be a power of two");
-    CHECK(!dec_exists(exp));
-    free(out);
-    CHECK_EQ_INT(run(&out, exp, "STROBE_CHUNK_SIZE=2K", PROG("calls") " 10"), 0);
-    CHECK_CONTAINS(out, "strobe: STROBE_CHUNK_SIZE=2K: out of range; measurement disabled\n");
-    CHECK(!dec_exists(exp));
-    free(out);
+    check_refused(exp, "STROBE_CHUNK_SIZE=12K", PROG("calls") " 10",
+                  "strobe: STROBE_CHUNK_SIZE=12K: must be a power of two");
+    check_refused(exp, "STROBE_CHUNK_SIZE=2K", PROG("calls") " 10",
+                  "strobe: STROBE_CHUNK_SIZE=2K: out of range; measurement disabled\n");
     CHECK_EQ_INT(run(&out, exp, "STROBE_TRACE=maybe", PROG("calls") " 10"), 0);
     CHECK_CONTAINS(out, "strobe: STROBE_TRACE=maybe: expected 0 or 1; measurement disabled\n");
     free(out);
-    CHECK_EQ_INT(run(&out, exp, "STROBE_CLOCK=sundial", PROG("calls") " 10"), 0);
-    CHECK_CONTAINS(out, "strobe: STROBE_CLOCK=sundial: ");
-    CHECK(!dec_exists(exp));
-    free(out);
-    CHECK_EQ_INT(run(&out, exp, "STROBE_PROFILE_LIMIT=448", PROG("calls") " 10"), 0);
-    CHECK_CONTAINS(out, "strobe: STROBE_PROFILE_LIMIT=448: out of range; measurement disabled\n");
-    CHECK(!dec_exists(exp));
-    free(out);
+    check_refused(exp, "STROBE_CLOCK=sundial", PROG("calls") " 10", "strobe: STROBE_CLOCK=sundial: ");
+    check_refused(exp, "STROBE_PROFILE_LIMIT=448", PROG("calls") " 10",
+                  "strobe: STROBE_PROFILE_LIMIT=448: out of range; measurement disabled\n");
 }
 
 STROBE_TEST(monotonic_clock)
@@ -1495,15 +1500,258 @@ STROBE_TEST(default_experiment_dir)
     free(out);
 }
 
+/* ---- allocations (--malloc, core/malloc.c) ---- */
+
+/* Under ASan the sanitizer's malloc comes first in the lookup order (it
+ * must be first in LD_PRELOAD) and the runtime's is never called; a TSan
+ * build of the runtime interposes no allocation function (core/malloc.c):
+ * nothing can be tracked, which start-up says in one line. The cases that
+ * count allocations check that line there instead. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MALLOC_UNTRACKABLE 1
+#else
+#define MALLOC_UNTRACKABLE 0
+#endif
+
+/* Runs prog_malloc MODE with tracking on (ENV added) and returns the memory
+ * section of `strobe report --malloc --top 0`; NULL (after checking the
+ * notice) when allocations cannot be tracked in this build. */
+static char *malloc_report(const char *name, const char *env, const char *mode)
+{
+    const char *exp = exp_dir(name);
+    char *out, envs[512];
+    fmt(envs, sizeof envs, "STROBE_MALLOC=1 %s", env);
+    CHECK_EQ_INT(run(&out, exp, envs, PROG("malloc") " %s", mode), 0);
+    CHECK(!strstr(out, "not zero") && !strstr(out, "misaligned") && !strstr(out, "bad block") &&
+          !strstr(out, "lost data"));
+    if (MALLOC_UNTRACKABLE) {
+        CHECK_CONTAINS(out, "strobe: STROBE_MALLOC: ");
+        CHECK_CONTAINS(out, "allocations are not measured\n");
+        free(out);
+        return NULL;
+    }
+    CHECK_STR_EQ(out, "done\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s' --malloc --top 0", exp), 0);
+    char *mem = strstr(out, "\nMemory (");
+    CHECK(mem);
+    memmove(out, mem + 1, strlen(mem));
+    return out;
+}
+
+/* The row of a call path in the per-path table. */
+static void check_path_row(const char *rep, uint64_t allocs, uint64_t bytes, uint64_t frees, uint64_t freed,
+                           uint64_t live_blocks, uint64_t live_bytes, const char *path)
+{
+    char row[512];
+    fmt(row, sizeof row,
+        "  %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %11" PRIu64 " %14" PRIu64 "  %s\n", allocs,
+        bytes, frees, freed, live_blocks, live_bytes, path);
+    CHECK_CONTAINS(rep, row);
+}
+
+STROBE_TEST(malloc_paths_exact)
+{
+    char *rep = malloc_report("malloc_paths_exact", "", "paths");
+    if (!rep)
+        return;
+    /* sizes as the fixture asks for them, each on its own path */
+    check_path_row(rep, 1, 2097152, 1, 2097152, 0, 0, "main > f_large");
+    check_path_row(rep, 1, 12288, 1, 12288, 0, 0, "main > f_mmap");
+    /* realloc: NULL -> 64 -> 4096 -> 16 -> 0, each a free and an allocation */
+    check_path_row(rep, 3, 64 + 4096 + 16, 3, 64 + 4096 + 16, 0, 0, "main > f_realloc");
+    check_path_row(rep, 2, 2000, 0, 0, 2, 2000, "main > f_leak");
+    check_path_row(rep, 4, 128 + 256 + 96 + 100, 3, 128 + 256 + 96, 1, 100, "main > f_memalign");
+    check_path_row(rep, 3, 300, 3, 300, 0, 0, "main > f_malloc");
+    check_path_row(rep, 1, 200, 0, 0, 1, 200, "main > f_calloc");
+    /* the constructor's calloc runs before main; main frees it */
+    check_path_row(rep, 1, 16, 0, 0, 0, 0, "early_ctor");
+    check_path_row(rep, 0, 0, 1, 16, 0, 0, "main");
+    CHECK_CONTAINS(rep, "  total: 16 allocations of 2116712 bytes, 12 frees of 2114412 bytes\n");
+    /* the peak is the 2 MiB block on top of the 2300 bytes leaked by then */
+    CHECK_CONTAINS(rep, ": peak 2099452 bytes live at ");
+    CHECK_CONTAINS(rep, "; at exit 2300 bytes in 4 blocks live\n");
+    /* the leak report, exactly */
+    CHECK_CONTAINS(rep, "\nLive at exit (leaks): 2300 bytes in 4 blocks\n"
+                        "      blocks          bytes   thread  allocated on\n"
+                        "           2           2000        0  main > f_leak\n"
+                        "           1            200        0  main > f_calloc\n"
+                        "           1            100        0  main > f_memalign\n\n");
+    /* the 2 MiB block is the only one >= 1 MiB: its allocation and free */
+    CHECK_CONTAINS(rep, "\nLarge blocks (1048576 bytes and more): 2 events\n");
+    const char *a = strstr(rep, " alloc  malloc "), *f = strstr(rep, " free   free ");
+    CHECK(a && f && a < f);
+    CHECK_CONTAINS(a, "        2097152  main > f_large\n");
+    CHECK_CONTAINS(f, "        2097152  main > f_large\n");
+    free(rep);
+    /* the same in JSON, paths as region indices (regions in order of
+     * first entry: early_ctor 0, main 1, f_leak 2, f_calloc 3, f_memalign 4) */
+    char exp[PBUF];
+    fmt(exp, sizeof exp, "%s/malloc_paths_exact.tmp/exp", STROBE_TEST_WORK_DIR); /* exp_dir() empties it */
+    CHECK_EQ_INT(strobe_test_sh(&rep, STROBE_BIN_DIR "/strobe report '%s' --malloc --format json", exp), 0);
+    CHECK_CONTAINS(rep, "\"leaks\": [\n"
+                        "      {\"thread\": 0, \"path\": [1, 2], \"blocks\": 2, \"bytes\": 2000},\n"
+                        "      {\"thread\": 0, \"path\": [1, 3], \"blocks\": 1, \"bytes\": 200},\n"
+                        "      {\"thread\": 0, \"path\": [1, 4], \"blocks\": 1, \"bytes\": 100}\n"
+                        "    ]");
+    CHECK_CONTAINS(rep, "\"allocs\": 16,\n    \"alloc_bytes\": 2116712,");
+    free(rep);
+}
+
+STROBE_TEST(malloc_large_threshold)
+{
+    /* from 4096 bytes on: the mmap, the 4096-byte realloc (its block and
+     * its free by the next realloc) and the 2 MiB block */
+    char *rep = malloc_report("malloc_large_threshold", "STROBE_MALLOC_LARGE=4K", "paths");
+    if (!rep)
+        return;
+    CHECK_CONTAINS(rep, "\nLarge blocks (4096 bytes and more): 6 events\n");
+    CHECK_CONTAINS(rep, " alloc  mmap ");
+    CHECK_CONTAINS(rep, " free   munmap ");
+    CHECK_CONTAINS(rep, " alloc  realloc ");
+    CHECK_CONTAINS(rep, " free   realloc ");
+    free(rep);
+}
+
+STROBE_TEST(malloc_free_in_other_thread)
+{
+    char *rep = malloc_report("malloc_free_in_other_thread", "", "threads");
+    if (!rep)
+        return;
+    /* allocated by give() on the main thread, freed by worker() on t1:
+     * found in the shared table, charged to the freeing path */
+    check_path_row(rep, 5, 2500, 0, 0, 0, 0, "main > give");
+    check_path_row(rep, 0, 0, 5, 2500, 0, 0, "worker");
+    const char *leaks = strstr(rep, "\nLive at exit (leaks): ");
+    CHECK(leaks && !strstr(leaks, "main > give")); /* all 5 were freed */
+    free(rep);
+}
+
+STROBE_TEST(malloc_threads_stress)
+{
+    /* 4 threads allocate, free each other's blocks and churn at once: the
+     * shared table loses nothing and counts every call exactly */
+    char *rep = malloc_report("malloc_threads_stress", "", "stress");
+    if (!rep)
+        return;
+    check_path_row(rep, 4 * 2000, 4 * 20 * 5050, 0, 0, 0, 0, "stress > produce");
+    check_path_row(rep, 0, 0, 4 * 2000, 4 * 20 * 5050, 0, 0, "stress > consume");
+    check_path_row(rep, 4 * 10000, 4 * 10000 * 32, 4 * 10000, 4 * 10000 * 32, 0, 0, "stress > churn");
+    const char *leaks = strstr(rep, "\nLive at exit (leaks): ");
+    CHECK(leaks && !strstr(leaks, "stress"));
+    free(rep);
+}
+
+STROBE_TEST(malloc_fork_child)
+{
+    /* the child counts afresh: the parent's blocks are not its leaks */
+    char *rep = malloc_report("malloc_fork_child", "", "fork");
+    if (!rep)
+        return;
+    CHECK_CONTAINS(rep, "\nLive at exit (leaks): 2300 bytes in 3 blocks\n"
+                        "      blocks          bytes   thread  allocated on\n"
+                        "           2           2000        0  main > f_leak\n"
+                        "           1            300        1  child_leak\n\n");
+    CHECK_CONTAINS(rep, "; at exit 2000 bytes in 2 blocks live\n");
+    CHECK_CONTAINS(rep, "; at exit 300 bytes in 1 blocks live\n");
+    free(rep);
+}
+
+STROBE_TEST(malloc_killed_keeps_paths)
+{
+    /* SIGKILL: the per-path counts are in the profile; peak and leaks,
+     * written at exit, are not known */
+    const char *exp = exp_dir("malloc_killed_keeps_paths");
+    char *out;
+    CHECK_EQ_INT(run(&out, exp, "STROBE_MALLOC=1", PROG("malloc") " kill"), 128 + SIGKILL);
+    free(out);
+    if (MALLOC_UNTRACKABLE)
+        return; /* the notice is checked by the other cases */
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s' --malloc", exp), 0);
+    CHECK_CONTAINS(
+        out, ": no summary (the process did not exit normally): peak and blocks live at exit unknown\n");
+    /* by default a killed thread's profile is its trace, which has no counts */
+    CHECK_CONTAINS(out,
+                   "  (the counts per call path are in the profile files: the 1 thread(s) rebuilt from their "
+                   "trace have none; --source profile reads them)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s' --malloc --source profile", exp),
+                 0);
+    check_path_row(out, 2, 2000, 0, 0, 0, 0, "main > f_leak");
+    free(out);
+}
+
+STROBE_TEST(malloc_strobe_run)
+{
+    /* `strobe run --malloc` sets STROBE_MALLOC=1; without it a value in
+     * the environment is removed */
+    const char *exp = exp_dir("malloc_strobe_run");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "rm -rf '%s' && STROBE_MALLOC=1 " STROBE_BIN_DIR
+                                "/strobe run -o '%s' -- " PROG("malloc") " none && " STROBE_BIN_DIR
+                                                                         "/strobe report '%s' --malloc",
+                                exp, exp, exp),
+                 1);
+    CHECK_CONTAINS(out, "--malloc: no allocations were tracked");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "rm -rf '%s' && " STROBE_BIN_DIR "/strobe run --malloc -o '%s' -- " PROG(
+                                    "malloc") " none && " STROBE_BIN_DIR "/strobe report '%s' --malloc",
+                                exp, exp, exp),
+                 MALLOC_UNTRACKABLE ? 1 : 0);
+    if (!MALLOC_UNTRACKABLE)
+        check_path_row(out, 1, 16, 0, 0, 0, 0, "early_ctor");
+    free(out);
+}
+
+STROBE_TEST(malloc_off_costs_nothing)
+{
+    /* Without STROBE_MALLOC nothing is tracked or written ... */
+    const char *exp = exp_dir("malloc_off_costs_nothing");
+    char *out;
+    CHECK_EQ_INT(run(&out, exp, "", PROG("malloc") " paths"), 0);
+    CHECK_STR_EQ(out, "done\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s' --malloc", exp), 1);
+    CHECK_CONTAINS(out, "--malloc: no allocations were tracked (record them with `strobe run --malloc`)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s'", exp), 0);
+    CHECK(!strstr(out, "strobe.alloc"));
+    free(out);
+    /* ... and a program that never allocates has nothing but the
+     * constructor's block when it is on */
+    char *rep = malloc_report("malloc_off_costs_nothing", "", "none");
+    if (!rep)
+        return;
+    CHECK_CONTAINS(rep, "  total: 1 allocations of 16 bytes, 1 frees of 16 bytes\n");
+    CHECK_CONTAINS(rep, "\nLive at exit (leaks): 0 bytes in 0 blocks\n");
+    free(rep);
+}
+
+STROBE_TEST(malloc_bad_environment)
+{
+    const char *exp = exp_dir("malloc_bad_environment");
+    check_refused(exp, "STROBE_MALLOC=sometimes", PROG("malloc") " none",
+                  "strobe: STROBE_MALLOC=sometimes: expected 0 or 1; measurement disabled\n");
+    check_refused(exp, "STROBE_MALLOC=1 STROBE_MALLOC_LARGE=0", PROG("malloc") " none",
+                  "strobe: STROBE_MALLOC_LARGE=0: out of range; measurement disabled\n");
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STROBE_CASE(killed_externally),
                  STROBE_CASE(small_chunks), STROBE_CASE(trace_limit), STROBE_CASE(profile_limit),
-                 STROBE_CASE(trace_off), STROBE_CASE(profile_off), STROBE_CASE(profile_off_trace_limit), STROBE_CASE(enable_off),
-                 STROBE_CASE(bad_environment), STROBE_CASE(monotonic_clock), STROBE_CASE(longjmp_exits),
-                 STROBE_CASE(exit_status), STROBE_CASE(filter_excludes), STROBE_CASE(filter_includes),
-                 STROBE_CASE(filter_error), STROBE_CASE(dlopen_module), STROBE_CASE(threads),
-                 STROBE_CASE(thread_calls_exit), STROBE_CASE(threads_pthread_exit), STROBE_CASE(threads_c11),
-                 STROBE_CASE(many_threads), STROBE_CASE(fork_while_threads_run), STROBE_CASE(mpi_rank), STROBE_CASE(launcher_pid), STROBE_CASE(fork_child),
+                 STROBE_CASE(trace_off), STROBE_CASE(profile_off), STROBE_CASE(profile_off_trace_limit),
+                 STROBE_CASE(enable_off), STROBE_CASE(bad_environment), STROBE_CASE(monotonic_clock),
+                 STROBE_CASE(longjmp_exits), STROBE_CASE(exit_status), STROBE_CASE(filter_excludes),
+                 STROBE_CASE(filter_includes), STROBE_CASE(filter_error), STROBE_CASE(dlopen_module),
+                 STROBE_CASE(threads), STROBE_CASE(thread_calls_exit), STROBE_CASE(threads_pthread_exit),
+                 STROBE_CASE(threads_c11), STROBE_CASE(many_threads), STROBE_CASE(fork_while_threads_run),
+                 STROBE_CASE(mpi_rank), STROBE_CASE(launcher_pid), STROBE_CASE(fork_child),
                  STROBE_CASE(exec_new_image), STROBE_CASE(signal_reentry), STROBE_CASE(annotate),
                  STROBE_CASE(annotate_thread), STROBE_CASE(adapter_counts_per_path),
                  STROBE_CASE(annotate_disabled), STROBE_CASE(annotate_filtered),
-                 STROBE_CASE(default_experiment_dir))
+                 STROBE_CASE(default_experiment_dir), STROBE_CASE(malloc_paths_exact),
+                 STROBE_CASE(malloc_large_threshold), STROBE_CASE(malloc_free_in_other_thread),
+                 STROBE_CASE(malloc_threads_stress), STROBE_CASE(malloc_fork_child),
+                 STROBE_CASE(malloc_killed_keeps_paths), STROBE_CASE(malloc_strobe_run),
+                 STROBE_CASE(malloc_off_costs_nothing), STROBE_CASE(malloc_bad_environment))
