@@ -163,6 +163,7 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_THREAD_SUMMARY: return "THREAD_SUMMARY record";
     case STROBE_DEF_OPEN_FRAMES: return "OPEN_FRAMES record";
     case STROBE_DEF_MALLOC: return "MALLOC record";
+    case STROBE_DEF_SAMPLE: return "SAMPLE record";
     default: return "record";
     }
 }
@@ -389,6 +390,20 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
     }
     case STROBE_DEF_MALLOC:
         return malloc_record(d, c, rec_off, eb);
+    case STROBE_DEF_SAMPLE: {
+        uint64_t hz, source;
+        if ((rc = get_u(c, &hz, eb)) || (rc = get_u(c, &source, eb)))
+            return rc;
+        if (d->sample_hz)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second SAMPLE record", c->name, rec_off);
+        if (hz < STROBE_SAMPLE_HZ_MIN || hz > STROBE_SAMPLE_HZ_MAX || source < STROBE_SAMPLE_PERF ||
+            source > STROBE_SAMPLE_TIMER)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: SAMPLE record: rate %llu Hz, source %llu out of range",
+                                 c->name, rec_off, (unsigned long long)hz, (unsigned long long)source);
+        d->sample_hz = (uint32_t)hz;
+        d->sample_source = (int)source;
+        return 0;
+    }
     default:
         return 0; /* newer record type: skipped by design */
     }
@@ -597,6 +612,36 @@ static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, stru
     return rc;
 }
 
+/* STROBE_EXT_SAMPLE (format.h): missed, flags, the frames into d->frames. */
+static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+                          struct strobe_errbuf *eb)
+{
+    uint64_t missed, flags, n, v;
+    int rc;
+    ev->kind = STROBE__RAW_SAMPLE;
+    if ((rc = get_u(c, &missed, eb)) || (rc = get_u(c, &flags, eb)) || (rc = get_u(c, &n, eb)))
+        return rc;
+    if (flags > STROBE_SAMPLE_TRUNCATED || n == 0 || n > STROBE_SAMPLE_MAX_FRAMES || missed > INT64_MAX)
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %llu: SAMPLE record: flags %llu, %llu frames out of range (1 to %u)",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)flags,
+                             (unsigned long long)n, STROBE_SAMPLE_MAX_FRAMES);
+    for (uint64_t i = 0; i < n; i++) {
+        if ((rc = get_u(c, &v, eb)))
+            return rc;
+        uint64_t a = i == 0 ? v : d->frames[i - 1] + (uint64_t)strobe_unzigzag(v);
+        if (a == 0 || a >= (1ull << 57)) /* user-space addresses (5-level paging at most) */
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SAMPLE record: frame %llu address %#llx out of range",
+                                 d->name, (unsigned long long)ev->offset, (unsigned long long)i,
+                                 (unsigned long long)a);
+        d->frames[i] = a;
+    }
+    ev->value = (int64_t)missed;
+    ev->id = flags;
+    ev->nframes = (uint32_t)n;
+    return 0;
+}
+
 static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct cursor *c,
                        struct strobe__raw_event *ev, struct strobe_errbuf *eb)
 {
@@ -641,6 +686,8 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         return tm_payload(d, c, ev, eb);
     case STROBE_EXT_SYNC:
         return sync_payload(d, c, ev, eb);
+    case STROBE_EXT_SAMPLE:
+        return sample_payload(d, c, ev, eb);
     case STROBE_EXT_ALLOC:
         ev->kind = STROBE__RAW_ALLOC;
         if ((rc = get_u(c, &ev->id, eb)) || (rc = get_u(c, &ev->parent, eb)) || (rc = get_u(c, &ev->address, eb)) ||
@@ -667,7 +714,7 @@ static const char *ext_name(unsigned type)
     static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
                                          "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
                                          "FORK record",         "INHERIT record",       "TM record",
-                                         "EXT record",          "SYNC record",          "ALLOC record" };
+                                         "SAMPLE record",        "SYNC record",          "ALLOC record" };
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 

@@ -177,6 +177,16 @@ void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n)
     rec_end(&r, STROBE_DEF_MALLOC);
 }
 
+void strobe__defs_sample(uint64_t hz, unsigned source)
+{
+    struct rec r;
+    if (rec_begin(&r, 2 * 10))
+        return;
+    put_uleb(&r, hz);
+    put_uleb(&r, source);
+    rec_end(&r, STROBE_DEF_SAMPLE);
+}
+
 void strobe__defs_process_end(uint64_t ticks, int64_t status)
 {
     struct rec r;

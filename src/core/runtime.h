@@ -22,6 +22,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 #include "core/malloc.h"
 #include "core/mfile.h"
 #include "core/sync.h"
+#include "strobe/strobe.h"
 
 enum strobe__state {
     STROBE__UNINIT = 0,
@@ -56,6 +58,7 @@ struct strobe__config {
     uint64_t profile_limit; /* STROBE_PROFILE_LIMIT, bytes per profile file */
     bool malloc;            /* STROBE_MALLOC */
     uint64_t malloc_large;  /* STROBE_MALLOC_LARGE */
+    uint32_t sample_hz;     /* STROBE_SAMPLE, 0 = no sampling */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE
@@ -126,6 +129,14 @@ struct strobe__runtime {
     pid_t (*real_fork)(void);
     void (*real_exit)(int) __attribute__((noreturn));
     struct strobe__sync_real sync; /* sync.c */
+
+    /* Sampling (sample.h): fixed after start-up, except prog_sigprof,
+     * which the sigaction wrapper changes under `lock`. */
+    _Atomic bool sampling;
+    _Atomic bool sample_use_timer; /* perf_event_open was refused: CPU-time timers */
+    uint32_t sample_metric; /* id of "strobe.samples" */
+    strobe_metric_t sample_metric_handle;
+    struct sigaction prog_sigprof; /* the program's SIGPROF disposition */
 
     /* Allocation tracking (malloc.h): its own locks, not `lock`. */
     struct strobe__mem mem;
