@@ -24,7 +24,7 @@
 
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
-    "                         [--malloc]\n"
+    "                         [--malloc] [--samples]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
@@ -61,6 +61,10 @@ const char strobe__report_help[] =
     "                      exit; per call path allocations, bytes, frees and blocks\n"
     "                      live at exit (leaks, per allocating thread and path);\n"
     "                      the large blocks allocated and freed, in time order\n"
+    "  --samples           add the sampled section (`strobe run --sample`): flat\n"
+    "                      profile of functions by self and total samples with\n"
+    "                      their hottest file:line, sampled call tree, samples per\n"
+    "                      thread and per instrumented call path\n"
     "  --sort KEY          order of the flat profile and of call-tree children:\n"
     "                      excl (exclusive time, default), incl or visits\n"
     "  --top N             text: rows of the flat profile and children shown per\n"
@@ -143,7 +147,7 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 /* ---- report ------------------------------------------------------------ */
 
 enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET, OPT_BY, OPT_LOCKS,
-       OPT_MALLOC };
+       OPT_MALLOC, OPT_SAMPLES };
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -152,6 +156,7 @@ static const struct option report_options[] = {
     {"tm", no_argument, NULL, OPT_TM},
     {"locks", no_argument, NULL, OPT_LOCKS},
     {"malloc", no_argument, NULL, OPT_MALLOC},
+    {"samples", no_argument, NULL, OPT_SAMPLES},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
@@ -210,7 +215,7 @@ int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false;
+    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false, samples = false;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
@@ -247,6 +252,9 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_MALLOC:
             mem = true;
+            break;
+        case OPT_SAMPLES:
+            samples = true;
             break;
         case OPT_SORT:
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
@@ -296,9 +304,13 @@ int strobe__cmd_report(int argc, char **argv)
     const char *dir = argv[optind];
     if (!score && (target_arg || filter_path))
         return strobe__cli_usage_error("report", "'%s' needs --score", target_arg ? "--target" : "-o");
-    if (score && (tm || mem || opts.threads || sorted))
+    if (score && (tm || mem || samples || opts.threads || sorted))
         return strobe__cli_usage_error("report", "'--score' and '%s' exclude each other",
-                                       tm ? "--tm" : mem ? "--malloc" : opts.threads ? "--threads" : "--sort");
+                                       tm               ? "--tm"
+                                       : mem            ? "--malloc"
+                                       : samples        ? "--samples"
+                                       : opts.threads   ? "--threads"
+                                                        : "--sort");
     if (filter_path && !*filter_path)
         return strobe__cli_usage_error("report", "-o: empty file name");
     if (locks && (score || json))
@@ -364,11 +376,27 @@ int strobe__cmd_report(int argc, char **argv)
         return STROBE_EXIT_FAILURE;
     }
     opts.malloc = mem_model;
+    struct strobe_sample_model *sample_model = NULL;
+    if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0) {
+        if (rc == -ENOENT)
+            strobe__cli_say("report: %s: --samples: the run did not sample (record with `strobe run --sample`)",
+                            dir);
+        else
+            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        strobe_malloc_model_free(mem_model);
+        strobe_lock_model_free(lock_model);
+        strobe_tm_model_free(tm_model);
+        strobe_profile_free(prof);
+        strobe_experiment_close(exp);
+        return STROBE_EXIT_FAILURE;
+    }
+    opts.samples = sample_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
     if (rc == 0 && lock_model)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
     strobe_lock_model_free(lock_model);
     strobe_malloc_model_free(mem_model);
+    strobe_sample_model_free(sample_model);
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);

@@ -3,7 +3,9 @@
  * C library functions the runtime interposes: thread creation, join and
  * exit (THREAD_CREATE/BEGIN/JOIN/END), fork() (FORK; the child's side is
  * in runtime.c), exit() and __libc_start_main (the exit status for
- * PROCESS_END).
+ * PROCESS_END), dlopen (MODULE records of the objects it loads, so that
+ * samples in them are symbolized even when none of their functions is
+ * instrumented).
  *
  * Interposition works the same whether libstrobe.so is preloaded or linked
  * with -lstrobe: the program's references bind to the first definition in
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/hotpath.h"
+#include "core/registry.h"
 #include "core/runtime.h"
 #include "core/thread.h"
 #include "core/util.h"
@@ -52,6 +55,31 @@ static void record_ext_u64(struct strobe__thread *t, unsigned type, uint64_t v, 
     strobe__busy_set(t, STROBE__BUSY_IN);
     strobe__ext_record(t, type, now ? now : strobe__now(t), payload, n);
     strobe__busy_clear(t, STROBE__BUSY_IN);
+}
+
+/* ---- modules ---- */
+
+void *strobe__real_dlopen(const char *file, int mode)
+{
+    return REAL(real_dlopen, "dlopen")(file, mode);
+}
+
+STROBE_API void *dlopen(const char *file, int mode)
+{
+    void *h = strobe__real_dlopen(file, mode);
+    /* Not while this thread is inside the runtime (libdw's own dlopen in
+     * symbols.c happens under the lock). */
+    struct strobe__thread *t = strobe__tls.t;
+    if (h && strobe__active() && !(t && (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))) {
+        if (t)
+            strobe__busy_set(t, STROBE__BUSY_IN);
+        pthread_mutex_lock(&strobe__rt.lock);
+        strobe__modules_scan_locked();
+        pthread_mutex_unlock(&strobe__rt.lock);
+        if (t)
+            strobe__busy_clear(t, STROBE__BUSY_IN);
+    }
+    return h;
 }
 
 /* ---- threads ---- */

@@ -555,6 +555,10 @@ static void runtime_finish(void)
     if (t)
         strobe__thread_end(t);
     pthread_mutex_lock(&rt->lock);
+    /* objects loaded behind the dlopen wrapper's back (by the C library
+     * itself), so that samples in them are symbolized */
+    if (rt->cfg.sample_hz)
+        strobe__modules_scan_locked();
     strobe__clock_sync_locked(0);
     uint64_t end = strobe__clock_read(rt->cfg.clock_kind);
     /* Threads still running (workers never joined, exit() from another

@@ -128,6 +128,7 @@ struct strobe__runtime {
     void (*real_pthread_exit)(void *) __attribute__((noreturn));
     pid_t (*real_fork)(void);
     void (*real_exit)(int) __attribute__((noreturn));
+    void *(*real_dlopen)(const char *, int);
     struct strobe__sync_real sync; /* sync.c */
 
     /* Sampling (sample.h): fixed after start-up, except prog_sigprof,
@@ -192,6 +193,10 @@ int strobe__runtime_ensure(void);
 /* Runs the strobe_adapter_at_thread_end hooks on the calling thread
  * (while its measurement is still on). */
 void strobe__run_thread_end_hooks(int process_exit);
+
+/* The C library's dlopen, for the runtime's own (which must not pass
+ * through the wrapper in interpose.c: it may run under `lock`). */
+void *strobe__real_dlopen(const char *file, int mode);
 
 /* Writes a CLOCK_SYNC point unless one was written less than min_gap_ns
  * ago (0 = always). Caller holds lock. */
