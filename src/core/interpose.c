@@ -34,7 +34,7 @@
 /* The next definition of `name`, resolved on first use: a wrapper can run
  * before the runtime's constructor (from another library's). Racing
  * threads store the same value; the atomics keep that well-defined. */
-static void *real(void **slot, const char *name)
+void *strobe__real(void **slot, const char *name)
 {
     void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (STROBE_UNLIKELY(!p)) {
@@ -44,7 +44,7 @@ static void *real(void **slot, const char *name)
     return p;
 }
 
-#define REAL(field, name) ((__typeof__(strobe__rt.field))real((void **)&strobe__rt.field, name))
+#define REAL(field, name) ((__typeof__(strobe__rt.field))strobe__real((void **)&strobe__rt.field, name))
 
 /* Appends an EXT record with one uleb payload for the calling thread, at
  * time `now` (0: now). */

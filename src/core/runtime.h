@@ -129,6 +129,8 @@ struct strobe__runtime {
     pid_t (*real_fork)(void);
     void (*real_exit)(int) __attribute__((noreturn));
     void *(*real_dlopen)(const char *, int);
+    int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+    void (*(*real_signal)(int, void (*)(int)))(int);
     struct strobe__sync_real sync; /* sync.c */
 
     /* Sampling (sample.h): fixed after start-up, except prog_sigprof,
@@ -193,6 +195,10 @@ int strobe__runtime_ensure(void);
 /* Runs the strobe_adapter_at_thread_end hooks on the calling thread
  * (while its measurement is still on). */
 void strobe__run_thread_end_hooks(int process_exit);
+
+/* The next definition of `name` after this library's (dlsym RTLD_NEXT),
+ * cached in *slot: a wrapper can run before the runtime's constructor. */
+void *strobe__real(void **slot, const char *name);
 
 /* The C library's dlopen, for the runtime's own (which must not pass
  * through the wrapper in interpose.c: it may run under `lock`). */

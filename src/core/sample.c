@@ -281,6 +281,37 @@ void strobe__sample_start(void)
     atomic_store_explicit(&rt->sampling, true, memory_order_release);
 }
 
+/* ---- the program's SIGPROF ----
+ * While sampling, the SIGPROF handler is ours: the program's sigaction
+ * and signal calls for SIGPROF set the disposition `forward` gives the
+ * signals that are not our timers' (its own setitimer's). */
+
+STROBE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    struct strobe__runtime *rt = &strobe__rt;
+    if (sig != SIGPROF || !atomic_load_explicit(&rt->sampling, memory_order_acquire))
+        return ((__typeof__(rt->real_sigaction))strobe__real((void **)&rt->real_sigaction, "sigaction"))(sig, act,
+                                                                                                          old);
+    struct sigaction prev = rt->prog_sigprof;
+    if (act)
+        rt->prog_sigprof = *act;
+    if (old)
+        *old = prev;
+    return 0;
+}
+
+STROBE_API void (*signal(int sig, void (*handler)(int)))(int)
+{
+    struct strobe__runtime *rt = &strobe__rt;
+    if (sig != SIGPROF || !atomic_load_explicit(&rt->sampling, memory_order_acquire))
+        return ((__typeof__(rt->real_signal))strobe__real((void **)&rt->real_signal, "signal"))(sig, handler);
+    void (*prev)(int) = rt->prog_sigprof.sa_flags & SA_SIGINFO ? SIG_DFL : rt->prog_sigprof.sa_handler;
+    memset(&rt->prog_sigprof, 0, sizeof rt->prog_sigprof);
+    rt->prog_sigprof.sa_handler = handler;
+    rt->prog_sigprof.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
+    return prev;
+}
+
 void strobe__sample_config_locked(void)
 {
     struct strobe__runtime *rt = &strobe__rt;

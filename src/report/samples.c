@@ -93,13 +93,28 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     fprintf(out, "  %8s %7s %8s  %s\n", "total", "total%", "self", "function");
     tree(out, m, 0, 0, top, m->samples / 100 ? m->samples / 100 : 1);
 
-    fputs("\nSamples per thread\n", out);
-    fprintf(out, "  %8s %10s %8s  %s\n", "thread", "samples", "missed", "hottest functions (self)");
+    /* How much of each thread's CPU time (user mode for the perf source,
+     * whose samples are user mode only) its samples stand for: far below
+     * 100 % when it blocked SIGPROF or another handler took the signal. */
+    bool user = m->source == STROBE_SAMPLE_PERF;
+    fprintf(out, "\nSamples per thread (cover: samples x %s / the thread's %s CPU time)\n",
+            strobe__fmt_time(t, period), user ? "user" : "user + system");
+    fprintf(out, "  %8s %10s %8s %7s  %s\n", "thread", "samples", "missed", "cover", "hottest functions (self)");
+    size_t low = 0;
     for (size_t th = 0; th < exp->nthreads; th++) {
         const struct strobe_sample_thread *st = &m->threads[th];
         if (!st->samples && !st->missed)
             continue;
-        fprintf(out, "  %8zu %10" PRIu64 " %8" PRIu64 " ", th, st->samples, st->missed);
+        const struct strobe_thread_info *ti = &exp->threads[th];
+        uint64_t cpu_ns = ti->has_rusage ? 1000 * (ti->rusage.utime_us + (user ? 0 : ti->rusage.stime_us)) : 0;
+        char cover[16] = "?";
+        /* CPU time is counted in scheduler ticks: below 100 ms it says little */
+        if (cpu_ns >= 100000000u) {
+            double c = pct(st->samples * period, cpu_ns);
+            snprintf(cover, sizeof cover, "%.0f%%", c);
+            low += c < 75.0;
+        }
+        fprintf(out, "  %8zu %10" PRIu64 " %8" PRIu64 " %7s ", th, st->samples, st->missed, cover);
         /* the three functions with most self samples in this thread */
         uint32_t best[3] = {STROBE_NONE, STROBE_NONE, STROBE_NONE};
         for (size_t i = 0; i < m->nfuncs; i++) {
@@ -118,6 +133,11 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
             fprintf(out, " %s %.1f%%", m->funcs[best[k]].name, pct(m->funcs[best[k]].thread_self[th], st->samples));
         fputc('\n', out);
     }
+    if (low)
+        fprintf(out,
+                "  (%zu thread(s) sampled for less than 75 %% of its %s CPU time: SIGPROF blocked, or taken by "
+                "another handler)\n",
+                low, user ? "user" : "");
 
     if (prof && m->npaths && !(m->npaths == 1 && m->paths[0].node == 0)) {
         fputs("\nSamples per instrumented call path (hybrid: the regions open when sampled)\n", out);

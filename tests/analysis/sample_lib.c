@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The uninstrumented hot function of the sampling tests (test_samples.c),
+ * in a shared library linked by sample_prog and dlopen'ed by it. The
+ * whole loop is on the line marked HOT, which the test finds in this
+ * file: every sample taken in it must resolve there.
+ */
+double sample_spin(long n);
+
+double sample_spin(long n)
+{
+    double x = 1.0;
+    for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.5; /* HOT */
+    return x;
+}

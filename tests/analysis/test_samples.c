@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sampler (src/core/sample.c) end to end: `strobe run --sample` of
+ * analysis_sample_prog (sample_prog.c), then the sample model
+ * (src/analysis/samples.c) and `strobe report --samples`.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/decode.h"
+#include "analysis/experiment.h"
+#include "analysis/samples.h"
+#include "common/format.h"
+#include "test.h"
+
+#define SPIN "100000000" /* about 0.3 s of sample_spin */
+
+static char dir[4200];
+static char output[4096];
+
+/* Runs PROG MODE under `strobe run OPTIONS`; fails the test unless it
+ * exits 0. Its output is kept in `output`. */
+static struct strobe_experiment *run(const char *name, const char *options, const char *prog, const char *mode)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/%s %s", STROBE_BIN_DIR, options, dir,
+                            STROBE_TEST_BIN_DIR, prog, mode);
+    if (rc != 0)
+        STROBE_FAIL("strobe run %s %s: exit %d\n%s", prog, mode, rc, out);
+    snprintf(output, sizeof output, "%s", out);
+    free(out);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    return exp;
+}
+
+static struct strobe_sample_model *model(const struct strobe_experiment *exp, const struct strobe_profile *prof)
+{
+    struct strobe_sample_model *m;
+    struct strobe_errbuf eb = {""};
+    if (strobe_sample_model_build(exp, prof, &m, &eb) != 0)
+        STROBE_FAIL("sample model: %s", eb.msg);
+    return m;
+}
+
+static const struct strobe_sample_func *func(const struct strobe_sample_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfuncs; i++)
+        if (strcmp(m->funcs[i].name, name) == 0)
+            return &m->funcs[i];
+    STROBE_FAIL("no sampled function %s", name);
+}
+
+/* The line of sample_lib.c marked HOT. */
+static unsigned hot_line(void)
+{
+    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/analysis/sample_lib.c", "r");
+    char line[256];
+    unsigned n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        n++;
+        if (strstr(line, "/* HOT */")) {
+            fclose(f);
+            return n;
+        }
+    }
+    STROBE_FAIL("sample_lib.c has no HOT line");
+}
+
+/* Thread t's samples are >= 90 % in sample_spin, at its HOT line. */
+static void check_hot(const struct strobe_sample_model *m, uint32_t t)
+{
+    const struct strobe_sample_func *f = func(m, "sample_spin");
+    CHECK(m->threads[t].samples >= 20);
+    if (f->thread_self[t] * 10 < m->threads[t].samples * 9)
+        STROBE_FAIL("thread %u: %llu of %llu samples in sample_spin, expected >= 90 %%", t,
+                    (unsigned long long)f->thread_self[t], (unsigned long long)m->threads[t].samples);
+    CHECK(strstr(f->file, "tests/analysis/sample_lib.c") != NULL);
+    CHECK_EQ_INT(f->line, hot_line());
+    CHECK(strstr(f->module, "libanalysis_sample_lib.so") != NULL);
+}
+
+STROBE_TEST(hot_function_in_library)
+{
+    /* no instrumentation at all: the samples are the whole profile */
+    struct strobe_experiment *exp = run("hot", "--sample", "analysis_sample_prog", "lib " SPIN);
+    CHECK(strncmp(output, "done\n", 5) == 0);
+    CHECK_EQ_INT(exp->nregions, 0);
+    struct strobe_sample_model *m = model(exp, NULL);
+    CHECK_EQ_INT(m->hz, 1000);
+    CHECK_EQ_INT(m->source, STROBE_SAMPLE_PERF);
+    check_hot(m, 0);
+    /* the stack above it: outer, called by main, in the program */
+    const struct strobe_sample_func *o = func(m, "outer"), *mn = func(m, "main");
+    CHECK(o->total == m->threads[0].samples || o->total + 2 >= m->threads[0].samples);
+    CHECK(mn->total >= o->total);
+    CHECK(strstr(o->file, "tests/analysis/sample_prog.c") != NULL);
+    uint32_t node = m->nodes[0].first_child, depth = 0;
+    bool seen_main = false;
+    for (; node != STROBE_NONE; node = m->nodes[node].first_child, depth++)
+        seen_main = seen_main || strcmp(m->funcs[m->nodes[node].func].name, "main") == 0;
+    CHECK(seen_main);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+    /* the report's rows */
+    char *out, want[512];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "\nSamples (strobe run --sample: 1000 Hz of each thread's CPU time, perf task-clock)\n");
+    snprintf(want, sizeof want, "  sample_spin  %s/tests/analysis/sample_lib.c:%u\n", STROBE_SOURCE_DIR,
+             hot_line());
+    CHECK_CONTAINS(out, want);
+    free(out);
+    /* JSON carries them */
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples --format json", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "\"samples\": {");
+    CHECK_CONTAINS(out, "\"name\": \"sample_spin\"");
+    free(out);
+}
+
+STROBE_TEST(dlopened_library)
+{
+    char mode[4400];
+    snprintf(mode, sizeof mode, "dlopen " SPIN " %s/libanalysis_sample_lib.so", STROBE_TEST_BIN_DIR);
+    struct strobe_experiment *exp = run("dlopen", "--sample=2000", "analysis_sample_prog", mode);
+    struct strobe_sample_model *m = model(exp, NULL);
+    CHECK_EQ_INT(m->hz, 2000);
+    check_hot(m, 0);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(hybrid_with_instrumentation)
+{
+    struct strobe_experiment *exp = run("hybrid", "--sample", "analysis_sample_prog_instr", "lib " SPIN);
+    struct strobe_profile *prof;
+    struct strobe_errbuf eb = {""};
+    if (strobe_profile_build(exp, STROBE_PROFILE_AUTO, &prof, &eb) != 0)
+        STROBE_FAIL("profile: %s", eb.msg);
+    struct strobe_sample_model *m = model(exp, prof);
+    check_hot(m, 0);
+    /* most samples were taken inside main > outer */
+    CHECK(m->npaths >= 1);
+    const struct strobe_sample_path *p = &m->paths[0];
+    CHECK(p->node != STROBE_NONE && p->node != 0);
+    CHECK_STR_EQ(exp->regions[prof->nodes[p->node].region].name, "outer");
+    CHECK_STR_EQ(exp->regions[prof->nodes[prof->nodes[p->node].parent].region].name, "main");
+    CHECK(p->samples * 10 >= m->samples * 9);
+    CHECK_STR_EQ(m->funcs[p->top_func].name, "sample_spin");
+    /* the profile files count them too (metric strobe.samples) */
+    uint32_t metric = STROBE_NONE;
+    for (uint32_t i = 0; i < exp->nmetrics; i++)
+        if (strcmp(exp->metrics[i].name, STROBE_SAMPLE_METRIC) == 0)
+            metric = i;
+    CHECK(metric != STROBE_NONE);
+    CHECK(prof->nodes[p->node].metrics != NULL);
+    uint64_t counted = prof->nodes[p->node].metrics[metric].count;
+    CHECK(counted + 1 >= p->samples && counted <= p->samples + 1);
+    strobe_sample_model_free(m);
+    strobe_profile_free(prof);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "Samples per instrumented call path (hybrid: the regions open when sampled)\n");
+    CHECK_CONTAINS(out, "main > outer\n");
+    free(out);
+}
+
+STROBE_TEST(threads_and_fork)
+{
+    /* threads created later and a forked child are sampled too */
+    struct strobe_experiment *exp = run("threads", "--sample", "analysis_sample_prog", "threads 30000000");
+    CHECK_EQ_INT(exp->nprocesses, 2);
+    struct strobe_sample_model *m = model(exp, NULL);
+    size_t sampled = 0;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        sampled += m->threads[t].samples >= 5;
+    CHECK(sampled >= 4); /* main, 2 workers, the child's main */
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(stress)
+{
+    /* 10 kHz while 80 threads lock, allocate and exit */
+    struct strobe_experiment *exp = run("stress", "--sample=10000 --malloc", "analysis_sample_prog",
+                                        "stress " SPIN);
+    CHECK_CONTAINS(output, "done\n");
+    struct strobe_sample_model *m = model(exp, NULL);
+    CHECK(m->samples > 0);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(program_sigprof_handler)
+{
+    /* the program's own SIGPROF timer still reaches its handler, and the
+     * runtime keeps sampling */
+    struct strobe_experiment *exp = run("handler", "--sample", "analysis_sample_prog", "handler " SPIN);
+    CHECK(strncmp(output, "own > 0\ndone\n", 13) == 0);
+    struct strobe_sample_model *m = model(exp, NULL);
+    check_hot(m, 0);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(blocked_sigprof)
+{
+    /* the half spun with SIGPROF blocked is not sampled: the report says
+     * how much of the thread's CPU time the samples cover */
+    struct strobe_experiment *exp = run("blocked", "--sample", "analysis_sample_prog", "blocked " SPIN);
+    CHECK(strncmp(output, "done\n", 5) == 0);
+    struct strobe_sample_model *m = model(exp, NULL);
+    CHECK(m->threads[0].samples >= 20);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "of its user CPU time");
+    free(out);
+}
+
+STROBE_TEST(bad_rates)
+{
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe run --sample=0 -- true", STROBE_BIN_DIR), 2);
+    CHECK_CONTAINS(out, "--sample: '0' is not a rate in Hz from 1 to 10000");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe run --sample=20k -- true", STROBE_BIN_DIR), 2);
+    CHECK_CONTAINS(out, "--sample: '20k' is not a rate in Hz from 1 to 10000");
+    free(out);
+    /* the runtime's own check (`strobe run` replaces STROBE_SAMPLE: env
+     * sets it for the image it executes) */
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("bad_rates"));
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe run -o '%s' -- env STROBE_SAMPLE=10001 /bin/true", STROBE_BIN_DIR,
+                                dir),
+                 0);
+    CHECK_CONTAINS(out, "strobe: STROBE_SAMPLE=10001: expected a rate in Hz from 1 to 10000 (0: off); "
+                        "measurement disabled\n");
+    free(out);
+}
+
+/* Byte offset in `path` of the first SAMPLE record. */
+static long first_sample(const char *path)
+{
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    long off = -1;
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+    while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+        if (ev.kind == STROBE__RAW_SAMPLE)
+            off = (long)ev.offset;
+    strobe__stream_end(&d);
+    strobe__file_unmap(buf, len);
+    if (off < 0)
+        STROBE_FAIL("%s: no SAMPLE record", path);
+    return off;
+}
+
+STROBE_TEST(corrupt_sample_record_is_one_line_error)
+{
+    struct strobe_experiment *exp = run("corrupt", "--sample", "analysis_sample_prog", "lib 30000000");
+    char evt[4400], *out, want[256];
+    snprintf(evt, sizeof evt, "%s/%s/t0.evt", dir, exp->processes[0].dir);
+    strobe_experiment_close(exp);
+    long rec = first_sample(evt);
+    /* flags (the second payload byte, after b0, the delta, the 1-byte
+     * length and the 1-byte missed count) = 7: unknown */
+    CHECK_EQ_INT(strobe_test_sh(NULL,
+                                "f='%s'; o=%ld; i=$((o+1)); "
+                                "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
+                                "printf '\\007' | dd of=\"$f\" bs=1 seek=$((i+3)) conv=notrunc 2>/dev/null",
+                                evt, rec),
+                 0);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 1);
+    snprintf(want, sizeof want, "t0.evt: offset %ld: SAMPLE record: flags 7, ", rec);
+    CHECK_CONTAINS(out, want);
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+    free(out);
+}
+
+STROBE_TEST(report_samples_usage)
+{
+    /* a run that did not sample */
+    struct strobe_experiment *exp = run("nosample", "", "analysis_sample_prog", "lib 1000");
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 1);
+    CHECK_CONTAINS(out, "--samples: the run did not sample (record with `strobe run --sample`)\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library),
+                 STROBE_CASE(hybrid_with_instrumentation), STROBE_CASE(threads_and_fork), STROBE_CASE(stress),
+                 STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof), STROBE_CASE(bad_rates),
+                 STROBE_CASE(corrupt_sample_record_is_one_line_error), STROBE_CASE(report_samples_usage))
