@@ -616,16 +616,22 @@ static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, stru
 static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
                           struct strobe_errbuf *eb)
 {
-    uint64_t missed, flags, n, v;
+    uint64_t weight, missed, flags, n, v;
     int rc;
     ev->kind = STROBE__RAW_SAMPLE;
-    if ((rc = get_u(c, &missed, eb)) || (rc = get_u(c, &flags, eb)) || (rc = get_u(c, &n, eb)))
+    if ((rc = get_u(c, &weight, eb)) || (rc = get_u(c, &missed, eb)) || (rc = get_u(c, &flags, eb)) ||
+        (rc = get_u(c, &n, eb)))
         return rc;
-    if (flags > STROBE_SAMPLE_TRUNCATED || n == 0 || n > STROBE_SAMPLE_MAX_FRAMES || missed > INT64_MAX)
+    /* weights and misses are periods of a thread's CPU time: even at
+     * 10 kHz, 2^40 of them are three years */
+    if (weight == 0 || weight > (1ull << 40) || missed > (1ull << 40) || flags > STROBE_SAMPLE_TRUNCATED ||
+        n == 0 || n > STROBE_SAMPLE_MAX_FRAMES)
         return strobe__error(eb, STROBE_ERR_FORMAT,
-                             "%s: offset %llu: SAMPLE record: flags %llu, %llu frames out of range (1 to %u)",
-                             d->name, (unsigned long long)ev->offset, (unsigned long long)flags,
-                             (unsigned long long)n, STROBE_SAMPLE_MAX_FRAMES);
+                             "%s: offset %llu: SAMPLE record: weight %llu, missed %llu, flags %llu, %llu frames "
+                             "out of range (1 to %u)",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)weight,
+                             (unsigned long long)missed, (unsigned long long)flags, (unsigned long long)n,
+                             STROBE_SAMPLE_MAX_FRAMES);
     for (uint64_t i = 0; i < n; i++) {
         if ((rc = get_u(c, &v, eb)))
             return rc;
@@ -638,6 +644,7 @@ static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, st
     }
     ev->value = (int64_t)missed;
     ev->id = flags;
+    ev->parent = weight;
     ev->nframes = (uint32_t)n;
     return 0;
 }

@@ -116,8 +116,8 @@ enum strobe__raw_kind {
     STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
                                    sync_args = the op's arguments (format.h) */
     STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
-    STROBE__RAW_SAMPLE = 14,    /* value = samples missed before it, id = flags, the decoder's
-                                   frames[0..nframes) */
+    STROBE__RAW_SAMPLE = 14,    /* parent = weight, value = periods missed before it, id = flags,
+                                   the decoder's frames[0..nframes) */
 };
 
 /* The payload of a TM COUNTS record (format.h, STROBE_TM_COUNTS). */

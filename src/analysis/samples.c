@@ -25,6 +25,7 @@ struct raw_sample {
     uint32_t thread, path; /* path: merged profile node + 1, 0 = none */
     size_t first;          /* its frames in builder.pool */
     uint32_t n;
+    uint64_t weight;
 };
 
 /* Self and total samples of one (function, file, line). */
@@ -127,7 +128,8 @@ static int read_thread(struct builder *b, uint32_t t)
         while ((rc = strobe__stream_decode(&d, &ev, b->eb)) == 1) {
             if (ev.kind != STROBE__RAW_SAMPLE)
                 continue;
-            st->samples++;
+            st->records++;
+            st->samples += ev.parent;
             st->missed += (uint64_t)ev.value;
             st->truncated += ev.id & STROBE_SAMPLE_TRUNCATED;
             if (grow((void **)&b->raw, &b->raw_cap, b->nraw + 1, sizeof *b->raw) ||
@@ -135,7 +137,8 @@ static int read_thread(struct builder *b, uint32_t t)
                 rc = strobe__error(b->eb, -ENOMEM, "%s: out of memory", exp->dir);
                 break;
             }
-            b->raw[b->nraw++] = (struct raw_sample){t, path_of(b, p, d.stack, d.depth), b->npool, ev.nframes};
+            b->raw[b->nraw++] =
+                (struct raw_sample){t, path_of(b, p, d.stack, d.depth), b->npool, ev.nframes, ev.parent};
             /* a return address is looked up at its call, the byte before */
             for (uint32_t i = 0; i < ev.nframes; i++)
                 b->pool[b->npool++] = i == 0 ? d.frames[0] : d.frames[i] - 1;
@@ -182,7 +185,7 @@ static int func_id(struct builder *b, const char *module, const char *name, uint
     return f->name && f->module && f->thread_self && f->thread_total ? 0 : -ENOMEM;
 }
 
-static int count_line(struct builder *b, uint32_t func, const char *file, unsigned line, bool self)
+static int count_line(struct builder *b, uint32_t func, const char *file, unsigned line, bool self, uint64_t w)
 {
     size_t lf = strlen(file);
     char *key = malloc(8 + lf);
@@ -201,8 +204,8 @@ static int count_line(struct builder *b, uint32_t func, const char *file, unsign
             return -ENOMEM;
         b->lines[b->nlines++] = (struct line_count){func, file, line, 0, 0};
     }
-    b->lines[id].self += self;
-    b->lines[id].total += !self;
+    b->lines[id].self += self ? w : 0;
+    b->lines[id].total += self ? 0 : w;
     return 0;
 }
 
@@ -223,7 +226,7 @@ static int child_of(struct builder *b, uint32_t parent, uint32_t func, uint32_t 
     return 0;
 }
 
-static int count_path(struct builder *b, uint32_t path, uint32_t func)
+static int count_path(struct builder *b, uint32_t path, uint32_t func, uint64_t w)
 {
     uint32_t key[2] = {path, func}, id = (uint32_t)b->npf;
     int rc = strobe__keymap_get_or_put(&b->pathfunc_ids, key, sizeof key, &id);
@@ -234,8 +237,8 @@ static int count_path(struct builder *b, uint32_t path, uint32_t func)
             return -ENOMEM;
         b->pf[b->npf++] = (struct path_count){path, func, 0};
     }
-    b->pf[id].self++;
-    b->path_samples[path]++;
+    b->pf[id].self += w;
+    b->path_samples[path] += w;
     return 0;
 }
 
@@ -246,7 +249,8 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
     struct strobe_sample_model *m = b->m;
     uint32_t node = 0, innermost = STROBE_NONE;
     const struct strobe__code_frame *inner_frame = NULL;
-    m->nodes[0].total++;
+    uint64_t w = s->weight;
+    m->nodes[0].total += w;
     /* outermost frame first: the tree's path */
     for (uint32_t i = s->n; i-- > 0;) {
         const uint64_t *a = bsearch(&b->pool[s->first + i], addrs, naddrs, sizeof *addrs, cmp_u64);
@@ -257,24 +261,24 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
             int rc = func_id(b, l->module, fr->name, &f);
             if (rc || (rc = child_of(b, node, f, &node)))
                 return rc;
-            m->nodes[node].total++;
+            m->nodes[node].total += w;
             if (b->stamp[f] != serial) { /* once per sample, recursion or not */
                 b->stamp[f] = serial;
-                m->funcs[f].total++;
-                m->funcs[f].thread_total[s->thread]++;
+                m->funcs[f].total += w;
+                m->funcs[f].thread_total[s->thread] += w;
                 if (i || k) /* not the innermost: a line it called from */
-                    if ((rc = count_line(b, f, fr->file, fr->line, false)))
+                    if ((rc = count_line(b, f, fr->file, fr->line, false, w)))
                         return rc;
             }
             innermost = f;
             inner_frame = fr;
         }
     }
-    m->nodes[node].self++;
-    m->funcs[innermost].self++;
-    m->funcs[innermost].thread_self[s->thread]++;
-    int rc = count_line(b, innermost, inner_frame->file, inner_frame->line, true);
-    return rc ? rc : count_path(b, s->path, innermost);
+    m->nodes[node].self += w;
+    m->funcs[innermost].self += w;
+    m->funcs[innermost].thread_self[s->thread] += w;
+    int rc = count_line(b, innermost, inner_frame->file, inner_frame->line, true, w);
+    return rc ? rc : count_path(b, s->path, innermost, w);
 }
 
 /* Symbolizes and counts the samples collected for process p. */
@@ -495,6 +499,7 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
     if (rc == 0 && (rc = finish(&b)))
         strobe__error(eb, rc, "%s: out of memory", exp->dir);
     for (size_t t = 0; rc == 0 && t < exp->nthreads; t++) {
+        m->records += m->threads[t].records;
         m->samples += m->threads[t].samples;
         m->missed += m->threads[t].missed;
         m->truncated += m->threads[t].truncated;

@@ -11,8 +11,8 @@
  *   - the hybrid view: per instrumented call path of the merged profile
  *     (the regions open in the stream when the sample was taken), its
  *     samples and the sampled function most of them were in.
- * A sample stands for 1/rate s of its thread's CPU time (user mode with
- * the perf source).
+ * Counts are in sampling periods (1/rate s of a thread's CPU time; user
+ * mode only with the perf source): a SAMPLE record counts its weight.
  */
 #ifndef STROBE_ANALYSIS_SAMPLES_H
 #define STROBE_ANALYSIS_SAMPLES_H
@@ -50,14 +50,17 @@ struct strobe_sample_path {
 };
 
 struct strobe_sample_thread {
-    uint64_t samples, missed, truncated;
+    uint64_t records;   /* its SAMPLE records (signals handled) */
+    uint64_t samples;   /* periods they stand for (their weights) */
+    uint64_t missed;    /* periods lost (signal blocked, ...) */
+    uint64_t truncated; /* records whose outermost frames were cut */
 };
 
 struct strobe_sample_model {
     uint32_t hz;    /* rate (the first sampling process's; 0 = unknown) */
     int source;     /* enum strobe_sample_source of that process */
     bool mixed_rates; /* processes sampled at different rates */
-    uint64_t samples, missed, truncated;
+    uint64_t records, samples, missed, truncated;
     struct strobe_sample_thread *threads; /* [exp->nthreads] */
     struct strobe_sample_func *funcs;     /* by self, then total, then name */
     size_t nfuncs;

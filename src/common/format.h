@@ -140,9 +140,12 @@ enum strobe_ext_type {
      * the instrumented regions open when it was taken (it is written at
      * that time, or, when the signal interrupted the runtime itself, just
      * before the next record: the delta is then the writing time).
-     * payload: uleb missed (samples of this thread lost since its
-     * previous SAMPLE record: signal blocked or delayed, or the runtime
-     * busy twice in a row), uleb flags (STROBE_SAMPLE_TRUNCATED), uleb n
+     * payload: uleb weight (>= 1: the sampling periods of CPU time the
+     * sample stands for; CPU-time timers expire at the kernel's tick only,
+     * so at a rate above it one sample stands for several), uleb missed
+     * (periods of this thread's CPU time lost since its previous SAMPLE
+     * record: signal blocked or delayed, or the runtime busy twice in a
+     * row), uleb flags (STROBE_SAMPLE_TRUNCATED), uleb n
      * (1..STROBE_SAMPLE_MAX_FRAMES), uleb frame 0 (the interrupted
      * instruction's address), then n - 1 slebs: each following frame (a
      * return address, innermost first) minus the previous one. */

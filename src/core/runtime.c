@@ -25,6 +25,7 @@
  *                           (ALLOC records; default 1M)
  *   STROBE_SAMPLE=HZ        sample every thread HZ times per second of its
  *                           CPU time, 1..10000 (sample.h; 0 or unset: off)
+ *   STROBE_SAMPLE_SOURCE    timer (default) or perf (sample.h)
  *   STROBE_LAUNCHER_PID     the process with this pid stays unmeasured
  *                           (set by `strobe run` for an MPI launcher)
  *   OMPI_COMM_WORLD_RANK, PMI_RANK, ...  the MPI rank (common/mpi_rank.h)
@@ -128,6 +129,12 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
     const char *hz = getenv("STROBE_SAMPLE");
     if (hz && *hz && strcmp(hz, "0") != 0 && strobe__parse_sample_hz(hz, &cfg->sample_hz) != 0)
         return bad_env("STROBE_SAMPLE", hz, "expected a rate in Hz from 1 to 10000 (0: off)");
+    const char *src = getenv("STROBE_SAMPLE_SOURCE");
+    cfg->sample_source = STROBE_SAMPLE_TIMER;
+    if (src && strcmp(src, "perf") == 0)
+        cfg->sample_source = STROBE_SAMPLE_PERF;
+    else if (src && *src && strcmp(src, "timer") != 0)
+        return bad_env("STROBE_SAMPLE_SOURCE", src, "expected timer or perf");
     uint64_t chunk = cfg->chunk_size;
     if ((rc = env_size("STROBE_CHUNK_SIZE", &chunk, STROBE_CHUNK_SIZE_MIN, STROBE_CHUNK_SIZE_MAX, false)))
         return rc;

@@ -59,6 +59,7 @@ struct strobe__config {
     bool malloc;            /* STROBE_MALLOC */
     uint64_t malloc_large;  /* STROBE_MALLOC_LARGE */
     uint32_t sample_hz;     /* STROBE_SAMPLE, 0 = no sampling */
+    int sample_source;      /* STROBE_SAMPLE_SOURCE: enum strobe_sample_source */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE

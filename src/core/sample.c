@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/ucontext.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,35 +32,62 @@ static const char sampler_cookie[] = "strobe sampler";
 
 /* The interrupted stack, innermost first, into ips; returns the number of
  * frames and sets *truncated when there were more. Async-signal-safe
- * with UNW_LOCAL_ONLY and the per-thread cache chosen at start-up. */
+ * with UNW_LOCAL_ONLY and the per-thread cache chosen at start-up.
+ *
+ * unw_backtrace walks from here, through this handler and the signal
+ * frame, with libunwind's cache of frame layouts per return address
+ * (about 7 ns a frame once warm; a unw_step loop re-reads DWARF and costs
+ * 100 times more, docs/performance.md): the interrupted frame is the
+ * entry that equals the interrupted instruction pointer. When the fast
+ * walk does not get there, the unw_step loop starts from the signal's
+ * context instead. */
 static unsigned walk(void *uc, uint64_t *ips, bool *truncated)
 {
-    unw_cursor_t cur;
-    unsigned n = 0;
+    enum { OWN = 8 }; /* this handler's frames and the signal frame, at most */
+    void *buf[STROBE_SAMPLE_MAX_FRAMES + OWN];
+    uint64_t pc = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+    int n = unw_backtrace(buf, (int)(sizeof buf / sizeof buf[0]));
     *truncated = false;
+    for (int i = 0; i < n && i < OWN; i++) {
+        if ((uint64_t)(uintptr_t)buf[i] != pc)
+            continue;
+        unsigned k = (unsigned)(n - i);
+        if (k > STROBE_SAMPLE_MAX_FRAMES) {
+            k = STROBE_SAMPLE_MAX_FRAMES;
+            *truncated = true;
+        } else {
+            *truncated = n == (int)(sizeof buf / sizeof buf[0]);
+        }
+        for (unsigned j = 0; j < k; j++)
+            ips[j] = (uint64_t)(uintptr_t)buf[i + (int)j];
+        return k;
+    }
+    unw_cursor_t cur;
+    unsigned k = 0;
     if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
         return 0;
     do {
         unw_word_t ip;
         if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
             break;
-        if (n == STROBE_SAMPLE_MAX_FRAMES) {
+        if (k == STROBE_SAMPLE_MAX_FRAMES) {
             *truncated = true;
             break;
         }
-        ips[n++] = ip;
+        ips[k++] = ip;
     } while (unw_step(&cur) > 0);
-    return n;
+    return k;
 }
 
 /* The SAMPLE payload (format.h) of frames ips[0..n) into out; frames that
  * do not fit STROBE_MAX_EXT_PAYLOAD are cut (flagged truncated). */
-static size_t encode(uint8_t *out, uint64_t missed, const uint64_t *ips, unsigned n, bool truncated)
+static size_t encode(uint8_t *out, uint64_t weight, uint64_t missed, const uint64_t *ips, unsigned n,
+                     bool truncated)
 {
     uint8_t *q = out, *end = out + STROBE_MAX_EXT_PAYLOAD;
-    uint8_t *flags_at;
+    q = strobe_uleb_put(q, weight);
     q = strobe_uleb_put(q, missed);
-    flags_at = q++;
+    uint8_t *flags_at = q++;
     uint8_t *n_at = q;
     q += 2; /* n <= 128: a two-byte uleb, fixed up below */
     unsigned kept = 0;
@@ -81,10 +109,11 @@ static size_t encode(uint8_t *out, uint64_t missed, const uint64_t *ips, unsigne
     return (size_t)(q - out);
 }
 
-/* Writes one encoded sample and counts it on the current call path.
- * Called with STROBE__BUSY_IN set. -EAGAIN: the chunk switch it needs
- * would wait for the lock. */
-static int put(struct strobe__thread *t, uint64_t now, const uint8_t *payload, size_t len, bool in_handler)
+/* Writes one encoded sample and adds its weight to the current call
+ * path. Called with STROBE__BUSY_IN set. -EAGAIN: the chunk switch it
+ * needs would wait for the lock. */
+static int put(struct strobe__thread *t, uint64_t now, const uint8_t *payload, size_t len, uint64_t weight,
+               bool in_handler)
 {
     if (t->mode & STROBE__MODE_TRACE) {
         int rc = in_handler ? strobe__ext_record_nowait(t, STROBE_EXT_SAMPLE, now, payload, len)
@@ -93,24 +122,26 @@ static int put(struct strobe__thread *t, uint64_t now, const uint8_t *payload, s
             return rc;
     }
     if ((t->mode & STROBE__MODE_PROFILE) && t->slots)
-        strobe__prof_metric(t, t->sp[-1].node, strobe__rt.sample_metric, 1);
+        strobe__prof_metric(t, t->sp[-1].node, strobe__rt.sample_metric, (int64_t)weight);
     return 0;
 }
 
 /* Keeps a sample that cannot be written now; a second one is lost (and
  * counted in the next record's `missed`). */
-static void defer(struct strobe__sampler *s, const uint8_t *payload, size_t len)
+static void defer(struct strobe__sampler *s, const uint8_t *payload, size_t len, uint64_t weight)
 {
     if (s->pending_len) {
-        s->missed++;
+        s->missed += weight;
         return;
     }
     memcpy(s->pending, payload, len);
+    s->pending_weight = weight;
     atomic_signal_fence(memory_order_seq_cst);
     s->pending_len = (uint16_t)len;
 }
 
-static void take(struct strobe__thread *t, void *uc, int overrun)
+/* One sample standing for `weight` periods of the thread's CPU time. */
+static void take(struct strobe__thread *t, void *uc, uint64_t weight)
 {
     struct strobe__sampler *s = &t->sampler;
     uint64_t ips[STROBE_SAMPLE_MAX_FRAMES];
@@ -118,32 +149,30 @@ static void take(struct strobe__thread *t, void *uc, int overrun)
     bool truncated;
     unsigned n = walk(uc, ips, &truncated);
     uint64_t now = strobe__now(t);
-    if (overrun > 0)
-        s->missed += (uint64_t)overrun;
     if (n == 0) { /* no stack at all (unwinding failed at once): counted */
-        s->missed++;
+        s->missed += weight;
         return;
     }
     if (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN) {
         /* The runtime is mid-record for this thread: the encoding must not
          * take `missed` now, the pending slot keeps it for later. */
-        size_t len = encode(payload, 0, ips, n, truncated);
-        defer(s, payload, len);
+        size_t len = encode(payload, weight, 0, ips, n, truncated);
+        defer(s, payload, len, weight);
         return;
     }
     strobe__busy_set(t, STROBE__BUSY_IN);
     if (s->pending_len) {
-        if (put(t, now, s->pending, s->pending_len, true) == -EAGAIN) {
-            s->missed++; /* this one: the pending one stays */
+        if (put(t, now, s->pending, s->pending_len, s->pending_weight, true) == -EAGAIN) {
+            s->missed += weight; /* this one: the pending one stays */
             strobe__busy_clear(t, STROBE__BUSY_IN);
             return;
         }
         s->pending_len = 0;
     }
-    size_t len = encode(payload, s->missed, ips, n, truncated);
-    if (put(t, now, payload, len, true) == -EAGAIN) {
-        size_t plain = encode(payload, 0, ips, n, truncated);
-        defer(s, payload, plain);
+    size_t len = encode(payload, weight, s->missed, ips, n, truncated);
+    if (put(t, now, payload, len, weight, true) == -EAGAIN) {
+        size_t plain = encode(payload, weight, 0, ips, n, truncated);
+        defer(s, payload, plain, weight);
     } else {
         s->missed = 0;
     }
@@ -165,6 +194,24 @@ static void forward(int sig, siginfo_t *si, void *uc)
      * while the sampler runs is ignored instead (docs/cli.md). */
 }
 
+/* A CPU-time timer expires at the kernel's tick only (every 4 ms at
+ * CONFIG_HZ=250): at a higher rate one signal comes per tick with the
+ * other expirations as its overrun, and that sample stands for all of
+ * them (its weight). Overruns beyond what a tick of at least 100 Hz
+ * explains are a signal that was blocked or delayed: counted as missed
+ * instead, so that the time of a blocked stretch is not charged to the
+ * place that unblocked it. */
+static uint64_t weight_of(struct strobe__thread *t, int overrun)
+{
+    uint64_t cap = (strobe__rt.cfg.sample_hz + 99) / 100;
+    uint64_t extra = overrun > 0 ? (uint64_t)overrun : 0;
+    if (extra + 1 > cap) {
+        t->sampler.missed += extra + 1 - cap;
+        extra = cap - 1;
+    }
+    return extra + 1;
+}
+
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -180,16 +227,18 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     }
     if (t && tl->state == STROBE__TLS_ACTIVE && strobe__active() &&
         !atomic_load_explicit(&t->closed, memory_order_acquire))
-        take(t, uc, timer ? si->si_overrun : 0);
+        take(t, uc, weight_of(t, timer ? si->si_overrun : 0));
     if (event) /* the next period; SIGPROF stays blocked until we return */
         ioctl(t->sampler.fd, PERF_EVENT_IOC_REFRESH, 1);
     errno = saved;
 }
 
 /* A software perf event on thread `tid` (the caller) signalling it every
- * period_ns of its user-mode CPU time, into *out; -errno when the kernel
- * refuses. */
-static int open_event(uint64_t tid, uint64_t period_ns, int *out)
+ * period_ns of its user-mode CPU time, into *out (stored before the event
+ * is enabled: its first signal may come as soon as the enabling system
+ * call returns, and the handler knows it by that descriptor); with
+ * !enable it is only opened. -errno when the kernel refuses. */
+static int open_event(uint64_t tid, uint64_t period_ns, bool enable, int *out)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -206,12 +255,19 @@ static int open_event(uint64_t tid, uint64_t period_ns, int *out)
     struct f_owner_ex owner = {F_OWNER_TID, (pid_t)tid};
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
-        fcntl(fd, F_SETFL, fl | O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+        fcntl(fd, F_SETFL, fl | O_ASYNC) != 0) {
         int e = errno;
         close(fd);
         return -e;
     }
     *out = fd;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (enable && ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+        int e = errno;
+        *out = -1;
+        close(fd);
+        return -e;
+    }
     return 0;
 }
 
@@ -266,11 +322,12 @@ void strobe__sample_start(void)
     rt->prog_sigprof = old;
     /* Which source every thread will use: the kernel refuses perf events
      * for all threads or for none (perf_event_paranoid, seccomp). */
-    int fd;
-    int rc = open_event(strobe__gettid(), 1000000000u / rt->cfg.sample_hz, &fd);
-    if (rc == 0) {
+    int fd, rc = 0;
+    if (rt->cfg.sample_source == STROBE_SAMPLE_TIMER)
+        atomic_store_explicit(&rt->sample_use_timer, true, memory_order_relaxed);
+    else if ((rc = open_event(strobe__gettid(), 1000000000u / rt->cfg.sample_hz, false, &fd)) == 0)
         close(fd);
-    } else {
+    if (rc) {
         atomic_store_explicit(&rt->sample_use_timer, true, memory_order_relaxed);
         strobe__say("STROBE_SAMPLE: perf_event_open: ", strerror(-rc),
                     "; sampling with CPU-time timers, whose rate the kernel's tick limits", (char *)NULL);
@@ -335,7 +392,7 @@ void strobe__sample_arm(struct strobe__thread *t)
     uint64_t period = 1000000000u / rt->cfg.sample_hz;
     int rc = atomic_load_explicit(&rt->sample_use_timer, memory_order_relaxed)
                  ? arm_timer(t, period)
-                 : open_event(t->tid, period, &s->fd);
+                 : open_event(t->tid, period, true, &s->fd);
     if (rc) {
         char num[24];
         strobe__say("STROBE_SAMPLE: thread t", strobe__fmt_u64(num, t->index), ": ", strerror(-rc),
@@ -374,6 +431,6 @@ void strobe__sample_flush(struct strobe__thread *t)
     struct strobe__sampler *s = &t->sampler;
     if (!s->pending_len)
         return;
-    put(t, strobe__now(t), s->pending, s->pending_len, false);
+    put(t, strobe__now(t), s->pending, s->pending_len, s->pending_weight, false);
     s->pending_len = 0;
 }

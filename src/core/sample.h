@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CPU-time sampling (`strobe run --sample[=HZ]`, STROBE_SAMPLE=HZ): every
- * measured thread gets a software perf event on its own CPU clock
- * (PERF_COUNT_SW_TASK_CLOCK, user mode, owned by the thread: F_SETOWN_EX
- * F_OWNER_TID) that sends it SIGPROF every 1/HZ s of CPU it uses and
- * stops until the handler re-arms it (PERF_EVENT_IOC_REFRESH). Where
- * perf_event_open is refused (perf_event_paranoid 3, seccomp) a POSIX
- * timer on the thread's CPU-time clock (timer_create(
- * CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID) does it instead; such timers
- * only expire at the kernel's tick (250 Hz here), so their overruns are
- * counted as missed. docs/performance.md has the measurements behind this
- * choice. The handler walks the
- * interrupted stack with libunwind (local, per-thread cache) and appends
- * a SAMPLE record (format.h, STROBE_EXT_SAMPLE) to the thread's own
- * stream, between the ENTER/EXIT records of the instrumented regions open
- * at the time, and counts the sample on the innermost open region's
- * profile node (metric "strobe.samples"), so profile-only runs have the
- * hybrid counts too. docs/performance.md says why these choices.
+ * measured thread gets a POSIX timer on its own CPU-time clock
+ * (timer_create(CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID) that sends it
+ * SIGPROF every 1/HZ s of CPU time it uses. Such timers expire at the
+ * kernel's tick only, so above the tick rate a sample carries the
+ * expirations it stands for as its weight. With STROBE_SAMPLE_SOURCE=perf
+ * a software perf event on the thread's user-mode CPU clock
+ * (PERF_COUNT_SW_TASK_CLOCK, F_SETOWN_EX F_OWNER_TID) does it at the exact
+ * rate, stopping until the handler re-arms it (PERF_EVENT_IOC_REFRESH);
+ * its signal costs far more in a virtual machine (docs/performance.md has
+ * the measurements behind the default), and where perf_event_open is
+ * refused the timers take over. The handler walks the interrupted stack
+ * with libunwind (unw_backtrace, per-thread cache) and appends a SAMPLE
+ * record (format.h, STROBE_EXT_SAMPLE) to the thread's own stream, between
+ * the ENTER/EXIT records of the instrumented regions open at the time,
+ * and adds its weight to the innermost open region's profile node (metric
+ * "strobe.samples": count = records, sum = weight), so profile-only runs
+ * have the hybrid counts too.
  *
  * Re-entrancy: a signal landing while the runtime works for the thread
  * (busy flag set) or while its stream needs a chunk switch whose lock is
@@ -47,7 +48,8 @@ struct strobe__sampler {
     timer_t timer;
     bool armed;           /* fd or timer is live */
     uint16_t pending_len; /* 0 = no pending sample; written with the time of its writing */
-    uint64_t missed;      /* samples lost since the last SAMPLE record */
+    uint64_t missed;         /* periods lost since the last SAMPLE record */
+    uint64_t pending_weight; /* the pending sample's weight */
     uint8_t pending[STROBE_MAX_EXT_PAYLOAD];
 };
 

@@ -817,6 +817,7 @@ static void json_samples(struct jw *w, const struct strobe_experiment *exp, cons
     jw_u64(w, "hz", m->hz);
     jw_str(w, "source", m->source == STROBE_SAMPLE_PERF ? "perf" : "timer");
     jw_bool(w, "mixed_rates", m->mixed_rates);
+    jw_u64(w, "records", m->records);
     jw_u64(w, "samples", m->samples);
     jw_u64(w, "missed", m->missed);
     jw_u64(w, "truncated", m->truncated);
@@ -824,6 +825,7 @@ static void json_samples(struct jw *w, const struct strobe_experiment *exp, cons
     for (size_t t = 0; t < exp->nthreads; t++) {
         jw_open(w, NULL, '{', true);
         jw_u64(w, "thread", t);
+        jw_u64(w, "records", m->threads[t].records);
         jw_u64(w, "samples", m->threads[t].samples);
         jw_u64(w, "missed", m->threads[t].missed);
         jw_u64(w, "truncated", m->threads[t].truncated);

@@ -67,7 +67,8 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     uint64_t period = m->hz ? 1000000000u / m->hz : 0;
     fprintf(out, "\nSamples (strobe run --sample: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n", m->hz,
             strobe__sample_source_name(m->source), m->mixed_rates ? "; processes sampled at different rates" : "");
-    fprintf(out, "  %" PRIu64 " samples (%s of CPU time)", m->samples, strobe__fmt_time(t, m->samples * period));
+    fprintf(out, "  %" PRIu64 " samples (%s of CPU time) in %" PRIu64 " signals", m->samples,
+            strobe__fmt_time(t, m->samples * period), m->records);
     if (m->missed)
         fprintf(out, ", %" PRIu64 " missed (signal blocked or delayed, or the runtime busy)", m->missed);
     if (m->truncated)
@@ -135,9 +136,9 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     }
     if (low)
         fprintf(out,
-                "  (%zu thread(s) sampled for less than 75 %% of its %s CPU time: SIGPROF blocked, or taken by "
+                "  (%zu thread(s) sampled for less than 75 %% of its CPU time: SIGPROF blocked, or taken by "
                 "another handler)\n",
-                low, user ? "user" : "");
+                low);
 
     if (prof && m->npaths && !(m->npaths == 1 && m->paths[0].node == 0)) {
         fputs("\nSamples per instrumented call path (hybrid: the regions open when sampled)\n", out);

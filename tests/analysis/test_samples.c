@@ -93,7 +93,7 @@ STROBE_TEST(hot_function_in_library)
     CHECK_EQ_INT(exp->nregions, 0);
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK_EQ_INT(m->hz, 1000);
-    CHECK_EQ_INT(m->source, STROBE_SAMPLE_PERF);
+    CHECK_EQ_INT(m->source, STROBE_SAMPLE_TIMER);
     check_hot(m, 0);
     /* the stack above it: outer, called by main, in the program */
     const struct strobe_sample_func *o = func(m, "outer"), *mn = func(m, "main");
@@ -110,7 +110,7 @@ STROBE_TEST(hot_function_in_library)
     /* the report's rows */
     char *out, want[512];
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
-    CHECK_CONTAINS(out, "\nSamples (strobe run --sample: 1000 Hz of each thread's CPU time, perf task-clock)\n");
+    CHECK_CONTAINS(out, "\nSamples (strobe run --sample: 1000 Hz of each thread's CPU time, CPU-time timers)\n");
     snprintf(want, sizeof want, "  sample_spin  %s/tests/analysis/sample_lib.c:%u\n", STROBE_SOURCE_DIR,
              hot_line());
     CHECK_CONTAINS(out, want);
@@ -126,9 +126,20 @@ STROBE_TEST(dlopened_library)
 {
     char mode[4400];
     snprintf(mode, sizeof mode, "dlopen " SPIN " %s/libanalysis_sample_lib.so", STROBE_TEST_BIN_DIR);
-    struct strobe_experiment *exp = run("dlopen", "--sample=2000", "analysis_sample_prog", mode);
+    /* with the perf source, which the environment chooses */
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("dlopen"));
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "STROBE_SAMPLE_SOURCE=perf %s/strobe run --sample=2000 -o '%s' -- %s/%s %s",
+                                STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR, "analysis_sample_prog", mode),
+                 0);
+    free(out);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("open %s: %s", dir, eb.msg);
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK_EQ_INT(m->hz, 2000);
+    CHECK_EQ_INT(m->source, STROBE_SAMPLE_PERF);
     check_hot(m, 0);
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
@@ -158,7 +169,7 @@ STROBE_TEST(hybrid_with_instrumentation)
             metric = i;
     CHECK(metric != STROBE_NONE);
     CHECK(prof->nodes[p->node].metrics != NULL);
-    uint64_t counted = prof->nodes[p->node].metrics[metric].count;
+    uint64_t counted = (uint64_t)prof->nodes[p->node].metrics[metric].sum;
     CHECK(counted + 1 >= p->samples && counted <= p->samples + 1);
     strobe_sample_model_free(m);
     strobe_profile_free(prof);
@@ -210,17 +221,21 @@ STROBE_TEST(program_sigprof_handler)
 
 STROBE_TEST(blocked_sigprof)
 {
-    /* the half spun with SIGPROF blocked is not sampled: the report says
-     * how much of the thread's CPU time the samples cover */
+    /* the half spun with SIGPROF blocked is not sampled: its time shows as
+     * missed (about 300 periods of 1 ms), and the report says how much of
+     * the thread's CPU time the samples cover */
     struct strobe_experiment *exp = run("blocked", "--sample", "analysis_sample_prog", "blocked " SPIN);
     CHECK(strncmp(output, "done\n", 5) == 0);
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK(m->threads[0].samples >= 20);
+    CHECK(m->threads[0].missed >= 100);
+    CHECK(m->threads[0].missed <= m->threads[0].samples * 2);
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
     char *out;
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
-    CHECK_CONTAINS(out, "of its user CPU time");
+    CHECK_CONTAINS(out, " missed (signal blocked or delayed, or the runtime busy)");
+    CHECK_CONTAINS(out, "1 thread(s) sampled for less than 75 % of its CPU time");
     free(out);
 }
 
@@ -273,17 +288,18 @@ STROBE_TEST(corrupt_sample_record_is_one_line_error)
     snprintf(evt, sizeof evt, "%s/%s/t0.evt", dir, exp->processes[0].dir);
     strobe_experiment_close(exp);
     long rec = first_sample(evt);
-    /* flags (the second payload byte, after b0, the delta, the 1-byte
-     * length and the 1-byte missed count) = 7: unknown */
+    /* flags (the third payload byte, after b0, the delta, the 1-byte
+     * length, the 1-byte weight and missed count) = 7: unknown */
     CHECK_EQ_INT(strobe_test_sh(NULL,
                                 "f='%s'; o=%ld; i=$((o+1)); "
                                 "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
-                                "printf '\\007' | dd of=\"$f\" bs=1 seek=$((i+3)) conv=notrunc 2>/dev/null",
+                                "printf '\\007' | dd of=\"$f\" bs=1 seek=$((i+4)) conv=notrunc 2>/dev/null",
                                 evt, rec),
                  0);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 1);
-    snprintf(want, sizeof want, "t0.evt: offset %ld: SAMPLE record: flags 7, ", rec);
+    snprintf(want, sizeof want, "t0.evt: offset %ld: SAMPLE record: weight ", rec);
     CHECK_CONTAINS(out, want);
+    CHECK_CONTAINS(out, ", missed 0, flags 7, ");
     CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
     free(out);
 }
