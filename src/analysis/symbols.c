@@ -259,6 +259,24 @@ static int inline_chain(Dwfl_Module *mod, uint64_t addr, const char *outer, stru
     return rc;
 }
 
+/* The run-time start address of the .eh_frame/.debug_frame entry (one
+ * per function, as compilers emit them) covering ADDR; 0 when none. */
+static uint64_t cfi_start(Dwfl_Module *mod, uint64_t addr)
+{
+    Dwarf_Addr bias;
+    Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+    Dwarf_Frame *frame = NULL;
+    if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0) {
+        cfi = dwfl_module_dwarf_cfi(mod, &bias);
+        if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+            return 0;
+    }
+    Dwarf_Addr start = 0, end = 0;
+    int ok = dwarf_frame_info(frame, &start, &end, NULL) >= 0;
+    free(frame);
+    return ok ? start + bias : 0;
+}
+
 int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, size_t n,
                          struct strobe__code_loc *out)
 {
@@ -289,7 +307,10 @@ int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, si
         }
         char *anon = NULL;
         const char *base = m ? strrchr(m->path, '/') : NULL;
-        int k = m ? asprintf(&anon, "%s+0x%" PRIx64, base ? base + 1 : m->path, o->rel)
+        /* the start of the function, from the unwind tables even a stripped
+         * object keeps: all its addresses then count as one function */
+        uint64_t start = mod ? cfi_start(mod, a) : 0;
+        int k = m ? asprintf(&anon, "%s+0x%" PRIx64, base ? base + 1 : m->path, start ? start - m->bias : o->rel)
                   : asprintf(&anon, "0x%" PRIx64, a); /* no module: the vDSO, generated code */
         if (k < 0)
             anon = NULL;

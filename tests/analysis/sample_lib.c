@@ -3,13 +3,28 @@
  * The uninstrumented hot function of the sampling tests (test_samples.c),
  * in a shared library linked by sample_prog and dlopen'ed by it. The
  * whole loop is on the line marked HOT, which the test finds in this
- * file: every sample taken in it must resolve there.
+ * file: every sample taken in it must resolve there. sample_spin_hidden
+ * spins in a static function, which a stripped copy of the library has no
+ * symbol for.
  */
 double sample_spin(long n);
+double sample_spin_hidden(long n);
 
 double sample_spin(long n)
 {
     double x = 1.0;
     for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.5; /* HOT */
     return x;
+}
+
+__attribute__((noinline)) static double hidden_spin(long n)
+{
+    double x = 2.0;
+    for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.25;
+    return x;
+}
+
+double sample_spin_hidden(long n)
+{
+    return hidden_spin(n) + 1.0;
 }

@@ -7,6 +7,9 @@
  *
  *   sample_prog lib N        outer() calls sample_spin(N) on the main thread
  *   sample_prog dlopen N LIB the same through dlopen(LIB)
+ *   sample_prog hidden N LIB sample_spin_hidden(N) through dlopen(LIB)
+ *   sample_prog spawn N      4 threads spin N / 4 each while main runs
+ *                            /bin/true 20 times with posix_spawn and vfork
  *   sample_prog threads N    main spins N, then starts 2 threads that each
  *                            spin N and are joined, then forks a child that
  *                            spins N and exits
@@ -20,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <spawn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,6 +72,22 @@ static void on_prof(int sig)
     own++;
 }
 
+/* Runs /bin/true through posix_spawn or vfork; 0 when it exited 0. */
+__attribute__((noinline)) static int run_true(int use_vfork)
+{
+    char *args[] = {"/bin/true", NULL};
+    pid_t pid;
+    if (!use_vfork) {
+        if (posix_spawn(&pid, "/bin/true", NULL, NULL, args, environ) != 0)
+            return -1;
+    } else if ((pid = vfork()) == 0) {
+        execv("/bin/true", args);
+        _exit(127);
+    }
+    int st;
+    return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
 static void run_threads(int k, void *(*fn)(void *))
 {
     pthread_t t[8];
@@ -91,6 +111,22 @@ int main(int argc, char **argv)
         if (!spin)
             return 3;
         sink = spin(n);
+    } else if (strcmp(mode, "hidden") == 0 && argc > 3) {
+        void *h = dlopen(argv[3], RTLD_NOW);
+        double (*spin)(long) = h ? (double (*)(long))dlsym(h, "sample_spin_hidden") : NULL;
+        if (!spin)
+            return 3;
+        sink = spin(n);
+    } else if (strcmp(mode, "spawn") == 0) {
+        pthread_t t[4];
+        n /= 4;
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, worker, NULL);
+        for (int i = 0; i < 20; i++)
+            if (run_true(i % 2) != 0)
+                return 4;
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
     } else if (strcmp(mode, "threads") == 0) {
         outer();
         run_threads(2, worker);

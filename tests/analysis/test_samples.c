@@ -145,6 +145,29 @@ STROBE_TEST(dlopened_library)
     strobe_experiment_close(exp);
 }
 
+STROBE_TEST(stripped_code_is_module_offset)
+{
+    /* a stripped copy of the library: its static hot function has no
+     * symbol, and must not take the name of the exported one before it */
+    char lib[4400], mode[4500];
+    snprintf(lib, sizeof lib, "%s/libstripped.so", strobe_test_tmpdir("stripped_lib"));
+    CHECK_EQ_INT(strobe_test_sh(NULL, "cp '%s/libanalysis_sample_lib.so' '%s' && strip --strip-all '%s'",
+                                STROBE_TEST_BIN_DIR, lib, lib),
+                 0);
+    snprintf(mode, sizeof mode, "hidden " SPIN " %s", lib);
+    struct strobe_experiment *exp = run("stripped", "--sample", "analysis_sample_prog", mode);
+    struct strobe_sample_model *m = model(exp, NULL);
+    const struct strobe_sample_func *top = &m->funcs[0];
+    if (strncmp(top->name, "libstripped.so+0x", 17) != 0)
+        STROBE_FAIL("hottest function %s, expected libstripped.so+0x...", top->name);
+    CHECK(top->self * 10 >= m->samples * 9);
+    CHECK_STR_EQ(top->file, "");
+    /* the exported caller is named (the .dynsym keeps it), on the stack */
+    CHECK(func(m, "sample_spin_hidden")->total * 10 >= m->samples * 9);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
 STROBE_TEST(hybrid_with_instrumentation)
 {
     struct strobe_experiment *exp = run("hybrid", "--sample", "analysis_sample_prog_instr", "lib " SPIN);
@@ -179,6 +202,14 @@ STROBE_TEST(hybrid_with_instrumentation)
     CHECK_CONTAINS(out, "Samples per instrumented call path (hybrid: the regions open when sampled)\n");
     CHECK_CONTAINS(out, "main > outer\n");
     free(out);
+    /* the Cube export carries the metric */
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe export '%s' --format cubex -o '%s/h.cubex' && tar xOf '%s/h.cubex' "
+                                "anchor.xml | grep -c '<uniq_name>strobe.samples</uniq_name>'",
+                                STROBE_BIN_DIR, dir, dir, dir),
+                 0);
+    CHECK_STR_EQ(out, "1\n");
+    free(out);
 }
 
 STROBE_TEST(threads_and_fork)
@@ -201,6 +232,17 @@ STROBE_TEST(stress)
     struct strobe_experiment *exp = run("stress", "--sample=10000 --malloc", "analysis_sample_prog",
                                         "stress " SPIN);
     CHECK_CONTAINS(output, "done\n");
+    struct strobe_sample_model *m = model(exp, NULL);
+    CHECK(m->samples > 0);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(spawn_and_vfork)
+{
+    /* posix_spawn and vfork children while 4 threads are sampled at 10 kHz */
+    struct strobe_experiment *exp = run("spawn", "--sample=10000", "analysis_sample_prog", "spawn " SPIN);
+    CHECK(strncmp(output, "done\n", 5) == 0);
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK(m->samples > 0);
     strobe_sample_model_free(m);
@@ -315,7 +357,8 @@ STROBE_TEST(report_samples_usage)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library),
+STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library), STROBE_CASE(stripped_code_is_module_offset),
+                 STROBE_CASE(spawn_and_vfork),
                  STROBE_CASE(hybrid_with_instrumentation), STROBE_CASE(threads_and_fork), STROBE_CASE(stress),
                  STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof), STROBE_CASE(bad_rates),
                  STROBE_CASE(corrupt_sample_record_is_one_line_error), STROBE_CASE(report_samples_usage))
