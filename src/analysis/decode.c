@@ -163,7 +163,8 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_THREAD_SUMMARY: return "THREAD_SUMMARY record";
     case STROBE_DEF_OPEN_FRAMES: return "OPEN_FRAMES record";
     case STROBE_DEF_MALLOC: return "MALLOC record";
-    case STROBE_DEF_SAMPLE: return "SAMPLE record";
+    case STROBE_DEF_SAMPLE:
+        return "SAMPLE record";
     default: return "record";
     }
 }
@@ -395,10 +396,12 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
         if ((rc = get_u(c, &hz, eb)) || (rc = get_u(c, &source, eb)))
             return rc;
         if (d->sample_hz)
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second SAMPLE record", c->name, rec_off);
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second SAMPLE record", c->name,
+                                 rec_off);
         if (hz < STROBE_SAMPLE_HZ_MIN || hz > STROBE_SAMPLE_HZ_MAX || source < STROBE_SAMPLE_PERF ||
             source > STROBE_SAMPLE_TIMER)
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: SAMPLE record: rate %llu Hz, source %llu out of range",
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: SAMPLE record: rate %llu Hz, source %llu out of range",
                                  c->name, rec_off, (unsigned long long)hz, (unsigned long long)source);
         d->sample_hz = (uint32_t)hz;
         d->sample_source = (int)source;
@@ -626,18 +629,19 @@ static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, st
      * 10 kHz, 2^40 of them are three years */
     if (weight == 0 || weight > (1ull << 40) || missed > (1ull << 40) || flags > STROBE_SAMPLE_TRUNCATED ||
         n == 0 || n > STROBE_SAMPLE_MAX_FRAMES)
-        return strobe__error(eb, STROBE_ERR_FORMAT,
-                             "%s: offset %llu: SAMPLE record: weight %llu, missed %llu, flags %llu, %llu frames "
-                             "out of range (1 to %u)",
-                             d->name, (unsigned long long)ev->offset, (unsigned long long)weight,
-                             (unsigned long long)missed, (unsigned long long)flags, (unsigned long long)n,
-                             STROBE_SAMPLE_MAX_FRAMES);
+        return strobe__error(
+            eb, STROBE_ERR_FORMAT,
+            "%s: offset %llu: SAMPLE record: weight %llu, missed %llu, flags %llu, %llu frames "
+            "out of range (1 to %u)",
+            d->name, (unsigned long long)ev->offset, (unsigned long long)weight, (unsigned long long)missed,
+            (unsigned long long)flags, (unsigned long long)n, STROBE_SAMPLE_MAX_FRAMES);
     for (uint64_t i = 0; i < n; i++) {
         if ((rc = get_u(c, &v, eb)))
             return rc;
         uint64_t a = i == 0 ? v : d->frames[i - 1] + (uint64_t)strobe_unzigzag(v);
         if (a == 0 || a >= (1ull << 57)) /* user-space addresses (5-level paging at most) */
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SAMPLE record: frame %llu address %#llx out of range",
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %llu: SAMPLE record: frame %llu address %#llx out of range",
                                  d->name, (unsigned long long)ev->offset, (unsigned long long)i,
                                  (unsigned long long)a);
         d->frames[i] = a;
@@ -718,10 +722,10 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
 
 static const char *ext_name(unsigned type)
 {
-    static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
-                                         "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
-                                         "FORK record",         "INHERIT record",       "TM record",
-                                         "SAMPLE record",        "SYNC record",          "ALLOC record" };
+    static const char *const names[] = {"EXT record",    "THREAD_BEGIN record",  "THREAD_END record",
+                                        "METRIC record", "THREAD_CREATE record", "THREAD_JOIN record",
+                                        "FORK record",   "INHERIT record",       "TM record",
+                                        "SAMPLE record", "SYNC record",          "ALLOC record"};
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 

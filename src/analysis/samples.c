@@ -185,7 +185,8 @@ static int func_id(struct builder *b, const char *module, const char *name, uint
     return f->name && f->module && f->thread_self && f->thread_total ? 0 : -ENOMEM;
 }
 
-static int count_line(struct builder *b, uint32_t func, const char *file, unsigned line, bool self, uint64_t w)
+static int count_line(struct builder *b, uint32_t func, const char *file, unsigned line, bool self,
+                      uint64_t w)
 {
     size_t lf = strlen(file);
     char *key = malloc(8 + lf);
@@ -220,7 +221,8 @@ static int child_of(struct builder *b, uint32_t parent, uint32_t func, uint32_t 
         return rc < 0 ? rc : 0;
     if (grow((void **)&m->nodes, &b->nodes_cap, m->nnodes + 1, sizeof *m->nodes))
         return -ENOMEM;
-    m->nodes[m->nnodes] = (struct strobe_sample_node){func, parent, STROBE_NONE, m->nodes[parent].first_child, 0, 0};
+    m->nodes[m->nnodes] =
+        (struct strobe_sample_node){func, parent, STROBE_NONE, m->nodes[parent].first_child, 0, 0};
     m->nodes[parent].first_child = (uint32_t)m->nnodes;
     m->nnodes++;
     return 0;
@@ -335,7 +337,8 @@ struct func_at {
 
 static int cmp_func(const void *a, const void *b)
 {
-    const struct strobe_sample_func *x = &((const struct func_at *)a)->f, *y = &((const struct func_at *)b)->f;
+    const struct strobe_sample_func *x = &((const struct func_at *)a)->f,
+                                    *y = &((const struct func_at *)b)->f;
     if (x->self != y->self)
         return x->self > y->self ? -1 : 1;
     if (x->total != y->total)
@@ -434,12 +437,13 @@ static int finish(struct builder *b)
             if (!b->path_samples[i])
                 continue;
             slot[i] = (uint32_t)k;
-            m->paths[k++] = (struct strobe_sample_path){i ? (uint32_t)(i - 1) : STROBE_NONE, b->path_samples[i],
-                                                        STROBE_NONE, 0};
+            m->paths[k++] = (struct strobe_sample_path){i ? (uint32_t)(i - 1) : STROBE_NONE,
+                                                        b->path_samples[i], STROBE_NONE, 0};
         }
         for (size_t i = 0; rc == 0 && i < b->npf; i++) {
             struct strobe_sample_path *p = &m->paths[slot[b->pf[i].path]];
-            if (b->pf[i].self > p->top_samples || (b->pf[i].self == p->top_samples && b->pf[i].func < p->top_func)) {
+            if (b->pf[i].self > p->top_samples ||
+                (b->pf[i].self == p->top_samples && b->pf[i].func < p->top_func)) {
                 p->top_samples = b->pf[i].self;
                 p->top_func = b->pf[i].func;
             }

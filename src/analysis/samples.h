@@ -43,7 +43,7 @@ struct strobe_sample_node {
 
 /* Samples taken while an instrumented call path was open. */
 struct strobe_sample_path {
-    uint32_t node;     /* merged profile node (STROBE_NONE: not in the profile) */
+    uint32_t node; /* merged profile node (STROBE_NONE: not in the profile) */
     uint64_t samples;
     uint32_t top_func; /* the function most of them were in (self) */
     uint64_t top_samples;
@@ -57,8 +57,8 @@ struct strobe_sample_thread {
 };
 
 struct strobe_sample_model {
-    uint32_t hz;    /* rate (the first sampling process's; 0 = unknown) */
-    int source;     /* enum strobe_sample_source of that process */
+    uint32_t hz;      /* rate (the first sampling process's; 0 = unknown) */
+    int source;       /* enum strobe_sample_source of that process */
     bool mixed_rates; /* processes sampled at different rates */
     uint64_t records, samples, missed, truncated;
     struct strobe_sample_thread *threads; /* [exp->nthreads] */

@@ -310,8 +310,9 @@ int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, si
         /* the start of the function, from the unwind tables even a stripped
          * object keeps: all its addresses then count as one function */
         uint64_t start = mod ? cfi_start(mod, a) : 0;
-        int k = m ? asprintf(&anon, "%s+0x%" PRIx64, base ? base + 1 : m->path, start ? start - m->bias : o->rel)
-                  : asprintf(&anon, "0x%" PRIx64, a); /* no module: the vDSO, generated code */
+        int k =
+            m ? asprintf(&anon, "%s+0x%" PRIx64, base ? base + 1 : m->path, start ? start - m->bias : o->rel)
+              : asprintf(&anon, "0x%" PRIx64, a); /* no module: the vDSO, generated code */
         if (k < 0)
             anon = NULL;
         o->frames = calloc(1, sizeof *o->frames);

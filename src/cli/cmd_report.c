@@ -146,8 +146,20 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 
 /* ---- report ------------------------------------------------------------ */
 
-enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET, OPT_BY, OPT_LOCKS,
-       OPT_MALLOC, OPT_SAMPLES };
+enum {
+    OPT_FORMAT = 256,
+    OPT_THREADS,
+    OPT_SORT,
+    OPT_TOP,
+    OPT_SOURCE,
+    OPT_TM,
+    OPT_SCORE,
+    OPT_TARGET,
+    OPT_BY,
+    OPT_LOCKS,
+    OPT_MALLOC,
+    OPT_SAMPLES
+};
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -306,11 +318,11 @@ int strobe__cmd_report(int argc, char **argv)
         return strobe__cli_usage_error("report", "'%s' needs --score", target_arg ? "--target" : "-o");
     if (score && (tm || mem || samples || opts.threads || sorted))
         return strobe__cli_usage_error("report", "'--score' and '%s' exclude each other",
-                                       tm               ? "--tm"
-                                       : mem            ? "--malloc"
-                                       : samples        ? "--samples"
-                                       : opts.threads   ? "--threads"
-                                                        : "--sort");
+                                       tm             ? "--tm"
+                                       : mem          ? "--malloc"
+                                       : samples      ? "--samples"
+                                       : opts.threads ? "--threads"
+                                                      : "--sort");
     if (filter_path && !*filter_path)
         return strobe__cli_usage_error("report", "-o: empty file name");
     if (locks && (score || json))
@@ -379,8 +391,8 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe_sample_model *sample_model = NULL;
     if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0) {
         if (rc == -ENOENT)
-            strobe__cli_say("report: %s: --samples: the run did not sample (record with `strobe run --sample`)",
-                            dir);
+            strobe__cli_say(
+                "report: %s: --samples: the run did not sample (record with `strobe run --sample`)", dir);
         else
             strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
         strobe_malloc_model_free(mem_model);

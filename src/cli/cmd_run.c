@@ -365,11 +365,10 @@ struct child_env {
  *   not strobe's business and would change its exit code). */
 static int build_env(struct env_builder *b, const struct child_env *ce)
 {
-    static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
-                                           "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
-                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_JOB",
-                                           "STROBE_LOCKS",   "STROBE_MALLOC",         "STROBE_SAMPLE",
-                                           "STROBE_TM_MONITOR"};
+    static const char *const replaced[] = {
+        "LD_PRELOAD",    "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",       "STROBE_TRACE", "STROBE_PROFILE",
+        "ASAN_OPTIONS",  "STROBE_PUBLISH",        "STROBE_LAUNCHER_PID", "STROBE_JOB",   "STROBE_LOCKS",
+        "STROBE_MALLOC", "STROBE_SAMPLE",         "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -576,8 +575,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case OPT_SAMPLE:
             o->sample_hz = STROBE_SAMPLE_HZ_DEFAULT;
             if (optarg && strobe__parse_sample_hz(optarg, &o->sample_hz) != 0)
-                return strobe__cli_usage_error("run", "--sample: '%s' is not a rate in Hz from %u to %u", optarg,
-                                               STROBE_SAMPLE_HZ_MIN, STROBE_SAMPLE_HZ_MAX);
+                return strobe__cli_usage_error("run", "--sample: '%s' is not a rate in Hz from %u to %u",
+                                               optarg, STROBE_SAMPLE_HZ_MIN, STROBE_SAMPLE_HZ_MAX);
             break;
         case OPT_JOB:
             if (!*optarg || strlen(optarg) > STROBE__JOB_MAX || strpbrk(optarg, "\n\r\"\\"))

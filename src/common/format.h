@@ -287,8 +287,8 @@ enum strobe_def_type {
      * strobe_thread_end_how), uleb ticks at the end, uleb events (records
      * in its stream; without a stream the enter and exit events measured),
      * uleb bytes (of encoded records, chunk padding excluded), uleb dropped,
-     * uleb the stream's size limit (its header's limit_bytes), uleb offset in its stream of the records written at process exit by
-     * the adapters (TM COUNTS; 0 = none), uleb n (0, or 7 followed by the
+     * uleb the stream's size limit (its header's limit_bytes), uleb offset in its stream of the records
+     * written at process exit by the adapters (TM COUNTS; 0 = none), uleb n (0, or 7 followed by the
      * THREAD_END rusage fields), then uleb depth: frames still open at the
      * end (each listed by one of the OPEN_FRAMES records that follow).
      * Absent for a thread of a killed process (and of an image replaced by

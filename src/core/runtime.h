@@ -138,7 +138,7 @@ struct strobe__runtime {
      * which the sigaction wrapper changes under `lock`. */
     _Atomic bool sampling;
     _Atomic bool sample_use_timer; /* perf_event_open was refused: CPU-time timers */
-    uint32_t sample_metric; /* id of "strobe.samples" */
+    uint32_t sample_metric;        /* id of "strobe.samples" */
     strobe_metric_t sample_metric_handle;
     struct sigaction prog_sigprof; /* the program's SIGPROF disposition */
 

@@ -347,8 +347,8 @@ STROBE_API int sigaction(int sig, const struct sigaction *act, struct sigaction 
 {
     struct strobe__runtime *rt = &strobe__rt;
     if (sig != SIGPROF || !atomic_load_explicit(&rt->sampling, memory_order_acquire))
-        return ((__typeof__(rt->real_sigaction))strobe__real((void **)&rt->real_sigaction, "sigaction"))(sig, act,
-                                                                                                          old);
+        return ((__typeof__(rt->real_sigaction))strobe__real((void **)&rt->real_sigaction, "sigaction"))(
+            sig, act, old);
     struct sigaction prev = rt->prog_sigprof;
     if (act)
         rt->prog_sigprof = *act;

@@ -46,8 +46,8 @@
 struct strobe__sampler {
     int fd; /* the perf event, -1 = none (timer, or not armed) */
     timer_t timer;
-    bool armed;           /* fd or timer is live */
-    uint16_t pending_len; /* 0 = no pending sample; written with the time of its writing */
+    bool armed;              /* fd or timer is live */
+    uint16_t pending_len;    /* 0 = no pending sample; written with the time of its writing */
     uint64_t missed;         /* periods lost since the last SAMPLE record */
     uint64_t pending_weight; /* the pending sample's weight */
     uint8_t pending[STROBE_MAX_EXT_PAYLOAD];

@@ -161,8 +161,8 @@ uint8_t *strobe__trace_room(struct strobe__thread *t)
     return p;
 }
 
-static int ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload, size_t len,
-                      bool wait)
+static int ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
+                      size_t len, bool wait)
 {
     bool busy = false;
     if (!(t->mode & STROBE__MODE_TRACE))

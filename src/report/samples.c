@@ -11,7 +11,9 @@
 
 const char *strobe__sample_source_name(int source)
 {
-    return source == STROBE_SAMPLE_PERF ? "perf task-clock" : source == STROBE_SAMPLE_TIMER ? "CPU-time timers" : "?";
+    return source == STROBE_SAMPLE_PERF    ? "perf task-clock"
+           : source == STROBE_SAMPLE_TIMER ? "CPU-time timers"
+                                           : "?";
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -60,13 +62,15 @@ static void tree(FILE *out, const struct strobe_sample_model *m, uint32_t n, int
                 2 * depth, "", rest_n);
 }
 
-void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
-                                 const struct strobe_sample_model *m, size_t top)
+void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
+                                 const struct strobe_profile *prof, const struct strobe_sample_model *m,
+                                 size_t top)
 {
     char t[STROBE_UNITS_LEN];
     uint64_t period = m->hz ? 1000000000u / m->hz : 0;
     fprintf(out, "\nSamples (strobe run --sample: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n", m->hz,
-            strobe__sample_source_name(m->source), m->mixed_rates ? "; processes sampled at different rates" : "");
+            strobe__sample_source_name(m->source),
+            m->mixed_rates ? "; processes sampled at different rates" : "");
     fprintf(out, "  %" PRIu64 " samples (%s of CPU time) in %" PRIu64 " signals", m->samples,
             strobe__fmt_time(t, m->samples * period), m->records);
     if (m->missed)
@@ -82,8 +86,8 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     fprintf(out, "  %8s %7s %8s %7s  %s\n", "self", "self%", "total", "total%", "function  file:line");
     for (size_t i = 0; i < shown(m->nfuncs, top); i++) {
         const struct strobe_sample_func *f = &m->funcs[i];
-        fprintf(out, "  %8" PRIu64 " %6.1f%% %8" PRIu64 " %6.1f%%  ", f->self, pct(f->self, m->samples), f->total,
-                pct(f->total, m->samples));
+        fprintf(out, "  %8" PRIu64 " %6.1f%% %8" PRIu64 " %6.1f%%  ", f->self, pct(f->self, m->samples),
+                f->total, pct(f->total, m->samples));
         func_cell(out, f);
         fputc('\n', out);
     }
@@ -100,14 +104,16 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     bool user = m->source == STROBE_SAMPLE_PERF;
     fprintf(out, "\nSamples per thread (cover: samples x %s / the thread's %s CPU time)\n",
             strobe__fmt_time(t, period), user ? "user" : "user + system");
-    fprintf(out, "  %8s %10s %8s %7s  %s\n", "thread", "samples", "missed", "cover", "hottest functions (self)");
+    fprintf(out, "  %8s %10s %8s %7s  %s\n", "thread", "samples", "missed", "cover",
+            "hottest functions (self)");
     size_t low = 0;
     for (size_t th = 0; th < exp->nthreads; th++) {
         const struct strobe_sample_thread *st = &m->threads[th];
         if (!st->samples && !st->missed)
             continue;
         const struct strobe_thread_info *ti = &exp->threads[th];
-        uint64_t cpu_ns = ti->has_rusage ? 1000 * (ti->rusage.utime_us + (user ? 0 : ti->rusage.stime_us)) : 0;
+        uint64_t cpu_ns =
+            ti->has_rusage ? 1000 * (ti->rusage.utime_us + (user ? 0 : ti->rusage.stime_us)) : 0;
         char cover[16] = "?";
         /* CPU time is counted in scheduler ticks: below 100 ms it says little */
         if (cpu_ns >= 100000000u) {
@@ -131,7 +137,8 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
             }
         }
         for (int k = 0; k < 3 && best[k] != STROBE_NONE; k++)
-            fprintf(out, " %s %.1f%%", m->funcs[best[k]].name, pct(m->funcs[best[k]].thread_self[th], st->samples));
+            fprintf(out, " %s %.1f%%", m->funcs[best[k]].name,
+                    pct(m->funcs[best[k]].thread_self[th], st->samples));
         fputc('\n', out);
     }
     if (low)
@@ -147,7 +154,8 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
             const struct strobe_sample_path *p = &m->paths[i];
             fprintf(out, "  %8" PRIu64 " %6.1f%%  ", p->samples, pct(p->samples, m->samples));
             char cell[256];
-            snprintf(cell, sizeof cell, "%s %.0f%%", p->top_func != STROBE_NONE ? m->funcs[p->top_func].name : "?",
+            snprintf(cell, sizeof cell, "%s %.0f%%",
+                     p->top_func != STROBE_NONE ? m->funcs[p->top_func].name : "?",
                      pct(p->top_samples, p->samples));
             fprintf(out, "%-30s  ", cell);
             if (p->node == 0)

@@ -16,7 +16,8 @@
 /* "perf task-clock" or "CPU-time timers" (enum strobe_sample_source). */
 const char *strobe__sample_source_name(int source);
 
-void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
-                                 const struct strobe_sample_model *m, size_t top);
+void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
+                                 const struct strobe_profile *prof, const struct strobe_sample_model *m,
+                                 size_t top);
 
 #endif

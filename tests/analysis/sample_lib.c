@@ -13,14 +13,18 @@ double sample_spin_hidden(long n);
 double sample_spin(long n)
 {
     double x = 1.0;
+    /* the loop stays on one line */
+    /* clang-format off */
     for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.5; /* HOT */
+    /* clang-format on */
     return x;
 }
 
 __attribute__((noinline)) static double hidden_spin(long n)
 {
     double x = 2.0;
-    for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.25;
+    for (long i = 0; i < n; i++)
+        x = x * 1.0000001 + 0.25;
     return x;
 }
 

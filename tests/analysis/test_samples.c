@@ -22,7 +22,8 @@ static char output[4096];
 
 /* Runs PROG MODE under `strobe run OPTIONS`; fails the test unless it
  * exits 0. Its output is kept in `output`. */
-static struct strobe_experiment *run(const char *name, const char *options, const char *prog, const char *mode)
+static struct strobe_experiment *run(const char *name, const char *options, const char *prog,
+                                     const char *mode)
 {
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
     char *out;
@@ -39,7 +40,8 @@ static struct strobe_experiment *run(const char *name, const char *options, cons
     return exp;
 }
 
-static struct strobe_sample_model *model(const struct strobe_experiment *exp, const struct strobe_profile *prof)
+static struct strobe_sample_model *model(const struct strobe_experiment *exp,
+                                         const struct strobe_profile *prof)
 {
     struct strobe_sample_model *m;
     struct strobe_errbuf eb = {""};
@@ -110,13 +112,15 @@ STROBE_TEST(hot_function_in_library)
     /* the report's rows */
     char *out, want[512];
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
-    CHECK_CONTAINS(out, "\nSamples (strobe run --sample: 1000 Hz of each thread's CPU time, CPU-time timers)\n");
+    CHECK_CONTAINS(out,
+                   "\nSamples (strobe run --sample: 1000 Hz of each thread's CPU time, CPU-time timers)\n");
     snprintf(want, sizeof want, "  sample_spin  %s/tests/analysis/sample_lib.c:%u\n", STROBE_SOURCE_DIR,
              hot_line());
     CHECK_CONTAINS(out, want);
     free(out);
     /* JSON carries them */
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples --format json", STROBE_BIN_DIR, dir), 0);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples --format json", STROBE_BIN_DIR, dir),
+                 0);
     CHECK_CONTAINS(out, "\"samples\": {");
     CHECK_CONTAINS(out, "\"name\": \"sample_spin\"");
     free(out);
@@ -129,7 +133,8 @@ STROBE_TEST(dlopened_library)
     /* with the perf source, which the environment chooses */
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("dlopen"));
     char *out;
-    CHECK_EQ_INT(strobe_test_sh(&out, "STROBE_SAMPLE_SOURCE=perf %s/strobe run --sample=2000 -o '%s' -- %s/%s %s",
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "STROBE_SAMPLE_SOURCE=perf %s/strobe run --sample=2000 -o '%s' -- %s/%s %s",
                                 STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR, "analysis_sample_prog", mode),
                  0);
     free(out);
@@ -203,11 +208,12 @@ STROBE_TEST(hybrid_with_instrumentation)
     CHECK_CONTAINS(out, "main > outer\n");
     free(out);
     /* the Cube export carries the metric */
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe export '%s' --format cubex -o '%s/h.cubex' && tar xOf '%s/h.cubex' "
-                                "anchor.xml | grep -c '<uniq_name>strobe.samples</uniq_name>'",
-                                STROBE_BIN_DIR, dir, dir, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe export '%s' --format cubex -o '%s/h.cubex' && tar xOf '%s/h.cubex' "
+                       "anchor.xml | grep -c '<uniq_name>strobe.samples</uniq_name>'",
+                       STROBE_BIN_DIR, dir, dir, dir),
+        0);
     CHECK_STR_EQ(out, "1\n");
     free(out);
 }
@@ -229,8 +235,8 @@ STROBE_TEST(threads_and_fork)
 STROBE_TEST(stress)
 {
     /* 10 kHz while 80 threads lock, allocate and exit */
-    struct strobe_experiment *exp = run("stress", "--sample=10000 --malloc", "analysis_sample_prog",
-                                        "stress " SPIN);
+    struct strobe_experiment *exp =
+        run("stress", "--sample=10000 --malloc", "analysis_sample_prog", "stress " SPIN);
     CHECK_CONTAINS(output, "done\n");
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK(m->samples > 0);
@@ -293,8 +299,8 @@ STROBE_TEST(bad_rates)
     /* the runtime's own check (`strobe run` replaces STROBE_SAMPLE: env
      * sets it for the image it executes) */
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("bad_rates"));
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe run -o '%s' -- env STROBE_SAMPLE=10001 /bin/true", STROBE_BIN_DIR,
-                                dir),
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe run -o '%s' -- env STROBE_SAMPLE=10001 /bin/true",
+                                STROBE_BIN_DIR, dir),
                  0);
     CHECK_CONTAINS(out, "strobe: STROBE_SAMPLE=10001: expected a rate in Hz from 1 to 10000 (0: off); "
                         "measurement disabled\n");
@@ -332,12 +338,13 @@ STROBE_TEST(corrupt_sample_record_is_one_line_error)
     long rec = first_sample(evt);
     /* flags (the third payload byte, after b0, the delta, the 1-byte
      * length, the 1-byte weight and missed count) = 7: unknown */
-    CHECK_EQ_INT(strobe_test_sh(NULL,
-                                "f='%s'; o=%ld; i=$((o+1)); "
-                                "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
-                                "printf '\\007' | dd of=\"$f\" bs=1 seek=$((i+4)) conv=notrunc 2>/dev/null",
-                                evt, rec),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(NULL,
+                       "f='%s'; o=%ld; i=$((o+1)); "
+                       "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
+                       "printf '\\007' | dd of=\"$f\" bs=1 seek=$((i+4)) conv=notrunc 2>/dev/null",
+                       evt, rec),
+        0);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 1);
     snprintf(want, sizeof want, "t0.evt: offset %ld: SAMPLE record: weight ", rec);
     CHECK_CONTAINS(out, want);
@@ -357,8 +364,8 @@ STROBE_TEST(report_samples_usage)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library), STROBE_CASE(stripped_code_is_module_offset),
-                 STROBE_CASE(spawn_and_vfork),
+STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library),
+                 STROBE_CASE(stripped_code_is_module_offset), STROBE_CASE(spawn_and_vfork),
                  STROBE_CASE(hybrid_with_instrumentation), STROBE_CASE(threads_and_fork), STROBE_CASE(stress),
                  STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof), STROBE_CASE(bad_rates),
                  STROBE_CASE(corrupt_sample_record_is_one_line_error), STROBE_CASE(report_samples_usage))
