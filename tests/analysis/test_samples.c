@@ -232,27 +232,28 @@ STROBE_TEST(threads_and_fork)
     strobe_experiment_close(exp);
 }
 
-STROBE_TEST(stress)
+/* Runs MODE under `strobe run OPTIONS`: it must print "done" and leave
+ * samples. */
+static void check_survives(const char *name, const char *options, const char *mode)
 {
-    /* 10 kHz while 80 threads lock, allocate and exit */
-    struct strobe_experiment *exp =
-        run("stress", "--sample=10000 --malloc", "analysis_sample_prog", "stress " SPIN);
-    CHECK_CONTAINS(output, "done\n");
+    struct strobe_experiment *exp = run(name, options, "analysis_sample_prog", mode);
+    CHECK(strncmp(output, "done\n", 5) == 0);
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK(m->samples > 0);
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
 }
 
+STROBE_TEST(stress)
+{
+    /* 10 kHz while 80 threads lock, allocate and exit */
+    check_survives("stress", "--sample=10000 --malloc", "stress " SPIN);
+}
+
 STROBE_TEST(spawn_and_vfork)
 {
     /* posix_spawn and vfork children while 4 threads are sampled at 10 kHz */
-    struct strobe_experiment *exp = run("spawn", "--sample=10000", "analysis_sample_prog", "spawn " SPIN);
-    CHECK(strncmp(output, "done\n", 5) == 0);
-    struct strobe_sample_model *m = model(exp, NULL);
-    CHECK(m->samples > 0);
-    strobe_sample_model_free(m);
-    strobe_experiment_close(exp);
+    check_survives("spawn", "--sample=10000", "spawn " SPIN);
 }
 
 STROBE_TEST(program_sigprof_handler)
