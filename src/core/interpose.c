@@ -84,14 +84,6 @@ STROBE_API void *dlopen(const char *file, int mode)
 
 /* ---- threads ---- */
 
-#if defined(__SANITIZE_THREAD__)
-#define STROBE_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STROBE_TSAN 1
-#endif
-#endif
-
 #ifdef STROBE_TSAN
 /* In a TSan build, this runtime's pthread_create may be called by TSan's
  * interceptor (when libtsan precedes libstrobe in the lookup order, as it

@@ -62,6 +62,16 @@ static unsigned walk(void *uc, uint64_t *ips, bool *truncated)
             ips[j] = (uint64_t)(uintptr_t)buf[i + (int)j];
         return k;
     }
+#ifdef STROBE_TSAN
+    /* TSan runs a handler late, at its next interceptor, with the context
+     * of the interrupted moment, whose stack has moved on since: the
+     * stack as it is now (handler frames included) is all there is. */
+    unsigned k = (unsigned)(n < (int)STROBE_SAMPLE_MAX_FRAMES ? n : (int)STROBE_SAMPLE_MAX_FRAMES);
+    *truncated = n > (int)STROBE_SAMPLE_MAX_FRAMES;
+    for (unsigned j = 0; j < k; j++)
+        ips[j] = (uint64_t)(uintptr_t)buf[j];
+    return k;
+#else
     unw_cursor_t cur;
     unsigned k = 0;
     if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
@@ -77,6 +87,7 @@ static unsigned walk(void *uc, uint64_t *ips, bool *truncated)
         ips[k++] = ip;
     } while (unw_step(&cur) > 0);
     return k;
+#endif
 }
 
 /* The SAMPLE payload (format.h) of frames ips[0..n) into out; frames that
