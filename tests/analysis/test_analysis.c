@@ -875,7 +875,10 @@ STROBE_TEST(real_exit_closes_open_frames)
         const struct strobe_cnode *n = must_node(exp, pf, paths[i]);
         CHECK_EQ_U64(n->total.visits, 1);
         CHECK_EQ_U64(n->total.open_at_end, 1);
-        CHECK(n->total.incl_ns >= 20000000);
+        /* 1 % below: ticks become ns by the line through the run's clock
+         * sync points, and a few µs of jitter in one of them shows in a
+         * 20 ms run */
+        CHECK(n->total.incl_ns >= 19800000);
     }
     struct strobe_profile *pa;
     struct strobe_errbuf eb;
