@@ -195,24 +195,28 @@ STROBE_TEST(mutex_counts_exact)
     CHECK_CONTAINS(locks, "threads: t0 5\n");
     free(out);
 
-    /* the JSON: the same rows in the same order, paths as region indices */
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe report '%s' --locks --format json | python3 -c '"
-                                "import json,sys; d=json.load(sys.stdin); L=d[\"locks\"]; R=d[\"regions\"]\n"
-                                "for o in L[\"objects\"]: print(o[\"name\"], o[\"kind\"], "
-                                "\">\".join(R[i][\"name\"] for i in o[\"path\"]), o[\"acquisitions\"], "
-                                "o[\"contended\"], o[\"wait_ns\"] == o[\"max_wait_ns\"], "
-                                "\" \".join(\"%%d:%%d\" %% (t[\"thread\"], t[\"acquisitions\"]) for t in "
-                                "o[\"threads\"]))\n"
-                                "print(len(L[\"barriers\"]), L[\"profiled_threads\"])'",
-                                STROBE_BIN_DIR, dir),
-                 0);
-    snprintf(want, sizeof want, "hot_lock mutex worker>wait_hot 1 1 True %u:1\n", worker(exp, 2));
+    /* the JSON: the same rows in the same order, paths as region indices,
+     * threads as global indices (t<N> from the threads array: under TSan
+     * they differ) */
+    CHECK_EQ_INT(
+        strobe_test_sh(
+            &out,
+            "%s/strobe report '%s' --locks --format json | python3 -c '"
+            "import json,sys; d=json.load(sys.stdin); L=d[\"locks\"]; R=d[\"regions\"]; T=d[\"threads\"]\n"
+            "for o in L[\"objects\"]: print(o[\"name\"], o[\"kind\"], "
+            "\">\".join(R[i][\"name\"] for i in o[\"path\"]), o[\"acquisitions\"], "
+            "o[\"contended\"], o[\"wait_ns\"] == o[\"max_wait_ns\"], "
+            "\" \".join(\"t%%d:%%d\" %% (T[t[\"thread\"]][\"thread\"], t[\"acquisitions\"]) for t in "
+            "o[\"threads\"]))\n"
+            "print(len(L[\"barriers\"]), L[\"profiled_threads\"])'",
+            STROBE_BIN_DIR, dir),
+        0);
+    snprintf(want, sizeof want, "hot_lock mutex worker>wait_hot 1 1 True t%u:1\n", worker(exp, 2));
     CHECK(strncmp(out, want, strlen(want)) == 0);
     CHECK_CONTAINS(out, "counted_lock mutex worker>bump 600 ");
-    snprintf(want, sizeof want, " %u:100 %u:200 %u:300\n", worker(exp, 1), worker(exp, 2), worker(exp, 3));
+    snprintf(want, sizeof want, " t%u:100 t%u:200 t%u:300\n", worker(exp, 1), worker(exp, 2), worker(exp, 3));
     CHECK_CONTAINS(out, want);
-    CHECK_CONTAINS(out, "counted_lock mutex main>bump 5 0 True 0:5\n");
+    CHECK_CONTAINS(out, "counted_lock mutex main>bump 5 0 True t0:5\n");
     CHECK_CONTAINS(out, "\n0 4\n");
     free(out);
     strobe_experiment_close(exp);
