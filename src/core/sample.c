@@ -62,16 +62,6 @@ static unsigned walk(void *uc, uint64_t *ips, bool *truncated)
             ips[j] = (uint64_t)(uintptr_t)buf[i + (int)j];
         return k;
     }
-#ifdef STROBE_TSAN
-    /* TSan runs a handler late, at its next interceptor, with the context
-     * of the interrupted moment, whose stack has moved on since: the
-     * stack as it is now (handler frames included) is all there is. */
-    unsigned k = (unsigned)(n < (int)STROBE_SAMPLE_MAX_FRAMES ? n : (int)STROBE_SAMPLE_MAX_FRAMES);
-    *truncated = n > (int)STROBE_SAMPLE_MAX_FRAMES;
-    for (unsigned j = 0; j < k; j++)
-        ips[j] = (uint64_t)(uintptr_t)buf[j];
-    return k;
-#else
     unw_cursor_t cur;
     unsigned k = 0;
     if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
@@ -87,7 +77,6 @@ static unsigned walk(void *uc, uint64_t *ips, bool *truncated)
         ips[k++] = ip;
     } while (unw_step(&cur) > 0);
     return k;
-#endif
 }
 
 /* The SAMPLE payload (format.h) of frames ips[0..n) into out; frames that
@@ -310,6 +299,15 @@ void strobe__sample_start(void)
     struct strobe__runtime *rt = &strobe__rt;
     if (!rt->cfg.sample_hz)
         return;
+#ifdef STROBE_TSAN
+    /* TSan holds an asynchronous signal back until the thread's next
+     * interceptor call and runs the handler there, with the interrupted
+     * moment's context long gone: a stack taken then says where the
+     * program next called the C library, not where its time went. */
+    strobe__say("STROBE_SAMPLE: this libstrobe is built with ThreadSanitizer, which delays signals: sampling is off",
+                (char *)NULL);
+    return;
+#endif
     /* One cache per thread: no lock in the handler, and a signal landing
      * while the same thread fills the global cache cannot deadlock. */
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
@@ -352,7 +350,11 @@ void strobe__sample_start(void)
 /* ---- the program's SIGPROF ----
  * While sampling, the SIGPROF handler is ours: the program's sigaction
  * and signal calls for SIGPROF set the disposition `forward` gives the
- * signals that are not our timers' (its own setitimer's). */
+ * signals that are not our timers' (its own setitimer's). Not in a TSan
+ * build: like malloc (malloc.c), these are called before TSan has set
+ * itself up, and this file's instrumented code would crash there; a
+ * program's own SIGPROF handler then replaces the sampler's. */
+#ifndef STROBE_TSAN
 
 STROBE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -379,6 +381,7 @@ STROBE_API void (*signal(int sig, void (*handler)(int)))(int)
     rt->prog_sigprof.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
     return prev;
 }
+#endif
 
 void strobe__sample_config_locked(void)
 {

@@ -36,7 +36,7 @@
 double sample_spin(long n);
 
 static long n;
-static volatile double sink;
+static _Thread_local volatile double sink; /* per thread: no data race for TSan */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 __attribute__((noinline)) static void outer(void)

@@ -17,6 +17,15 @@
 
 #define SPIN "100000000" /* about 0.3 s of sample_spin */
 
+/* A TSan build of the runtime does not sample (core/sample.c says why):
+ * the cases run there (check-tsan) check its notice instead. */
+#if defined(__SANITIZE_THREAD__)
+#define SAMPLING_OFF 1
+#else
+#define SAMPLING_OFF 0
+#endif
+#define OFF_NOTICE "strobe: STROBE_SAMPLE: this libstrobe is built with ThreadSanitizer, which delays signals: sampling is off\n"
+
 static char dir[4200];
 static char output[4096];
 
@@ -223,6 +232,11 @@ STROBE_TEST(threads_and_fork)
     /* threads created later and a forked child are sampled too */
     struct strobe_experiment *exp = run("threads", "--sample", "analysis_sample_prog", "threads 30000000");
     CHECK_EQ_INT(exp->nprocesses, 2);
+    if (SAMPLING_OFF) {
+        CHECK_CONTAINS(output, OFF_NOTICE);
+        strobe_experiment_close(exp);
+        return;
+    }
     struct strobe_sample_model *m = model(exp, NULL);
     size_t sampled = 0;
     for (size_t t = 0; t < exp->nthreads; t++)
@@ -237,7 +251,12 @@ STROBE_TEST(threads_and_fork)
 static void check_survives(const char *name, const char *options, const char *mode)
 {
     struct strobe_experiment *exp = run(name, options, "analysis_sample_prog", mode);
-    CHECK(strncmp(output, "done\n", 5) == 0);
+    CHECK_CONTAINS(output, "done\n");
+    if (SAMPLING_OFF) {
+        CHECK_CONTAINS(output, OFF_NOTICE);
+        strobe_experiment_close(exp);
+        return;
+    }
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK(m->samples > 0);
     strobe_sample_model_free(m);
