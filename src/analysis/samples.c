@@ -149,6 +149,32 @@ static int read_thread(struct builder *b, uint32_t t)
     return rc < 0 ? rc : 0;
 }
 
+/* A thread without a stream (`--no-trace`): its samples per instrumented
+ * call path from its profile (the metric strobe.samples), without stacks. */
+static void from_profile(struct builder *b, uint32_t t)
+{
+    const struct strobe_experiment *exp = b->exp;
+    const struct strobe_profile *prof = b->prof;
+    uint32_t metric = STROBE_NONE;
+    for (uint32_t i = 0; i < exp->nmetrics; i++)
+        if (strcmp(exp->metrics[i].name, STROBE_SAMPLE_METRIC) == 0)
+            metric = i;
+    if (!prof || metric == STROBE_NONE)
+        return;
+    struct strobe_sample_thread *st = &b->m->threads[t];
+    for (size_t n = 0; n < prof->nnodes; n++) {
+        const struct strobe_metric_stats *ms =
+            prof->nodes[n].thread_metrics ? &prof->nodes[n].thread_metrics[(size_t)t * exp->nmetrics + metric]
+                                          : NULL;
+        if (!ms || !ms->count || ms->sum <= 0)
+            continue;
+        st->records += ms->count;
+        st->samples += (uint64_t)ms->sum;
+        st->unstacked += (uint64_t)ms->sum;
+        b->path_samples[n + 1] += (uint64_t)ms->sum;
+    }
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -490,9 +516,14 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
                 m->mixed_rates = true;
             }
             any = true;
-            for (uint32_t t = 0; rc == 0 && t < exp->nthreads; t++)
-                if (exp->threads[t].process == p && exp->threads[t].stream_path)
+            for (uint32_t t = 0; rc == 0 && t < exp->nthreads; t++) {
+                if (exp->threads[t].process != p)
+                    continue;
+                if (exp->threads[t].stream_path)
                     rc = read_thread(&b, t);
+                else
+                    from_profile(&b, t);
+            }
             if (rc == 0 && (rc = count_process(&b, p, &d, &serial)))
                 strobe__error(eb, rc, "%s: out of memory", exp->dir);
         }
@@ -507,6 +538,7 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
         m->samples += m->threads[t].samples;
         m->missed += m->threads[t].missed;
         m->truncated += m->threads[t].truncated;
+        m->unstacked += m->threads[t].unstacked;
     }
     for (size_t p = 0; b.locs && p < exp->nprocesses; p++) {
         for (size_t i = 0; b.locs[p] && i < b.nlocs[p]; i++)

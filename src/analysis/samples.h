@@ -45,7 +45,8 @@ struct strobe_sample_node {
 struct strobe_sample_path {
     uint32_t node; /* merged profile node (STROBE_NONE: not in the profile) */
     uint64_t samples;
-    uint32_t top_func; /* the function most of them were in (self) */
+    uint32_t top_func; /* the function most of them were in (self); STROBE_NONE
+                          when all came from a profile (no stacks) */
     uint64_t top_samples;
 };
 
@@ -54,13 +55,15 @@ struct strobe_sample_thread {
     uint64_t samples;   /* periods they stand for (their weights) */
     uint64_t missed;    /* periods lost (signal blocked, ...) */
     uint64_t truncated; /* records whose outermost frames were cut */
+    uint64_t unstacked; /* periods known from its profile only (no trace:
+                           `--no-trace`), per call path but without stacks */
 };
 
 struct strobe_sample_model {
     uint32_t hz;      /* rate (the first sampling process's; 0 = unknown) */
     int source;       /* enum strobe_sample_source of that process */
     bool mixed_rates; /* processes sampled at different rates */
-    uint64_t records, samples, missed, truncated;
+    uint64_t records, samples, missed, truncated, unstacked;
     struct strobe_sample_thread *threads; /* [exp->nthreads] */
     struct strobe_sample_func *funcs;     /* by self, then total, then name */
     size_t nfuncs;

@@ -885,6 +885,7 @@ static void json_samples(struct jw *w, const struct strobe_experiment *exp, cons
     jw_u64(w, "samples", m->samples);
     jw_u64(w, "missed", m->missed);
     jw_u64(w, "truncated", m->truncated);
+    jw_u64(w, "unstacked", m->unstacked);
     jw_open(w, "threads", '[', false);
     for (size_t t = 0; t < exp->nthreads; t++) {
         jw_open(w, NULL, '{', true);

@@ -81,6 +81,12 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     fputc('\n', out);
     if (m->source == STROBE_SAMPLE_PERF)
         fputs("  (user-mode CPU time: time in the kernel is not sampled)\n", out);
+    if (m->unstacked)
+        fprintf(out,
+                "  (%" PRIu64
+                " samples of threads without a trace (--no-trace): per instrumented call path only, "
+                "their stacks were not recorded)\n",
+                m->unstacked);
 
     fputs("\nSampled flat profile (by self samples)\n", out);
     fprintf(out, "  %8s %7s %8s %7s  %s\n", "self", "self%", "total", "total%", "function  file:line");
@@ -154,9 +160,11 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
             const struct strobe_sample_path *p = &m->paths[i];
             fprintf(out, "  %8" PRIu64 " %6.1f%%  ", p->samples, pct(p->samples, m->samples));
             char cell[256];
-            snprintf(cell, sizeof cell, "%s %.0f%%",
-                     p->top_func != STROBE_NONE ? m->funcs[p->top_func].name : "?",
-                     pct(p->top_samples, p->samples));
+            if (p->top_func != STROBE_NONE)
+                snprintf(cell, sizeof cell, "%s %.0f%%", m->funcs[p->top_func].name,
+                         pct(p->top_samples, p->samples));
+            else
+                snprintf(cell, sizeof cell, "-");
             fprintf(out, "%-30s  ", cell);
             if (p->node == 0)
                 fputs("(no instrumented region open)", out);

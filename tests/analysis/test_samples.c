@@ -24,7 +24,9 @@
 #else
 #define SAMPLING_OFF 0
 #endif
-#define OFF_NOTICE "strobe: STROBE_SAMPLE: this libstrobe is built with ThreadSanitizer, which delays signals: sampling is off\n"
+#define OFF_NOTICE                                                                                           \
+    "strobe: STROBE_SAMPLE: this libstrobe is built with ThreadSanitizer, which delays signals: sampling "   \
+    "is off\n"
 
 static char dir[4200];
 static char output[4096];
@@ -227,6 +229,55 @@ STROBE_TEST(hybrid_with_instrumentation)
     free(out);
 }
 
+STROBE_TEST(profile_only)
+{
+    /* --no-trace: no stacks, but the samples per instrumented call path
+     * from the profile's strobe.samples */
+    struct strobe_experiment *exp =
+        run("noTrace", "--no-trace --sample", "analysis_sample_prog_instr", "lib " SPIN);
+    struct strobe_profile *prof;
+    struct strobe_errbuf eb = {""};
+    if (strobe_profile_build(exp, STROBE_PROFILE_AUTO, &prof, &eb) != 0)
+        STROBE_FAIL("profile: %s", eb.msg);
+    struct strobe_sample_model *m = model(exp, prof);
+    CHECK_EQ_INT(m->nfuncs, 0);
+    CHECK(m->samples >= 100);
+    CHECK_EQ_INT(m->unstacked, m->samples);
+    CHECK(m->paths[0].samples * 10 >= m->samples * 9);
+    CHECK_STR_EQ(exp->regions[prof->nodes[m->paths[0].node].region].name, "outer");
+    CHECK_EQ_INT(m->paths[0].top_func, STROBE_NONE);
+    strobe_sample_model_free(m);
+    strobe_profile_free(prof);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(killed_keeps_samples)
+{
+    /* SIGKILL after 0.3 s (timeout, itself measured, starts it): the
+     * samples taken so far are in the trace */
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("killed"));
+    char *out;
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe run --sample -o '%s' -- timeout -s KILL 0.3 %s/analysis_sample_prog lib "
+                       "3000000000",
+                       STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR),
+        137);
+    free(out);
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    struct strobe_sample_model *m = model(exp, NULL);
+    uint32_t busiest = 0;
+    for (uint32_t t = 1; t < exp->nthreads; t++)
+        if (m->threads[t].samples > m->threads[busiest].samples)
+            busiest = t;
+    check_hot(m, busiest);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
 STROBE_TEST(threads_and_fork)
 {
     /* threads created later and a forked child are sampled too */
@@ -386,6 +437,7 @@ STROBE_TEST(report_samples_usage)
 
 STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library),
                  STROBE_CASE(stripped_code_is_module_offset), STROBE_CASE(spawn_and_vfork),
+                 STROBE_CASE(profile_only), STROBE_CASE(killed_keeps_samples),
                  STROBE_CASE(hybrid_with_instrumentation), STROBE_CASE(threads_and_fork), STROBE_CASE(stress),
                  STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof), STROBE_CASE(bad_rates),
                  STROBE_CASE(corrupt_sample_record_is_one_line_error), STROBE_CASE(report_samples_usage))
