@@ -30,6 +30,9 @@
 /* Distinguishes our timers' signals from everybody else's SIGPROF. */
 static const char sampler_cookie[] = "strobe sampler";
 
+/* The perf event this thread armed, -1 = none (see on_sigprof). */
+static __thread int event_fd __attribute__((tls_model("initial-exec"))) = -1;
+
 /* The interrupted stack, innermost first, into ips; returns the number of
  * frames and sets *truncated when there were more. Async-signal-safe
  * with UNW_LOCAL_ONLY and the per-thread cache chosen at start-up.
@@ -218,18 +221,21 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     struct strobe__tls *tl = &strobe__tls;
     struct strobe__thread *t = tl->t;
     bool timer = si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)sampler_cookie;
-    /* a perf event's signal names its descriptor: ours only if it is this thread's */
-    bool event = si->si_code == POLL_HUP && t && t->sampler.fd >= 0 && si->si_fd == t->sampler.fd;
+    /* A perf event's signal names its descriptor: ours if it is the one
+     * this thread armed, whatever tl->t says (the start-up's overhead
+     * measurement stands a scratch thread in for a while), so that it is
+     * always re-armed. */
+    bool event = si->si_code == POLL_HUP && event_fd >= 0 && si->si_fd == event_fd;
     if (!timer && !event) {
         forward(sig, si, uc);
         errno = saved;
         return;
     }
-    if (t && tl->state == STROBE__TLS_ACTIVE && strobe__active() &&
+    if (t && t->sampler.armed && tl->state == STROBE__TLS_ACTIVE && strobe__active() &&
         !atomic_load_explicit(&t->closed, memory_order_acquire))
         take(t, uc, weight_of(t, timer ? si->si_overrun : 0));
     if (event) /* the next period; SIGPROF stays blocked until we return */
-        ioctl(t->sampler.fd, PERF_EVENT_IOC_REFRESH, 1);
+        ioctl(event_fd, PERF_EVENT_IOC_REFRESH, 1);
     errno = saved;
 }
 
@@ -261,10 +267,12 @@ static int open_event(uint64_t tid, uint64_t period_ns, bool enable, int *out)
         return -e;
     }
     *out = fd;
+    if (enable)
+        event_fd = fd;
     atomic_signal_fence(memory_order_seq_cst);
     if (enable && ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
         int e = errno;
-        *out = -1;
+        *out = event_fd = -1;
         close(fd);
         return -e;
     }
@@ -424,7 +432,7 @@ void strobe__sample_disarm(struct strobe__thread *t)
     s->armed = false;
     if (s->fd >= 0) {
         int fd = s->fd;
-        s->fd = -1; /* first: a signal already on its way is then not ours to re-arm */
+        s->fd = event_fd = -1; /* first: a signal already on its way is then not ours to re-arm */
         atomic_signal_fence(memory_order_seq_cst);
         close(fd);
     } else {
@@ -434,8 +442,11 @@ void strobe__sample_disarm(struct strobe__thread *t)
 
 void strobe__sample_abandon(struct strobe__thread *t)
 {
-    if (t->sampler.fd >= 0)
+    if (t->sampler.fd >= 0) {
+        if (t->sampler.fd == event_fd) /* the forking thread's: the child's only one */
+            event_fd = -1;
         close(t->sampler.fd);
+    }
     t->sampler.fd = -1;
     t->sampler.armed = false;
 }
