@@ -5,10 +5,12 @@
  * whole loop is on the line marked HOT, which the test finds in this
  * file: every sample taken in it must resolve there. sample_spin_hidden
  * spins in a static function, which a stripped copy of the library has no
- * symbol for.
+ * symbol for. sample_spin_inline spins in a function inlined into it (at
+ * the line marked CALL), which only DWARF knows.
  */
 double sample_spin(long n);
 double sample_spin_hidden(long n);
+double sample_spin_inline(long n);
 
 double sample_spin(long n)
 {
@@ -31,4 +33,17 @@ __attribute__((noinline)) static double hidden_spin(long n)
 double sample_spin_hidden(long n)
 {
     return hidden_spin(n) + 1.0;
+}
+
+static inline __attribute__((always_inline)) double inlined_spin(long n)
+{
+    double x = 3.0;
+    for (long i = 0; i < n; i++)
+        x = x * 1.0000001 + 0.125;
+    return x;
+}
+
+double sample_spin_inline(long n)
+{
+    return inlined_spin(n) * 2.0; /* CALL */
 }

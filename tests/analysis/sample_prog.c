@@ -8,6 +8,7 @@
  *   sample_prog lib N        outer() calls sample_spin(N) on the main thread
  *   sample_prog dlopen N LIB the same through dlopen(LIB)
  *   sample_prog hidden N LIB sample_spin_hidden(N) through dlopen(LIB)
+ *   sample_prog inline N     sample_spin_inline(N)
  *   sample_prog spawn N      4 threads spin N / 4 each while main runs
  *                            /bin/true 20 times with posix_spawn and vfork
  *   sample_prog threads N    main spins N, then starts 2 threads that each
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 double sample_spin(long n);
+double sample_spin_inline(long n);
 
 static long n;
 static _Thread_local volatile double sink; /* per thread: no data race for TSan */
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
         if (!spin)
             return 3;
         sink = spin(n);
+    } else if (strcmp(mode, "inline") == 0) {
+        sink = sample_spin_inline(n);
     } else if (strcmp(mode, "spawn") == 0) {
         pthread_t t[4];
         n /= 4;

@@ -69,20 +69,25 @@ static const struct strobe_sample_func *func(const struct strobe_sample_model *m
     STROBE_FAIL("no sampled function %s", name);
 }
 
-/* The line of sample_lib.c marked HOT. */
-static unsigned hot_line(void)
+/* The line of sample_lib.c marked MARK. */
+static unsigned marked_line(const char *mark)
 {
     FILE *f = fopen(STROBE_SOURCE_DIR "/tests/analysis/sample_lib.c", "r");
     char line[256];
     unsigned n = 0;
     while (f && fgets(line, sizeof line, f)) {
         n++;
-        if (strstr(line, "/* HOT */")) {
+        if (strstr(line, mark)) {
             fclose(f);
             return n;
         }
     }
-    STROBE_FAIL("sample_lib.c has no HOT line");
+    STROBE_FAIL("sample_lib.c has no line %s", mark);
+}
+
+static unsigned hot_line(void)
+{
+    return marked_line("/* HOT */");
 }
 
 /* Thread t's samples are >= 90 % in sample_spin, at its HOT line. */
@@ -180,6 +185,28 @@ STROBE_TEST(stripped_code_is_module_offset)
     CHECK_STR_EQ(top->file, "");
     /* the exported caller is named (the .dynsym keeps it), on the stack */
     CHECK(func(m, "sample_spin_hidden")->total * 10 >= m->samples * 9);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(inlined_function)
+{
+    /* the loop of a function inlined into sample_spin_inline: a frame of
+     * its own, and its caller's line is the inlined call's */
+    struct strobe_experiment *exp = run("inline", "--sample", "analysis_sample_prog", "inline " SPIN);
+    struct strobe_sample_model *m = model(exp, NULL);
+    const struct strobe_sample_func *in = func(m, "inlined_spin"), *caller = func(m, "sample_spin_inline");
+    CHECK(in->self * 10 >= m->samples * 9);
+    CHECK(strstr(in->file, "tests/analysis/sample_lib.c") != NULL);
+    CHECK(caller->total * 10 >= m->samples * 9);
+    CHECK(caller->self * 10 < m->samples);
+    CHECK_EQ_INT(caller->line, marked_line("/* CALL */"));
+    /* in the tree, the inlined function is the caller's child */
+    bool found = false;
+    for (size_t n = 1; n < m->nnodes; n++)
+        found = found || (m->nodes[n].func == (uint32_t)(in - m->funcs) &&
+                          m->nodes[m->nodes[n].parent].func == (uint32_t)(caller - m->funcs));
+    CHECK(found);
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
 }
@@ -436,8 +463,8 @@ STROBE_TEST(report_samples_usage)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_library),
-                 STROBE_CASE(stripped_code_is_module_offset), STROBE_CASE(spawn_and_vfork),
-                 STROBE_CASE(profile_only), STROBE_CASE(killed_keeps_samples),
+                 STROBE_CASE(stripped_code_is_module_offset), STROBE_CASE(inlined_function),
+                 STROBE_CASE(spawn_and_vfork), STROBE_CASE(profile_only), STROBE_CASE(killed_keeps_samples),
                  STROBE_CASE(hybrid_with_instrumentation), STROBE_CASE(threads_and_fork), STROBE_CASE(stress),
                  STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof), STROBE_CASE(bad_rates),
                  STROBE_CASE(corrupt_sample_record_is_one_line_error), STROBE_CASE(report_samples_usage))
