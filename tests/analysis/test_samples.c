@@ -31,6 +31,16 @@
 static char dir[4200];
 static char output[4096];
 
+/* The experiment in `dir`; fails the test when it cannot be opened. */
+static struct strobe_experiment *open_dir(void)
+{
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    return exp;
+}
+
 /* Runs PROG MODE under `strobe run OPTIONS`; fails the test unless it
  * exits 0. Its output is kept in `output`. */
 static struct strobe_experiment *run(const char *name, const char *options, const char *prog,
@@ -44,11 +54,7 @@ static struct strobe_experiment *run(const char *name, const char *options, cons
         STROBE_FAIL("strobe run %s %s: exit %d\n%s", prog, mode, rc, out);
     snprintf(output, sizeof output, "%s", out);
     free(out);
-    struct strobe_experiment *exp;
-    struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("open %s: %s", dir, eb.msg);
-    return exp;
+    return open_dir();
 }
 
 static struct strobe_sample_model *model(const struct strobe_experiment *exp,
@@ -154,10 +160,7 @@ STROBE_TEST(dlopened_library)
                                 STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR, "analysis_sample_prog", mode),
                  0);
     free(out);
-    struct strobe_experiment *exp;
-    struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    struct strobe_experiment *exp = open_dir();
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK_EQ_INT(m->hz, 2000);
     CHECK_EQ_INT(m->source, STROBE_SAMPLE_PERF);
@@ -291,10 +294,7 @@ STROBE_TEST(killed_keeps_samples)
                        STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR),
         137);
     free(out);
-    struct strobe_experiment *exp;
-    struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    struct strobe_experiment *exp = open_dir();
     struct strobe_sample_model *m = model(exp, NULL);
     uint32_t busiest = 0;
     for (uint32_t t = 1; t < exp->nthreads; t++)
