@@ -307,9 +307,14 @@ static void region_role(unsigned kind, OTF2_RegionRole *role, OTF2_Paradigm *par
         [STROBE_REGION_OMP_SINGLE] = OTF2_REGION_ROLE_SINGLE,     [STROBE_REGION_OMP_BARRIER] = OTF2_REGION_ROLE_BARRIER,
         [STROBE_REGION_OMP_CRITICAL] = OTF2_REGION_ROLE_CRITICAL, [STROBE_REGION_OMP_WAIT] = OTF2_REGION_ROLE_WRAPPER,
     };
-    if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX) {
+    if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_WAIT) {
         *role = omp_roles[kind];
         *paradigm = OTF2_PARADIGM_OPENMP;
+    } else if (kind == STROBE_REGION_MPI) {
+        /* a point-to-point role would need the function's class; WRAPPER
+         * is what Score-P gives the MPI calls it does not classify */
+        *role = OTF2_REGION_ROLE_WRAPPER;
+        *paradigm = OTF2_PARADIGM_MPI;
     } else if (kind == STROBE_REGION_USER) {
         *role = OTF2_REGION_ROLE_CODE;
         *paradigm = OTF2_PARADIGM_USER;
