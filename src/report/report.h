@@ -17,6 +17,7 @@
 
 #include "analysis/experiment.h"
 #include "analysis/malloc.h"
+#include "analysis/mpi.h"
 #include "analysis/tm.h"
 
 /* Version of the JSON schema ("version" field); bump on incompatible change. */
@@ -50,6 +51,8 @@ struct strobe_report_opts {
                                          (strobe_tm_model_build); NULL: none */
     const struct strobe_malloc_model *malloc; /* add the memory section
                                                  (strobe_malloc_model_build); NULL: none */
+    const struct strobe_mpi_model *mpi; /* add the MPI section (strobe_mpi_model_build);
+                                           NULL: none */
 };
 
 /* Default options: sort by excl, top 20, no thread or TM section. */
