@@ -53,18 +53,19 @@ HOOKS = {
     "MPI_Init": ("", "strobe__mpi_started();" + count("INIT")),
     "MPI_Init_thread": ("", "strobe__mpi_started();" + count("INIT_THREAD")),
     "MPI_Finalize": ("STROBE__MPI_COUNT(STROBE__MPI_FINALIZE, 0); strobe__mpi_stopping();", ""),
-    # ---- blocking point-to-point: the message when the call returns
-    "MPI_Send": ("", "strobe__mpi_send({1}, {2}, {3}, {4}, {5});" + count("SEND", f"{B}({{1}}, {{2}})")),
-    "MPI_Ssend": ("", "strobe__mpi_send({1}, {2}, {3}, {4}, {5});" + count("SSEND", f"{B}({{1}}, {{2}})")),
-    "MPI_Bsend": ("", "strobe__mpi_send({1}, {2}, {3}, {4}, {5});" + count("BSEND", f"{B}({{1}}, {{2}})")),
-    "MPI_Rsend": ("", "strobe__mpi_send({1}, {2}, {3}, {4}, {5});" + count("RSEND", f"{B}({{1}}, {{2}})")),
+    # ---- blocking point-to-point: a send is recorded before it runs (so a
+    # trace never shows a message arriving before it left), a receive with
+    # the message its status names
+    "MPI_Send": ("strobe__mpi_send({1}, {2}, {3}, {4}, {5});", count("SEND", f"{B}({{1}}, {{2}})")),
+    "MPI_Ssend": ("strobe__mpi_send({1}, {2}, {3}, {4}, {5});", count("SSEND", f"{B}({{1}}, {{2}})")),
+    "MPI_Bsend": ("strobe__mpi_send({1}, {2}, {3}, {4}, {5});", count("BSEND", f"{B}({{1}}, {{2}})")),
+    "MPI_Rsend": ("strobe__mpi_send({1}, {2}, {3}, {4}, {5});", count("RSEND", f"{B}({{1}}, {{2}})")),
     # a receive counts the posted buffer (docs/mpi-profiler.md), records the message
     "MPI_Recv": (STATUS.format(s="{6}"), "strobe__mpi_recv({5}, {6});" + count("RECV", f"{B}({{1}}, {{2}})")),
-    "MPI_Sendrecv": (STATUS.format(s="{11}"),
-                     "strobe__mpi_send({1}, {2}, {3}, {4}, {10}); strobe__mpi_recv({10}, {11});" +
-                     count("SENDRECV", f"{B}({{1}}, {{2}})")),
-    "MPI_Sendrecv_replace": (STATUS.format(s="{8}"),
-                             "strobe__mpi_send({1}, {2}, {3}, {4}, {7}); strobe__mpi_recv({7}, {8});"),
+    "MPI_Sendrecv": (STATUS.format(s="{11}") + " strobe__mpi_send({1}, {2}, {3}, {4}, {10});",
+                     "strobe__mpi_recv({10}, {11});" + count("SENDRECV", f"{B}({{1}}, {{2}})")),
+    "MPI_Sendrecv_replace": (STATUS.format(s="{8}") + " strobe__mpi_send({1}, {2}, {3}, {4}, {7});",
+                             "strobe__mpi_recv({7}, {8});"),
     # ---- nonblocking and persistent: the request remembers its message
     "MPI_Isend": ("", "strobe__mpi_isend({1}, {2}, {3}, {4}, {5}, *{6}, 0);" + count("ISEND", f"{B}({{1}}, {{2}})")),
     "MPI_Issend": ("", "strobe__mpi_isend({1}, {2}, {3}, {4}, {5}, *{6}, 0);" + count("ISSEND", f"{B}({{1}}, {{2}})")),
