@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MPI calls in the trace (`strobe run --mpi`, src/adapters/mpi/trace.c)
+ * end to end: the 2-rank ping-pong of pingpong.c under mpirun, then the
+ * exact message counts and bytes in `strobe report` (text and JSON) and
+ * in `otf2-print` of the OTF2 export. The MPI launcher is the one CMake
+ * found (STROBE_MPIEXEC, STROBE_PINGPONG: Open MPI's, or MPICH's for the
+ * _mpich variant of this test).
+ */
+#include <stdbool.h>
+
+#include "test.h"
+
+#define STROBE STROBE_BIN_DIR "/strobe"
+
+/* Open MPI refuses root without both variables and more ranks than cores
+ * without oversubscription; MPICH ignores them. */
+#define MPI_ENV                                                                                              \
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+
+static char *run(int want, const char *fmt, const char *dir, const char *arg)
+{
+    char *out;
+    int st = strobe_test_sh(&out, fmt, dir, arg);
+    if (st != want)
+        STROBE_FAIL("exit %d, expected %d:\n%s", st, want, out);
+    return out;
+}
+
+/* The ping-pong measured into dir/exp (once per test process). */
+static const char *experiment(void)
+{
+    static const char *dir;
+    if (!dir) {
+        dir = strobe_test_tmpdir("mpi_trace");
+        free(run(0,
+                 "cd '%s' && " MPI_ENV STROBE " run -o exp --mpi -- " STROBE_MPIEXEC " " STROBE_MPIEXEC_NP
+                 " 2 " STROBE_PINGPONG "%s",
+                 dir, ""));
+    }
+    return dir;
+}
+
+/* The JSON report's MPI object, exact values only (no times). */
+static const char mpi_json_script[] =
+    "import json,sys\n"
+    "d=json.load(sys.stdin); m=d['mpi']; names=[r['name'] for r in d['regions']]\n"
+    "print('ranks', m['ranks'], 'messages', m['messages'], 'bytes', m['bytes'])\n"
+    "for r in m['per_rank']: print('rank', r['rank'], r['measured'], r['sent'], r['sent_bytes'], "
+    "r['received'], r['received_bytes'], r['calls'])\n"
+    "for s in m['sizes']: print('size', s['min_bytes'], s['max_bytes'], s['messages'], s['bytes'])\n"
+    "print('matrix', m['matrix_bytes'], m['matrix_messages'])\n"
+    "for c in m['collectives']: print(c['name'], c['calls'], c['sent_bytes'], c['received_bytes'])\n"
+    "calls={names[f['region']]: f['calls'] for f in m['functions']}\n"
+    "for f in ['MPI_Init','MPI_Send','MPI_Recv','MPI_Isend','MPI_Irecv','MPI_Waitall','MPI_Send_init',"
+    "'MPI_Start','MPI_Waitany','MPI_Wait','MPI_Request_free','MPI_Comm_dup','MPI_Bcast','MPI_Finalize']:\n"
+    "  print(f, calls.get(f))\n";
+
+STROBE_TEST(report_json)
+{
+    char *out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\"", experiment(),
+                    mpi_json_script);
+    CHECK_STR_EQ(out, "ranks 2 messages 28 bytes 30848\n"
+                      "rank 0 True 14 15424 14 15424 47\n"
+                      "rank 1 True 14 15424 14 15424 47\n"
+                      "size 64 127 2 128\n"
+                      "size 512 1023 4 2048\n"
+                      "size 1024 2047 20 20480\n"
+                      "size 4096 8191 2 8192\n"
+                      "matrix [[0, 15424], [15424, 0]] [[0, 14], [14, 0]]\n"
+                      "MPI_Barrier 2 0 0\n"
+                      "MPI_Bcast 2 400 400\n"
+                      "MPI_Gather 2 32 32\n"
+                      "MPI_Allreduce 2 128 128\n"
+                      "MPI_Init 2\n"
+                      "MPI_Send 22\n"
+                      "MPI_Recv 22\n"
+                      "MPI_Isend 2\n"
+                      "MPI_Irecv 2\n"
+                      "MPI_Waitall 2\n"
+                      "MPI_Send_init 2\n"
+                      "MPI_Start 8\n"
+                      "MPI_Waitany 4\n"
+                      "MPI_Wait 4\n"
+                      "MPI_Request_free 4\n"
+                      "MPI_Comm_dup 2\n"
+                      "MPI_Bcast 2\n"
+                      "MPI_Finalize 2\n");
+    free(out);
+}
+
+/* The text section: shown without --mpi, its exact tables. */
+STROBE_TEST(report_text)
+{
+    char *out = run(0,
+                    "cd '%s' && " STROBE " report exp | sed -n '/^MPI (/p; /Message sizes/,/^$/p; "
+                    "/Bytes sent/,/^$/p; /Collectives/,$p'%s",
+                    experiment(), "");
+    CHECK_STR_EQ(out, "MPI (2 ranks; 28 point-to-point messages, 30848 bytes, as sent)\n"
+                      "  Message sizes (point-to-point, as sent)\n"
+                      "  bytes                      messages          bytes\n"
+                      "  64-127                            2            128\n"
+                      "  512-1023                          4           2048\n"
+                      "  1024-2047                        20          20480\n"
+                      "  4096-8191                         2           8192\n"
+                      "\n"
+                      "  Bytes sent (row: sender, column: receiver)\n"
+                      "                    0            1\n"
+                      "       0            0        15424\n"
+                      "       1        15424            0\n"
+                      "\n"
+                      "  Collectives (over all ranks)\n"
+                      "       calls     sent bytes     recv bytes  collective\n"
+                      "           2              0              0  MPI_Barrier\n"
+                      "           2            400            400  MPI_Bcast\n"
+                      "           2             32             32  MPI_Gather\n"
+                      "           2            128            128  MPI_Allreduce\n");
+    free(out);
+}
+
+/* Per OTF2 MPI event type: count and summed Length; then the MPI
+ * communicator definitions. */
+static const char otf2_script[] =
+    "otf2-print otf2/traces.otf2 | awk '/^MPI_/ { n[$1]++; for (i = 1; i < NF; i++) if ($i == \"Length:\") "
+    "{ v = $(i + 1); sub(/,/, \"\", v); b[$1] += v } } END { for (k in n) print k, n[k], b[k] + 0 }' | sort; "
+    "otf2-print -G otf2/traces.otf2 | awk '/^COMM / && /MPI/ { match($0, /Name: \"[^\"]*\"/); "
+    "print \"COMM\", substr($0, RSTART + 6, RLENGTH - 6) }'";
+
+STROBE_TEST(otf2)
+{
+    const char *dir = experiment();
+    free(run(0, "cd '%s' && " STROBE " export exp --format otf2 -o otf2 >/dev/null%s", dir, ""));
+    char *out = run(0, "cd '%s' && %s", dir, otf2_script);
+    CHECK_STR_EQ(out, "MPI_COLLECTIVE_BEGIN 8 0\n"
+                      "MPI_COLLECTIVE_END 8 0\n"
+                      "MPI_IRECV 6 10240\n"
+                      "MPI_IRECV_REQUEST 6 0\n"
+                      "MPI_ISEND 6 10240\n"
+                      "MPI_ISEND_COMPLETE 6 0\n"
+                      "MPI_RECV 22 20608\n"
+                      "MPI_SEND 22 20608\n"
+                      "COMM \"MPI_COMM_WORLD\"\n"
+                      "COMM \"MPI_COMM_SELF of rank 0\"\n"
+                      "COMM \"MPI communicator 0.2\"\n"
+                      "COMM \"MPI_COMM_SELF of rank 1\"\n");
+    free(out);
+}
+
+/* --mpi on an experiment without MPI calls: one line, exit 1. */
+STROBE_TEST(report_no_mpi)
+{
+    const char *dir = strobe_test_tmpdir("mpi_trace_none");
+    free(run(0, "cd '%s' && " STROBE " run -o exp -- true%s", dir, ""));
+    char *out = run(1, "cd '%s' && " STROBE " report exp --mpi 2>&1 >/dev/null%s", dir, "");
+    CHECK_STR_EQ(out, "strobe: report: exp: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(report_json), STROBE_CASE(report_text), STROBE_CASE(otf2), STROBE_CASE(report_no_mpi))
