@@ -344,8 +344,7 @@ enum strobe_def_type {
      * repeats its parent's (it belongs to the same rank). Older readers
      * skip it. */
     STROBE_DEF_MPI_RANK = 10,
-    /* (11 MAP and 12 SYNC_OBJECT are reserved for the sampler and the lock
-     * interposer.) Allocation tracking (`--malloc`, core/malloc.c): uleb
+    /* (11 MAP is reserved for the sampler.) Allocation tracking (`--malloc`, core/malloc.c): uleb
      * what (enum strobe_malloc_what), then
      *   1 CONFIG   uleb large-block threshold in bytes: written at start-up
      *              (and by a fork child); the run tracked allocations

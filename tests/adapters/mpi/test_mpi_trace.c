@@ -27,17 +27,15 @@ static char *run(int want, const char *fmt, const char *dir, const char *arg)
     return out;
 }
 
-/* The ping-pong measured into dir/exp (once per test process). */
-static const char *experiment(void)
+/* The ping-pong measured into <name>/exp: a directory per case, since
+ * ctest runs cases in parallel. */
+static const char *experiment(const char *name)
 {
-    static const char *dir;
-    if (!dir) {
-        dir = strobe_test_tmpdir("mpi_trace");
-        free(run(0,
-                 "cd '%s' && " MPI_ENV STROBE " run -o exp --mpi -- " STROBE_MPIEXEC " " STROBE_MPIEXEC_NP
-                 " 2 " STROBE_PINGPONG "%s",
-                 dir, ""));
-    }
+    const char *dir = strobe_test_tmpdir(name);
+    free(run(0,
+             "cd '%s' && " MPI_ENV STROBE " run -o exp --mpi -- " STROBE_MPIEXEC " " STROBE_MPIEXEC_NP
+             " 2 " STROBE_PINGPONG "%s",
+             dir, ""));
     return dir;
 }
 
@@ -58,7 +56,7 @@ static const char mpi_json_script[] =
 
 STROBE_TEST(report_json)
 {
-    char *out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\"", experiment(),
+    char *out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\"", experiment("mpi_trace_json"),
                     mpi_json_script);
     CHECK_STR_EQ(out, "ranks 2 messages 28 bytes 30848\n"
                       "rank 0 True 14 15424 14 15424 47\n"
@@ -95,7 +93,7 @@ STROBE_TEST(report_text)
     char *out = run(0,
                     "cd '%s' && " STROBE " report exp | sed -n '/^MPI (/p; /Message sizes/,/^$/p; "
                     "/Bytes sent/,/^$/p; /Collectives/,$p'%s",
-                    experiment(), "");
+                    experiment("mpi_trace_text"), "");
     CHECK_STR_EQ(out, "MPI (2 ranks; 28 point-to-point messages, 30848 bytes, as sent)\n"
                       "  Message sizes (point-to-point, as sent)\n"
                       "  bytes                      messages          bytes\n"
@@ -128,7 +126,7 @@ static const char otf2_script[] =
 
 STROBE_TEST(otf2)
 {
-    const char *dir = experiment();
+    const char *dir = experiment("mpi_trace_otf2");
     free(run(0, "cd '%s' && " STROBE " export exp --format otf2 -o otf2 >/dev/null%s", dir, ""));
     char *out = run(0, "cd '%s' && %s", dir, otf2_script);
     CHECK_STR_EQ(out, "MPI_COLLECTIVE_BEGIN 8 0\n"
