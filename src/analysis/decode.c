@@ -178,13 +178,15 @@ static int mpi_comm_record(struct strobe__defs *d, struct cursor *c, size_t rec_
         (rc = get_u(c, &nruns, eb)))
         return rc;
     if (m.flags > 3 || m.size == 0 || m.size > INT32_MAX || nruns > m.size)
-        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI_COMM record: flags %llu, size %llu, %llu runs out of range",
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %zu: MPI_COMM record: flags %llu, size %llu, %llu runs out of range",
                              c->name, rec_off, (unsigned long long)m.flags, (unsigned long long)m.size,
                              (unsigned long long)nruns);
     for (size_t i = 0; i < d->nmpi_comms; i++)
         if (d->mpi_comms[i].id == m.id)
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI_COMM record: communicator %llu defined twice",
-                                 c->name, rec_off, (unsigned long long)m.id);
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: MPI_COMM record: communicator %llu defined twice", c->name,
+                                 rec_off, (unsigned long long)m.id);
     if ((rc = APPEND(d->mpi_comms, d->nmpi_comms, c->name, eb)))
         return rc;
     for (uint64_t r = 0; r < nruns; r++) {
@@ -192,8 +194,9 @@ static int mpi_comm_record(struct strobe__defs *d, struct cursor *c, size_t rec_
         if ((rc = get_u(c, &first, eb)) || (rc = get_u(c, &n, eb)))
             goto bad;
         if (n == 0 || n > m.size - m.nmembers || first > INT32_MAX || n > (uint64_t)INT32_MAX + 1 - first) {
-            rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI_COMM record: run %llu+%llu out of range",
-                               c->name, rec_off, (unsigned long long)first, (unsigned long long)n);
+            rc = strobe__error(eb, STROBE_ERR_FORMAT,
+                               "%s: offset %zu: MPI_COMM record: run %llu+%llu out of range", c->name,
+                               rec_off, (unsigned long long)first, (unsigned long long)n);
             goto bad;
         }
         uint32_t *grown = realloc(m.members, (m.nmembers + n) * sizeof *m.members);
@@ -206,8 +209,9 @@ static int mpi_comm_record(struct strobe__defs *d, struct cursor *c, size_t rec_
             m.members[m.nmembers++] = (uint32_t)(first + k);
     }
     if (!(m.flags & 2) && m.nmembers != m.size) {
-        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI_COMM record: %u members listed of %llu",
-                           c->name, rec_off, m.nmembers, (unsigned long long)m.size);
+        rc =
+            strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI_COMM record: %u members listed of %llu",
+                          c->name, rec_off, m.nmembers, (unsigned long long)m.size);
         goto bad;
     }
     d->mpi_comms[d->nmpi_comms++] = m;
@@ -690,9 +694,10 @@ static int mpi_payload(struct strobe__stream_decoder *d, struct cursor *c, struc
             (rc = get_u(c, &a->bytes, eb)) || (rc = get_u(c, &a->received, eb)))
             return rc;
         if (coll == 0 || coll >= STROBE_MPI_NCOLLS || root > (uint64_t)INT32_MAX + 1)
-            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: MPI COLL_END record: collective %llu, root %llu out of range",
-                                 d->name, (unsigned long long)ev->offset, (unsigned long long)coll,
-                                 (unsigned long long)root);
+            return strobe__error(
+                eb, STROBE_ERR_FORMAT,
+                "%s: offset %llu: MPI COLL_END record: collective %llu, root %llu out of range", d->name,
+                (unsigned long long)ev->offset, (unsigned long long)coll, (unsigned long long)root);
         a->coll = (uint32_t)coll;
         a->peer = root ? (uint32_t)(root - 1) : STROBE_NONE;
         return 0;
@@ -706,8 +711,9 @@ static int mpi_payload(struct strobe__stream_decoder *d, struct cursor *c, struc
                              (unsigned long long)ev->offset, (unsigned long long)op);
     }
     if (peer > INT32_MAX)
-        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: MPI op %llu: rank %llu out of range", d->name,
-                             (unsigned long long)ev->offset, (unsigned long long)op, (unsigned long long)peer);
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: MPI op %llu: rank %llu out of range",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)op,
+                             (unsigned long long)peer);
     a->peer = (uint32_t)peer;
     return 0;
 }
@@ -781,11 +787,11 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
 
 static const char *ext_name(unsigned type)
 {
-    static const char *const names[] = { "EXT record",          "THREAD_BEGIN record",  "THREAD_END record",
-                                         "METRIC record",       "THREAD_CREATE record", "THREAD_JOIN record",
-                                         "FORK record",         "INHERIT record",       "TM record",
-                                         "EXT record",          "SYNC record",          "ALLOC record",
-                                         "MPI record" };
+    static const char *const names[] = {"EXT record",    "THREAD_BEGIN record",  "THREAD_END record",
+                                        "METRIC record", "THREAD_CREATE record", "THREAD_JOIN record",
+                                        "FORK record",   "INHERIT record",       "TM record",
+                                        "EXT record",    "SYNC record",          "ALLOC record",
+                                        "MPI record"};
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 

@@ -99,7 +99,8 @@ struct strobe__defs {
     bool malloc_summary; /* a MALLOC SUMMARY record */
     uint64_t malloc_peak, malloc_peak_ticks, malloc_live_bytes, malloc_live_blocks, malloc_untracked;
     struct strobe__malloc_live *malloc_live; size_t nmalloc_live;
-    struct strobe__mpi_comm *mpi_comms; size_t nmpi_comms;
+    struct strobe__mpi_comm *mpi_comms;
+    size_t nmpi_comms;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,

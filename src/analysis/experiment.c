@@ -615,8 +615,11 @@ static int load_mpi_comms(struct strobe_experiment *exp, struct strobe__defs *d)
         if (!grown)
             return -ENOMEM;
         exp->mpi_comms = grown;
-        exp->mpi_comms[exp->nmpi_comms++] = (struct strobe_mpi_comm){
-            .id = c->id, .size = (uint32_t)c->size, .inter = c->flags & 1, .members = c->members, .nmembers = c->nmembers};
+        exp->mpi_comms[exp->nmpi_comms++] = (struct strobe_mpi_comm){.id = c->id,
+                                                                     .size = (uint32_t)c->size,
+                                                                     .inter = c->flags & 1,
+                                                                     .members = c->members,
+                                                                     .nmembers = c->nmembers};
         c->members = NULL; /* moved */
     }
     return 0;

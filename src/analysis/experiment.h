@@ -238,22 +238,22 @@ uint64_t strobe_ticks_to_ns(const struct strobe_experiment *exp, uint32_t proces
 
 /* ---- Event streams --------------------------------------------------- */
 enum strobe_event_type {
-    STROBE_EVENT_ENTER = 1,        /* region */
-    STROBE_EVENT_EXIT = 2,         /* region (the one being left) */
-    STROBE_EVENT_METRIC = 3,       /* metric, value */
+    STROBE_EVENT_ENTER = 1,  /* region */
+    STROBE_EVENT_EXIT = 2,   /* region (the one being left) */
+    STROBE_EVENT_METRIC = 3, /* metric, value */
     STROBE_EVENT_THREAD_BEGIN = 4,
     STROBE_EVENT_THREAD_END = 5,
-    STROBE_EVENT_THREAD_CREATE = 6,/* other_thread = child */
-    STROBE_EVENT_THREAD_JOIN = 7,  /* other_thread = joined */
-    STROBE_EVENT_FORK = 8,         /* value = child pid */
-    STROBE_EVENT_INHERIT = 9,      /* region entered before fork(); not a visit */
-    STROBE_EVENT_ALLOC = 11,       /* a large block (`--malloc`): alloc_op and alloc_call
-                                      (format.h), address, value = size in bytes */
-    STROBE_EVENT_MPI = 12,         /* an MPI record (`--mpi`): mpi */
-    STROBE_EVENT_TM = 10,          /* tm_event (enum strobe_tm_event), value = its argument
-                                      (attempt number, cause; for LOCKED the ns since the
-                                      commit was requested), other_thread = culprit of an
-                                      ABORT (STROBE_NONE: unknown) */
+    STROBE_EVENT_THREAD_CREATE = 6, /* other_thread = child */
+    STROBE_EVENT_THREAD_JOIN = 7,   /* other_thread = joined */
+    STROBE_EVENT_FORK = 8,          /* value = child pid */
+    STROBE_EVENT_INHERIT = 9,       /* region entered before fork(); not a visit */
+    STROBE_EVENT_ALLOC = 11,        /* a large block (`--malloc`): alloc_op and alloc_call
+                                       (format.h), address, value = size in bytes */
+    STROBE_EVENT_MPI = 12,          /* an MPI record (`--mpi`): mpi */
+    STROBE_EVENT_TM = 10,           /* tm_event (enum strobe_tm_event), value = its argument
+                                       (attempt number, cause; for LOCKED the ns since the
+                                       commit was requested), other_thread = culprit of an
+                                       ABORT (STROBE_NONE: unknown) */
 };
 
 struct strobe_event {

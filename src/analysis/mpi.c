@@ -102,8 +102,8 @@ static int by_time(const void *a, const void *b)
 }
 
 /* The messages and collectives of one thread's MPI records. */
-static int add_records(const struct strobe_experiment *exp, uint32_t t, uint32_t r, struct strobe_mpi_model *m,
-                       struct strobe_errbuf *eb)
+static int add_records(const struct strobe_experiment *exp, uint32_t t, uint32_t r,
+                       struct strobe_mpi_model *m, struct strobe_errbuf *eb)
 {
     struct strobe_stream_iter *it;
     int rc = strobe_stream_open(exp, t, &it, eb);

@@ -22,10 +22,10 @@
 #define STROBE_MPI_HIST_BUCKETS 41
 
 struct strobe_mpi_rank {
-    bool present;        /* a process of this rank was measured */
-    uint64_t mpi_ns;     /* time in MPI calls, over its threads */
-    uint64_t thread_ns;  /* time of its threads that call MPI (begin to end) */
-    uint64_t calls;      /* MPI calls */
+    bool present;                      /* a process of this rank was measured */
+    uint64_t mpi_ns;                   /* time in MPI calls, over its threads */
+    uint64_t thread_ns;                /* time of its threads that call MPI (begin to end) */
+    uint64_t calls;                    /* MPI calls */
     uint64_t sent, sent_bytes;         /* point-to-point messages it sent */
     uint64_t received, received_bytes; /* and received */
 };
@@ -43,13 +43,13 @@ struct strobe_mpi_coll_stats {
 
 struct strobe_mpi_model {
     uint32_t nranks;
-    struct strobe_mpi_rank *ranks;  /* [nranks], by world rank */
-    struct strobe_mpi_call *calls;  /* by time, longest first */
+    struct strobe_mpi_rank *ranks; /* [nranks], by world rank */
+    struct strobe_mpi_call *calls; /* by time, longest first */
     size_t ncalls;
-    uint64_t messages, bytes;       /* point-to-point, as sent */
-    uint64_t hist[STROBE_MPI_HIST_BUCKETS];       /* messages per size bucket */
+    uint64_t messages, bytes;               /* point-to-point, as sent */
+    uint64_t hist[STROBE_MPI_HIST_BUCKETS]; /* messages per size bucket */
     uint64_t hist_bytes[STROBE_MPI_HIST_BUCKETS];
-    uint64_t *matrix_bytes;         /* [sender * nranks + receiver] */
+    uint64_t *matrix_bytes; /* [sender * nranks + receiver] */
     uint64_t *matrix_messages;
     struct strobe_mpi_coll_stats colls[STROBE_MPI_NCOLLS]; /* by enum strobe_mpi_coll */
     bool traced; /* the streams were there to read (messages need them) */
@@ -75,11 +75,24 @@ static inline uint64_t strobe_mpi_bucket_low(unsigned bucket)
 /* Name of a collective ("MPI_Bcast"), NULL for an unknown one. */
 static inline const char *strobe_mpi_coll_name(unsigned coll)
 {
-    static const char *const names[STROBE_MPI_NCOLLS] = {
-        NULL,            "MPI_Barrier",   "MPI_Bcast",     "MPI_Gather",  "MPI_Gatherv",
-        "MPI_Scatter",   "MPI_Scatterv",  "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",
-        "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Allreduce", "MPI_Reduce",  "MPI_Reduce_scatter",
-        "MPI_Scan",      "MPI_Exscan",    "MPI_Reduce_scatter_block"};
+    static const char *const names[STROBE_MPI_NCOLLS] = {NULL,
+                                                         "MPI_Barrier",
+                                                         "MPI_Bcast",
+                                                         "MPI_Gather",
+                                                         "MPI_Gatherv",
+                                                         "MPI_Scatter",
+                                                         "MPI_Scatterv",
+                                                         "MPI_Allgather",
+                                                         "MPI_Allgatherv",
+                                                         "MPI_Alltoall",
+                                                         "MPI_Alltoallv",
+                                                         "MPI_Alltoallw",
+                                                         "MPI_Allreduce",
+                                                         "MPI_Reduce",
+                                                         "MPI_Reduce_scatter",
+                                                         "MPI_Scan",
+                                                         "MPI_Exscan",
+                                                         "MPI_Reduce_scatter_block"};
     return coll < STROBE_MPI_NCOLLS ? names[coll] : NULL;
 }
 

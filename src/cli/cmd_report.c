@@ -378,8 +378,8 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe_mpi_model *mpi_model = NULL;
     if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0) {
         if (rc == -ENOENT)
-            strobe__cli_say("report: %s: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)",
-                            dir);
+            strobe__cli_say(
+                "report: %s: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)", dir);
         else
             strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
         strobe_malloc_model_free(mem_model);

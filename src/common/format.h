@@ -418,9 +418,9 @@ enum strobe_region_kind {
  * reports and exports. */
 static inline const char *strobe_region_kind_name(unsigned kind)
 {
-    static const char *const names[] = {"function",     "user",       "atomic",      "omp parallel",
-                                        "omp task",     "omp loop",   "omp sections", "omp single",
-                                        "omp barrier",  "omp critical", "omp wait",     "mpi"};
+    static const char *const names[] = {"function",    "user",         "atomic",       "omp parallel",
+                                        "omp task",    "omp loop",     "omp sections", "omp single",
+                                        "omp barrier", "omp critical", "omp wait",     "mpi"};
     return kind <= STROBE_REGION_KIND_MAX ? names[kind] : "unknown";
 }
 
@@ -429,7 +429,8 @@ static inline const char *strobe_region_kind_name(unsigned kind)
  * line and named "<kind name>@<function>". */
 static inline int strobe_region_kind_is_site(unsigned kind)
 {
-    return kind == STROBE_REGION_TM_ATOMIC || (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_WAIT);
+    return kind == STROBE_REGION_TM_ATOMIC ||
+           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_WAIT);
 }
 
 /* Regions named by a code address resolved offline: functions, call

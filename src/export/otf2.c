@@ -234,8 +234,8 @@ static int mpi_setup(struct otf2_export *x)
         x->rank_location[r] = OTF2_UNDEFINED_LOCATION;
     for (uint32_t t = 0; t < exp->nthreads; t++) {
         const struct strobe_process_info *p = &exp->processes[exp->threads[t].process];
-        if (p->has_rank && exp->threads[t].index == 0 && x->rank_location[p->rank] == OTF2_UNDEFINED_LOCATION &&
-            strobe_thread_selected(exp, t))
+        if (p->has_rank && exp->threads[t].index == 0 &&
+            x->rank_location[p->rank] == OTF2_UNDEFINED_LOCATION && strobe_thread_selected(exp, t))
             x->rank_location[p->rank] = t;
     }
     for (uint32_t r = 0; r < n; r++)
@@ -298,7 +298,8 @@ static int write_mpi_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t th
         OTF2_TRY(x, OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, ts), "MPI collective begin event");
         return 0;
     }
-    uint32_t c = a->op == STROBE_MPI_INIT || a->op == STROBE_MPI_FINALIZE ? STROBE_NONE : mpi_comm_index(x, a->comm);
+    uint32_t c =
+        a->op == STROBE_MPI_INIT || a->op == STROBE_MPI_FINALIZE ? STROBE_NONE : mpi_comm_index(x, a->comm);
     if (c == STROBE_NONE) {
         /* a collective begun must end: on MPI_COMM_WORLD's ref, as an
          * unknown operation would not be shown at all */
@@ -356,13 +357,15 @@ static int write_mpi_comms(struct otf2_export *x)
     OTF2_StringRef name;
     char buf[64];
     INTERN(x, "MPI", &name);
-    OTF2_TRY(x, OTF2_GlobalDefWriter_WriteParadigm(x->defs, OTF2_PARADIGM_MPI, name, OTF2_PARADIGM_CLASS_PROCESS),
-             "MPI paradigm definition");
+    OTF2_TRY(
+        x, OTF2_GlobalDefWriter_WriteParadigm(x->defs, OTF2_PARADIGM_MPI, name, OTF2_PARADIGM_CLASS_PROCESS),
+        "MPI paradigm definition");
     INTERN(x, "MPI ranks", &name);
     OTF2_GroupRef locations = x->ngroups_threads;
     OTF2_TRY(x,
              OTF2_GlobalDefWriter_WriteGroup(x->defs, locations, name, OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                             OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, x->nranks, x->rank_location),
+                                             OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, x->nranks,
+                                             x->rank_location),
              "MPI locations definition");
     uint64_t *members = malloc(x->nranks * sizeof *members);
     if (!members)
@@ -378,12 +381,13 @@ static int write_mpi_comms(struct otf2_export *x)
         else if ((mc->id & 0xffffffffu) == 1)
             snprintf(buf, sizeof buf, "MPI_COMM_SELF of rank %" PRIu64, mc->id >> 32);
         else
-            snprintf(buf, sizeof buf, "MPI communicator %" PRIu64 ".%" PRIu64, mc->id >> 32, mc->id & 0xffffffffu);
+            snprintf(buf, sizeof buf, "MPI communicator %" PRIu64 ".%" PRIu64, mc->id >> 32,
+                     mc->id & 0xffffffffu);
         OTF2_ErrorCode e = OTF2_SUCCESS;
         OTF2_GroupRef group = locations + 1 + (OTF2_GroupRef)c;
         if ((rc = intern(x, buf, &name)) >= 0)
-            e = OTF2_GlobalDefWriter_WriteGroup(x->defs, group, name, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-                                                OTF2_GROUP_FLAG_NONE, n, members);
+            e = OTF2_GlobalDefWriter_WriteGroup(x->defs, group, name, OTF2_GROUP_TYPE_COMM_GROUP,
+                                                OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, n, members);
         if (e == OTF2_SUCCESS && rc >= 0)
             e = OTF2_GlobalDefWriter_WriteComm(x->defs, x->ncomms_threads + (OTF2_CommRef)c, name, group,
                                                OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
@@ -710,7 +714,8 @@ static int write_global_defs(struct otf2_export *x)
              "clock properties");
     int rc;
     if ((rc = write_regions(x)) < 0 || (rc = write_system_tree(x)) < 0 ||
-        (rc = write_thread_contingents(x)) < 0 || (rc = write_mpi_comms(x)) < 0 || (rc = write_metrics(x)) < 0)
+        (rc = write_thread_contingents(x)) < 0 || (rc = write_mpi_comms(x)) < 0 ||
+        (rc = write_metrics(x)) < 0)
         return rc;
     OTF2_TRY(x, OTF2_Archive_CloseGlobalDefWriter(x->archive, x->defs), "closing global definitions");
     x->defs = NULL;

@@ -60,7 +60,8 @@ static void calls_table(FILE *out, const struct strobe_experiment *exp, const st
 
 static void histogram(FILE *out, const struct strobe_mpi_model *m)
 {
-    fprintf(out, "\n  Message sizes (point-to-point, as sent)\n  %-24s %10s %14s\n", "bytes", "messages", "bytes");
+    fprintf(out, "\n  Message sizes (point-to-point, as sent)\n  %-24s %10s %14s\n", "bytes", "messages",
+            "bytes");
     for (unsigned b = 0; b < STROBE_MPI_HIST_BUCKETS; b++) {
         if (!m->hist[b])
             continue;
@@ -96,12 +97,13 @@ static void matrix(FILE *out, const struct strobe_mpi_model *m)
 void strobe__report_mpi_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_mpi_model *m,
                              size_t top)
 {
-    fprintf(out, "\nMPI (%u ranks; %" PRIu64 " point-to-point messages, %" PRIu64 " bytes, as sent)\n", m->nranks,
-            m->messages, m->bytes);
+    fprintf(out, "\nMPI (%u ranks; %" PRIu64 " point-to-point messages, %" PRIu64 " bytes, as sent)\n",
+            m->nranks, m->messages, m->bytes);
     ranks_table(out, m);
     calls_table(out, exp, m, top);
     if (!m->traced) {
-        fprintf(out, "\n  no traces in this experiment (STROBE_TRACE=0): messages and collectives live there\n");
+        fprintf(out,
+                "\n  no traces in this experiment (STROBE_TRACE=0): messages and collectives live there\n");
         return;
     }
     if (m->messages) {
@@ -113,8 +115,8 @@ void strobe__report_mpi_text(FILE *out, const struct strobe_experiment *exp, con
         colls = colls || m->colls[c].calls;
     if (!colls)
         return;
-    fprintf(out, "\n  Collectives (over all ranks)\n  %10s %14s %14s  %s\n", "calls", "sent bytes", "recv bytes",
-            "collective");
+    fprintf(out, "\n  Collectives (over all ranks)\n  %10s %14s %14s  %s\n", "calls", "sent bytes",
+            "recv bytes", "collective");
     for (unsigned c = 1; c < STROBE_MPI_NCOLLS; c++)
         if (m->colls[c].calls)
             fprintf(out, "  %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "  %s\n", m->colls[c].calls,

@@ -51,8 +51,8 @@ struct strobe_report_opts {
                                          (strobe_tm_model_build); NULL: none */
     const struct strobe_malloc_model *malloc; /* add the memory section
                                                  (strobe_malloc_model_build); NULL: none */
-    const struct strobe_mpi_model *mpi; /* add the MPI section (strobe_mpi_model_build);
-                                           NULL: none */
+    const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
+                                                 NULL: none */
 };
 
 /* Default options: sort by excl, top 20, no thread or TM section. */

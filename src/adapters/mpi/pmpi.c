@@ -35,7 +35,6 @@
 #include "adapters/mpi/pmpi.h"
 #include "strobe/shm.h"
 
-
 /* How often the set's transaction stamp (timestamp, data generation) is
  * refreshed, and how often the index hears from the process. */
 #define TICK_NS 100000000ull       /* 100 ms */
@@ -55,7 +54,6 @@ _Atomic uint64_t strobe__mpi_next_tick;
 /* Only touched by the thread holding g_tick_busy. */
 static uint64_t g_next_heartbeat;
 static atomic_int g_tick_busy;
-
 
 /* Stamps the set and beats the heart. A try-lock rather than a lock: a
  * thread that finds another one ticking has nothing left to do, so it
@@ -185,7 +183,8 @@ void strobe__mpi_live_start(void)
  * done with MPI, so no wrapper can still be using the set. */
 void strobe__mpi_live_stop(void)
 {
-    const struct strobe__mpi_counters *c = atomic_exchange_explicit(&strobe__mpi_live, NULL, memory_order_acq_rel);
+    const struct strobe__mpi_counters *c =
+        atomic_exchange_explicit(&strobe__mpi_live, NULL, memory_order_acq_rel);
     if (!c)
         return;
     if (g_stamps) {

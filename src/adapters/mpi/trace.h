@@ -74,10 +74,10 @@ void strobe__mpi_request_freed(MPI_Request req);
  * the caller's, or the wrapper's own when the caller ignores them. */
 #define STROBE__MPI_SAVED_INLINE 16
 struct strobe__mpi_saved {
-    int n;               /* 0: nothing to match (not measured) */
-    MPI_Request *reqs;   /* n */
-    MPI_Status *st;      /* the statuses the call fills */
-    void *heap;          /* for more than STROBE__MPI_SAVED_INLINE */
+    int n;             /* 0: nothing to match (not measured) */
+    MPI_Request *reqs; /* n */
+    MPI_Status *st;    /* the statuses the call fills */
+    void *heap;        /* for more than STROBE__MPI_SAVED_INLINE */
     MPI_Request req_inline[STROBE__MPI_SAVED_INLINE];
     MPI_Status st_inline[STROBE__MPI_SAVED_INLINE];
 };

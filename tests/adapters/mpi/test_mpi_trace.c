@@ -56,8 +56,8 @@ static const char mpi_json_script[] =
 
 STROBE_TEST(report_json)
 {
-    char *out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\"", experiment("mpi_trace_json"),
-                    mpi_json_script);
+    char *out = run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\"",
+                    experiment("mpi_trace_json"), mpi_json_script);
     CHECK_STR_EQ(out, "ranks 2 messages 28 bytes 30848\n"
                       "rank 0 True 14 15424 14 15424 47\n"
                       "rank 1 True 14 15424 14 15424 47\n"
@@ -150,8 +150,11 @@ STROBE_TEST(report_no_mpi)
     const char *dir = strobe_test_tmpdir("mpi_trace_none");
     free(run(0, "cd '%s' && " STROBE " run -o exp -- true%s", dir, ""));
     char *out = run(1, "cd '%s' && " STROBE " report exp --mpi 2>&1 >/dev/null%s", dir, "");
-    CHECK_STR_EQ(out, "strobe: report: exp: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)\n");
+    CHECK_STR_EQ(
+        out,
+        "strobe: report: exp: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)\n");
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(report_json), STROBE_CASE(report_text), STROBE_CASE(otf2), STROBE_CASE(report_no_mpi))
+STROBE_TEST_MAIN(STROBE_CASE(report_json), STROBE_CASE(report_text), STROBE_CASE(otf2),
+                 STROBE_CASE(report_no_mpi))

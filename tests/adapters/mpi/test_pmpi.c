@@ -319,7 +319,8 @@ static const char exports_script[] =
     "lib=$(ldd " STROBE_MPI_PROG " | awk '$1 ~ /^libmpi(ch)?[.]so/ {print $3}'); "
     "nm -D --defined-only $lib | awk '$3 ~ /^PMPI_/ {print substr($3, 2)}' | sort >theirs; "
     "echo extra: $(comm -23 ours theirs); "
-    "echo missing: $(comm -13 ours theirs | grep -v -e '_f2c$' -e '_c2f$' -e '^MPI_Wti' -e '^MPI_Pcontrol$'); "
+    "echo missing: $(comm -13 ours theirs | grep -v -e '_f2c$' -e '_c2f$' -e '^MPI_Wti' -e "
+    "'^MPI_Pcontrol$'); "
     "grep -c . ours";
 
 STROBE_TEST(exports)
