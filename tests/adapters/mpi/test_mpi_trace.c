@@ -8,7 +8,10 @@
  * _mpich variant of this test).
  */
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "analysis/decode.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
@@ -156,5 +159,93 @@ STROBE_TEST(report_no_mpi)
     free(out);
 }
 
+/* Offset of the first MPI record of stream `path` with op `op`. */
+static long first_mpi(const char *path, unsigned op)
+{
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    long off = -1;
+    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+    while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+        if (ev.kind == STROBE__RAW_MPI && ev.mpi.op == op)
+            off = (long)ev.offset;
+    strobe__stream_end(&d);
+    strobe__file_unmap(buf, len);
+    if (off < 0)
+        STROBE_FAIL("%s: no MPI record of op %u", path, op);
+    return off;
+}
+
+/* Offset of the first MPI_COMM record of defs `path` (one chunk). */
+static long first_comm(const char *path)
+{
+    const uint8_t *buf;
+    size_t len;
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+    long off = -1;
+    for (size_t o = 64; off < 0 && o < len && buf[o];) {
+        const uint8_t *p = buf + o + 1;
+        uint64_t n;
+        if (strobe_uleb_get(&p, buf + len, &n) != 0)
+            break;
+        if (buf[o] == STROBE_DEF_MPI_COMM)
+            off = (long)o;
+        o = (size_t)(p - buf) + n;
+    }
+    strobe__file_unmap(buf, len);
+    if (off < 0)
+        STROBE_FAIL("%s: no MPI_COMM record", path);
+    return off;
+}
+
+/* A corrupted MPI record or MPI_COMM definition fails the report with one
+ * line naming the file, the offset and the problem. */
+STROBE_TEST(corrupt_mpi_data_is_one_line_error)
+{
+    const char *dir = experiment("mpi_trace_corrupt");
+    char *out = run(0, "cd '%s' && ls -d exp/proc-* | head -1 | tr -d '\\n'%s", dir, "");
+    char evt[4400], defs[4400], want[256];
+    snprintf(evt, sizeof evt, "%s/%s/t0.evt", dir, out);
+    snprintf(defs, sizeof defs, "%s/%s/defs", dir, out);
+    free(out);
+    /* an MPI_COMM record with flags 7: its id (0, one byte) comes first */
+    long comm = first_comm(defs);
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\007' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null", defs,
+                                comm + 3),
+                 0);
+    out = run(1, "cd '%s' && " STROBE " report exp 2>&1 >/dev/null%s", dir, "");
+    snprintf(want, sizeof want, "defs: offset %ld: MPI_COMM record: flags 7, size 2, 1 runs out of range\n",
+             comm);
+    CHECK_CONTAINS(out, want);
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\000' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null", defs,
+                                comm + 3),
+                 0);
+    /* an MPI record of an unknown op (11): the op is the first payload
+     * byte, after b0, a 1..10-byte delta and the 1-byte length */
+    long rec = first_mpi(evt, STROBE_MPI_SEND);
+    char at[24];
+    snprintf(at, sizeof at, "%ld", rec);
+    free(run(0,
+             "f='%s'; i=$((%s+1)); "
+             "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
+             "printf '\\013' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
+             evt, at));
+    out = run(1, "cd '%s' && " STROBE " report exp 2>&1 >/dev/null%s", dir, "");
+    snprintf(want, sizeof want, "t0.evt: offset %ld: unknown MPI op 11\n", rec);
+    CHECK_CONTAINS(out, want);
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+    free(out);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(report_json), STROBE_CASE(report_text), STROBE_CASE(otf2),
-                 STROBE_CASE(report_no_mpi))
+                 STROBE_CASE(report_no_mpi),
+                  STROBE_CASE(corrupt_mpi_data_is_one_line_error))
