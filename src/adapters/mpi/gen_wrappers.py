@@ -17,9 +17,10 @@ MPI standard), because Open MPI and MPICH name them differently.
 The prototypes come from the preprocessed header (the compiler runs
 `cc -E` with the MPI include flags), so what is wrapped is exactly what
 the installed MPI declares. Functions that are not wrapped: the ones that
-return something else than an error code (MPI_Wtime, MPI_Wtick, the
-handle conversions *_f2c/*_c2f, MPI_Aint_add/diff) and the variadic
-MPI_Pcontrol. docs/mpi.md lists them.
+return something else than an error code (MPI_Wtime, MPI_Wtick,
+MPI_Aint_add/diff), the conversions between the C and Fortran bindings
+(*_f2c, *_c2f, MPI_Status_f082c, ...) and the variadic MPI_Pcontrol.
+docs/mpi.md lists them.
 
 usage: gen_wrappers.py OUT.c CC [CFLAGS...]
 """
@@ -28,6 +29,9 @@ import subprocess
 import sys
 
 SKIP = {"MPI_Pcontrol"}  # variadic: cannot forward its arguments
+# conversions between the C and Fortran bindings (MPICH declares the
+# mpi_f08 ones in mpi.h but defines them in its Fortran library)
+CONVERSION = re.compile(r"_(f2c|c2f|f082c|c2f08|f2f08|f082f)$")
 
 # bytes of count x datatype; sizes only where the argument is significant
 B = "strobe__mpi_bytes"
@@ -272,7 +276,7 @@ def main():
         sys.exit(f"gen_wrappers.py: mpi.h lacks {', '.join(missing)}")
     wrappers = []
     for name in sorted(decls):
-        if not name.startswith("MPI_") or name in SKIP or "P" + name not in decls:
+        if not name.startswith("MPI_") or name in SKIP or CONVERSION.search(name) or "P" + name not in decls:
             continue
         ret, params = decls[name]
         if ret != "int":
