@@ -348,6 +348,11 @@ static bool peer_of(MPI_Comm comm, int peer, int64_t *world, uint64_t *id)
 {
     if (peer == MPI_PROC_NULL)
         return false;
+    if (comm == MPI_COMM_WORLD) { /* the common case, without the lock */
+        *world = peer >= 0 && peer < g.world_size ? peer : -1;
+        *id = 0;
+        return *world >= 0;
+    }
     lock();
     struct comm *c = comm_get(comm);
     *world = world_of(c, peer, true);
