@@ -116,6 +116,7 @@ HOOKS = {
     "MPI_Intercomm_create": ("", "strobe__mpi_comm_created({5});"),
     "MPI_Intercomm_merge": ("", "strobe__mpi_comm_created({2});"),
     "MPI_Comm_free": ("MPI_Comm c_ = *{0};", "strobe__mpi_comm_freed(c_);"),
+    "MPI_Comm_disconnect": ("MPI_Comm c_ = *{0};", "strobe__mpi_comm_freed(c_);"),
 }
 
 

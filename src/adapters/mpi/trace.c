@@ -218,6 +218,20 @@ static int64_t world_of(const struct comm *c, int r, bool remote)
     return c->world ? c->world[r] : r;
 }
 
+/* Unlinks and frees the entry of key, if any. Caller holds the lock. */
+static void comm_drop(uintptr_t key)
+{
+    for (struct comm **p = &g.comms[bucket(key)]; *p; p = &(*p)->next)
+        if ((*p)->key == key) {
+            struct comm *c = *p;
+            *p = c->next;
+            free(c->world);
+            free(c->remote_world);
+            free(c);
+            return;
+        }
+}
+
 void strobe__mpi_comm_created(const MPI_Comm *comm)
 {
     if (!strobe__mpi_tracing || *comm == MPI_COMM_NULL)
@@ -234,9 +248,10 @@ void strobe__mpi_comm_created(const MPI_Comm *comm)
         PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, *comm);
     }
     lock();
-    struct comm *old = comm_find(HANDLE(*comm));
-    if (!old)
-        comm_add(*comm, inter ? (uint64_t)g.world_rank << 32 | ++g.next_comm : id);
+    /* a handle reused after a communicator went without MPI_Comm_free
+     * (MPI_Comm_disconnect) names the new one now */
+    comm_drop(HANDLE(*comm));
+    comm_add(*comm, inter ? (uint64_t)g.world_rank << 32 | ++g.next_comm : id);
     unlock();
 }
 
@@ -245,15 +260,7 @@ void strobe__mpi_comm_freed(MPI_Comm comm)
     if (!strobe__mpi_tracing)
         return;
     lock();
-    for (struct comm **p = &g.comms[bucket(HANDLE(comm))]; *p; p = &(*p)->next)
-        if ((*p)->key == HANDLE(comm)) {
-            struct comm *c = *p;
-            *p = c->next;
-            free(c->world);
-            free(c->remote_world);
-            free(c);
-            break;
-        }
+    comm_drop(HANDLE(comm));
     unlock();
 }
 
@@ -430,11 +437,12 @@ static void activate(struct request *q)
 static void posted(bool recv, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request req,
                    int persistent)
 {
-    if (!strobe__mpi_tracing || req == MPI_REQUEST_NULL)
+    /* MPI_PROC_NULL: no message, the request is not tracked */
+    if (!strobe__mpi_tracing || req == MPI_REQUEST_NULL || peer == MPI_PROC_NULL)
         return;
     int64_t world = -1;
     uint64_t id = 0;
-    /* a send to MPI_PROC_NULL has no message: its request is not tracked */
+    /* a receive from MPI_ANY_SOURCE has its peer only at completion */
     if (!peer_of(comm, peer, &world, &id) && !recv)
         return;
     struct request *q = calloc(1, sizeof *q);

@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/decode.h"
+#include "launch.h"
+#include "records.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
@@ -20,20 +21,6 @@
 #ifndef STROBE_MPI_VARIANT
 #define STROBE_MPI_VARIANT ""
 #endif
-
-/* Open MPI refuses root without both variables and more ranks than cores
- * without oversubscription; MPICH ignores them. */
-#define MPI_ENV                                                                                              \
-    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-
-static char *run(int want, const char *fmt, const char *dir, const char *arg)
-{
-    char *out;
-    int st = strobe_test_sh(&out, fmt, dir, arg);
-    if (st != want)
-        STROBE_FAIL("exit %d, expected %d:\n%s", st, want, out);
-    return out;
-}
 
 /* The ping-pong measured into <name>/exp: a directory per case, since
  * ctest runs cases in parallel. */
@@ -164,26 +151,9 @@ STROBE_TEST(report_no_mpi)
     free(out);
 }
 
-/* Offset of the first MPI record of stream `path` with op `op`. */
-static long first_mpi(const char *path, unsigned op)
+static bool is_send(const struct strobe__raw_event *ev)
 {
-    const uint8_t *buf;
-    size_t len;
-    struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
-    struct strobe__stream_decoder d;
-    struct strobe__raw_event ev;
-    long off = -1;
-    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
-    while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
-        if (ev.kind == STROBE__RAW_MPI && ev.mpi.op == op)
-            off = (long)ev.offset;
-    strobe__stream_end(&d);
-    strobe__file_unmap(buf, len);
-    if (off < 0)
-        STROBE_FAIL("%s: no MPI record of op %u", path, op);
-    return off;
+    return ev->mpi.op == STROBE_MPI_SEND;
 }
 
 /* Offset of the first MPI_COMM record of defs `path` (one chunk). */
@@ -240,14 +210,8 @@ STROBE_TEST(corrupt_mpi_data_is_one_line_error)
                  0);
     /* an MPI record of an unknown op (11): the op is the first payload
      * byte, after b0, a 1..10-byte delta and the 1-byte length */
-    long rec = first_mpi(evt, STROBE_MPI_SEND);
-    char at[24];
-    snprintf(at, sizeof at, "%ld", rec);
-    free(run(0,
-             "f='%s'; i=$((%s+1)); "
-             "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
-             "printf '\\013' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
-             evt, at));
+    long rec = strobe_test_first_record(evt, STROBE__RAW_MPI, is_send);
+    strobe_test_patch_ext_op(evt, rec, 11);
     out = run(1, "cd '%s' && " STROBE " report exp 2>&1 >/dev/null%s", dir, "");
     snprintf(want, sizeof want, "t0.evt: offset %ld: unknown MPI op 11\n", rec);
     CHECK_CONTAINS(out, want);
