@@ -41,12 +41,13 @@ static inline long strobe_test_first_record(const char *path, int kind,
  * length. */
 static inline void strobe_test_patch_ext_op(const char *path, long offset, unsigned byte)
 {
-    CHECK_EQ_INT(strobe_test_sh(NULL,
-                                "f='%s'; i=$((%ld+1)); "
-                                "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
-                                "printf '\\%03o' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
-                                path, offset, byte),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(NULL,
+                       "f='%s'; i=$((%ld+1)); "
+                       "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
+                       "printf '\\%03o' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
+                       path, offset, byte),
+        0);
 }
 
 #endif
