@@ -97,8 +97,11 @@ static void matrix(FILE *out, const struct strobe_mpi_model *m)
 void strobe__report_mpi_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_mpi_model *m,
                              size_t top)
 {
-    fprintf(out, "\nMPI (%u ranks; %" PRIu64 " point-to-point messages, %" PRIu64 " bytes, as sent)\n",
-            m->nranks, m->messages, m->bytes);
+    if (m->traced)
+        fprintf(out, "\nMPI (%u ranks; %" PRIu64 " point-to-point messages, %" PRIu64 " bytes, as sent)\n",
+                m->nranks, m->messages, m->bytes);
+    else
+        fprintf(out, "\nMPI (%u ranks)\n", m->nranks);
     ranks_table(out, m);
     calls_table(out, exp, m, top);
     if (!m->traced) {

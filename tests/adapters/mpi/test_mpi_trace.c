@@ -22,16 +22,21 @@
 #define STROBE_MPI_VARIANT ""
 #endif
 
-/* The ping-pong measured into <name>/exp: a directory per case, since
- * ctest runs cases in parallel. */
-static const char *experiment(const char *name)
+/* The ping-pong measured into <name>/exp (extra: options of strobe run):
+ * a directory per case, since ctest runs cases in parallel. */
+static const char *experiment_with(const char *name, const char *extra)
 {
     const char *dir = strobe_test_tmpdir(name);
     free(run(0,
-             "cd '%s' && " MPI_ENV STROBE " run -o exp --mpi -- " STROBE_MPIEXEC " " STROBE_MPIEXEC_NP
-             " 2 " STROBE_PINGPONG "%s",
-             dir, ""));
+             "cd '%s' && " MPI_ENV STROBE " run -o exp --mpi %s -- " STROBE_MPIEXEC " " STROBE_MPIEXEC_NP
+             " 2 " STROBE_PINGPONG,
+             dir, extra));
     return dir;
+}
+
+static const char *experiment(const char *name)
+{
+    return experiment_with(name, "");
 }
 
 /* The JSON report's MPI object, exact values only (no times). */
@@ -139,6 +144,29 @@ STROBE_TEST(otf2)
     free(out);
 }
 
+/* Without traces the section has the calls and times of the profiles,
+ * and says where the messages are. */
+static const char no_trace_script[] =
+    "import json,sys\n"
+    "d=json.load(sys.stdin); m=d['mpi']; names=[r['name'] for r in d['regions']]\n"
+    "print(m['traced'], m['messages'], [r['calls'] for r in m['per_rank']])\n"
+    "calls={names[f['region']]: f['calls'] for f in m['functions']}\n"
+    "print(calls['MPI_Send'], calls['MPI_Recv'], calls['MPI_Start'])\n";
+
+STROBE_TEST(no_trace)
+{
+    const char *dir = experiment_with("mpi_trace_no_trace" STROBE_MPI_VARIANT, "--no-trace");
+    char *out =
+        run(0, "cd '%s' && " STROBE " report exp --format json | python3 -c \"%s\"", dir, no_trace_script);
+    CHECK_STR_EQ(out, "False 0 [47, 47]\n22 22 8\n");
+    free(out);
+    out = run(0, "cd '%s' && " STROBE " report exp | grep -e '^MPI (' -e 'no traces'%s", dir, "");
+    CHECK_STR_EQ(out,
+                 "MPI (2 ranks)\n"
+                 "  no traces in this experiment (STROBE_TRACE=0): messages and collectives live there\n");
+    free(out);
+}
+
 /* --mpi on an experiment without MPI calls: one line, exit 1. */
 STROBE_TEST(report_no_mpi)
 {
@@ -220,5 +248,5 @@ STROBE_TEST(corrupt_mpi_data_is_one_line_error)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(report_json), STROBE_CASE(report_text), STROBE_CASE(otf2),
-                 STROBE_CASE(report_no_mpi),
-                  STROBE_CASE(corrupt_mpi_data_is_one_line_error))
+                 STROBE_CASE(report_no_mpi), STROBE_CASE(no_trace),
+                 STROBE_CASE(corrupt_mpi_data_is_one_line_error))
