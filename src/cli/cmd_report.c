@@ -50,7 +50,7 @@ const char strobe__report_help[] =
     "                      and aborts by cause; with --tm-monitor events also\n"
     "                      committed vs aborted time, the time per TMbox state and\n"
     "                      who aborted whom; a verdict per block with its figures\n"
-    "  --locks             text: add the synchronization section: per lock object\n"
+    "  --locks             add the synchronization section: per lock object\n"
     "                      (its symbol if global, else its address) and acquiring\n"
     "                      call path, acquisitions, contended ones, total and max\n"
     "                      wait, hold time, threads; per barrier episodes, total\n"
@@ -148,8 +148,20 @@ static struct strobe_experiment *open_experiment(const char *cmd, const char *di
 
 /* ---- report ------------------------------------------------------------ */
 
-enum { OPT_FORMAT = 256, OPT_THREADS, OPT_SORT, OPT_TOP, OPT_SOURCE, OPT_TM, OPT_SCORE, OPT_TARGET, OPT_BY, OPT_LOCKS,
-       OPT_MALLOC, OPT_MPI };
+enum {
+    OPT_FORMAT = 256,
+    OPT_THREADS,
+    OPT_SORT,
+    OPT_TOP,
+    OPT_SOURCE,
+    OPT_TM,
+    OPT_SCORE,
+    OPT_TARGET,
+    OPT_BY,
+    OPT_LOCKS,
+    OPT_MALLOC,
+    OPT_MPI
+};
 
 static const struct option report_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -308,12 +320,14 @@ int strobe__cmd_report(int argc, char **argv)
         return strobe__cli_usage_error("report", "'%s' needs --score", target_arg ? "--target" : "-o");
     if (score && (tm || mem || opts.threads || sorted))
         return strobe__cli_usage_error("report", "'--score' and '%s' exclude each other",
-                                       tm ? "--tm" : mem ? "--malloc" : opts.threads ? "--threads" : "--sort");
+                                       tm             ? "--tm"
+                                       : mem          ? "--malloc"
+                                       : opts.threads ? "--threads"
+                                                      : "--sort");
     if (filter_path && !*filter_path)
         return strobe__cli_usage_error("report", "-o: empty file name");
-    if (locks && (score || json))
-        return strobe__cli_usage_error("report", "'--locks' has a text form only (not with '%s')",
-                                       score ? "--score" : "--format json");
+    if (locks && score)
+        return strobe__cli_usage_error("report", "'--score' and '--locks' exclude each other");
 
     struct strobe_experiment *exp = open_experiment("report", dir);
     if (!exp)
@@ -374,6 +388,7 @@ int strobe__cmd_report(int argc, char **argv)
         return STROBE_EXIT_FAILURE;
     }
     opts.malloc = mem_model;
+    opts.locks = lock_model;
     /* the MPI section comes by itself when there are MPI calls */
     struct strobe_mpi_model *mpi_model = NULL;
     if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0) {
@@ -391,7 +406,7 @@ int strobe__cmd_report(int argc, char **argv)
     }
     opts.mpi = mpi_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
-    if (rc == 0 && lock_model)
+    if (rc == 0 && lock_model && !json)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
     strobe_lock_model_free(lock_model);
     strobe_malloc_model_free(mem_model);
@@ -447,8 +462,8 @@ static int duration_option(const char *name, const char *arg, uint64_t *ns)
 {
     unsigned long long v;
     if (strobe__parse_duration(arg, &v) < 0)
-        return strobe__cli_usage_error("export", "%s: '%s' is not a duration (1.5s, 200ms, 10us, 123ns)", name,
-                                       arg);
+        return strobe__cli_usage_error("export", "%s: '%s' is not a duration (1.5s, 200ms, 10us, 123ns)",
+                                       name, arg);
     *ns = v;
     return 0;
 }
@@ -521,8 +536,8 @@ static int select_threads(const struct strobe_experiment *exp, const char *dir, 
             if (lists[k][i].lo == lists[k][i].hi)
                 return strobe__cli_usage_error("export", "%s: %s has no process with %s %llu", option[k], dir,
                                                key_name[k], (unsigned long long)lists[k][i].lo);
-            return strobe__cli_usage_error("export", "%s: %s has no process with a %s in %llu-%llu", option[k],
-                                           dir, key_name[k], (unsigned long long)lists[k][i].lo,
+            return strobe__cli_usage_error("export", "%s: %s has no process with a %s in %llu-%llu",
+                                           option[k], dir, key_name[k], (unsigned long long)lists[k][i].lo,
                                            (unsigned long long)lists[k][i].hi);
         }
         for (size_t t = 0; t < exp->nthreads && lens[k]; t++)
@@ -533,8 +548,8 @@ static int select_threads(const struct strobe_experiment *exp, const char *dir, 
         any |= keep[t];
     if (!any) {
         free(keep);
-        return strobe__cli_usage_error("export", "--threads, --processes and --ranks select no thread of %s together",
-                                       dir);
+        return strobe__cli_usage_error(
+            "export", "--threads, --processes and --ranks select no thread of %s together", dir);
     }
     *out = keep;
     return 0;
@@ -585,7 +600,8 @@ int strobe__cmd_export(int argc, char **argv)
                     format = i;
             if (format == SIZE_MAX)
                 code = strobe__cli_usage_error(
-                    "export", "--format: unknown format '%s' (otf2, chrome, perfetto, cubex or paraver)", optarg);
+                    "export", "--format: unknown format '%s' (otf2, chrome, perfetto, cubex or paraver)",
+                    optarg);
             break;
         case 'o':
             out = optarg;
@@ -627,14 +643,16 @@ int strobe__cmd_export(int argc, char **argv)
     else if (optind + 1 < argc)
         code = strobe__cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
     else if (format == SIZE_MAX)
-        code = strobe__cli_usage_error("export", "missing --format (otf2, chrome, perfetto, cubex or paraver)");
+        code =
+            strobe__cli_usage_error("export", "missing --format (otf2, chrome, perfetto, cubex or paraver)");
     else if (!out || !*out)
         code = strobe__cli_usage_error("export", "missing -o OUT");
     else if (selecting && formats[format].bytes_per_event == 0)
-        code = strobe__cli_usage_error("export",
-                                       "--from, --to, --threads, --processes, --ranks and --min-duration select "
-                                       "events of trace exports (otf2, chrome, perfetto, paraver), not %s",
-                                       formats[format].name);
+        code =
+            strobe__cli_usage_error("export",
+                                    "--from, --to, --threads, --processes, --ranks and --min-duration select "
+                                    "events of trace exports (otf2, chrome, perfetto, paraver), not %s",
+                                    formats[format].name);
     else if (rq.from && rq.to && rq.sel.from_ns > rq.sel.to_ns)
         code = strobe__cli_usage_error("export", "--from %s is after --to %s", rq.from, rq.to);
     if (code != 0)

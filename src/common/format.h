@@ -36,16 +36,16 @@
  * to be longer than its data (zero tail), which is what a SIGKILLed process
  * leaves behind. */
 #define STROBE_CHUNK_SIZE_DEFAULT (1u << 20)
-#define STROBE_CHUNK_SIZE_MIN     4096u
-#define STROBE_CHUNK_SIZE_MAX     (1u << 30)
+#define STROBE_CHUNK_SIZE_MIN 4096u
+#define STROBE_CHUNK_SIZE_MAX (1u << 30)
 
 /* Largest encoded size of one record of each stream kind; writers reserve
  * this much before encoding so the hot path does a single bounds check. */
 #define STROBE_MAX_EVENT_BYTES 32u /* enter/exit and small ext records */
 #define STROBE_MAX_EXT_PAYLOAD 256u
 
-#define STROBE_MAGIC_EVENTS  "STRBEVT1"
-#define STROBE_MAGIC_DEFS    "STRBDEF1"
+#define STROBE_MAGIC_EVENTS "STRBEVT1"
+#define STROBE_MAGIC_DEFS "STRBDEF1"
 #define STROBE_MAGIC_PROFILE "STRBPRF1"
 
 /* Header of t<N>.evt and defs (64 bytes). */
@@ -252,7 +252,7 @@ enum strobe_alloc_op {
 enum strobe_alloc_call {
     STROBE_ALLOC_MALLOC = 1,
     STROBE_ALLOC_CALLOC = 2,
-    STROBE_ALLOC_REALLOC = 3, /* both the free of the old block and the new one */
+    STROBE_ALLOC_REALLOC = 3,  /* both the free of the old block and the new one */
     STROBE_ALLOC_MEMALIGN = 4, /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
     STROBE_ALLOC_MMAP = 5,     /* an anonymous mapping */
     STROBE_ALLOC_FREE_CALL = 6,
@@ -323,8 +323,8 @@ enum strobe_def_type {
      * strobe_thread_end_how), uleb ticks at the end, uleb events (records
      * in its stream; without a stream the enter and exit events measured),
      * uleb bytes (of encoded records, chunk padding excluded), uleb dropped,
-     * uleb the stream's size limit (its header's limit_bytes), uleb offset in its stream of the records written at process exit by
-     * the adapters (TM COUNTS; 0 = none), uleb n (0, or 7 followed by the
+     * uleb the stream's size limit (its header's limit_bytes), uleb offset in its stream of the records
+     * written at process exit by the adapters (TM COUNTS; 0 = none), uleb n (0, or 7 followed by the
      * THREAD_END rusage fields), then uleb depth: frames still open at the
      * end (each listed by one of the OPEN_FRAMES records that follow).
      * Absent for a thread of a killed process (and of an image replaced by
@@ -390,25 +390,26 @@ enum strobe_clock_kind {
 };
 
 enum strobe_region_kind {
-    STROBE_REGION_FUNCTION = 0, /* -finstrument-functions: address */
-    STROBE_REGION_USER = 1,     /* annotation API: name/file/line */
-    STROBE_REGION_TM_ATOMIC = 2,/* atomic block (TM runtime): address of its
-                                   call to _ITM_beginTransaction */
+    STROBE_REGION_FUNCTION = 0,  /* -finstrument-functions: address */
+    STROBE_REGION_USER = 1,      /* annotation API: name/file/line */
+    STROBE_REGION_TM_ATOMIC = 2, /* atomic block (TM runtime): address of its
+                                    call to _ITM_beginTransaction */
     /* OpenMP constructs (the OMPT adapter, libstrobe-ompt): the address is
      * the return address of the runtime call that began the construct */
-    STROBE_REGION_OMP_PARALLEL = 3, /* fork to join, on the encountering thread */
-    STROBE_REGION_OMP_TASK = 4,     /* a thread's implicit task of a parallel region */
-    STROBE_REGION_OMP_LOOP = 5,     /* worksharing loop */
-    STROBE_REGION_OMP_SECTIONS = 6, /* sections */
-    STROBE_REGION_OMP_SINGLE = 7,   /* single (the thread that runs it) */
-    STROBE_REGION_OMP_BARRIER = 8,  /* waiting in a barrier, explicit or implicit */
-    STROBE_REGION_OMP_CRITICAL = 9, /* inside a critical section */
-    STROBE_REGION_OMP_WAIT = 10,    /* waiting for a critical section, lock or ordered */
+    STROBE_REGION_OMP_PARALLEL = 3,      /* fork to join, on the encountering thread */
+    STROBE_REGION_OMP_IMPLICIT_TASK = 4, /* a thread's implicit task of a parallel region */
+    STROBE_REGION_OMP_LOOP = 5,          /* worksharing loop */
+    STROBE_REGION_OMP_SECTIONS = 6,      /* sections */
+    STROBE_REGION_OMP_SINGLE = 7,        /* single (the thread that runs it) */
+    STROBE_REGION_OMP_BARRIER = 8,       /* waiting in a barrier, explicit or implicit */
+    STROBE_REGION_OMP_CRITICAL = 9,      /* inside a critical section */
+    STROBE_REGION_OMP_WAIT = 10, /* waiting for a critical section, lock, ordered, taskwait or taskgroup */
     /* An MPI call (libstrobe-mpi): the address is the wrapper's entry,
      * resolved like a function to the MPI function's name */
     STROBE_REGION_MPI = 11,
+    STROBE_REGION_OMP_TASK = 12, /* an explicit task running, named after the task construct */
 };
-#define STROBE_REGION_KIND_MAX STROBE_REGION_MPI
+#define STROBE_REGION_KIND_MAX STROBE_REGION_OMP_TASK
 
 /* The metric the OMPT adapter adds to a parallel region once per fork:
  * its team size (the OTF2 export turns it into an OmpFork). */
@@ -418,10 +419,12 @@ enum strobe_region_kind {
  * reports and exports. */
 static inline const char *strobe_region_kind_name(unsigned kind)
 {
-    static const char *const names[] = {"function",    "user",         "atomic",       "omp parallel",
-                                        "omp task",    "omp loop",     "omp sections", "omp single",
-                                        "omp barrier", "omp critical", "omp wait",     "mpi"};
-    return kind <= STROBE_REGION_KIND_MAX ? names[kind] : "unknown";
+    static const char *const names[STROBE_REGION_KIND_MAX + 1] = {
+        "function",          "user",         "atomic",       "omp parallel",
+        "omp implicit task", "omp loop",     "omp sections", "omp single",
+        "omp barrier",       "omp critical", "omp wait",     "mpi",
+        "omp task"};
+    return kind <= STROBE_REGION_KIND_MAX && names[kind] ? names[kind] : "unknown";
 }
 
 /* Regions whose address is a return address (of the call that began an
@@ -430,7 +433,7 @@ static inline const char *strobe_region_kind_name(unsigned kind)
 static inline int strobe_region_kind_is_site(unsigned kind)
 {
     return kind == STROBE_REGION_TM_ATOMIC ||
-           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_WAIT);
+           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX && kind != STROBE_REGION_MPI);
 }
 
 /* Regions named by a code address resolved offline: functions, call
@@ -447,18 +450,18 @@ static inline int strobe_region_kind_is_code(unsigned kind)
 struct strobe_prof_header {
     char magic[8];
     uint32_t version;
-    uint32_t header_size;  /* 64 */
-    uint32_t slot_size;    /* 64 */
+    uint32_t header_size; /* 64 */
+    uint32_t slot_size;   /* 64 */
     uint32_t thread_index;
-    uint32_t slot_count;   /* slots in use; published after the slot is filled */
-    uint32_t flags;        /* STROBE_PROF_* */
+    uint32_t slot_count; /* slots in use; published after the slot is filled */
+    uint32_t flags;      /* STROBE_PROF_* */
     uint64_t reserved[4];
 };
 
-#define STROBE_PROF_ENDED    1u /* the thread finished and closed its profile */
+#define STROBE_PROF_ENDED 1u    /* the thread finished and closed its profile */
 #define STROBE_PROF_OVERFLOW 2u /* slots or depth ran out; profile is partial */
 #define STROBE_PROF_NO_REGION UINT32_MAX
-#define STROBE_PROF_NONE      UINT32_MAX /* null slot index */
+#define STROBE_PROF_NONE UINT32_MAX /* null slot index */
 
 enum strobe_prof_tag {
     STROBE_SLOT_NODE = 1,
@@ -467,17 +470,17 @@ enum strobe_prof_tag {
 };
 
 struct strobe_prof_node {
-    uint32_t tag;          /* STROBE_SLOT_NODE */
-    uint32_t parent;       /* slot index */
-    uint32_t region;       /* region id of this process */
-    uint32_t first_child;  /* slot index or STROBE_PROF_NONE */
+    uint32_t tag;         /* STROBE_SLOT_NODE */
+    uint32_t parent;      /* slot index */
+    uint32_t region;      /* region id of this process */
+    uint32_t first_child; /* slot index or STROBE_PROF_NONE */
     uint32_t next_sibling;
     uint32_t first_metric; /* slot index of a STROBE_SLOT_METRIC or NONE */
     uint64_t visits;
-    uint64_t incl_ticks;   /* sum over completed visits */
-    uint64_t min_ticks;    /* UINT64_MAX until a visit completes */
+    uint64_t incl_ticks; /* sum over completed visits */
+    uint64_t min_ticks;  /* UINT64_MAX until a visit completes */
     uint64_t max_ticks;
-    double sumsq_ticks;    /* sum of squared inclusive durations */
+    double sumsq_ticks; /* sum of squared inclusive durations */
 };
 
 struct strobe_prof_metric {
@@ -505,10 +508,10 @@ struct strobe_prof_sync {
     uint32_t hold_samples; /* acquisitions whose hold time was measured */
     uint64_t object;       /* run-time address */
     uint64_t acquisitions;
-    uint64_t contended;    /* acquisitions that had to wait */
-    uint64_t wait_ticks;   /* total wait */
+    uint64_t contended;  /* acquisitions that had to wait */
+    uint64_t wait_ticks; /* total wait */
     uint64_t max_wait_ticks;
-    uint64_t hold_ticks;   /* over the hold_samples timed holds */
+    uint64_t hold_ticks; /* over the hold_samples timed holds */
 };
 
 _Static_assert(sizeof(struct strobe_file_header) == 64, "header layout");

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * C library functions the runtime interposes: thread creation, join and
- * exit (THREAD_CREATE/BEGIN/JOIN/END), fork() (FORK; the child's side is
- * in runtime.c), exit() and __libc_start_main (the exit status for
- * PROCESS_END).
+ * exit (THREAD_CREATE/BEGIN/JOIN/END), fork() and vfork() (FORK; the
+ * child's side is in runtime.c), exit() and __libc_start_main (the exit
+ * status for PROCESS_END).
  *
  * Interposition works the same whether libstrobe.so is preloaded or linked
  * with -lstrobe: the program's references bind to the first definition in
@@ -13,7 +13,7 @@
  * versioned references (pthread_create@GLIBC_2.34).
  *
  * Not seen: threads started by C11 thrd_create or by libc internally (they
- * are registered on their first event, with no parent), vfork, clone.
+ * are registered on their first event, with no parent), clone.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -226,6 +226,17 @@ STROBE_API pid_t fork(void)
             record_ext_u64(t, STROBE_EXT_FORK, (uint64_t)pid, 0);
     }
     return pid;
+}
+
+/* vfork() is fork(). A vfork child shares its parent's memory, so what it
+ * measured before its exec would land in the parent's streams and call
+ * stacks: its calls charged to the parent, its frames left open there. A
+ * program that keeps vfork's rules (the child only execs or _exits) sees
+ * no difference but the copy of the page tables; the child becomes a
+ * process of the experiment like a fork child. */
+STROBE_API pid_t vfork(void)
+{
+    return fork();
 }
 
 STROBE_API void exit(int status)

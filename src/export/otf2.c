@@ -502,19 +502,24 @@ static int write_location_events(struct otf2_export *x, uint32_t thread,
 static void region_role(unsigned kind, OTF2_RegionRole *role, OTF2_Paradigm *paradigm)
 {
     static const OTF2_RegionRole omp_roles[] = {
-        [STROBE_REGION_OMP_PARALLEL] = OTF2_REGION_ROLE_PARALLEL, [STROBE_REGION_OMP_TASK] = OTF2_REGION_ROLE_TASK,
-        [STROBE_REGION_OMP_LOOP] = OTF2_REGION_ROLE_LOOP,         [STROBE_REGION_OMP_SECTIONS] = OTF2_REGION_ROLE_SECTIONS,
-        [STROBE_REGION_OMP_SINGLE] = OTF2_REGION_ROLE_SINGLE,     [STROBE_REGION_OMP_BARRIER] = OTF2_REGION_ROLE_BARRIER,
-        [STROBE_REGION_OMP_CRITICAL] = OTF2_REGION_ROLE_CRITICAL, [STROBE_REGION_OMP_WAIT] = OTF2_REGION_ROLE_WRAPPER,
+        [STROBE_REGION_OMP_PARALLEL] = OTF2_REGION_ROLE_PARALLEL,
+        [STROBE_REGION_OMP_IMPLICIT_TASK] = OTF2_REGION_ROLE_TASK,
+        [STROBE_REGION_OMP_LOOP] = OTF2_REGION_ROLE_LOOP,
+        [STROBE_REGION_OMP_SECTIONS] = OTF2_REGION_ROLE_SECTIONS,
+        [STROBE_REGION_OMP_SINGLE] = OTF2_REGION_ROLE_SINGLE,
+        [STROBE_REGION_OMP_BARRIER] = OTF2_REGION_ROLE_BARRIER,
+        [STROBE_REGION_OMP_CRITICAL] = OTF2_REGION_ROLE_CRITICAL,
+        [STROBE_REGION_OMP_WAIT] = OTF2_REGION_ROLE_WRAPPER,
+        [STROBE_REGION_OMP_TASK] = OTF2_REGION_ROLE_TASK,
     };
-    if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_WAIT) {
-        *role = omp_roles[kind];
-        *paradigm = OTF2_PARADIGM_OPENMP;
-    } else if (kind == STROBE_REGION_MPI) {
+    if (kind == STROBE_REGION_MPI) {
         /* a point-to-point role would need the function's class; WRAPPER
          * is what Score-P gives the MPI calls it does not classify */
         *role = OTF2_REGION_ROLE_WRAPPER;
         *paradigm = OTF2_PARADIGM_MPI;
+    } else if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX) {
+        *role = omp_roles[kind];
+        *paradigm = OTF2_PARADIGM_OPENMP;
     } else if (kind == STROBE_REGION_USER) {
         *role = OTF2_REGION_ROLE_CODE;
         *paradigm = OTF2_PARADIGM_USER;
@@ -538,8 +543,8 @@ static int write_regions(struct otf2_export *x)
         OTF2_Paradigm paradigm;
         region_role((unsigned)def->kind, &role, &paradigm);
         OTF2_TRY(x,
-                 OTF2_GlobalDefWriter_WriteRegion(x->defs, (OTF2_RegionRef)r, name, name, empty, role, paradigm,
-                                                  OTF2_REGION_FLAG_NONE, file, def->line, 0),
+                 OTF2_GlobalDefWriter_WriteRegion(x->defs, (OTF2_RegionRef)r, name, name, empty, role,
+                                                  paradigm, OTF2_REGION_FLAG_NONE, file, def->line, 0),
                  "region definition");
     }
     return 0;
@@ -660,11 +665,12 @@ static int write_thread_contingents(struct otf2_export *x)
         if ((rc = intern(x, buf, &name)) < 0)
             goto out;
         OTF2_CommRef comm = x->comm[p];
-        e = OTF2_GlobalDefWriter_WriteGroup(x->defs, (OTF2_GroupRef)(comm + 1), name, OTF2_GROUP_TYPE_COMM_GROUP,
-                                            OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, n, members);
+        e = OTF2_GlobalDefWriter_WriteGroup(x->defs, (OTF2_GroupRef)(comm + 1), name,
+                                            OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_PTHREAD,
+                                            OTF2_GROUP_FLAG_NONE, n, members);
         if (e == OTF2_SUCCESS)
-            e = OTF2_GlobalDefWriter_WriteComm(x->defs, comm, name, (OTF2_GroupRef)(comm + 1), OTF2_UNDEFINED_COMM,
-                                               OTF2_COMM_FLAG_NONE);
+            e = OTF2_GlobalDefWriter_WriteComm(x->defs, comm, name, (OTF2_GroupRef)(comm + 1),
+                                               OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
         if (e != OTF2_SUCCESS) {
             rc = otf2_failed(x, e, "thread contingent definition");
             goto out;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/locks.h"
 #include "report/malloc.h"
 #include "report/report.h"
 #include "report/score.h"
@@ -217,7 +218,6 @@ static void json_begin(struct jw *w, const char *schema, const struct strobe_exp
     jw_u64(w, "version", STROBE_REPORT_JSON_VERSION);
     jw_str(w, "dir", exp->dir);
 }
-
 
 /* visits, incl_ns, excl_ns, min_ns, max_ns (null without a completed
  * visit), sumsq_ns2 */
@@ -818,6 +818,70 @@ static void json_malloc(struct jw *w, const struct strobe_experiment *exp, const
     jw_close(w);
 }
 
+/* ---- Synchronization (--locks) -------------------------------------------- */
+
+/* The object's symbol (null for a non-global object) and address. */
+static void json_object(struct jw *w, uint32_t process, const char *name, uint64_t object)
+{
+    jw_u64(w, "process", process);
+    if (name)
+        jw_str(w, "name", name);
+    else
+        jw_null(w, "name");
+    jw_u64(w, "address", object);
+}
+
+/* The synchronization section (docs/formats/report-json.md). */
+static void json_locks(struct jw *w, const struct strobe_lock_model *m)
+{
+    jw_open(w, "locks", '{', false);
+    jw_u64(w, "profiled_threads", m->profiled_threads);
+    jw_open(w, "objects", '[', false);
+    for (size_t i = 0; i < m->nrows; i++) {
+        const struct strobe_lock_row *r = &m->rows[i];
+        jw_open(w, NULL, '{', true);
+        jw_str(w, "kind", strobe__sync_kind_name(r->kind));
+        json_object(w, r->process, r->name, r->object);
+        jw_open(w, "path", '[', true);
+        for (uint32_t k = 0; k < r->depth; k++)
+            jw_u64(w, NULL, r->path[k]);
+        jw_close(w);
+        jw_u64(w, "acquisitions", r->acquisitions);
+        jw_u64(w, "contended", r->contended);
+        jw_u64(w, "wait_ns", r->wait_ns);
+        jw_u64(w, "max_wait_ns", r->max_wait_ns);
+        if (r->hold_samples)
+            jw_u64(w, "hold_ns", r->hold_ns);
+        else
+            jw_null(w, "hold_ns");
+        jw_u64(w, "hold_samples", r->hold_samples);
+        jw_open(w, "threads", '[', true);
+        for (size_t k = 0; k < r->nthreads; k++) {
+            jw_open(w, NULL, '{', true);
+            jw_u64(w, "thread", r->threads[k].thread);
+            jw_u64(w, "acquisitions", r->threads[k].acquisitions);
+            jw_close(w);
+        }
+        jw_close(w);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "barriers", '[', false);
+    for (size_t i = 0; i < m->nbarriers; i++) {
+        const struct strobe_barrier_row *b = &m->barriers[i];
+        jw_open(w, NULL, '{', true);
+        json_object(w, b->process, b->name, b->object);
+        jw_u64(w, "episodes", b->episodes);
+        jw_u64(w, "waits", b->waits);
+        jw_u64(w, "wait_ns", b->wait_ns);
+        jw_u64(w, "max_wait_ns", b->max_wait_ns);
+        jw_u64(w, "threads", b->nthreads);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_close(w);
+}
+
 /* ---- Filter advice (--score) ------------------------------------------- */
 
 /* events, bytes, overhead_ns (null without a measured cost per event) */
@@ -920,6 +984,8 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
         json_tm(&w, exp, opts->tm);
     if (rc == 0 && opts && opts->malloc)
         json_malloc(&w, exp, prof, opts->malloc);
+    if (rc == 0 && opts && opts->locks)
+        json_locks(&w, opts->locks);
     if (rc == 0 && opts && opts->mpi)
         json_mpi(&w, opts->mpi);
     jw_close(&w);

@@ -8,7 +8,7 @@
 #include "common/format.h"
 #include "report/units.h"
 
-static const char *kind_name(uint32_t kind)
+const char *strobe__sync_kind_name(uint32_t kind)
 {
     static const char *const names[] = {"?", "mutex", "rwlock", "spin", "sem", "cond", "barrier"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
@@ -61,7 +61,7 @@ int strobe_report_locks_text(FILE *out, const struct strobe_experiment *exp,
         strobe__cell(out, strobe__fmt_time(mx, r->max_wait_ns), 10);
         fprintf(out, " %10" PRIu64 " %10" PRIu64 " ", r->acquisitions, r->contended);
         strobe__cell(out, h, 10);
-        fprintf(out, "  %-7s ", kind_name(r->kind));
+        fprintf(out, "  %-7s ", strobe__sync_kind_name(r->kind));
         object_label(out, exp, r->process, r->name, r->object);
         fprintf(out, "\n  %*s threads:", 64, "");
         for (size_t k = 0; k < r->nthreads; k++) {

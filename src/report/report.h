@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "analysis/experiment.h"
+#include "analysis/locks.h"
 #include "analysis/malloc.h"
 #include "analysis/mpi.h"
 #include "analysis/tm.h"
@@ -39,23 +40,26 @@ enum strobe_report_by {
 #define STROBE_REPORT_TOP_DEFAULT 20
 
 struct strobe_report_opts {
-    int sort;     /* enum strobe_report_sort: flat profile rows, call-tree children */
-    size_t top;   /* text: rows of the flat profile, children shown per call-tree
-                     node, regions of the thread x region table (at most 8);
-                     0 = all. JSON ignores it and is always complete. */
-    bool threads; /* text: add the per-thread section (JSON always has it) */
-    int by;       /* enum strobe_report_by: add the per-rank or per-process
-                     section (text and JSON); by rank fails with -ENOENT
-                     when no process has a rank */
+    int sort;                         /* enum strobe_report_sort: flat profile rows, call-tree children */
+    size_t top;                       /* text: rows of the flat profile, children shown per call-tree
+                                         node, regions of the thread x region table (at most 8);
+                                         0 = all. JSON ignores it and is always complete. */
+    bool threads;                     /* text: add the per-thread section (JSON always has it) */
+    int by;                           /* enum strobe_report_by: add the per-rank or per-process
+                                         section (text and JSON); by rank fails with -ENOENT
+                                         when no process has a rank */
     const struct strobe_tm_model *tm; /* add the transactional-memory section
                                          (strobe_tm_model_build); NULL: none */
     const struct strobe_malloc_model *malloc; /* add the memory section
                                                  (strobe_malloc_model_build); NULL: none */
+    const struct strobe_lock_model *locks;    /* JSON: add the synchronization section
+                                                 (strobe_lock_model_build); NULL: none.
+                                                 The text form is report/locks.h's. */
     const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
                                                  NULL: none */
 };
 
-/* Default options: sort by excl, top 20, no thread or TM section. */
+/* Default options: sort by excl, top 20, no optional section. */
 void strobe_report_opts_init(struct strobe_report_opts *opts);
 
 /* Parses "incl" / "excl" / "visits"; returns the enum value or -1. */

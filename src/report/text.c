@@ -29,13 +29,9 @@
 
 void strobe_report_opts_init(struct strobe_report_opts *opts)
 {
-    opts->sort = STROBE_REPORT_SORT_EXCL;
-    opts->top = STROBE_REPORT_TOP_DEFAULT;
-    opts->threads = false;
-    opts->by = STROBE_REPORT_BY_NONE;
-    opts->tm = NULL;
-    opts->malloc = NULL;
-    opts->mpi = NULL;
+    *opts = (struct strobe_report_opts){.sort = STROBE_REPORT_SORT_EXCL,
+                                        .top = STROBE_REPORT_TOP_DEFAULT,
+                                        .by = STROBE_REPORT_BY_NONE};
 }
 
 int strobe_report_sort_parse(const char *s)

@@ -6,7 +6,9 @@
  *   analysis_spawn_prog         main > launch: posix_spawn() of itself with
  *                               "child", then fork() + execv() of itself
  *                               with "child", then fork() of a child that
- *                               runs leaf x 5 and _exit(0)s; waits for all
+ *                               runs leaf x 5 and _exit(0)s, then vfork()
+ *                               of a child that runs exec_child > leaf and
+ *                               execv()s itself with "child"; waits for all
  *   analysis_spawn_prog child   main > leaf x 3
  */
 #include <spawn.h>
@@ -31,6 +33,13 @@ static int wait_ok(pid_t pid)
     return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+NOINLINE void exec_child(char *self, char **argv)
+{
+    leaf(9);
+    execv(self, argv);
+    _exit(127);
+}
+
 NOINLINE int launch(char *self)
 {
     char *argv[] = {self, "child", NULL};
@@ -48,7 +57,10 @@ NOINLINE int launch(char *self)
             leaf((unsigned long)i);
         _exit(0);
     }
-    return wait_ok(spawned) && wait_ok(execed) && wait_ok(forked) ? 0 : 1;
+    pid_t vforked = vfork();
+    if (vforked == 0)
+        exec_child(self, argv);
+    return wait_ok(spawned) && wait_ok(execed) && wait_ok(forked) && wait_ok(vforked) ? 0 : 1;
 }
 
 int main(int argc, char **argv)

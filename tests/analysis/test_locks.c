@@ -195,6 +195,31 @@ STROBE_TEST(mutex_counts_exact)
     CHECK_CONTAINS(locks, "path: worker > bump\n");
     CHECK_CONTAINS(locks, "threads: t0 5\n");
     free(out);
+
+    /* the JSON: the same rows in the same order, paths as region indices,
+     * threads as global indices (t<N> from the threads array: under TSan
+     * they differ) */
+    CHECK_EQ_INT(
+        strobe_test_sh(
+            &out,
+            "%s/strobe report '%s' --locks --format json | python3 -c '"
+            "import json,sys; d=json.load(sys.stdin); L=d[\"locks\"]; R=d[\"regions\"]; T=d[\"threads\"]\n"
+            "for o in L[\"objects\"]: print(o[\"name\"], o[\"kind\"], "
+            "\">\".join(R[i][\"name\"] for i in o[\"path\"]), o[\"acquisitions\"], "
+            "o[\"contended\"], o[\"wait_ns\"] == o[\"max_wait_ns\"], "
+            "\" \".join(\"t%%d:%%d\" %% (T[t[\"thread\"]][\"thread\"], t[\"acquisitions\"]) for t in "
+            "o[\"threads\"]))\n"
+            "print(len(L[\"barriers\"]), L[\"profiled_threads\"])'",
+            STROBE_BIN_DIR, dir),
+        0);
+    snprintf(want, sizeof want, "hot_lock mutex worker>wait_hot 1 1 True t%u:1\n", worker(exp, 2));
+    CHECK(strncmp(out, want, strlen(want)) == 0);
+    CHECK_CONTAINS(out, "counted_lock mutex worker>bump 600 ");
+    snprintf(want, sizeof want, " t%u:100 t%u:200 t%u:300\n", worker(exp, 1), worker(exp, 2), worker(exp, 3));
+    CHECK_CONTAINS(out, want);
+    CHECK_CONTAINS(out, "counted_lock mutex main>bump 5 0 True t0:5\n");
+    CHECK_CONTAINS(out, "\n0 4\n");
+    free(out);
     strobe_experiment_close(exp);
 }
 
@@ -376,9 +401,8 @@ STROBE_TEST(corrupt_sync_data_is_one_line_error)
 STROBE_TEST(report_locks_usage)
 {
     char *out;
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --locks --format json", STROBE_BIN_DIR),
-                 2);
-    CHECK_CONTAINS(out, "strobe: report: '--locks' has a text form only (not with '--format json')");
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --locks --score", STROBE_BIN_DIR), 2);
+    CHECK_CONTAINS(out, "strobe: report: '--score' and '--locks' exclude each other");
     free(out);
 }
 

@@ -142,11 +142,25 @@ static inline pid_t start_daemon(const char *dir, const char *name, const char *
 /* Stops a daemon; under a sanitizer a report (or a leak) makes the
  * daemon's exit status non-zero, which expect_clean_exit turns into a
  * test failure. */
+/* Sends sig and waits for the daemon, at most 60 s: a daemon that does not
+ * end is killed and fails the test with its threads' stacks (gdb), rather
+ * than hanging it until ctest's timeout. */
 static inline int stop_daemon(pid_t pid, int sig)
 {
     int st = 0;
     kill(pid, sig);
-    waitpid(pid, &st, 0);
+    pid_t r = 0;
+    for (int ms = 0; ms < 60000 && (r = waitpid(pid, &st, WNOHANG)) == 0; ms += 10) {
+        struct timespec ts = { 0, 10000000L };
+        nanosleep(&ts, NULL);
+    }
+    if (r == 0) {
+        char *bt;
+        strobe_test_sh(&bt, "gdb -batch -p %d -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'", (int)pid);
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        STROBE_FAIL("strobed (pid %d) still running 60 s after signal %d; its threads:\n%s", (int)pid, sig, bt);
+    }
     for (int i = 0; i < nstarted; i++)
         if (started[i] == pid)
             started[i] = 0;

@@ -99,9 +99,49 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
          * parallel region is its innermost: sum / visits = mean team size */
         if (index == 0)
             strobe_metric_add(&threads, team_size);
-        enter(task->ptr, STROBE_REGION_OMP_TASK);
+        enter(task->ptr, STROBE_REGION_OMP_IMPLICIT_TASK);
     } else {
-        leave(task->ptr, STROBE_REGION_OMP_TASK);
+        leave(task->ptr, STROBE_REGION_OMP_IMPLICIT_TASK);
+    }
+}
+
+/* Explicit tasks. A task's data holds the address of the construct that
+ * created it with the top bit set, which tells it from an implicit task
+ * (whose data is its parallel region's address). */
+#define EXPLICIT_TASK (UINT64_C(1) << 63)
+
+/* The explicit tasks this thread runs, innermost last. A task that waits
+ * (taskwait, taskyield) runs others on the same thread, nested in it, and
+ * resumes when they end; so the tasks of a thread nest like calls. An
+ * untied task resumed on another thread is charged to the first one. */
+static __thread ompt_data_t *running[MAX_OPEN];
+static __thread unsigned nrunning;
+
+static void on_task_create(ompt_data_t *encountering, const ompt_frame_t *frame, ompt_data_t *task, int flags,
+                           int has_dependences, const void *codeptr)
+{
+    (void)encountering, (void)frame, (void)has_dependences;
+    if ((flags & ompt_task_explicit) && codeptr)
+        task->value = (uint64_t)(uintptr_t)codeptr | EXPLICIT_TASK;
+}
+
+static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt_data_t *next)
+{
+    if (prior && (prior->value & EXPLICIT_TASK) && status != ompt_task_yield && status != ompt_task_switch &&
+        nrunning > 0 && (nrunning > MAX_OPEN || running[nrunning - 1] == prior)) {
+        /* it ran to its end (complete, cancel, or detach: the body is done) */
+        if (--nrunning < MAX_OPEN)
+            leave((const void *)(uintptr_t)(prior->value & ~EXPLICIT_TASK), STROBE_REGION_OMP_TASK);
+    }
+    if (next && (next->value & EXPLICIT_TASK) &&
+        !(nrunning > 0 && nrunning <= MAX_OPEN && running[nrunning - 1] == next)) {
+        /* it starts (a task it ran nested in ended and it resumes: it is
+         * the innermost already) */
+        if (nrunning < MAX_OPEN) {
+            running[nrunning] = next;
+            enter((const void *)(uintptr_t)(next->value & ~EXPLICIT_TASK), STROBE_REGION_OMP_TASK);
+        }
+        nrunning++;
     }
 }
 
@@ -121,8 +161,8 @@ static unsigned work_kind(ompt_work_t wstype)
     }
 }
 
-static void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t *parallel, ompt_data_t *task,
-                    uint64_t count, const void *codeptr)
+static void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t *parallel,
+                    ompt_data_t *task, uint64_t count, const void *codeptr)
 {
     (void)parallel, (void)task, (void)count;
     unsigned kind = work_kind(wstype);
@@ -138,10 +178,19 @@ static void on_sync_wait(ompt_sync_region_t sync, ompt_scope_endpoint_t endpoint
                          ompt_data_t *task, const void *codeptr)
 {
     (void)parallel;
-    /* barriers only: taskwait, taskgroup and reductions are not barriers */
+    /* waiting for tasks; the tasks the thread runs meanwhile nest in it */
+    if (sync == ompt_sync_region_taskwait || sync == ompt_sync_region_taskgroup) {
+        if (endpoint == ompt_scope_begin)
+            push(codeptr, STROBE_REGION_OMP_WAIT);
+        else
+            pop(STROBE_REGION_OMP_WAIT);
+        return;
+    }
+    /* then barriers only: reductions are not barriers */
     if (sync != ompt_sync_region_barrier && sync != ompt_sync_region_barrier_implicit &&
         sync != ompt_sync_region_barrier_explicit && sync != ompt_sync_region_barrier_implementation &&
-        sync != ompt_sync_region_barrier_implicit_workshare && sync != ompt_sync_region_barrier_implicit_parallel)
+        sync != ompt_sync_region_barrier_implicit_workshare &&
+        sync != ompt_sync_region_barrier_implicit_parallel)
         return;
     if (endpoint == ompt_scope_begin) {
         /* an implicit barrier without an address of its own belongs to the
@@ -201,6 +250,8 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
         {ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin},
         {ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end},
         {ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task},
+        {ompt_callback_task_create, (ompt_callback_t)on_task_create},
+        {ompt_callback_task_schedule, (ompt_callback_t)on_task_schedule},
         {ompt_callback_work, (ompt_callback_t)on_work},
         {ompt_callback_sync_region_wait, (ompt_callback_t)on_sync_wait},
         {ompt_callback_mutex_acquire, (ompt_callback_t)on_mutex_acquire},
@@ -209,8 +260,10 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
     };
     for (size_t i = 0; i < sizeof callbacks / sizeof callbacks[0]; i++)
         if (set(callbacks[i].event, callbacks[i].fn) == ompt_set_error)
-            fprintf(stderr, "strobe: --openmp: the OpenMP runtime refused callback %d; some constructs are "
-                            "not measured\n", (int)callbacks[i].event);
+            fprintf(stderr,
+                    "strobe: --openmp: the OpenMP runtime refused callback %d; some constructs are "
+                    "not measured\n",
+                    (int)callbacks[i].event);
     return 1; /* stay active */
 }
 
@@ -240,6 +293,7 @@ __attribute__((constructor)) static void check_runtime(void)
     int gomp = 0;
     dl_iterate_phdr(find_libgomp, &gomp);
     if (gomp)
-        fprintf(stderr, "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
-                        "OpenMP constructs are not measured (build it with clang -fopenmp; docs/openmp.md)\n");
+        fprintf(stderr,
+                "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
+                "OpenMP constructs are not measured (build it with clang -fopenmp; docs/openmp.md)\n");
 }

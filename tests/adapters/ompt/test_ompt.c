@@ -2,7 +2,7 @@
 /*
  * libstrobe-ompt.so end to end: `strobe run --openmp` on omp_prog built by
  * clang -fopenmp (libomp), then the report's regions with their exact
- * visits per thread, source lines and team size, and the OTF2 export's
+ * visits per thread, source lines and team size, explicit tasks, and the OTF2 export's
  * OpenMP regions, forks and joins; and on the same program
  * built by gcc (libgomp, no OMPT): one notice, a normal run.
  */
@@ -14,7 +14,8 @@
 #define STROBE STROBE_BIN_DIR "/strobe"
 
 /* Per region (name:line): total visits and the sorted visits per thread,
- * summed over the call paths; then the metrics of each region. Barriers:
+ * summed over the call paths (explicit tasks: the total only, any thread
+ * may run them); then the metrics of each region. Barriers:
  * their total, and the explicit one alone, since libomp sometimes passes
  * no address for an implicit barrier (the adapter then charges it to the
  * parallel region's line). */
@@ -27,7 +28,8 @@ static const char regions_script[] =
     "  if n['region'] is None: continue\n"
     "  r=regs[n['region']]; k='%s:%d' % (r['name'], r['line'])\n"
     "  tot[k]=tot.get(k,0)+n['visits']\n"
-    "  for t in n['threads']: per.setdefault(k,{}); per[k][t['thread']]=per[k].get(t['thread'],0)+t['visits']\n"
+    "  for t in n['threads']: per.setdefault(k,{}); "
+    "per[k][t['thread']]=per[k].get(t['thread'],0)+t['visits']\n"
     "  for m in n['metrics']: met[k+' '+mets[m['metric']]['name']]=(m['count'],m['sum'])\n"
     "bar=[k for k in tot if k.startswith('omp barrier@')]\n"
     "bt={}\n"
@@ -35,56 +37,71 @@ static const char regions_script[] =
     "  for t,v in per[k].items(): bt[t]=bt.get(t,0)+v\n"
     "print('omp barrier (all)', sum(tot[k] for k in bar), sorted(bt.values()))\n"
     "for k in sorted(tot):\n"
-    "  if k not in bar or k.endswith(':25'): print(k, tot[k], sorted(per[k].values()))\n"
+    "  if k.startswith('omp task@'): print(k, tot[k])\n"
+    "  elif k not in bar or k.endswith(':28'): print(k, tot[k], sorted(per[k].values()))\n"
     "for k in sorted(met): print(k, met[k][0], met[k][1])\n";
 
 STROBE_TEST(constructs_exact)
 {
     char *out;
     const char *dir = strobe_test_tmpdir("constructs_exact");
-    int st = strobe_test_sh(&out, "cd '%s' && " STROBE " run --openmp -o exp -- " STROBE_TEST_BIN_DIR "/omp_prog",
-                            dir);
+    int st = strobe_test_sh(
+        &out, "cd '%s' && " STROBE " run --openmp -o exp -- " STROBE_TEST_BIN_DIR "/omp_prog", dir);
     if (st != 0)
         STROBE_FAIL("strobe run --openmp exited %d:\n%s", st, out);
-    CHECK_CONTAINS(out, "1498503\n"); /* the program's own result */
+    CHECK_CONTAINS(out, "1498539\n"); /* the program's own result */
     CHECK(strstr(out, "strobe: --openmp") == NULL);
     free(out);
-    st = strobe_test_sh(&out, STROBE " report '%s/exp' --format json > '%s/r.json' && python3 -c \"%s\" '%s/r.json'",
-                        dir, dir, regions_script, dir);
+    st = strobe_test_sh(
+        &out, STROBE " report '%s/exp' --format json > '%s/r.json' && python3 -c \"%s\" '%s/r.json'", dir,
+        dir, regions_script, dir);
     if (st != 0)
         STROBE_FAIL("report failed (%d):\n%s", st, out);
     /* single: one thread per region runs it, whichever comes first */
-    const char *single = strstr(out, "omp single@.omp_outlined.:23 3 [");
+    const char *single = strstr(out, "omp single@.omp_outlined.:26 3 [");
     CHECK(single != NULL);
     char want[2048];
     snprintf(want, sizeof want,
-             /* per region and thread: the loop's, the single's, the
-              * explicit and the region's end */
-             "omp barrier (all) 24 [12, 12]\n"
-             "omp barrier@.omp_outlined.:25 6 [3, 3]\n"
-             "omp critical@.omp_outlined.:20 3000 [1500, 1500]\n"
-             "omp loop@.omp_outlined.:18 6 [3, 3]\n"
-             "omp parallel@main:16 3 [3]\n"
+             /* per thread: in each of the first 3 regions the loop's,
+              * the single's, the explicit and the region's end; in the
+              * tasks' region the single's and the region's end */
+             "omp barrier (all) 28 [14, 14]\n"
+             "omp barrier@.omp_outlined.:28 6 [3, 3]\n"
+             "omp critical@.omp_outlined.:23 3000 [1500, 1500]\n"
+             "omp implicit task@main:19 6 [3, 3]\n"
+             "omp implicit task@main:46 2 [1, 1]\n"
+             "omp loop@.omp_outlined.:21 6 [3, 3]\n"
+             "omp parallel@main:19 3 [3]\n"
+             "omp parallel@main:46 1 [1]\n"
+             "omp single@.omp_outlined..6:47 1 [1]\n"
              "%.*s\n"
-             "omp task@main:16 6 [3, 3]\n"
-             "omp wait@.omp_outlined.:20 3000 [1500, 1500]\n"
-             "omp parallel@main:16 omp team size 3 6\n",
+             /* 8 tasks, each creating one, whose creator is the first's
+              * outlined body; then the single's taskwait */
+             "omp task@.omp_outlined..6:50 8\n"
+             "omp task@.omp_task_entry..5:52 8\n"
+             "omp wait@.omp_outlined..6:57 1 [1]\n"
+             "omp wait@.omp_outlined.:23 3000 [1500, 1500]\n"
+             "omp parallel@main:19 omp team size 3 6\n"
+             "omp parallel@main:46 omp team size 1 2\n",
              single ? (int)strcspn(single, "\n") : 0, single ? single : "");
     CHECK_STR_EQ(out, want);
     free(out);
     /* OTF2: the constructs' roles and paradigm, a fork (team of 2) and a
      * join per parallel region */
-    st = strobe_test_sh(&out,
-                        STROBE " export '%s/exp' --format otf2 -o '%s/otf2' >/dev/null && cd '%s/otf2' && "
-                        "otf2-print traces.otf2 | grep -c '^THREAD_FORK .*Model: OPENMP, # Requested Threads: 2$'; "
-                        "otf2-print traces.otf2 | grep -c '^THREAD_JOIN .*Model: OPENMP$'; "
-                        "otf2-print -G traces.otf2 | grep -c 'Name: \"omp parallel@main\".*Role: PARALLEL, "
-                        "Paradigm: OPENMP'; "
-                        "otf2-print -G traces.otf2 | "
-                        "grep -c 'Name: \"omp barrier@.*Role: BARRIER, Paradigm: OPENMP, .* Begin: 25,'",
-                        dir, dir, dir);
+    st = strobe_test_sh(
+        &out,
+        STROBE " export '%s/exp' --format otf2 -o '%s/otf2' >/dev/null && cd '%s/otf2' && "
+               "otf2-print traces.otf2 | grep -c '^THREAD_FORK .*Model: OPENMP, # Requested Threads: 2$'; "
+               "otf2-print traces.otf2 | grep -c '^THREAD_JOIN .*Model: OPENMP$'; "
+               "otf2-print -G traces.otf2 | grep -c 'Name: \"omp parallel@main\".*Role: PARALLEL, "
+               "Paradigm: OPENMP'; "
+               "otf2-print -G traces.otf2 | "
+               "grep -c 'Name: \"omp barrier@.*Role: BARRIER, Paradigm: OPENMP, .* Begin: 28,'; "
+               "otf2-print -G traces.otf2 | "
+               "grep -c 'Name: \"omp task@.*Role: TASK, Paradigm: OPENMP, .* Begin: 5[02],'",
+        dir, dir, dir);
     CHECK_EQ_INT(st, 0);
-    CHECK_STR_EQ(out, "3\n3\n1\n1\n");
+    CHECK_STR_EQ(out, "4\n4\n2\n1\n2\n");
     free(out);
 }
 
@@ -92,14 +109,14 @@ STROBE_TEST(libgomp_notice)
 {
     char *out;
     const char *dir = strobe_test_tmpdir("libgomp_notice");
-    int st = strobe_test_sh(&out, "cd '%s' && " STROBE " run --openmp -o exp -- " STROBE_TEST_BIN_DIR
-                            "/omp_prog_gomp 2>&1",
-                            dir);
+    int st = strobe_test_sh(
+        &out, "cd '%s' && " STROBE " run --openmp -o exp -- " STROBE_TEST_BIN_DIR "/omp_prog_gomp 2>&1", dir);
     if (st != 0)
         STROBE_FAIL("strobe run --openmp exited %d:\n%s", st, out);
-    CHECK_CONTAINS(out, "1498503\n");
-    CHECK_CONTAINS(out, "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
-                        "OpenMP constructs are not measured (build it with clang -fopenmp; docs/openmp.md)\n");
+    CHECK_CONTAINS(out, "1498539\n");
+    CHECK_CONTAINS(out,
+                   "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
+                   "OpenMP constructs are not measured (build it with clang -fopenmp; docs/openmp.md)\n");
     free(out);
 }
 
