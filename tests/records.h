@@ -12,6 +12,15 @@
 #include "analysis/decode.h"
 #include "test.h"
 
+/* Maps file `path` read-only (strobe__file_unmap undoes it); fails the
+ * test when it cannot. */
+static inline void strobe_test_map(const char *path, const uint8_t **buf, size_t *len)
+{
+    struct strobe_errbuf eb = {""};
+    if (strobe__file_map(path, path, buf, len, &eb) != 0)
+        STROBE_FAIL("%s", eb.msg);
+}
+
 /* Offset of the first record of raw kind `kind` in stream `path` that
  * match accepts (NULL: any); fails the test when there is none. */
 static inline long strobe_test_first_record(const char *path, int kind,
@@ -19,9 +28,8 @@ static inline long strobe_test_first_record(const char *path, int kind,
 {
     const uint8_t *buf;
     size_t len;
+    strobe_test_map(path, &buf, &len);
     struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
     struct strobe__stream_decoder d;
     struct strobe__raw_event ev;
     long off = -1;

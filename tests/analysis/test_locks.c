@@ -102,9 +102,8 @@ static size_t thread_sync_records(const struct strobe_experiment *exp, size_t th
     const char *path = exp->threads[thread].stream_path;
     const uint8_t *buf;
     size_t len;
+    strobe_test_map(path, &buf, &len);
     struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
     struct strobe__stream_decoder d;
     struct strobe__raw_event ev;
     int rc = strobe__stream_begin(&d, buf, len, path, &eb);
@@ -351,9 +350,7 @@ static long first_sync_slot(const char *path)
 {
     const uint8_t *buf;
     size_t len;
-    struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
+    strobe_test_map(path, &buf, &len);
     long off = -1;
     for (size_t o = 64; off < 0 && o + 64 <= len; o += 64)
         if (buf[o] == STROBE_SLOT_SYNC)

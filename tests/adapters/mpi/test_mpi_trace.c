@@ -189,9 +189,7 @@ static long first_comm(const char *path)
 {
     const uint8_t *buf;
     size_t len;
-    struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
+    strobe_test_map(path, &buf, &len);
     long off = -1;
     for (size_t o = 64; off < 0 && o < len && buf[o];) {
         const uint8_t *p = buf + o + 1;
