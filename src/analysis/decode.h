@@ -71,6 +71,13 @@ struct strobe__malloc_live {
     uint64_t thread, slot_plus1, blocks, bytes;
 };
 
+/* An MPI_COMM record: members expanded from its runs. */
+struct strobe__mpi_comm {
+    uint64_t id, flags, size;
+    uint32_t *members;
+    uint32_t nmembers;
+};
+
 struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
@@ -92,6 +99,8 @@ struct strobe__defs {
     bool malloc_summary; /* a MALLOC SUMMARY record */
     uint64_t malloc_peak, malloc_peak_ticks, malloc_live_bytes, malloc_live_blocks, malloc_untracked;
     struct strobe__malloc_live *malloc_live; size_t nmalloc_live;
+    struct strobe__mpi_comm *mpi_comms;
+    size_t nmpi_comms;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,
@@ -114,6 +123,7 @@ enum strobe__raw_kind {
     STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
                                    sync_args = the op's arguments (format.h) */
     STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
+    STROBE__RAW_MPI = 15,       /* mpi */
 };
 
 /* The payload of a TM COUNTS record (format.h, STROBE_TM_COUNTS). */
@@ -137,6 +147,7 @@ struct strobe__raw_event {
     uint64_t sync_args[5];
     uint32_t depth; /* open regions after the event */
     uint64_t address; /* ALLOC */
+    struct strobe_mpi_args mpi;
 };
 
 struct strobe__stream_decoder {

@@ -177,6 +177,16 @@ void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n)
     rec_end(&r, STROBE_DEF_MALLOC);
 }
 
+void strobe__defs_adapter(unsigned type, const uint8_t *payload, size_t len)
+{
+    struct rec r;
+    if (len > STROBE__DEF_ADAPTER_MAX || rec_begin(&r, len))
+        return;
+    memcpy(r.p, payload, len);
+    r.p += len;
+    rec_end(&r, type);
+}
+
 void strobe__defs_process_end(uint64_t ticks, int64_t status)
 {
     struct rec r;

@@ -39,6 +39,11 @@ void strobe__defs_process_end(uint64_t ticks, int64_t status);
 /* STROBE_DEF_MALLOC: `what` then n (<= 8) ulebs. */
 void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n);
 
+/* A record of an adapter (strobe_adapter_define): the payload as given,
+ * len <= STROBE__DEF_ADAPTER_MAX. */
+#define STROBE__DEF_ADAPTER_MAX 2048u
+void strobe__defs_adapter(unsigned type, const uint8_t *payload, size_t len);
+
 /* STROBE_DEF_THREAD_SUMMARY (format.h). */
 struct strobe__thread_summary {
     uint32_t index;

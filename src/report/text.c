@@ -15,6 +15,7 @@
 #include "common/format.h"
 #include "report/report.h"
 #include "report/malloc.h"
+#include "report/mpi.h"
 #include "report/score.h"
 #include "report/units.h"
 #include "report/verdict.h"
@@ -1090,6 +1091,8 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
         text_tm(out, &v, opts->tm);
     if (rc == 0 && opts->malloc)
         strobe__report_malloc_text(out, exp, prof, opts->malloc, opts->top);
+    if (rc == 0 && opts->mpi)
+        strobe__report_mpi_text(out, exp, opts->mpi, opts->top);
     strobe__report_view_free(&v);
     return rc ? rc : strobe__report_flush(out);
 }
