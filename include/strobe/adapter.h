@@ -47,6 +47,12 @@ STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t
  * previous record's is recorded as that record's. */
 STROBE_API int strobe_event_record_at(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks);
 
+/* Appends a definition record of an adapter's type (a defs record of
+ * docs/formats/trace.md; today STROBE_DEF_MPI_COMM only, payload at most
+ * 2048 bytes) to the process's defs, so that readers know the definition
+ * before any event uses it. -EINVAL for another type or size. */
+STROBE_API int strobe_adapter_define(unsigned type, const uint8_t *payload, size_t len);
+
 /* The current time in the clock of the calling thread's stream (the
  * ticks of docs/formats/trace.md; 0 when the thread is not measured). For
  * durations carried in event payloads. */

@@ -165,8 +165,62 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_MALLOC: return "MALLOC record";
     case STROBE_DEF_SAMPLE:
         return "SAMPLE record";
+    case STROBE_DEF_MPI_COMM: return "MPI_COMM record";
     default: return "record";
     }
+}
+
+/* STROBE_DEF_MPI_COMM (format.h): the runs of members expanded. */
+static int mpi_comm_record(struct strobe__defs *d, struct cursor *c, size_t rec_off, struct strobe_errbuf *eb)
+{
+    struct strobe__mpi_comm m = {0};
+    uint64_t nruns;
+    int rc;
+    if ((rc = get_u(c, &m.id, eb)) || (rc = get_u(c, &m.flags, eb)) || (rc = get_u(c, &m.size, eb)) ||
+        (rc = get_u(c, &nruns, eb)))
+        return rc;
+    if (m.flags > 3 || m.size == 0 || m.size > INT32_MAX || nruns > m.size)
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %zu: MPI_COMM record: flags %llu, size %llu, %llu runs out of range",
+                             c->name, rec_off, (unsigned long long)m.flags, (unsigned long long)m.size,
+                             (unsigned long long)nruns);
+    for (size_t i = 0; i < d->nmpi_comms; i++)
+        if (d->mpi_comms[i].id == m.id)
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: MPI_COMM record: communicator %llu defined twice", c->name,
+                                 rec_off, (unsigned long long)m.id);
+    if ((rc = APPEND(d->mpi_comms, d->nmpi_comms, c->name, eb)))
+        return rc;
+    for (uint64_t r = 0; r < nruns; r++) {
+        uint64_t first, n;
+        if ((rc = get_u(c, &first, eb)) || (rc = get_u(c, &n, eb)))
+            goto bad;
+        if (n == 0 || n > m.size - m.nmembers || first > INT32_MAX || n > (uint64_t)INT32_MAX + 1 - first) {
+            rc = strobe__error(eb, STROBE_ERR_FORMAT,
+                               "%s: offset %zu: MPI_COMM record: run %llu+%llu out of range", c->name,
+                               rec_off, (unsigned long long)first, (unsigned long long)n);
+            goto bad;
+        }
+        uint32_t *grown = realloc(m.members, (m.nmembers + n) * sizeof *m.members);
+        if (!grown) {
+            rc = -ENOMEM;
+            goto bad;
+        }
+        m.members = grown;
+        for (uint64_t k = 0; k < n; k++)
+            m.members[m.nmembers++] = (uint32_t)(first + k);
+    }
+    if (!(m.flags & 2) && m.nmembers != m.size) {
+        rc =
+            strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: MPI_COMM record: %u members listed of %llu",
+                          c->name, rec_off, m.nmembers, (unsigned long long)m.size);
+        goto bad;
+    }
+    d->mpi_comms[d->nmpi_comms++] = m;
+    return 0;
+bad:
+    free(m.members);
+    return rc;
 }
 
 /* STROBE_DEF_MALLOC (format.h): CONFIG, SUMMARY or a LIVE path. */
@@ -407,6 +461,8 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
         d->sample_source = (int)source;
         return 0;
     }
+    case STROBE_DEF_MPI_COMM:
+        return mpi_comm_record(d, c, rec_off, eb);
     default:
         return 0; /* newer record type: skipped by design */
     }
@@ -467,6 +523,9 @@ void strobe__defs_free(struct strobe__defs *d)
     free(d->summaries);
     free(d->open);
     free(d->malloc_live);
+    for (size_t i = 0; i < d->nmpi_comms; i++)
+        free(d->mpi_comms[i].members);
+    free(d->mpi_comms);
     memset(d, 0, sizeof *d);
 }
 
@@ -653,6 +712,68 @@ static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, st
     return 0;
 }
 
+/* STROBE_EXT_MPI (format.h): the op and its parameters. */
+static int mpi_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+                       struct strobe_errbuf *eb)
+{
+    struct strobe_mpi_args *a = &ev->mpi;
+    uint64_t op, peer = 0, tag = 0, root;
+    int rc;
+    ev->kind = STROBE__RAW_MPI;
+    if ((rc = get_u(c, &op, eb)))
+        return rc;
+    a->op = (uint32_t)op;
+    a->peer = STROBE_NONE;
+    switch (op) {
+    case STROBE_MPI_ISEND:
+    case STROBE_MPI_ISEND_COMPLETE:
+    case STROBE_MPI_IRECV_REQUEST:
+    case STROBE_MPI_IRECV:
+        if ((rc = get_u(c, &a->request, eb)))
+            return rc;
+        if (op == STROBE_MPI_ISEND_COMPLETE || op == STROBE_MPI_IRECV_REQUEST)
+            return 0;
+        /* fall through - the message */
+    case STROBE_MPI_SEND:
+    case STROBE_MPI_RECV:
+        if ((rc = get_u(c, &peer, eb)) || (rc = get_u(c, &tag, eb)) || (rc = get_u(c, &a->comm, eb)) ||
+            (rc = get_u(c, &a->bytes, eb)))
+            return rc;
+        a->tag = strobe_unzigzag(tag);
+        break;
+    case STROBE_MPI_COLL_BEGIN:
+    case STROBE_MPI_FINALIZE:
+        return 0;
+    case STROBE_MPI_COLL_END: {
+        uint64_t coll;
+        if ((rc = get_u(c, &coll, eb)) || (rc = get_u(c, &a->comm, eb)) || (rc = get_u(c, &root, eb)) ||
+            (rc = get_u(c, &a->bytes, eb)) || (rc = get_u(c, &a->received, eb)))
+            return rc;
+        if (coll == 0 || coll >= STROBE_MPI_NCOLLS || root > (uint64_t)INT32_MAX + 1)
+            return strobe__error(
+                eb, STROBE_ERR_FORMAT,
+                "%s: offset %llu: MPI COLL_END record: collective %llu, root %llu out of range", d->name,
+                (unsigned long long)ev->offset, (unsigned long long)coll, (unsigned long long)root);
+        a->coll = (uint32_t)coll;
+        a->peer = root ? (uint32_t)(root - 1) : STROBE_NONE;
+        return 0;
+    }
+    case STROBE_MPI_INIT:
+        if ((rc = get_u(c, &peer, eb)) || (rc = get_u(c, &a->bytes, eb)))
+            return rc;
+        break;
+    default:
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: unknown MPI op %llu", d->name,
+                             (unsigned long long)ev->offset, (unsigned long long)op);
+    }
+    if (peer > INT32_MAX)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: MPI op %llu: rank %llu out of range",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)op,
+                             (unsigned long long)peer);
+    a->peer = (uint32_t)peer;
+    return 0;
+}
+
 static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct cursor *c,
                        struct strobe__raw_event *ev, struct strobe_errbuf *eb)
 {
@@ -699,6 +820,8 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         return sync_payload(d, c, ev, eb);
     case STROBE_EXT_SAMPLE:
         return sample_payload(d, c, ev, eb);
+    case STROBE_EXT_MPI:
+        return mpi_payload(d, c, ev, eb);
     case STROBE_EXT_ALLOC:
         ev->kind = STROBE__RAW_ALLOC;
         if ((rc = get_u(c, &ev->id, eb)) || (rc = get_u(c, &ev->parent, eb)) || (rc = get_u(c, &ev->address, eb)) ||
@@ -725,7 +848,8 @@ static const char *ext_name(unsigned type)
     static const char *const names[] = {"EXT record",    "THREAD_BEGIN record",  "THREAD_END record",
                                         "METRIC record", "THREAD_CREATE record", "THREAD_JOIN record",
                                         "FORK record",   "INHERIT record",       "TM record",
-                                        "SAMPLE record", "SYNC record",          "ALLOC record"};
+                                        "SAMPLE record", "SYNC record",          "ALLOC record",
+                                        "MPI record"};
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 

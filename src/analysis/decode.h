@@ -71,6 +71,13 @@ struct strobe__malloc_live {
     uint64_t thread, slot_plus1, blocks, bytes;
 };
 
+/* An MPI_COMM record: members expanded from its runs. */
+struct strobe__mpi_comm {
+    uint64_t id, flags, size;
+    uint32_t *members;
+    uint32_t nmembers;
+};
+
 struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
@@ -94,6 +101,8 @@ struct strobe__defs {
     struct strobe__malloc_live *malloc_live; size_t nmalloc_live;
     uint32_t sample_hz; /* a SAMPLE record: its rate, 0 = the process did not sample */
     int sample_source;  /* enum strobe_sample_source */
+    struct strobe__mpi_comm *mpi_comms;
+    size_t nmpi_comms;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,
@@ -118,6 +127,7 @@ enum strobe__raw_kind {
     STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
     STROBE__RAW_SAMPLE = 14,    /* parent = weight, value = periods missed before it, id = flags,
                                    the decoder's frames[0..nframes) */
+    STROBE__RAW_MPI = 15,       /* mpi */
 };
 
 /* The payload of a TM COUNTS record (format.h, STROBE_TM_COUNTS). */
@@ -142,6 +152,7 @@ struct strobe__raw_event {
     uint32_t depth; /* open regions after the event */
     uint64_t address; /* ALLOC */
     uint32_t nframes; /* SAMPLE */
+    struct strobe_mpi_args mpi;
 };
 
 struct strobe__stream_decoder {

@@ -243,7 +243,7 @@ static int load_ids(struct loader *L, struct strobe_process_info *p, const struc
     int rc = strobe__symbols_resolve(d, res);
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];
-        if (r->kind == STROBE_REGION_FUNCTION || strobe_region_kind_is_site(r->kind))
+        if (strobe_region_kind_is_code((unsigned)r->kind))
             rc = unify_region(L, res[i].name, res[i].file, res[i].line, res[i].module, res[i].rel, r->kind,
                               &p->region_map[r->id]);
         else
@@ -600,6 +600,31 @@ static int load_malloc(struct loader *L, uint32_t pi, const struct strobe__defs 
     return 0;
 }
 
+/* The process's MPI_COMM records into exp->mpi_comms: a communicator's id
+ * is global, so the first process defining it describes it. */
+static int load_mpi_comms(struct strobe_experiment *exp, struct strobe__defs *d)
+{
+    for (size_t i = 0; i < d->nmpi_comms; i++) {
+        struct strobe__mpi_comm *c = &d->mpi_comms[i];
+        bool known = false;
+        for (size_t k = 0; k < exp->nmpi_comms && !known; k++)
+            known = exp->mpi_comms[k].id == c->id;
+        if (known)
+            continue;
+        void *grown = realloc(exp->mpi_comms, (exp->nmpi_comms + 1) * sizeof *exp->mpi_comms);
+        if (!grown)
+            return -ENOMEM;
+        exp->mpi_comms = grown;
+        exp->mpi_comms[exp->nmpi_comms++] = (struct strobe_mpi_comm){.id = c->id,
+                                                                     .size = (uint32_t)c->size,
+                                                                     .inter = c->flags & 1,
+                                                                     .members = c->members,
+                                                                     .nmembers = c->nmembers};
+        c->members = NULL; /* moved */
+    }
+    return 0;
+}
+
 static const struct strobe__thread_summary *find_summary(const struct strobe__defs *d, uint32_t index)
 {
     for (size_t i = 0; i < d->nsummaries; i++)
@@ -897,8 +922,11 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         exp->total_dropped += t->dropped;
     }
     /* after the origin: the peak's time is in experiment ns */
-    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++)
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) {
         rc = load_malloc(L, (uint32_t)i, &procs[i].defs);
+        if (rc == 0)
+            rc = load_mpi_comms(exp, &procs[i].defs);
+    }
     for (size_t i = 0; i < nprocs; i++) {
         free(procs[i].dir);
         strobe__defs_free(&procs[i].defs);
@@ -974,6 +1002,9 @@ void strobe_experiment_close(struct strobe_experiment *exp)
     free(exp->metrics);
     free(exp->tm_counts);
     free(exp->malloc_live);
+    for (size_t i = 0; i < exp->nmpi_comms; i++)
+        free(exp->mpi_comms[i].members);
+    free(exp->mpi_comms);
     strobe__selection_free(exp->selection);
     free(exp->dir);
     free(exp);
@@ -1084,6 +1115,10 @@ int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *
                 ev->alloc_call = (uint32_t)raw.parent;
                 ev->address = raw.address;
                 ev->value = raw.value;
+                break;
+            case STROBE__RAW_MPI:
+                ev->type = STROBE_EVENT_MPI;
+                ev->mpi = raw.mpi;
                 break;
             case STROBE__RAW_TM:
                 ev->type = STROBE_EVENT_TM;

@@ -105,6 +105,30 @@ struct strobe_malloc_live {
     uint64_t blocks, bytes;
 };
 
+/* An MPI communicator (format.h, STROBE_DEF_MPI_COMM), unified over the
+ * processes by its id, which is global to the job. */
+struct strobe_mpi_comm {
+    uint64_t id;
+    uint32_t size;     /* ranks in its (local) group */
+    bool inter;        /* an intercommunicator: members are its local group */
+    uint32_t *members; /* world ranks in group order; nmembers < size when the
+                          list was cut */
+    uint32_t nmembers;
+};
+
+/* The parameters of an MPI record (format.h, STROBE_EXT_MPI). */
+struct strobe_mpi_args {
+    uint32_t op;      /* enum strobe_mpi_op */
+    uint32_t coll;    /* COLL_END: enum strobe_mpi_coll */
+    uint64_t request; /* ISEND, ISEND_COMPLETE, IRECV_REQUEST, IRECV */
+    uint32_t peer;    /* world rank: SEND/ISEND destination, RECV/IRECV source,
+                         COLL_END root (STROBE_NONE: none), INIT own rank */
+    int64_t tag;
+    uint64_t comm;     /* communicator id */
+    uint64_t bytes;    /* message bytes; COLL_END: sent; INIT: world size */
+    uint64_t received; /* COLL_END: bytes received */
+};
+
 struct strobe_process_info {
     char *dir;              /* proc-<pid>[-<n>] */
     uint64_t pid, ppid;
@@ -189,6 +213,9 @@ struct strobe_experiment {
     /* blocks live at exit per allocating call path, every process's */
     struct strobe_malloc_live *malloc_live;
     size_t nmalloc_live;
+    /* MPI communicators defined by the processes (`--mpi`), by id */
+    struct strobe_mpi_comm *mpi_comms;
+    size_t nmpi_comms;
     /* The view set by strobe_experiment_select() (select.h), applied by the
      * event iterator; NULL = every thread and event. */
     struct strobe_selection *selection;
@@ -211,21 +238,22 @@ uint64_t strobe_ticks_to_ns(const struct strobe_experiment *exp, uint32_t proces
 
 /* ---- Event streams --------------------------------------------------- */
 enum strobe_event_type {
-    STROBE_EVENT_ENTER = 1,        /* region */
-    STROBE_EVENT_EXIT = 2,         /* region (the one being left) */
-    STROBE_EVENT_METRIC = 3,       /* metric, value */
+    STROBE_EVENT_ENTER = 1,  /* region */
+    STROBE_EVENT_EXIT = 2,   /* region (the one being left) */
+    STROBE_EVENT_METRIC = 3, /* metric, value */
     STROBE_EVENT_THREAD_BEGIN = 4,
     STROBE_EVENT_THREAD_END = 5,
-    STROBE_EVENT_THREAD_CREATE = 6,/* other_thread = child */
-    STROBE_EVENT_THREAD_JOIN = 7,  /* other_thread = joined */
-    STROBE_EVENT_FORK = 8,         /* value = child pid */
-    STROBE_EVENT_INHERIT = 9,      /* region entered before fork(); not a visit */
-    STROBE_EVENT_ALLOC = 11,       /* a large block (`--malloc`): alloc_op and alloc_call
-                                      (format.h), address, value = size in bytes */
-    STROBE_EVENT_TM = 10,          /* tm_event (enum strobe_tm_event), value = its argument
-                                      (attempt number, cause; for LOCKED the ns since the
-                                      commit was requested), other_thread = culprit of an
-                                      ABORT (STROBE_NONE: unknown) */
+    STROBE_EVENT_THREAD_CREATE = 6, /* other_thread = child */
+    STROBE_EVENT_THREAD_JOIN = 7,   /* other_thread = joined */
+    STROBE_EVENT_FORK = 8,          /* value = child pid */
+    STROBE_EVENT_INHERIT = 9,       /* region entered before fork(); not a visit */
+    STROBE_EVENT_ALLOC = 11,        /* a large block (`--malloc`): alloc_op and alloc_call
+                                       (format.h), address, value = size in bytes */
+    STROBE_EVENT_MPI = 12,          /* an MPI record (`--mpi`): mpi */
+    STROBE_EVENT_TM = 10,           /* tm_event (enum strobe_tm_event), value = its argument
+                                       (attempt number, cause; for LOCKED the ns since the
+                                       commit was requested), other_thread = culprit of an
+                                       ABORT (STROBE_NONE: unknown) */
 };
 
 struct strobe_event {
@@ -240,6 +268,7 @@ struct strobe_event {
     uint64_t offset;       /* byte offset of the record in the stream file */
     uint32_t alloc_op, alloc_call; /* ALLOC: enum strobe_alloc_op, strobe_alloc_call */
     uint64_t address;      /* ALLOC: the block */
+    struct strobe_mpi_args mpi; /* MPI */
     bool synthetic;        /* added by the reader: an EXIT at the end for a region left
                               open, or an ENTER/INHERIT/EXIT clipping a frame to the
                               selection's time window (select.h) */

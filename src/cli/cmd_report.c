@@ -24,7 +24,7 @@
 
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
-    "                         [--malloc] [--samples]\n"
+    "                         [--malloc] [--samples] [--mpi]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
@@ -65,6 +65,12 @@ const char strobe__report_help[] =
     "                      profile of functions by self and total samples with\n"
     "                      their hottest file:line, sampled call tree, samples per\n"
     "                      thread and per instrumented call path\n"
+    "  --mpi               add the MPI section (`strobe run --mpi`; shown without\n"
+    "                      the option whenever the experiment has MPI calls): per\n"
+    "                      rank the time in MPI and the messages sent and received,\n"
+    "                      per MPI function its time on each rank, the message\n"
+    "                      size histogram, the rank x rank bytes matrix and the\n"
+    "                      collectives; fails when no MPI call was recorded\n"
     "  --sort KEY          order of the flat profile and of call-tree children:\n"
     "                      excl (exclusive time, default), incl or visits\n"
     "  --top N             text: rows of the flat profile and children shown per\n"
@@ -158,7 +164,8 @@ enum {
     OPT_BY,
     OPT_LOCKS,
     OPT_MALLOC,
-    OPT_SAMPLES
+    OPT_SAMPLES,
+    OPT_MPI
 };
 
 static const struct option report_options[] = {
@@ -169,6 +176,7 @@ static const struct option report_options[] = {
     {"locks", no_argument, NULL, OPT_LOCKS},
     {"malloc", no_argument, NULL, OPT_MALLOC},
     {"samples", no_argument, NULL, OPT_SAMPLES},
+    {"mpi", no_argument, NULL, OPT_MPI},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
@@ -227,7 +235,8 @@ int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false, samples = false;
+    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false, samples = false,
+         mpi = false;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
@@ -267,6 +276,9 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_SAMPLES:
             samples = true;
+            break;
+        case OPT_MPI:
+            mpi = true;
             break;
         case OPT_SORT:
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
@@ -403,12 +415,30 @@ int strobe__cmd_report(int argc, char **argv)
     }
     opts.samples = sample_model;
     opts.locks = lock_model;
+    /* the MPI section comes by itself when there are MPI calls */
+    struct strobe_mpi_model *mpi_model = NULL;
+    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0) {
+        if (rc == -ENOENT)
+            strobe__cli_say(
+                "report: %s: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)", dir);
+        else
+            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        strobe_sample_model_free(sample_model);
+        strobe_malloc_model_free(mem_model);
+        strobe_lock_model_free(lock_model);
+        strobe_tm_model_free(tm_model);
+        strobe_profile_free(prof);
+        strobe_experiment_close(exp);
+        return STROBE_EXIT_FAILURE;
+    }
+    opts.mpi = mpi_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
     if (rc == 0 && lock_model && !json)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
     strobe_lock_model_free(lock_model);
     strobe_malloc_model_free(mem_model);
     strobe_sample_model_free(sample_model);
+    strobe_mpi_model_free(mpi_model);
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -67,9 +68,12 @@ const char strobe__run_help[] =
     "                     $STROBE_PUBLISH_INTERVAL seconds (default 1), as the\n"
     "                     metric set <host>/regions/<pid> in the shared-memory\n"
     "                     index $STROBE_SHM_INDEX (strobed's shm sampler reads it)\n"
-    "  --mpi              also preload the MPI profiler (libstrobe-mpi.so): calls\n"
-    "                     and bytes per MPI function, published live; query in\n"
-    "                     $STROBE_MPI_QUERY (docs/mpi-profiler.md)\n"
+    "  --mpi              also preload the MPI profiler (libstrobe-mpi.so): every\n"
+    "                     MPI call a region of the trace and profile, messages,\n"
+    "                     requests, collectives and communicators as MPI records\n"
+    "                     (docs/mpi.md); calls and bytes per MPI function\n"
+    "                     published live, query in $STROBE_MPI_QUERY\n"
+    "                     (docs/mpi-profiler.md)\n"
     "  --openmp           also preload the OpenMP adapter (libstrobe-ompt.so, an OMPT\n"
     "                     tool for LLVM's libomp: clang -fopenmp programs): parallel\n"
     "                     regions, implicit tasks, loops, sections, single, barrier\n"
@@ -146,13 +150,18 @@ static int check_exec(const char *path)
 }
 
 /* The PATH search execvp() does, to report a missing program before the
- * experiment directory is created. Returns 0, -ENOENT or -EACCES. */
-static int find_program(const char *prog)
+ * experiment directory is created. Returns 0 and the path found in *found
+ * (malloc'd), or -ENOENT, -EACCES or -ENOMEM. */
+static int find_program(const char *prog, char **found)
 {
     if (!*prog)
         return -ENOENT;
-    if (strchr(prog, '/'))
-        return check_exec(prog);
+    if (strchr(prog, '/')) {
+        int rc = check_exec(prog);
+        if (rc == 0 && !(*found = strdup(prog)))
+            rc = -ENOMEM;
+        return rc;
+    }
     const char *path = getenv("PATH");
     if (!path)
         path = "/bin:/usr/bin"; /* glibc's default for execvp */
@@ -169,9 +178,11 @@ static int find_program(const char *prog)
         else
             sprintf(cand, "%.*s/%s", (int)dlen, path, prog);
         int rc = check_exec(cand);
-        free(cand);
-        if (rc == 0)
+        if (rc == 0) {
+            *found = cand;
             return 0;
+        }
+        free(cand);
         if (rc == -EACCES)
             best = rc;
         if (!*end)
@@ -197,6 +208,33 @@ static bool is_mpi_launcher(const char *prog)
         if (strcmp(base, names[i]) == 0)
             return true;
     return false;
+}
+
+/* PROG runs MPICH ranks: it is MPICH's launcher (mpiexec.hydra, whatever
+ * the name typed: alternatives and symlinks lead there) or a program
+ * linked with libmpich (its dynamic section names it). Such ranks need the
+ * MPI profiler built against MPICH's mpi.h, whose handles differ from
+ * Open MPI's. */
+static bool runs_mpich(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (!real)
+        return false;
+    const char *base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+    bool mpich = strstr(base, "hydra") || strstr(base, "mpich");
+    int fd = mpich ? -1 : open(real, O_RDONLY | O_CLOEXEC);
+    free(real);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            mpich = memmem(m, (size_t)st.st_size, "libmpich.so", 11) != NULL;
+            munmap(m, (size_t)st.st_size);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return mpich;
 }
 
 /* ---- Experiment directory ---------------------------------------------- */
@@ -766,7 +804,11 @@ int strobe__cmd_run(int argc, char **argv)
         }
     }
 
-    rc = find_program(o.argv[0]);
+    char *prog_path = NULL;
+    rc = find_program(o.argv[0], &prog_path);
+    /* MPICH's ranks get the profiler built for MPICH */
+    bool mpich = rc == 0 && o.mpi && runs_mpich(prog_path);
+    free(prog_path);
     if (rc) {
         strobe__cli_say("run: %s: %s", o.argv[0], strerror(-rc));
         free(filter);
@@ -791,9 +833,19 @@ int strobe__cmd_run(int argc, char **argv)
     /* The STM, the MPI profiler and the OpenMP adapter are installed next
      * to the runtime. */
     char *extra_preload = NULL;
+    /* the MPICH copy when there is one (else the MPI found at build time
+     * was MPICH itself) */
+    if (mpich) {
+        char *lib = NULL;
+        const char *slash = strrchr(runtime, '/');
+        int len = slash ? (int)(slash - runtime) : 1;
+        mpich = asprintf(&lib, "%.*s/libstrobe-mpi-mpich.so", len, slash ? runtime : ".") >= 0 &&
+                access(lib, R_OK) == 0;
+        free(lib);
+    }
     const struct { const char *opt, *lib; bool on; } extras[] = {
         {"--tm", "libstrobe-tm.so", o.tm_monitor != NULL},
-        {"--mpi", "libstrobe-mpi.so", o.mpi},
+        {"--mpi", mpich ? "libstrobe-mpi-mpich.so" : "libstrobe-mpi.so", o.mpi},
         {"--openmp", "libstrobe-ompt.so", o.openmp}};
     for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++) {
         if (!extras[i].on)

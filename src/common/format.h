@@ -172,6 +172,65 @@ enum strobe_ext_type {
      * (bytes asked for; for a FREE the block's recorded size). The FREE of
      * a block may be in another thread's stream than its ALLOC. */
     STROBE_EXT_ALLOC = 11,
+    /* MPI (libstrobe-mpi, `--mpi`), inside the region of the MPI call
+     * (kind STROBE_REGION_MPI). Ranks are in MPI_COMM_WORLD's numbering,
+     * communicators are the ids of MPI_COMM definitions, bytes are count x
+     * type size. payload: uleb op (enum strobe_mpi_op), then
+     *   SEND            uleb peer, sleb tag, uleb comm, uleb bytes
+     *   RECV            uleb source, sleb tag, uleb comm, uleb bytes: the
+     *                   message that arrived (from its status)
+     *   ISEND           uleb request, uleb peer, sleb tag, uleb comm, uleb
+     *                   bytes: a nonblocking (or started persistent) send;
+     *                   request is a per-process number
+     *   ISEND_COMPLETE  uleb request: the Wait/Test call completing it
+     *   IRECV_REQUEST   uleb request: a nonblocking receive was posted
+     *   IRECV           uleb request, uleb source, sleb tag, uleb comm,
+     *                   uleb bytes: it completed with this message
+     *   COLL_BEGIN      (nothing): a blocking collective starts
+     *   COLL_END        uleb collective (enum strobe_mpi_coll), uleb comm,
+     *                   uleb root + 1 (0 = none), uleb bytes sent, uleb
+     *                   bytes received by this rank (docs/mpi.md)
+     *   INIT            uleb world rank, uleb world size: MPI_Init(_thread)
+     *                   returned
+     *   FINALIZE        (nothing): MPI_Finalize is called */
+    STROBE_EXT_MPI = 12,
+};
+
+enum strobe_mpi_op {
+    STROBE_MPI_SEND = 1,
+    STROBE_MPI_RECV = 2,
+    STROBE_MPI_ISEND = 3,
+    STROBE_MPI_ISEND_COMPLETE = 4,
+    STROBE_MPI_IRECV_REQUEST = 5,
+    STROBE_MPI_IRECV = 6,
+    STROBE_MPI_COLL_BEGIN = 7,
+    STROBE_MPI_COLL_END = 8,
+    STROBE_MPI_INIT = 9,
+    STROBE_MPI_FINALIZE = 10,
+    STROBE_MPI_NOPS = 11,
+};
+
+/* The blocking collectives a COLL_END names (the OTF2 export maps them to
+ * OTF2_CollectiveOp). */
+enum strobe_mpi_coll {
+    STROBE_MPI_COLL_BARRIER = 1,
+    STROBE_MPI_COLL_BCAST = 2,
+    STROBE_MPI_COLL_GATHER = 3,
+    STROBE_MPI_COLL_GATHERV = 4,
+    STROBE_MPI_COLL_SCATTER = 5,
+    STROBE_MPI_COLL_SCATTERV = 6,
+    STROBE_MPI_COLL_ALLGATHER = 7,
+    STROBE_MPI_COLL_ALLGATHERV = 8,
+    STROBE_MPI_COLL_ALLTOALL = 9,
+    STROBE_MPI_COLL_ALLTOALLV = 10,
+    STROBE_MPI_COLL_ALLTOALLW = 11,
+    STROBE_MPI_COLL_ALLREDUCE = 12,
+    STROBE_MPI_COLL_REDUCE = 13,
+    STROBE_MPI_COLL_REDUCE_SCATTER = 14,
+    STROBE_MPI_COLL_SCAN = 15,
+    STROBE_MPI_COLL_EXSCAN = 16,
+    STROBE_MPI_COLL_REDUCE_SCATTER_BLOCK = 17,
+    STROBE_MPI_NCOLLS = 18,
 };
 
 /* STROBE_EXT_SAMPLE */
@@ -308,8 +367,7 @@ enum strobe_def_type {
      * repeats its parent's (it belongs to the same rank). Older readers
      * skip it. */
     STROBE_DEF_MPI_RANK = 10,
-    /* (11 MAP and 12 SYNC_OBJECT are reserved for the sampler and the lock
-     * interposer.) Allocation tracking (`--malloc`, core/malloc.c): uleb
+    /* (11 MAP is reserved for the sampler.) Allocation tracking (`--malloc`, core/malloc.c): uleb
      * what (enum strobe_malloc_what), then
      *   1 CONFIG   uleb large-block threshold in bytes: written at start-up
      *              (and by a fork child); the run tracked allocations
@@ -323,6 +381,19 @@ enum strobe_def_type {
      *              + 1 (0 = unknown: no profile, or it ran out of slots),
      *              uleb blocks, uleb bytes */
     STROBE_DEF_MALLOC = 13,
+    /* An MPI communicator (libstrobe-mpi, `--mpi`): uleb id, uleb flags
+     * (1 = an intercommunicator: the members are its local group; 2 = the
+     * member list was cut, see size), uleb size, uleb n, then n runs of
+     * members in the group's rank order: uleb first world rank, uleb
+     * count (consecutive world ranks). Ids are global to the job:
+     * MPI_COMM_WORLD is 0, MPI_COMM_SELF is (world rank << 32) | 1, and a
+     * communicator made by a collective call is (world rank of its rank 0
+     * << 32) | n, n >= 2 counting that rank's communicators, agreed on by
+     * its members when it is made. A communicator first met otherwise (an
+     * intercommunicator, MPI_Comm_idup) gets an id of its own process
+     * only: (own world rank << 32) | n. Written before the first record
+     * naming it. */
+    STROBE_DEF_MPI_COMM = 12,
     /* The run sampled (`--sample`, core/sample.c): uleb rate in Hz of
      * each thread's CPU time, uleb source (enum strobe_sample_source).
      * Written at start-up (and by a fork child); at most one. */
@@ -365,7 +436,9 @@ enum strobe_region_kind {
     STROBE_REGION_OMP_BARRIER = 8,       /* waiting in a barrier, explicit or implicit */
     STROBE_REGION_OMP_CRITICAL = 9,      /* inside a critical section */
     STROBE_REGION_OMP_WAIT = 10, /* waiting for a critical section, lock, ordered, taskwait or taskgroup */
-    /* (11 is reserved for MPI functions) */
+    /* An MPI call (libstrobe-mpi): the address is the wrapper's entry,
+     * resolved like a function to the MPI function's name */
+    STROBE_REGION_MPI = 11,
     STROBE_REGION_OMP_TASK = 12, /* an explicit task running, named after the task construct */
 };
 #define STROBE_REGION_KIND_MAX STROBE_REGION_OMP_TASK
@@ -381,7 +454,8 @@ static inline const char *strobe_region_kind_name(unsigned kind)
     static const char *const names[STROBE_REGION_KIND_MAX + 1] = {
         "function",          "user",         "atomic",       "omp parallel",
         "omp implicit task", "omp loop",     "omp sections", "omp single",
-        "omp barrier",       "omp critical", "omp wait",     [STROBE_REGION_OMP_TASK] = "omp task"};
+        "omp barrier",       "omp critical", "omp wait",     "mpi",
+        "omp task"};
     return kind <= STROBE_REGION_KIND_MAX && names[kind] ? names[kind] : "unknown";
 }
 
@@ -391,7 +465,14 @@ static inline const char *strobe_region_kind_name(unsigned kind)
 static inline int strobe_region_kind_is_site(unsigned kind)
 {
     return kind == STROBE_REGION_TM_ATOMIC ||
-           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX);
+           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX && kind != STROBE_REGION_MPI);
+}
+
+/* Regions named by a code address resolved offline: functions, call
+ * sites, MPI wrappers. */
+static inline int strobe_region_kind_is_code(unsigned kind)
+{
+    return kind == STROBE_REGION_FUNCTION || kind == STROBE_REGION_MPI || strobe_region_kind_is_site(kind);
 }
 
 /* ---- Profile (t<N>.prof) ----------------------------------------------

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "core/defs.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/registry.h"
@@ -363,7 +364,7 @@ STROBE_API int strobe_metric_add(strobe_metric_t *metric, int64_t value)
 
 static bool adapter_kind_ok(unsigned kind)
 {
-    return kind == STROBE_REGION_FUNCTION || strobe_region_kind_is_site(kind);
+    return strobe_region_kind_is_code(kind);
 }
 
 /* The key of a code region in the runtime's tables and frames: its
@@ -541,6 +542,20 @@ STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t
 STROBE_API int strobe_event_record_at(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks)
 {
     return ticks == 0 ? -EINVAL : event_record(type, payload, len, ticks);
+}
+
+STROBE_API int strobe_adapter_define(unsigned type, const uint8_t *payload, size_t len)
+{
+    if (type != STROBE_DEF_MPI_COMM || len > STROBE__DEF_ADAPTER_MAX || (len > 0 && payload == NULL))
+        return -EINVAL;
+    if (!strobe__active())
+        return STROBE_ERR_DISABLED;
+    /* the lock orders it with the other defs writers; a thread's own
+     * runtime work is never interrupted by it (not a signal handler) */
+    pthread_mutex_lock(&strobe__rt.lock);
+    strobe__defs_adapter(type, payload, len);
+    pthread_mutex_unlock(&strobe__rt.lock);
+    return 0;
 }
 
 STROBE_API uint64_t strobe_adapter_ticks(void)

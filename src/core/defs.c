@@ -187,6 +187,16 @@ void strobe__defs_sample(uint64_t hz, unsigned source)
     rec_end(&r, STROBE_DEF_SAMPLE);
 }
 
+void strobe__defs_adapter(unsigned type, const uint8_t *payload, size_t len)
+{
+    struct rec r;
+    if (len > STROBE__DEF_ADAPTER_MAX || rec_begin(&r, len))
+        return;
+    memcpy(r.p, payload, len);
+    r.p += len;
+    rec_end(&r, type);
+}
+
 void strobe__defs_process_end(uint64_t ticks, int64_t status)
 {
     struct rec r;

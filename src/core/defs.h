@@ -41,6 +41,11 @@ void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n);
 /* STROBE_DEF_SAMPLE: the sampling rate and source. */
 void strobe__defs_sample(uint64_t hz, unsigned source);
 
+/* A record of an adapter (strobe_adapter_define): the payload as given,
+ * len <= STROBE__DEF_ADAPTER_MAX. */
+#define STROBE__DEF_ADAPTER_MAX 2048u
+void strobe__defs_adapter(unsigned type, const uint8_t *payload, size_t len);
+
 /* STROBE_DEF_THREAD_SUMMARY (format.h). */
 struct strobe__thread_summary {
     uint32_t index;

@@ -75,6 +75,15 @@ struct otf2_export {
                          process: dense refs, as OTF2 wants them */
     struct string_table strings;
     char otf2_msg[256]; /* last message from libotf2's error handler */
+    /* MPI (mpi_setup): the location of each rank, which carries its MPI
+     * records; MPI communicators are Comms from mpi_comm_base on, in the
+     * order of exp->mpi_comms, and comm_rank[c][world rank] is the rank in
+     * communicator c (STROBE_NONE: not a member). */
+    uint32_t nranks; /* 0: no MPI records written */
+    uint64_t *rank_location;
+    uint32_t **comm_rank;
+    uint32_t ncomms_threads; /* Comms of the thread contingents */
+    uint32_t ngroups_threads;
 };
 
 static OTF2_ErrorCode capture_otf2_error(void *user, const char *file, uint64_t line, const char *function,
@@ -201,6 +210,195 @@ static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRe
 
 static const OTF2_FlushCallbacks flush_callbacks = {pre_flush, post_flush};
 
+/* ---- MPI -------------------------------------------------------------- */
+
+/* The rank of each MPI process's location (the main thread of the first
+ * process of the rank), and each communicator's ranks. MPI records are
+ * written when every rank 0..n-1 has a selected location: OTF2 names
+ * message peers by their rank in the communicator, which must map to a
+ * location. */
+static int mpi_setup(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    uint32_t n = 0;
+    for (size_t p = 0; p < exp->nprocesses; p++)
+        if (exp->processes[p].has_rank && exp->processes[p].rank >= n)
+            n = exp->processes[p].rank + 1;
+    if (n == 0 || exp->nmpi_comms == 0)
+        return 0;
+    x->rank_location = malloc(n * sizeof *x->rank_location);
+    x->comm_rank = calloc(exp->nmpi_comms, sizeof *x->comm_rank);
+    if (!x->rank_location || !x->comm_rank)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    for (uint32_t r = 0; r < n; r++)
+        x->rank_location[r] = OTF2_UNDEFINED_LOCATION;
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        const struct strobe_process_info *p = &exp->processes[exp->threads[t].process];
+        if (p->has_rank && exp->threads[t].index == 0 &&
+            x->rank_location[p->rank] == OTF2_UNDEFINED_LOCATION && strobe_thread_selected(exp, t))
+            x->rank_location[p->rank] = t;
+    }
+    for (uint32_t r = 0; r < n; r++)
+        if (x->rank_location[r] == OTF2_UNDEFINED_LOCATION)
+            return 0; /* a rank not measured or not selected */
+    for (size_t c = 0; c < exp->nmpi_comms; c++) {
+        const struct strobe_mpi_comm *mc = &exp->mpi_comms[c];
+        if (!(x->comm_rank[c] = malloc(n * sizeof **x->comm_rank)))
+            return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+        for (uint32_t r = 0; r < n; r++)
+            x->comm_rank[c][r] = STROBE_NONE;
+        for (uint32_t k = 0; k < mc->nmembers; k++)
+            if (mc->members[k] < n)
+                x->comm_rank[c][mc->members[k]] = k;
+    }
+    x->nranks = n;
+    return 0;
+}
+
+static void mpi_free(struct otf2_export *x)
+{
+    for (size_t c = 0; x->comm_rank && c < x->exp->nmpi_comms; c++)
+        free(x->comm_rank[c]);
+    free(x->comm_rank);
+    free(x->rank_location);
+}
+
+/* The index of communicator id in exp->mpi_comms, STROBE_NONE if unknown
+ * or not usable (an intercommunicator, a cut member list). */
+static uint32_t mpi_comm_index(const struct otf2_export *x, uint64_t id)
+{
+    const struct strobe_experiment *exp = x->exp;
+    for (size_t c = 0; c < exp->nmpi_comms; c++)
+        if (exp->mpi_comms[c].id == id)
+            return exp->mpi_comms[c].inter || exp->mpi_comms[c].nmembers != exp->mpi_comms[c].size
+                       ? STROBE_NONE
+                       : (uint32_t)c;
+    return STROBE_NONE;
+}
+
+/* An MPI record of the rank's location as OTF2's MPI events; records OTF2
+ * cannot express (an unknown communicator or peer, another thread of the
+ * rank) are left out. */
+static int write_mpi_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread, OTF2_TimeStamp ts,
+                           const struct strobe_mpi_args *a)
+{
+    const struct strobe_experiment *exp = x->exp;
+    const struct strobe_process_info *p = &exp->processes[exp->threads[thread].process];
+    if (!x->nranks || !p->has_rank || x->rank_location[p->rank] != thread)
+        return 0;
+    if (a->op == STROBE_MPI_ISEND_COMPLETE) {
+        OTF2_TRY(x, OTF2_EvtWriter_MpiIsendComplete(w, NULL, ts, a->request), "MPI isend complete event");
+        return 0;
+    }
+    if (a->op == STROBE_MPI_IRECV_REQUEST) {
+        OTF2_TRY(x, OTF2_EvtWriter_MpiIrecvRequest(w, NULL, ts, a->request), "MPI irecv request event");
+        return 0;
+    }
+    if (a->op == STROBE_MPI_COLL_BEGIN) {
+        OTF2_TRY(x, OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, ts), "MPI collective begin event");
+        return 0;
+    }
+    uint32_t c =
+        a->op == STROBE_MPI_INIT || a->op == STROBE_MPI_FINALIZE ? STROBE_NONE : mpi_comm_index(x, a->comm);
+    if (c == STROBE_NONE) {
+        /* a collective begun must end: on MPI_COMM_WORLD's ref, as an
+         * unknown operation would not be shown at all */
+        if (a->op == STROBE_MPI_COLL_END)
+            OTF2_TRY(x,
+                     OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ts, (OTF2_CollectiveOp)(a->coll - 1),
+                                                     OTF2_UNDEFINED_COMM, OTF2_UNDEFINED_UINT32, a->bytes,
+                                                     a->received),
+                     "MPI collective end event");
+        return 0;
+    }
+    OTF2_CommRef comm = x->ncomms_threads + c;
+    uint32_t peer = a->peer < x->nranks ? x->comm_rank[c][a->peer] : STROBE_NONE;
+    uint32_t tag = (uint32_t)a->tag;
+    switch (a->op) {
+    case STROBE_MPI_COLL_END:
+        /* enum strobe_mpi_coll is OTF2_CollectiveOp + 1 */
+        OTF2_TRY(x,
+                 OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ts, (OTF2_CollectiveOp)(a->coll - 1), comm,
+                                                 peer == STROBE_NONE ? OTF2_UNDEFINED_UINT32 : peer, a->bytes,
+                                                 a->received),
+                 "MPI collective end event");
+        return 0;
+    case STROBE_MPI_SEND:
+        if (peer != STROBE_NONE)
+            OTF2_TRY(x, OTF2_EvtWriter_MpiSend(w, NULL, ts, peer, comm, tag, a->bytes), "MPI send event");
+        return 0;
+    case STROBE_MPI_RECV:
+        if (peer != STROBE_NONE)
+            OTF2_TRY(x, OTF2_EvtWriter_MpiRecv(w, NULL, ts, peer, comm, tag, a->bytes), "MPI receive event");
+        return 0;
+    case STROBE_MPI_ISEND:
+        if (peer != STROBE_NONE)
+            OTF2_TRY(x, OTF2_EvtWriter_MpiIsend(w, NULL, ts, peer, comm, tag, a->bytes, a->request),
+                     "MPI isend event");
+        return 0;
+    case STROBE_MPI_IRECV:
+        if (peer != STROBE_NONE)
+            OTF2_TRY(x, OTF2_EvtWriter_MpiIrecv(w, NULL, ts, peer, comm, tag, a->bytes, a->request),
+                     "MPI irecv event");
+        return 0;
+    default: /* INIT, FINALIZE: the regions say it */
+        return 0;
+    }
+}
+
+/* The MPI paradigm, a COMM_LOCATIONS group of the ranks' locations in rank
+ * order, and per communicator a COMM_GROUP of its members (world ranks,
+ * in its rank order) and a Comm. */
+static int write_mpi_comms(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    if (!x->nranks)
+        return 0;
+    OTF2_StringRef name;
+    char buf[64];
+    INTERN(x, "MPI", &name);
+    OTF2_TRY(
+        x, OTF2_GlobalDefWriter_WriteParadigm(x->defs, OTF2_PARADIGM_MPI, name, OTF2_PARADIGM_CLASS_PROCESS),
+        "MPI paradigm definition");
+    INTERN(x, "MPI ranks", &name);
+    OTF2_GroupRef locations = x->ngroups_threads;
+    OTF2_TRY(x,
+             OTF2_GlobalDefWriter_WriteGroup(x->defs, locations, name, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                             OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, x->nranks,
+                                             x->rank_location),
+             "MPI locations definition");
+    uint64_t *members = malloc(x->nranks * sizeof *members);
+    if (!members)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    int rc = 0;
+    for (size_t c = 0; c < exp->nmpi_comms && rc == 0; c++) {
+        const struct strobe_mpi_comm *mc = &exp->mpi_comms[c];
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < mc->nmembers && k < x->nranks; k++)
+            members[n++] = mc->members[k];
+        if (mc->id == 0)
+            snprintf(buf, sizeof buf, "MPI_COMM_WORLD");
+        else if ((mc->id & 0xffffffffu) == 1)
+            snprintf(buf, sizeof buf, "MPI_COMM_SELF of rank %" PRIu64, mc->id >> 32);
+        else
+            snprintf(buf, sizeof buf, "MPI communicator %" PRIu64 ".%" PRIu64, mc->id >> 32,
+                     mc->id & 0xffffffffu);
+        OTF2_ErrorCode e = OTF2_SUCCESS;
+        OTF2_GroupRef group = locations + 1 + (OTF2_GroupRef)c;
+        if ((rc = intern(x, buf, &name)) >= 0)
+            e = OTF2_GlobalDefWriter_WriteGroup(x->defs, group, name, OTF2_GROUP_TYPE_COMM_GROUP,
+                                                OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, n, members);
+        if (e == OTF2_SUCCESS && rc >= 0)
+            e = OTF2_GlobalDefWriter_WriteComm(x->defs, x->ncomms_threads + (OTF2_CommRef)c, name, group,
+                                               OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+        if (e != OTF2_SUCCESS)
+            rc = otf2_failed(x, e, "MPI communicator definition");
+        rc = rc < 0 ? rc : 0;
+    }
+    free(members);
+    return rc;
+}
+
 static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread,
                        const struct strobe_event *ev)
 {
@@ -251,6 +449,8 @@ static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread
             OTF2_TRY(x, OTF2_EvtWriter_ThreadWait(w, NULL, ts, contingent, ev->other_thread),
                      "thread wait event");
         return 0;
+    case STROBE_EVENT_MPI:
+        return write_mpi_event(x, w, thread, ts, &ev->mpi);
     default: /* FORK has no OTF2 event; future types are skipped */
         return 0;
     }
@@ -312,7 +512,12 @@ static void region_role(unsigned kind, OTF2_RegionRole *role, OTF2_Paradigm *par
         [STROBE_REGION_OMP_WAIT] = OTF2_REGION_ROLE_WRAPPER,
         [STROBE_REGION_OMP_TASK] = OTF2_REGION_ROLE_TASK,
     };
-    if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX) {
+    if (kind == STROBE_REGION_MPI) {
+        /* a point-to-point role would need the function's class; WRAPPER
+         * is what Score-P gives the MPI calls it does not classify */
+        *role = OTF2_REGION_ROLE_WRAPPER;
+        *paradigm = OTF2_PARADIGM_MPI;
+    } else if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX) {
         *role = omp_roles[kind];
         *paradigm = OTF2_PARADIGM_OPENMP;
     } else if (kind == STROBE_REGION_USER) {
@@ -515,7 +720,8 @@ static int write_global_defs(struct otf2_export *x)
              "clock properties");
     int rc;
     if ((rc = write_regions(x)) < 0 || (rc = write_system_tree(x)) < 0 ||
-        (rc = write_thread_contingents(x)) < 0 || (rc = write_metrics(x)) < 0)
+        (rc = write_thread_contingents(x)) < 0 || (rc = write_mpi_comms(x)) < 0 ||
+        (rc = write_metrics(x)) < 0)
         return rc;
     OTF2_TRY(x, OTF2_Archive_CloseGlobalDefWriter(x->archive, x->defs), "closing global definitions");
     x->defs = NULL;
@@ -597,18 +803,23 @@ int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
         strobe__out_dir_abort(&dir);
         return strobe__error(eb, -ENOMEM, "%s: out of memory", out);
     }
-    for (uint32_t p = 0, n = 0; p < exp->nprocesses; p++)
-        x.comm[p] = strobe_process_selected(exp, p) ? n++ : OTF2_UNDEFINED_COMM;
+    for (uint32_t p = 0; p < exp->nprocesses; p++)
+        x.comm[p] = strobe_process_selected(exp, p) ? x.ncomms_threads++ : OTF2_UNDEFINED_COMM;
+    /* group 0: all locations; 1 + comm: each contingent's */
+    x.ngroups_threads = exp->nthreads ? x.ncomms_threads + 1 : 0;
     /* libotf2 does not return the previous handler's user data; every user
      * of libotf2 in strobe uses the default handler (NULL, NULL). */
     OTF2_ErrorCallback old = OTF2_Error_RegisterCallback(capture_otf2_error, &x);
-    rc = write_archive(&x, dir.tmp, opts);
+    rc = mpi_setup(&x);
+    if (rc == 0)
+        rc = write_archive(&x, dir.tmp, opts);
     if (x.defs)
         OTF2_Archive_CloseGlobalDefWriter(x.archive, x.defs);
     if (x.archive)
         OTF2_Archive_Close(x.archive);
     OTF2_Error_RegisterCallback(old, NULL);
     strings_free(&x.strings);
+    mpi_free(&x);
     free(x.events);
     free(x.comm);
     if (rc < 0) {

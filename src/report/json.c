@@ -639,6 +639,89 @@ static void json_tm(struct jw *w, const struct strobe_experiment *exp, const str
     jw_close(w);
 }
 
+/* ---- MPI --------------------------------------------------------------- */
+
+static void json_u64_array(struct jw *w, const char *key, const uint64_t *v, size_t n)
+{
+    jw_open(w, key, '[', true);
+    for (size_t i = 0; i < n; i++)
+        jw_u64(w, NULL, v[i]);
+    jw_close(w);
+}
+
+/* The MPI section (docs/formats/report-json.md). */
+static void json_mpi(struct jw *w, const struct strobe_mpi_model *m)
+{
+    jw_open(w, "mpi", '{', false);
+    jw_u64(w, "ranks", m->nranks);
+    jw_u64(w, "messages", m->messages);
+    jw_u64(w, "bytes", m->bytes);
+    jw_bool(w, "traced", m->traced);
+    jw_open(w, "per_rank", '[', false);
+    for (uint32_t r = 0; r < m->nranks; r++) {
+        const struct strobe_mpi_rank *k = &m->ranks[r];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "rank", r);
+        jw_bool(w, "measured", k->present);
+        jw_u64(w, "mpi_ns", k->mpi_ns);
+        jw_u64(w, "thread_ns", k->thread_ns);
+        jw_u64(w, "calls", k->calls);
+        jw_u64(w, "sent", k->sent);
+        jw_u64(w, "sent_bytes", k->sent_bytes);
+        jw_u64(w, "received", k->received);
+        jw_u64(w, "received_bytes", k->received_bytes);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "functions", '[', false);
+    for (size_t i = 0; i < m->ncalls; i++) {
+        const struct strobe_mpi_call *c = &m->calls[i];
+        jw_open(w, NULL, '{', true);
+        jw_ref(w, "region", c->region);
+        jw_u64(w, "calls", c->calls);
+        jw_u64(w, "ns", c->ns);
+        json_u64_array(w, "rank_ns", c->rank_ns, m->nranks);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "sizes", '[', false);
+    for (unsigned b = 0; b < STROBE_MPI_HIST_BUCKETS; b++) {
+        if (!m->hist[b])
+            continue;
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "min_bytes", strobe_mpi_bucket_low(b));
+        if (b + 1 < STROBE_MPI_HIST_BUCKETS)
+            jw_u64(w, "max_bytes", b ? strobe_mpi_bucket_low(b + 1) - 1 : 0);
+        else
+            jw_null(w, "max_bytes");
+        jw_u64(w, "messages", m->hist[b]);
+        jw_u64(w, "bytes", m->hist_bytes[b]);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "matrix_bytes", '[', false);
+    for (uint32_t r = 0; r < m->nranks; r++)
+        json_u64_array(w, NULL, m->matrix_bytes + (size_t)r * m->nranks, m->nranks);
+    jw_close(w);
+    jw_open(w, "matrix_messages", '[', false);
+    for (uint32_t r = 0; r < m->nranks; r++)
+        json_u64_array(w, NULL, m->matrix_messages + (size_t)r * m->nranks, m->nranks);
+    jw_close(w);
+    jw_open(w, "collectives", '[', false);
+    for (unsigned c = 1; c < STROBE_MPI_NCOLLS; c++) {
+        if (!m->colls[c].calls)
+            continue;
+        jw_open(w, NULL, '{', true);
+        jw_str(w, "name", strobe_mpi_coll_name(c));
+        jw_u64(w, "calls", m->colls[c].calls);
+        jw_u64(w, "sent_bytes", m->colls[c].sent_bytes);
+        jw_u64(w, "received_bytes", m->colls[c].received_bytes);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_close(w);
+}
+
 /* ---- Memory (--malloc) ---------------------------------------------------- */
 
 /* The call path of merged node n as region indices from depth 1 down;
@@ -986,6 +1069,8 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
         json_samples(&w, exp, prof, opts->samples);
     if (rc == 0 && opts && opts->locks)
         json_locks(&w, opts->locks);
+    if (rc == 0 && opts && opts->mpi)
+        json_mpi(&w, opts->mpi);
     jw_close(&w);
     fputc('\n', out);
     strobe__report_view_free(&v);

@@ -19,6 +19,7 @@
 #include "analysis/locks.h"
 #include "analysis/malloc.h"
 #include "analysis/samples.h"
+#include "analysis/mpi.h"
 #include "analysis/tm.h"
 
 /* Version of the JSON schema ("version" field); bump on incompatible change. */
@@ -57,6 +58,8 @@ struct strobe_report_opts {
     const struct strobe_lock_model *locks;    /* JSON: add the synchronization section
                                                  (strobe_lock_model_build); NULL: none.
                                                  The text form is report/locks.h's. */
+    const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
+                                                 NULL: none */
 };
 
 /* Default options: sort by excl, top 20, no optional section. */

@@ -13,6 +13,7 @@
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
 #include "common/format.h"
+#include "records.h"
 #include "test.h"
 
 static char dir[4200];
@@ -101,9 +102,8 @@ static size_t thread_sync_records(const struct strobe_experiment *exp, size_t th
     const char *path = exp->threads[thread].stream_path;
     const uint8_t *buf;
     size_t len;
+    strobe_test_map(path, &buf, &len);
     struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
     struct strobe__stream_decoder d;
     struct strobe__raw_event ev;
     int rc = strobe__stream_begin(&d, buf, len, path, &eb);
@@ -344,32 +344,20 @@ STROBE_TEST(no_locks_records_nothing)
     free(out);
 }
 
-/* Byte offset in `path` of the first SYNC slot (profile) or SYNC record
- * (stream); fails the test when there is none. */
-static long first_sync(const char *path, bool stream)
+/* Byte offset in `path` of the first SYNC slot; fails the test when there
+ * is none. */
+static long first_sync_slot(const char *path)
 {
     const uint8_t *buf;
     size_t len;
-    struct strobe_errbuf eb = {""};
-    if (strobe__file_map(path, path, &buf, &len, &eb) != 0)
-        STROBE_FAIL("%s", eb.msg);
+    strobe_test_map(path, &buf, &len);
     long off = -1;
-    if (stream) {
-        struct strobe__stream_decoder d;
-        struct strobe__raw_event ev;
-        int rc = strobe__stream_begin(&d, buf, len, path, &eb);
-        while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
-            if (ev.kind == STROBE__RAW_SYNC)
-                off = (long)ev.offset;
-        strobe__stream_end(&d);
-    } else {
-        for (size_t o = 64; off < 0 && o + 64 <= len; o += 64)
-            if (buf[o] == STROBE_SLOT_SYNC)
-                off = (long)o;
-    }
+    for (size_t o = 64; off < 0 && o + 64 <= len; o += 64)
+        if (buf[o] == STROBE_SLOT_SYNC)
+            off = (long)o;
     strobe__file_unmap(buf, len);
     if (off < 0)
-        STROBE_FAIL("%s: no SYNC %s", path, stream ? "record" : "slot");
+        STROBE_FAIL("%s: no SYNC slot", path);
     return off;
 }
 
@@ -381,7 +369,7 @@ STROBE_TEST(corrupt_sync_data_is_one_line_error)
     snprintf(evt, sizeof evt, "%s/%s/t2.evt", dir, exp->processes[0].dir);
     strobe_experiment_close(exp);
     /* a SYNC slot of an unknown kind (9) */
-    long slot = first_sync(prof, false);
+    long slot = first_sync_slot(prof);
     CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\011' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
                                 prof, slot + 8),
                  0);
@@ -398,15 +386,8 @@ STROBE_TEST(corrupt_sync_data_is_one_line_error)
     CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\002' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
                                 prof, slot + 8),
                  0);
-    long rec = first_sync(evt, true);
-    CHECK_EQ_INT(
-        strobe_test_sh(&out,
-                       "f='%s'; o=%ld; i=$((o+1)); "
-                       "while [ $(( $(od -An -tu1 -j$i -N1 \"$f\") & 128 )) -ne 0 ]; do i=$((i+1)); done; "
-                       "printf '\\014' | dd of=\"$f\" bs=1 seek=$((i+2)) conv=notrunc 2>/dev/null",
-                       evt, rec),
-        0);
-    free(out);
+    long rec = strobe_test_first_record(evt, STROBE__RAW_SYNC, NULL);
+    strobe_test_patch_ext_op(evt, rec, 12);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks --source trace", STROBE_BIN_DIR, dir),
                  1);
     snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 12\n", rec);

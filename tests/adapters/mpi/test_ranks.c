@@ -11,23 +11,10 @@
  */
 #include <stdbool.h>
 
+#include "launch.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
-
-/* Open MPI refuses root without both variables and more ranks than cores
- * without oversubscription; other MPIs ignore them. */
-#define MPI_ENV                                                                                              \
-    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-
-static char *run(int want, const char *fmt, const char *dir, const char *arg)
-{
-    char *out;
-    int st = strobe_test_sh(&out, fmt, dir, arg);
-    if (st != want)
-        STROBE_FAIL("exit %d, expected %d:\n%s", st, want, out);
-    return out;
-}
 
 /* Runs the 3-rank job under strobe run in dir/exp (extra: options of
  * strobe run). */
