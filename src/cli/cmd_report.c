@@ -368,73 +368,43 @@ int strobe__cmd_report(int argc, char **argv)
         strobe_experiment_close(exp);
         return rc;
     }
+    /* The sections' models; the first that cannot be built ends the
+     * command (`missing`: what to say when the run did not record it). */
     struct strobe_tm_model *tm_model = NULL;
-    if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0) {
-        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
     struct strobe_lock_model *lock_model = NULL;
-    if (locks && (rc = strobe_lock_model_build(exp, &lock_model, &eb)) != 0) {
-        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
-    opts.tm = tm_model;
     struct strobe_malloc_model *mem_model = NULL;
-    if (mem && (rc = strobe_malloc_model_build(exp, prof, &mem_model, &eb)) != 0) {
-        if (rc == -ENOENT)
-            strobe__cli_say("report: %s: --malloc: no allocations were tracked (record them with `strobe run "
-                            "--malloc`)",
-                            dir);
-        else
-            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_lock_model_free(lock_model);
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
-    opts.malloc = mem_model;
     struct strobe_sample_model *sample_model = NULL;
-    if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0) {
-        if (rc == -ENOENT)
-            strobe__cli_say(
-                "report: %s: --samples: the run did not sample (record with `strobe run --sample`)", dir);
-        else
-            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_malloc_model_free(mem_model);
-        strobe_lock_model_free(lock_model);
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
-    opts.samples = sample_model;
-    opts.locks = lock_model;
-    /* the MPI section comes by itself when there are MPI calls */
     struct strobe_mpi_model *mpi_model = NULL;
-    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0) {
-        if (rc == -ENOENT)
-            strobe__cli_say(
-                "report: %s: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)", dir);
-        else
-            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_sample_model_free(sample_model);
-        strobe_malloc_model_free(mem_model);
-        strobe_lock_model_free(lock_model);
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
+    const char *missing = NULL;
+    bool failed = true;
+    if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0)
+        goto out;
+    if (locks && (rc = strobe_lock_model_build(exp, &lock_model, &eb)) != 0)
+        goto out;
+    missing = "--malloc: no allocations were tracked (record them with `strobe run --malloc`)";
+    if (mem && (rc = strobe_malloc_model_build(exp, prof, &mem_model, &eb)) != 0)
+        goto out;
+    missing = "--samples: the run did not sample (record with `strobe run --sample`)";
+    if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0)
+        goto out;
+    /* the MPI section comes by itself when there are MPI calls */
+    missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
+    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
+        goto out;
+    failed = false;
+    opts.tm = tm_model;
+    opts.locks = lock_model;
+    opts.malloc = mem_model;
+    opts.samples = sample_model;
     opts.mpi = mpi_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
     if (rc == 0 && lock_model && !json)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
+out:
+    if (failed && rc == -ENOENT && missing)
+        strobe__cli_say("report: %s: %s", dir, missing);
+    else if (failed)
+        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
     strobe_lock_model_free(lock_model);
     strobe_malloc_model_free(mem_model);
     strobe_sample_model_free(sample_model);
@@ -442,6 +412,8 @@ int strobe__cmd_report(int argc, char **argv)
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);
+    if (failed)
+        return STROBE_EXIT_FAILURE;
     if (rc) {
         if (rc == STROBE_ERR_FORMAT)
             strobe__cli_say("report: %s: inconsistent call-path profile", dir);
