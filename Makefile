@@ -63,6 +63,7 @@ bench: build
 	@bench/locks.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)
+	@bench/sample/run.sh $(BUILD)
 	@bench/mpi.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)

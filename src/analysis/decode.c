@@ -163,6 +163,8 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_THREAD_SUMMARY: return "THREAD_SUMMARY record";
     case STROBE_DEF_OPEN_FRAMES: return "OPEN_FRAMES record";
     case STROBE_DEF_MALLOC: return "MALLOC record";
+    case STROBE_DEF_SAMPLE:
+        return "SAMPLE record";
     case STROBE_DEF_MPI_COMM: return "MPI_COMM record";
     default: return "record";
     }
@@ -443,6 +445,22 @@ static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, s
     }
     case STROBE_DEF_MALLOC:
         return malloc_record(d, c, rec_off, eb);
+    case STROBE_DEF_SAMPLE: {
+        uint64_t hz, source;
+        if ((rc = get_u(c, &hz, eb)) || (rc = get_u(c, &source, eb)))
+            return rc;
+        if (d->sample_hz)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second SAMPLE record", c->name,
+                                 rec_off);
+        if (hz < STROBE_SAMPLE_HZ_MIN || hz > STROBE_SAMPLE_HZ_MAX || source < STROBE_SAMPLE_PERF ||
+            source > STROBE_SAMPLE_TIMER)
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %zu: SAMPLE record: rate %llu Hz, source %llu out of range",
+                                 c->name, rec_off, (unsigned long long)hz, (unsigned long long)source);
+        d->sample_hz = (uint32_t)hz;
+        d->sample_source = (int)source;
+        return 0;
+    }
     case STROBE_DEF_MPI_COMM:
         return mpi_comm_record(d, c, rec_off, eb);
     default:
@@ -656,6 +674,44 @@ static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, stru
     return rc;
 }
 
+/* STROBE_EXT_SAMPLE (format.h): missed, flags, the frames into d->frames. */
+static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+                          struct strobe_errbuf *eb)
+{
+    uint64_t weight, missed, flags, n, v;
+    int rc;
+    ev->kind = STROBE__RAW_SAMPLE;
+    if ((rc = get_u(c, &weight, eb)) || (rc = get_u(c, &missed, eb)) || (rc = get_u(c, &flags, eb)) ||
+        (rc = get_u(c, &n, eb)))
+        return rc;
+    /* weights and misses are periods of a thread's CPU time: even at
+     * 10 kHz, 2^40 of them are three years */
+    if (weight == 0 || weight > (1ull << 40) || missed > (1ull << 40) || flags > STROBE_SAMPLE_TRUNCATED ||
+        n == 0 || n > STROBE_SAMPLE_MAX_FRAMES)
+        return strobe__error(
+            eb, STROBE_ERR_FORMAT,
+            "%s: offset %llu: SAMPLE record: weight %llu, missed %llu, flags %llu, %llu frames "
+            "out of range (1 to %u)",
+            d->name, (unsigned long long)ev->offset, (unsigned long long)weight, (unsigned long long)missed,
+            (unsigned long long)flags, (unsigned long long)n, STROBE_SAMPLE_MAX_FRAMES);
+    for (uint64_t i = 0; i < n; i++) {
+        if ((rc = get_u(c, &v, eb)))
+            return rc;
+        uint64_t a = i == 0 ? v : d->frames[i - 1] + (uint64_t)strobe_unzigzag(v);
+        if (a == 0 || a >= (1ull << 57)) /* user-space addresses (5-level paging at most) */
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %llu: SAMPLE record: frame %llu address %#llx out of range",
+                                 d->name, (unsigned long long)ev->offset, (unsigned long long)i,
+                                 (unsigned long long)a);
+        d->frames[i] = a;
+    }
+    ev->value = (int64_t)missed;
+    ev->id = flags;
+    ev->parent = weight;
+    ev->nframes = (uint32_t)n;
+    return 0;
+}
+
 /* STROBE_EXT_MPI (format.h): the op and its parameters. */
 static int mpi_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
                        struct strobe_errbuf *eb)
@@ -762,6 +818,8 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         return tm_payload(d, c, ev, eb);
     case STROBE_EXT_SYNC:
         return sync_payload(d, c, ev, eb);
+    case STROBE_EXT_SAMPLE:
+        return sample_payload(d, c, ev, eb);
     case STROBE_EXT_MPI:
         return mpi_payload(d, c, ev, eb);
     case STROBE_EXT_ALLOC:
@@ -790,7 +848,7 @@ static const char *ext_name(unsigned type)
     static const char *const names[] = {"EXT record",    "THREAD_BEGIN record",  "THREAD_END record",
                                         "METRIC record", "THREAD_CREATE record", "THREAD_JOIN record",
                                         "FORK record",   "INHERIT record",       "TM record",
-                                        "EXT record",    "SYNC record",          "ALLOC record",
+                                        "SAMPLE record", "SYNC record",          "ALLOC record",
                                         "MPI record"};
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }

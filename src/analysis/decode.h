@@ -99,6 +99,8 @@ struct strobe__defs {
     bool malloc_summary; /* a MALLOC SUMMARY record */
     uint64_t malloc_peak, malloc_peak_ticks, malloc_live_bytes, malloc_live_blocks, malloc_untracked;
     struct strobe__malloc_live *malloc_live; size_t nmalloc_live;
+    uint32_t sample_hz; /* a SAMPLE record: its rate, 0 = the process did not sample */
+    int sample_source;  /* enum strobe_sample_source */
     struct strobe__mpi_comm *mpi_comms;
     size_t nmpi_comms;
 };
@@ -123,6 +125,8 @@ enum strobe__raw_kind {
     STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
                                    sync_args = the op's arguments (format.h) */
     STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
+    STROBE__RAW_SAMPLE = 14,    /* parent = weight, value = periods missed before it, id = flags,
+                                   the decoder's frames[0..nframes) */
     STROBE__RAW_MPI = 15,       /* mpi */
 };
 
@@ -147,6 +151,7 @@ struct strobe__raw_event {
     uint64_t sync_args[5];
     uint32_t depth; /* open regions after the event */
     uint64_t address; /* ALLOC */
+    uint32_t nframes; /* SAMPLE */
     struct strobe_mpi_args mpi;
 };
 
@@ -164,6 +169,8 @@ struct strobe__stream_decoder {
     /* the last COUNTS record, valid after a STROBE__RAW_TM_COUNTS event
      * until the next call (kept here, not in every event) */
     struct strobe__tm_counts counts;
+    /* the frames of the last SAMPLE record (innermost first), likewise */
+    uint64_t frames[STROBE_SAMPLE_MAX_FRAMES];
 };
 
 /* Checks the header and positions the decoder on the first record. The

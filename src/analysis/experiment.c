@@ -1074,9 +1074,11 @@ int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *
         struct strobe__raw_event raw;
         int rc;
         /* COUNTS records were read by the loader (exp->tm_counts); SYNC
-         * records are the lock model's (locks.h) */
+         * records are the lock model's (locks.h), SAMPLE records the
+         * sample model's (samples.h) */
         while ((rc = strobe__stream_decode(&it->dec, &raw, eb)) == 1 &&
-               (raw.kind == STROBE__RAW_TM_COUNTS || raw.kind == STROBE__RAW_SYNC))
+               (raw.kind == STROBE__RAW_TM_COUNTS || raw.kind == STROBE__RAW_SYNC ||
+                raw.kind == STROBE__RAW_SAMPLE))
             ;
         if (rc < 0)
             return rc;

@@ -197,3 +197,140 @@ void strobe__resolved_free(struct strobe__resolved *r)
     free(r->file);
     free(r->module);
 }
+
+/* The name of a subprogram or inlined-subroutine DIE, through its
+ * abstract origin or specification. */
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Die origin;
+    const char *n = dwarf_diename(die);
+    if (!n && dwarf_attr_integrate(die, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin))
+        n = dwarf_diename(&origin);
+    return n;
+}
+
+static int frame_set(struct strobe__code_frame *f, const char *name, const char *file, int line)
+{
+    f->name = strdup(name);
+    f->file = strdup(file ? file : "");
+    f->line = line > 0 ? (unsigned)line : 0;
+    return f->name && f->file ? 0 : -ENOMEM;
+}
+
+/* The inline chain of ADDR in MOD below the ELF symbol `outer`: every
+ * DW_TAG_inlined_subroutine scope, innermost first, then `outer` itself,
+ * each with its line (the address's, then each inlined call's). */
+static int inline_chain(Dwfl_Module *mod, uint64_t addr, const char *outer, struct strobe__code_loc *o)
+{
+    const char *file = NULL;
+    int line = 0;
+    line_of(mod, addr, &file, &line);
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = cu_of(mod, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    Dwarf_Files *files = NULL;
+    if (cu)
+        dwarf_getsrcfiles(cu, &files, NULL);
+    int inl = 0;
+    for (int i = 0; i < n; i++)
+        inl += dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+    o->frames = calloc((size_t)inl + 1, sizeof *o->frames);
+    int rc = o->frames ? 0 : -ENOMEM;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        const char *nm = die_name(&scopes[i]);
+        rc = frame_set(&o->frames[o->nframes++], nm ? nm : "(inlined)", file, line);
+        /* the next frame out is at the call of this one */
+        Dwarf_Attribute attr;
+        Dwarf_Word cf = 0, cl = 0;
+        file = NULL;
+        line = 0;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cf) == 0 && files)
+            file = dwarf_filesrc(files, cf, NULL, NULL);
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cl) == 0)
+            line = (int)cl;
+    }
+    if (rc == 0)
+        rc = frame_set(&o->frames[o->nframes++], outer, file, line);
+    free(scopes);
+    return rc;
+}
+
+/* The run-time start address of the .eh_frame/.debug_frame entry (one
+ * per function, as compilers emit them) covering ADDR; 0 when none. */
+static uint64_t cfi_start(Dwfl_Module *mod, uint64_t addr)
+{
+    Dwarf_Addr bias;
+    Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+    Dwarf_Frame *frame = NULL;
+    if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0) {
+        cfi = dwfl_module_dwarf_cfi(mod, &bias);
+        if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+            return 0;
+    }
+    Dwarf_Addr start = 0, end = 0;
+    int ok = dwarf_frame_info(frame, &start, &end, NULL) >= 0;
+    free(frame);
+    return ok ? start + bias : 0;
+}
+
+int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, size_t n,
+                         struct strobe__code_loc *out)
+{
+    Dwfl *dwfl = open_modules(d);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct strobe__code_loc *o = &out[i];
+        memset(o, 0, sizeof *o);
+        uint64_t a = addrs[i];
+        const struct strobe__module *m = module_of(d, a);
+        Dwfl_Module *mod = dwfl && m ? dwfl_addrmodule(dwfl, a) : NULL;
+        GElf_Off off = 0;
+        GElf_Sym sym;
+        const char *name = mod ? dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL) : NULL;
+        /* only a symbol whose extent holds the address names it: the
+         * nearest one before it would be a wrong name in stripped code */
+        if (name && (GELF_ST_TYPE(sym.st_info) != STT_FUNC || off >= sym.st_size))
+            name = NULL;
+        o->module = strdup(m ? m->path : "");
+        o->rel = m ? a - m->bias : a;
+        if (!o->module) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (name) {
+            rc = inline_chain(mod, a, name, o);
+            continue;
+        }
+        char *anon = NULL;
+        const char *base = m ? strrchr(m->path, '/') : NULL;
+        /* the start of the function, from the unwind tables even a stripped
+         * object keeps: all its addresses then count as one function */
+        uint64_t start = mod ? cfi_start(mod, a) : 0;
+        int k =
+            m ? asprintf(&anon, "%s+0x%" PRIx64, base ? base + 1 : m->path, start ? start - m->bias : o->rel)
+              : asprintf(&anon, "0x%" PRIx64, a); /* no module: the vDSO, generated code */
+        if (k < 0)
+            anon = NULL;
+        o->frames = calloc(1, sizeof *o->frames);
+        rc = anon && o->frames ? frame_set(&o->frames[0], anon, NULL, 0) : -ENOMEM;
+        o->nframes = o->frames ? 1 : 0;
+        free(anon);
+    }
+    if (dwfl)
+        dwfl_end(dwfl);
+    return rc;
+}
+
+void strobe__code_loc_free(struct strobe__code_loc *l)
+{
+    for (size_t i = 0; i < l->nframes; i++) {
+        free(l->frames[i].name);
+        free(l->frames[i].file);
+    }
+    free(l->frames);
+    free(l->module);
+}

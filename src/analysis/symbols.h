@@ -26,6 +26,34 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
 
 void strobe__resolved_free(struct strobe__resolved *r);
 
+/* One function at a code address: the address's own function, or one
+ * that DWARF says was inlined there. */
+struct strobe__code_frame {
+    char *name;    /* malloc'd; the module+0xoffset form when no symbol covers the address */
+    char *file;    /* malloc'd; "" when unknown */
+    unsigned line; /* the address's line in it (for an outer frame of an inline
+                      chain: the line of the inlined call); 0 when unknown */
+};
+
+/* What a sampled code address is: its inline chain, innermost first (the
+ * function that contains the address in the ELF symbol table last). */
+struct strobe__code_loc {
+    struct strobe__code_frame *frames; /* malloc'd, nframes >= 1 */
+    size_t nframes;
+    char *module; /* malloc'd path; "" when the address is in no module */
+    uint64_t rel; /* address minus the module's load bias */
+};
+
+/* Resolves the code addresses addrs[0..n) of D's process into out[i]. An
+ * address is looked up as given: callers pass a return address minus one
+ * (the call instruction). A function is named by the ELF symbol whose
+ * extent contains the address (never the nearest one before it: stripped
+ * code gets "module+0xoffset"), inlined functions by DWARF. Returns 0 or
+ * -ENOMEM. */
+int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, size_t n,
+                         struct strobe__code_loc *out);
+void strobe__code_loc_free(struct strobe__code_loc *l);
+
 /* Names the data objects at run-time addresses addrs[0..n) of D's process
  * by the ELF symbol that contains them ("name", or "name+offset" inside
  * it): names[i] is malloc'd, or NULL when no object symbol covers the

@@ -24,7 +24,7 @@
 
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
-    "                         [--malloc] [--mpi]\n"
+    "                         [--malloc] [--samples] [--mpi]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
@@ -61,6 +61,10 @@ const char strobe__report_help[] =
     "                      exit; per call path allocations, bytes, frees and blocks\n"
     "                      live at exit (leaks, per allocating thread and path);\n"
     "                      the large blocks allocated and freed, in time order\n"
+    "  --samples           add the sampled section (`strobe run --sample`): flat\n"
+    "                      profile of functions by self and total samples with\n"
+    "                      their hottest file:line, sampled call tree, samples per\n"
+    "                      thread and per instrumented call path\n"
     "  --mpi               add the MPI section (`strobe run --mpi`; shown without\n"
     "                      the option whenever the experiment has MPI calls): per\n"
     "                      rank the time in MPI and the messages sent and received,\n"
@@ -160,6 +164,7 @@ enum {
     OPT_BY,
     OPT_LOCKS,
     OPT_MALLOC,
+    OPT_SAMPLES,
     OPT_MPI
 };
 
@@ -170,6 +175,7 @@ static const struct option report_options[] = {
     {"tm", no_argument, NULL, OPT_TM},
     {"locks", no_argument, NULL, OPT_LOCKS},
     {"malloc", no_argument, NULL, OPT_MALLOC},
+    {"samples", no_argument, NULL, OPT_SAMPLES},
     {"mpi", no_argument, NULL, OPT_MPI},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
@@ -229,7 +235,8 @@ int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false, mpi = false;
+    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false, samples = false,
+         mpi = false;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
@@ -266,6 +273,9 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_MALLOC:
             mem = true;
+            break;
+        case OPT_SAMPLES:
+            samples = true;
             break;
         case OPT_MPI:
             mpi = true;
@@ -318,10 +328,11 @@ int strobe__cmd_report(int argc, char **argv)
     const char *dir = argv[optind];
     if (!score && (target_arg || filter_path))
         return strobe__cli_usage_error("report", "'%s' needs --score", target_arg ? "--target" : "-o");
-    if (score && (tm || mem || opts.threads || sorted))
+    if (score && (tm || mem || samples || opts.threads || sorted))
         return strobe__cli_usage_error("report", "'--score' and '%s' exclude each other",
                                        tm             ? "--tm"
                                        : mem          ? "--malloc"
+                                       : samples      ? "--samples"
                                        : opts.threads ? "--threads"
                                                       : "--sort");
     if (filter_path && !*filter_path)
@@ -357,63 +368,52 @@ int strobe__cmd_report(int argc, char **argv)
         strobe_experiment_close(exp);
         return rc;
     }
+    /* The sections' models; the first that cannot be built ends the
+     * command (`missing`: what to say when the run did not record it). */
     struct strobe_tm_model *tm_model = NULL;
-    if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0) {
-        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
     struct strobe_lock_model *lock_model = NULL;
-    if (locks && (rc = strobe_lock_model_build(exp, &lock_model, &eb)) != 0) {
-        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
-    opts.tm = tm_model;
     struct strobe_malloc_model *mem_model = NULL;
-    if (mem && (rc = strobe_malloc_model_build(exp, prof, &mem_model, &eb)) != 0) {
-        if (rc == -ENOENT)
-            strobe__cli_say("report: %s: --malloc: no allocations were tracked (record them with `strobe run "
-                            "--malloc`)",
-                            dir);
-        else
-            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_lock_model_free(lock_model);
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
-    opts.malloc = mem_model;
-    opts.locks = lock_model;
-    /* the MPI section comes by itself when there are MPI calls */
+    struct strobe_sample_model *sample_model = NULL;
     struct strobe_mpi_model *mpi_model = NULL;
-    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0) {
-        if (rc == -ENOENT)
-            strobe__cli_say(
-                "report: %s: --mpi: no MPI calls were recorded (record them with `strobe run --mpi`)", dir);
-        else
-            strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
-        strobe_malloc_model_free(mem_model);
-        strobe_lock_model_free(lock_model);
-        strobe_tm_model_free(tm_model);
-        strobe_profile_free(prof);
-        strobe_experiment_close(exp);
-        return STROBE_EXIT_FAILURE;
-    }
+    const char *missing = NULL;
+    bool failed = true;
+    if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0)
+        goto out;
+    if (locks && (rc = strobe_lock_model_build(exp, &lock_model, &eb)) != 0)
+        goto out;
+    missing = "--malloc: no allocations were tracked (record them with `strobe run --malloc`)";
+    if (mem && (rc = strobe_malloc_model_build(exp, prof, &mem_model, &eb)) != 0)
+        goto out;
+    missing = "--samples: the run did not sample (record with `strobe run --sample`)";
+    if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0)
+        goto out;
+    /* the MPI section comes by itself when there are MPI calls */
+    missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
+    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
+        goto out;
+    failed = false;
+    opts.tm = tm_model;
+    opts.locks = lock_model;
+    opts.malloc = mem_model;
+    opts.samples = sample_model;
     opts.mpi = mpi_model;
     rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
     if (rc == 0 && lock_model && !json)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
+out:
+    if (failed && rc == -ENOENT && missing)
+        strobe__cli_say("report: %s: %s", dir, missing);
+    else if (failed)
+        strobe__cli_say("report: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
     strobe_lock_model_free(lock_model);
     strobe_malloc_model_free(mem_model);
+    strobe_sample_model_free(sample_model);
     strobe_mpi_model_free(mpi_model);
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);
+    if (failed)
+        return STROBE_EXIT_FAILURE;
     if (rc) {
         if (rc == STROBE_ERR_FORMAT)
             strobe__cli_say("report: %s: inconsistent call-path profile", dir);

@@ -27,6 +27,8 @@
 #include "cli/cli.h"
 #include "common/job.h"
 #include "common/filter.h"
+#include "common/format.h"
+#include "common/size.h"
 #include "report/units.h"
 #include "strobe/strobe.h"
 
@@ -35,7 +37,7 @@ extern char **environ;
 const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
-    "                  [--openmp] [--malloc] [--measure-launcher] [--job NAME]\n"
+    "                  [--openmp] [--malloc] [--sample[=HZ]] [--measure-launcher] [--job NAME]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -81,6 +83,9 @@ const char strobe__run_help[] =
     "                     path, peak live bytes, blocks live at exit; blocks of\n"
     "                     $STROBE_MALLOC_LARGE bytes (default 1M) and more as\n"
     "                     trace events (`strobe report --malloc`)\n"
+    "  --sample[=HZ]      sample the call stack of every thread HZ times per second\n"
+    "                     of its CPU time (1 to 10000, default 1000), also in code\n"
+    "                     that was not instrumented (`strobe report --samples`)\n"
     "  --measure-launcher measure PROG itself when it is an MPI launcher (mpirun,\n"
     "                     mpiexec, orterun, prterun, srun, ...); by default only\n"
     "                     the processes it starts are measured\n"
@@ -107,6 +112,7 @@ enum {
     OPT_LOCKS,
     OPT_NO_LOCKS,
     OPT_MALLOC,
+    OPT_SAMPLE,
 };
 
 static const struct option run_options[] = {
@@ -124,6 +130,7 @@ static const struct option run_options[] = {
     {"locks", no_argument, NULL, OPT_LOCKS},
     {"no-locks", no_argument, NULL, OPT_NO_LOCKS},
     {"malloc", no_argument, NULL, OPT_MALLOC},
+    {"sample", optional_argument, NULL, OPT_SAMPLE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -373,6 +380,7 @@ struct child_env {
     const char *job;    /* --job NAME, or NULL */
     bool locks;         /* STROBE_LOCKS */
     bool malloc;        /* --malloc */
+    uint32_t sample_hz; /* --sample, 0 = off */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -386,6 +394,7 @@ struct child_env {
  *   run is what its command line says), STROBE_FILTER (only with --filter),
  *   STROBE_PUBLISH=1 (only with --publish), STROBE_JOB (only with --job),
  *   STROBE_MALLOC=1 (only with --malloc)
+ *   STROBE_SAMPLE=HZ (only with --sample)
  *   STROBE_LAUNCHER_PID (only for an MPI launcher without
  *   --measure-launcher: the runtime in the process of that pid stays off;
  *   the child writes its pid there before exec, see fill_pid)
@@ -394,10 +403,10 @@ struct child_env {
  *   not strobe's business and would change its exit code). */
 static int build_env(struct env_builder *b, const struct child_env *ce)
 {
-    static const char *const replaced[] = {"LD_PRELOAD",     "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",
-                                           "STROBE_TRACE",   "STROBE_PROFILE",        "ASAN_OPTIONS",
-                                           "STROBE_PUBLISH", "STROBE_LAUNCHER_PID",   "STROBE_JOB",
-                                           "STROBE_LOCKS",   "STROBE_MALLOC",         "STROBE_TM_MONITOR"};
+    static const char *const replaced[] = {
+        "LD_PRELOAD",    "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",       "STROBE_TRACE", "STROBE_PROFILE",
+        "ASAN_OPTIONS",  "STROBE_PUBLISH",        "STROBE_LAUNCHER_PID", "STROBE_JOB",   "STROBE_LOCKS",
+        "STROBE_MALLOC", "STROBE_SAMPLE",         "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -436,6 +445,11 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_PUBLISH", "1");
     if (rc == 0 && ce->malloc)
         rc = env_add(b, "STROBE_MALLOC", "1");
+    if (rc == 0 && ce->sample_hz) {
+        char v[40];
+        snprintf(v, sizeof v, "STROBE_SAMPLE=%" PRIu32, ce->sample_hz);
+        rc = env_add(b, v, NULL);
+    }
     if (rc == 0 && ce->job) {
         char *v;
         if (asprintf(&v, "STROBE_JOB=%s", ce->job) < 0)
@@ -547,6 +561,7 @@ static void report_experiment(const char *dir)
 struct run_opts {
     const char *output, *filter, *tm_monitor, *job; /* tm_monitor set = --tm */
     bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, no_locks, malloc;
+    uint32_t sample_hz; /* --sample, 0 = off */
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -594,6 +609,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_MALLOC:
             o->malloc = true;
+            break;
+        case OPT_SAMPLE:
+            o->sample_hz = STROBE_SAMPLE_HZ_DEFAULT;
+            if (optarg && strobe__parse_sample_hz(optarg, &o->sample_hz) != 0)
+                return strobe__cli_usage_error("run", "--sample: '%s' is not a rate in Hz from %u to %u",
+                                               optarg, STROBE_SAMPLE_HZ_MIN, STROBE_SAMPLE_HZ_MAX);
             break;
         case OPT_JOB:
             if (!*optarg || strlen(optarg) > STROBE__JOB_MAX || strpbrk(optarg, "\n\r\"\\"))
@@ -650,7 +671,8 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
     struct child_env ce = {runtime,       abs_dir,        filter,
                            !o->no_trace,  !o->no_profile, extra_preload,
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
-                           o->job,        !o->no_locks,   o->malloc};
+                           o->job,        !o->no_locks,   o->malloc,
+                           o->sample_hz};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

@@ -136,6 +136,20 @@ enum strobe_ext_type {
      * A committed first attempt costs one record (LOCKED), or none when it
      * ran serially. */
     STROBE_EXT_TM = 8,
+    /* A CPU-time sample of this thread (`--sample`, core/sample.c), inside
+     * the instrumented regions open when it was taken (it is written at
+     * that time, or, when the signal interrupted the runtime itself, just
+     * before the next record: the delta is then the writing time).
+     * payload: uleb weight (>= 1: the sampling periods of CPU time the
+     * sample stands for; CPU-time timers expire at the kernel's tick only,
+     * so at a rate above it one sample stands for several), uleb missed
+     * (periods of this thread's CPU time lost since its previous SAMPLE
+     * record: signal blocked or delayed, or the runtime busy twice in a
+     * row), uleb flags (STROBE_SAMPLE_TRUNCATED), uleb n
+     * (1..STROBE_SAMPLE_MAX_FRAMES), uleb frame 0 (the interrupted
+     * instruction's address), then n - 1 slebs: each following frame (a
+     * return address, innermost first) minus the previous one. */
+    STROBE_EXT_SAMPLE = 9,
     /* Synchronization (interposed pthread/semaphore calls, only the ones
      * that waited; uncontended acquisitions are counted in the profile's
      * SYNC slots instead). payload: uleb op (enum strobe_sync_op), uleb
@@ -218,6 +232,15 @@ enum strobe_mpi_coll {
     STROBE_MPI_COLL_REDUCE_SCATTER_BLOCK = 17,
     STROBE_MPI_NCOLLS = 18,
 };
+
+/* STROBE_EXT_SAMPLE */
+#define STROBE_SAMPLE_MAX_FRAMES 128u
+#define STROBE_SAMPLE_TRUNCATED 1u /* the stack had more frames than the record */
+/* Rates `strobe run --sample=HZ` and STROBE_SAMPLE accept, per second of
+ * a thread's CPU time. */
+#define STROBE_SAMPLE_HZ_DEFAULT 1000u
+#define STROBE_SAMPLE_HZ_MIN 1u
+#define STROBE_SAMPLE_HZ_MAX 10000u
 
 enum strobe_sync_op {
     STROBE_SYNC_ACQUIRE_MUTEX = 1,
@@ -371,6 +394,15 @@ enum strobe_def_type {
      * only: (own world rank << 32) | n. Written before the first record
      * naming it. */
     STROBE_DEF_MPI_COMM = 12,
+    /* The run sampled (`--sample`, core/sample.c): uleb rate in Hz of
+     * each thread's CPU time, uleb source (enum strobe_sample_source).
+     * Written at start-up (and by a fork child); at most one. */
+    STROBE_DEF_SAMPLE = 14,
+};
+
+enum strobe_sample_source {
+    STROBE_SAMPLE_PERF = 1,  /* a software perf event (task clock, user mode) per thread */
+    STROBE_SAMPLE_TIMER = 2, /* a POSIX timer on each thread's CPU-time clock (tick-limited) */
 };
 
 enum strobe_malloc_what {

@@ -3,6 +3,7 @@
  * (size.h). */
 #include "common/size.h"
 
+#include "common/format.h"
 #include "strobe/strobe.h"
 
 int strobe__parse_size(const char *s, uint64_t *out)
@@ -49,5 +50,21 @@ int strobe__parse_size(const char *s, uint64_t *out)
     if (shift && v > (UINT64_MAX >> shift))
         return STROBE_ERR_SYNTAX;
     *out = v << shift;
+    return 0;
+}
+
+int strobe__parse_sample_hz(const char *s, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+        return STROBE_ERR_SYNTAX;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > STROBE_SAMPLE_HZ_MAX)
+            return STROBE_ERR_SYNTAX;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v < STROBE_SAMPLE_HZ_MIN || v > STROBE_SAMPLE_HZ_MAX)
+        return STROBE_ERR_SYNTAX;
+    *out = (uint32_t)v;
     return 0;
 }

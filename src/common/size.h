@@ -11,4 +11,9 @@
  * STROBE_ERR_SYNTAX (also on overflow). */
 int strobe__parse_size(const char *s, uint64_t *out);
 
+/* Parses a sampling rate in Hz (`strobe run --sample=HZ`, STROBE_SAMPLE):
+ * decimal digits only, STROBE_SAMPLE_HZ_MIN..MAX (format.h). Returns 0 or
+ * STROBE_ERR_SYNTAX. */
+int strobe__parse_sample_hz(const char *s, uint32_t *out);
+
 #endif

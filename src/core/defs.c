@@ -177,6 +177,16 @@ void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n)
     rec_end(&r, STROBE_DEF_MALLOC);
 }
 
+void strobe__defs_sample(uint64_t hz, unsigned source)
+{
+    struct rec r;
+    if (rec_begin(&r, 2 * 10))
+        return;
+    put_uleb(&r, hz);
+    put_uleb(&r, source);
+    rec_end(&r, STROBE_DEF_SAMPLE);
+}
+
 void strobe__defs_adapter(unsigned type, const uint8_t *payload, size_t len)
 {
     struct rec r;

@@ -38,6 +38,8 @@ void strobe__defs_overhead(uint64_t ticks);
 void strobe__defs_process_end(uint64_t ticks, int64_t status);
 /* STROBE_DEF_MALLOC: `what` then n (<= 8) ulebs. */
 void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n);
+/* STROBE_DEF_SAMPLE: the sampling rate and source. */
+void strobe__defs_sample(uint64_t hz, unsigned source);
 
 /* A record of an adapter (strobe_adapter_define): the payload as given,
  * len <= STROBE__DEF_ADAPTER_MAX. */

@@ -3,7 +3,9 @@
  * C library functions the runtime interposes: thread creation, join and
  * exit (THREAD_CREATE/BEGIN/JOIN/END), fork() and vfork() (FORK; the
  * child's side is in runtime.c), exit() and __libc_start_main (the exit
- * status for PROCESS_END).
+ * status for PROCESS_END), dlopen (MODULE records of the objects it loads,
+ * so that samples in them are symbolized even when none of their
+ * functions is instrumented).
  *
  * Interposition works the same whether libstrobe.so is preloaded or linked
  * with -lstrobe: the program's references bind to the first definition in
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/hotpath.h"
+#include "core/registry.h"
 #include "core/runtime.h"
 #include "core/thread.h"
 #include "core/util.h"
@@ -31,7 +34,7 @@
 /* The next definition of `name`, resolved on first use: a wrapper can run
  * before the runtime's constructor (from another library's). Racing
  * threads store the same value; the atomics keep that well-defined. */
-static void *real(void **slot, const char *name)
+void *strobe__real(void **slot, const char *name)
 {
     void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (STROBE_UNLIKELY(!p)) {
@@ -41,7 +44,7 @@ static void *real(void **slot, const char *name)
     return p;
 }
 
-#define REAL(field, name) ((__typeof__(strobe__rt.field))real((void **)&strobe__rt.field, name))
+#define REAL(field, name) ((__typeof__(strobe__rt.field))strobe__real((void **)&strobe__rt.field, name))
 
 /* Appends an EXT record with one uleb payload for the calling thread, at
  * time `now` (0: now). */
@@ -54,15 +57,36 @@ static void record_ext_u64(struct strobe__thread *t, unsigned type, uint64_t v, 
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
-/* ---- threads ---- */
+/* ---- modules ---- */
 
-#if defined(__SANITIZE_THREAD__)
-#define STROBE_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STROBE_TSAN 1
+void *strobe__real_dlopen(const char *file, int mode)
+{
+    return REAL(real_dlopen, "dlopen")(file, mode);
+}
+
+/* Not in a TSan build, where dlopen runs before TSan has set itself up
+ * (as malloc does, malloc.c): modules loaded then are found at exit. */
+#ifndef STROBE_TSAN
+STROBE_API void *dlopen(const char *file, int mode)
+{
+    void *h = strobe__real_dlopen(file, mode);
+    /* Not while this thread is inside the runtime (libdw's own dlopen in
+     * symbols.c happens under the lock). */
+    struct strobe__thread *t = strobe__tls.t;
+    if (h && strobe__active() && !(t && (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))) {
+        if (t)
+            strobe__busy_set(t, STROBE__BUSY_IN);
+        pthread_mutex_lock(&strobe__rt.lock);
+        strobe__modules_scan_locked();
+        pthread_mutex_unlock(&strobe__rt.lock);
+        if (t)
+            strobe__busy_clear(t, STROBE__BUSY_IN);
+    }
+    return h;
+}
 #endif
-#endif
+
+/* ---- threads ---- */
 
 #ifdef STROBE_TSAN
 /* In a TSan build, this runtime's pthread_create may be called by TSan's

@@ -35,15 +35,8 @@ __thread unsigned strobe__mem_quiet __attribute__((tls_model("initial-exec")));
  * allocation function and says so when asked to track. (Under ASan the
  * sanitizer's malloc comes first and ours is never called: start-up sees
  * that like any other malloc loaded first.) */
-#if defined(__SANITIZE_THREAD__)
-#define STROBE_MEM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STROBE_MEM_TSAN 1
-#endif
-#endif
 
-#ifndef STROBE_MEM_TSAN
+#ifndef STROBE_TSAN
 
 /* This thread is looking up the C library's functions: dlsym's own
  * allocations come from the arena. */
@@ -752,7 +745,7 @@ void strobe__mem_atfork_child(void)
     strobe__mem_quiet--;
 }
 
-#else /* STROBE_MEM_TSAN */
+#else /* STROBE_TSAN */
 
 void strobe__mem_start(void)
 {

@@ -23,6 +23,9 @@
  *   STROBE_MALLOC=1         track allocations (malloc.h; default 0)
  *   STROBE_MALLOC_LARGE     blocks from this size on are timeline events
  *                           (ALLOC records; default 1M)
+ *   STROBE_SAMPLE=HZ        sample every thread HZ times per second of its
+ *                           CPU time, 1..10000 (sample.h; 0 or unset: off)
+ *   STROBE_SAMPLE_SOURCE    timer (default) or perf (sample.h)
  *   STROBE_LAUNCHER_PID     the process with this pid stays unmeasured
  *                           (set by `strobe run` for an MPI launcher)
  *   OMPI_COMM_WORLD_RANK, PMI_RANK, ...  the MPI rank (common/mpi_rank.h)
@@ -57,6 +60,7 @@
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/registry.h"
+#include "core/sample.h"
 #include "core/symbols.h"
 #include "core/thread.h"
 #include "common/size.h"
@@ -122,6 +126,15 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
         (rc = env_bool("STROBE_MALLOC", &cfg->malloc)) ||
         (rc = env_size("STROBE_MALLOC_LARGE", &cfg->malloc_large, 1, UINT64_MAX, false)))
         return rc;
+    const char *hz = getenv("STROBE_SAMPLE");
+    if (hz && *hz && strcmp(hz, "0") != 0 && strobe__parse_sample_hz(hz, &cfg->sample_hz) != 0)
+        return bad_env("STROBE_SAMPLE", hz, "expected a rate in Hz from 1 to 10000 (0: off)");
+    const char *src = getenv("STROBE_SAMPLE_SOURCE");
+    cfg->sample_source = STROBE_SAMPLE_TIMER;
+    if (src && strcmp(src, "perf") == 0)
+        cfg->sample_source = STROBE_SAMPLE_PERF;
+    else if (src && *src && strcmp(src, "timer") != 0)
+        return bad_env("STROBE_SAMPLE_SOURCE", src, "expected timer or perf");
     uint64_t chunk = cfg->chunk_size;
     if ((rc = env_size("STROBE_CHUNK_SIZE", &chunk, STROBE_CHUNK_SIZE_MIN, STROBE_CHUNK_SIZE_MAX, false)))
         return rc;
@@ -462,6 +475,7 @@ static int init_process(uint64_t *first_sync_ns)
         return STROBE__OFF;
     }
     strobe__mem_start();
+    strobe__sample_start();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     return STROBE__ACTIVE;
 }
@@ -548,6 +562,10 @@ static void runtime_finish(void)
     if (t)
         strobe__thread_end(t);
     pthread_mutex_lock(&rt->lock);
+    /* objects loaded behind the dlopen wrapper's back (by the C library
+     * itself), so that samples in them are symbolized */
+    if (rt->cfg.sample_hz)
+        strobe__modules_scan_locked();
     strobe__clock_sync_locked(0);
     uint64_t end = strobe__clock_read(rt->cfg.clock_kind);
     /* Threads still running (workers never joined, exit() from another
@@ -652,6 +670,7 @@ static void atfork_child(void)
     strobe__clock_sync_locked(0);
     strobe__defs_overhead(rt->overhead_ticks);
     strobe__mem_config_locked();
+    strobe__sample_config_locked();
     if (self) {
         strobe__thread_rebirth_after_fork(self, strobe__now(self));
         strobe__busy_clear(self, STROBE__BUSY_IN);

@@ -22,6 +22,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 #include "core/malloc.h"
 #include "core/mfile.h"
 #include "core/sync.h"
+#include "strobe/strobe.h"
 
 enum strobe__state {
     STROBE__UNINIT = 0,
@@ -56,6 +58,8 @@ struct strobe__config {
     uint64_t profile_limit; /* STROBE_PROFILE_LIMIT, bytes per profile file */
     bool malloc;            /* STROBE_MALLOC */
     uint64_t malloc_large;  /* STROBE_MALLOC_LARGE */
+    uint32_t sample_hz;     /* STROBE_SAMPLE, 0 = no sampling */
+    int sample_source;      /* STROBE_SAMPLE_SOURCE: enum strobe_sample_source */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE
@@ -125,7 +129,18 @@ struct strobe__runtime {
     void (*real_pthread_exit)(void *) __attribute__((noreturn));
     pid_t (*real_fork)(void);
     void (*real_exit)(int) __attribute__((noreturn));
+    void *(*real_dlopen)(const char *, int);
+    int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+    void (*(*real_signal)(int, void (*)(int)))(int);
     struct strobe__sync_real sync; /* sync.c */
+
+    /* Sampling (sample.h): fixed after start-up, except prog_sigprof,
+     * which the sigaction wrapper changes under `lock`. */
+    _Atomic bool sampling;
+    _Atomic bool sample_use_timer; /* perf_event_open was refused: CPU-time timers */
+    uint32_t sample_metric;        /* id of "strobe.samples" */
+    strobe_metric_t sample_metric_handle;
+    struct sigaction prog_sigprof; /* the program's SIGPROF disposition */
 
     /* Allocation tracking (malloc.h): its own locks, not `lock`. */
     struct strobe__mem mem;
@@ -181,6 +196,14 @@ int strobe__runtime_ensure(void);
 /* Runs the strobe_adapter_at_thread_end hooks on the calling thread
  * (while its measurement is still on). */
 void strobe__run_thread_end_hooks(int process_exit);
+
+/* The next definition of `name` after this library's (dlsym RTLD_NEXT),
+ * cached in *slot: a wrapper can run before the runtime's constructor. */
+void *strobe__real(void **slot, const char *name);
+
+/* The C library's dlopen, for the runtime's own (which must not pass
+ * through the wrapper in interpose.c: it may run under `lock`). */
+void *strobe__real_dlopen(const char *file, int mode);
 
 /* Writes a CLOCK_SYNC point unless one was written less than min_gap_ns
  * ago (0 = always). Caller holds lock. */

@@ -57,7 +57,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 static struct strobe__dw *load_libdw(void)
 {
-    void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *h = strobe__real_dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
         strobe__say("STROBE_FILTER: cannot load libdw.so.1 (", e ? e : "?",

@@ -57,6 +57,7 @@ struct strobe__thread *strobe__thread_alloc(uint32_t index, uint32_t parent_plus
     t->last_region = 0; /* ids start at 1: the first ENTER is never ENTER_SAME */
     t->evt.fd = -1;
     t->prof.fd = -1;
+    t->sampler.fd = -1;
     struct strobe_prof_node *o = &t->overflow_node;
     o->tag = STROBE_SLOT_NODE;
     o->parent = o->first_child = o->next_sibling = o->first_metric = STROBE_PROF_NONE;
@@ -115,12 +116,19 @@ static uint64_t chunk_bytes(const struct strobe__thread *t)
 }
 
 /* Switches to the next chunk (under the lock, so that a fork child sees
- * this thread's mappings consistently). NULL when there is none. */
-static uint8_t *next_chunk(struct strobe__thread *t)
+ * this thread's mappings consistently). NULL when there is none. Without
+ * `wait` (a signal handler, which must not wait for a lock its own thread
+ * may hold) NULL with *busy set when the lock is taken: nothing changed. */
+static uint8_t *next_chunk(struct strobe__thread *t, bool wait, bool *busy)
 {
     uint8_t *p = NULL;
     uint64_t used = chunk_bytes(t);
-    pthread_mutex_lock(&strobe__rt.lock);
+    if (wait) {
+        pthread_mutex_lock(&strobe__rt.lock);
+    } else if (pthread_mutex_trylock(&strobe__rt.lock) != 0) {
+        *busy = true;
+        return NULL;
+    }
     int rc = strobe__mfile_next(&t->evt, &p);
     if (rc == 0)
         strobe__clock_sync_locked(SYNC_GAP_CHUNK_NS);
@@ -147,15 +155,16 @@ uint8_t *strobe__trace_room(struct strobe__thread *t)
 {
     if (t->pos <= t->limit)
         return t->pos;
-    uint8_t *p = t->evt.last ? NULL : next_chunk(t);
+    uint8_t *p = t->evt.last ? NULL : next_chunk(t, true, NULL);
     if (!p)
         strobe__count_dropped(t, 1);
     return p;
 }
 
-int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
-                       size_t len)
+static int ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
+                      size_t len, bool wait)
 {
+    bool busy = false;
     if (!(t->mode & STROBE__MODE_TRACE))
         return 0;
     /* A thread the exiting one has summarized (strobe__threads_summarize_at_exit)
@@ -165,7 +174,7 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
         return STROBE_ERR_DISABLED;
     size_t need = 1 + 10 + (len < 0x80 ? 1 : 2) + len;
     uint8_t *p;
-    if (type != STROBE_EXT_THREAD_END && need <= STROBE_MAX_EVENT_BYTES) {
+    if (type != STROBE_EXT_THREAD_END && need <= STROBE_MAX_EVENT_BYTES && wait) {
         p = strobe__trace_room(t);
     } else if (type != STROBE_EXT_THREAD_END) {
         /* A large record (an adapter's, up to STROBE_MAX_EXT_PAYLOAD): the
@@ -174,7 +183,9 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
         size_t keep = t->evt.last ? STROBE__TAIL_RESERVE : 0;
         p = t->pos;
         if ((size_t)(strobe__mfile_end(&t->evt) - p) < need + keep) {
-            p = t->evt.last ? NULL : next_chunk(t);
+            p = t->evt.last ? NULL : next_chunk(t, wait, &busy);
+            if (busy)
+                return -EAGAIN;
             if (!p)
                 strobe__count_dropped(t, 1);
         }
@@ -183,7 +194,9 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
          * purpose), but never a chunk that does not exist. */
         p = t->pos;
         if ((size_t)(strobe__mfile_end(&t->evt) - p) < need) {
-            p = t->evt.last ? NULL : next_chunk(t);
+            p = t->evt.last ? NULL : next_chunk(t, wait, &busy);
+            if (busy)
+                return -EAGAIN;
             if (!p)
                 strobe__count_dropped(t, 1);
         }
@@ -200,6 +213,18 @@ int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, co
     t->pos = q + len;
     t->ext_records++;
     return 0;
+}
+
+int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
+                       size_t len)
+{
+    return ext_record(t, type, now, payload, len, true);
+}
+
+int strobe__ext_record_nowait(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
+                              size_t len)
+{
+    return ext_record(t, type, now, payload, len, false);
 }
 
 bool strobe__stack_grow(struct strobe__thread *t)
@@ -278,6 +303,7 @@ int strobe__thread_attach(struct strobe__thread *t)
     tl->t = t;
     atomic_signal_fence(memory_order_seq_cst);
     tl->state = STROBE__TLS_ACTIVE;
+    strobe__sample_arm(t);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return 0;
 }
@@ -484,6 +510,8 @@ void strobe__thread_end(struct strobe__thread *t)
     /* the adapters' last word, while the thread is still measured */
     if (tl->t == t && strobe__active() && !(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))
         strobe__run_thread_end_hooks(0);
+    if (tl->t == t)
+        strobe__sample_disarm(t);
     strobe__busy_set(t, STROBE__BUSY_IN);
     /* From here on this thread's events are ignored, including those of a
      * signal handler interrupting what follows. */
@@ -493,6 +521,8 @@ void strobe__thread_end(struct strobe__thread *t)
         tl->state = STROBE__TLS_ENDED;
         pthread_setspecific(strobe__rt.thread_key, NULL);
     }
+    /* no signal writes any more: tl->t is NULL */
+    strobe__sample_flush(t);
     uint64_t now = strobe__now(t);
     uint64_t ru[7];
     rusage_self(ru);
@@ -524,6 +554,7 @@ void strobe__threads_abandon_after_fork(struct strobe__thread *keep)
         struct strobe__thread *next = t->next;
         strobe__mfile_abandon(&t->evt);
         strobe__profile_abandon(t);
+        strobe__sample_abandon(t);
         t->next = NULL;
         t->prev_next = NULL;
         if (t != keep)
@@ -554,6 +585,7 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
                      __ATOMIC_RELAXED);
     open_files(t, now);
     list_add(t);
+    strobe__sample_arm(t);
     return 0;
 }
 

@@ -33,6 +33,7 @@
 
 #include "common/format.h"
 #include "core/mfile.h"
+#include "core/sample.h"
 
 /* Direct-mapped cache of function address -> region id: 1024 entries of
  * 16 bytes (16 KiB, a third of L1D). Slot = (addr >> 4): functions are at
@@ -126,6 +127,7 @@ struct strobe__thread {
     struct strobe__thread *next; /* strobe__rt.threads, under the lock */
     struct strobe__thread **prev_next;
     struct strobe__sync_state *sync; /* sync.c, allocated on the first lock call */
+    struct strobe__sampler sampler;  /* sample.c */
     void *(*start)(void *); /* pthread_create trampoline */
     void *arg;
 };
@@ -214,6 +216,12 @@ static inline void strobe__count_enter_exit(struct strobe__thread *t, bool writt
  * STROBE__BUSY_IN set. */
 int strobe__ext_record(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
                        size_t len);
+
+/* The same for a signal handler (the sampler): -EAGAIN, nothing written,
+ * when the record needs a chunk switch and another holder (perhaps the
+ * interrupted code of this very thread) has the process lock. */
+int strobe__ext_record_nowait(struct strobe__thread *t, unsigned type, uint64_t now, const uint8_t *payload,
+                              size_t len);
 
 /* Unmaps and closes every thread's files without touching them and forgets
  * all threads but `keep` (fork child; caller holds the lock inherited from

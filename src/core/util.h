@@ -21,6 +21,16 @@
  * function out of line and the event pays a call. */
 #define STROBE_HOT_INLINE static inline __attribute__((always_inline))
 
+/* STROBE_TSAN: this runtime is built with ThreadSanitizer (GCC or clang),
+ * which changes how it may interpose and handle signals. */
+#if defined(__SANITIZE_THREAD__)
+#define STROBE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STROBE_TSAN 1
+#endif
+#endif
+
 /* Prints "strobe: " followed by the NULL-terminated list of strings and a
  * newline on stderr with a single write(2), so lines of concurrent
  * processes do not interleave. Async-signal-safe. */

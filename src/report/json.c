@@ -954,6 +954,87 @@ int strobe__score_json(FILE *out, const struct strobe__score *s)
     return strobe__report_flush(out);
 }
 
+/* ---- Samples (--samples) -------------------------------------------------- */
+
+/* The sampled section (docs/formats/report-json.md). */
+static void json_samples(struct jw *w, const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                         const struct strobe_sample_model *m)
+{
+    jw_open(w, "samples", '{', false);
+    jw_u64(w, "hz", m->hz);
+    jw_str(w, "source", m->source == STROBE_SAMPLE_PERF ? "perf" : "timer");
+    jw_bool(w, "mixed_rates", m->mixed_rates);
+    jw_u64(w, "records", m->records);
+    jw_u64(w, "samples", m->samples);
+    jw_u64(w, "missed", m->missed);
+    jw_u64(w, "truncated", m->truncated);
+    jw_u64(w, "unstacked", m->unstacked);
+    jw_open(w, "threads", '[', false);
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "thread", t);
+        jw_u64(w, "records", m->threads[t].records);
+        jw_u64(w, "samples", m->threads[t].samples);
+        jw_u64(w, "missed", m->threads[t].missed);
+        jw_u64(w, "truncated", m->threads[t].truncated);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "functions", '[', false);
+    for (size_t i = 0; i < m->nfuncs; i++) {
+        const struct strobe_sample_func *f = &m->funcs[i];
+        jw_open(w, NULL, '{', false);
+        jw_str(w, "name", f->name);
+        jw_str(w, "module", f->module);
+        jw_str(w, "file", f->file);
+        jw_u64(w, "line", f->line);
+        jw_u64(w, "self", f->self);
+        jw_u64(w, "total", f->total);
+        /* per thread, only the threads it was sampled in: [thread, self, total] */
+        jw_open(w, "threads", '[', true);
+        for (size_t t = 0; t < exp->nthreads; t++) {
+            if (!f->thread_total[t])
+                continue;
+            jw_open(w, NULL, '[', true);
+            jw_u64(w, NULL, t);
+            jw_u64(w, NULL, f->thread_self[t]);
+            jw_u64(w, NULL, f->thread_total[t]);
+            jw_close(w);
+        }
+        jw_close(w);
+        jw_close(w);
+    }
+    jw_close(w);
+    /* the call tree: node 0 is the root, parents before children */
+    jw_open(w, "tree", '[', false);
+    for (size_t n = 0; n < m->nnodes; n++) {
+        const struct strobe_sample_node *x = &m->nodes[n];
+        jw_open(w, NULL, '{', true);
+        jw_u64(w, "id", n);
+        jw_ref(w, "parent", x->parent);
+        jw_ref(w, "function", x->func);
+        jw_u64(w, "self", x->self);
+        jw_u64(w, "total", x->total);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_open(w, "paths", '[', false);
+    for (size_t i = 0; i < m->npaths; i++) {
+        const struct strobe_sample_path *p = &m->paths[i];
+        jw_open(w, NULL, '{', true);
+        if (prof)
+            json_malloc_path(w, prof, p->node);
+        else
+            jw_null(w, "path");
+        jw_u64(w, "samples", p->samples);
+        jw_ref(w, "function", p->top_func);
+        jw_u64(w, "function_samples", p->top_samples);
+        jw_close(w);
+    }
+    jw_close(w);
+    jw_close(w);
+}
+
 int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const struct strobe_profile *prof,
                        const struct strobe_report_opts *opts)
 {
@@ -984,6 +1065,8 @@ int strobe_report_json(FILE *out, const struct strobe_experiment *exp, const str
         json_tm(&w, exp, opts->tm);
     if (rc == 0 && opts && opts->malloc)
         json_malloc(&w, exp, prof, opts->malloc);
+    if (rc == 0 && opts && opts->samples)
+        json_samples(&w, exp, prof, opts->samples);
     if (rc == 0 && opts && opts->locks)
         json_locks(&w, opts->locks);
     if (rc == 0 && opts && opts->mpi)

@@ -18,6 +18,7 @@
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
 #include "analysis/malloc.h"
+#include "analysis/samples.h"
 #include "analysis/mpi.h"
 #include "analysis/tm.h"
 
@@ -52,6 +53,8 @@ struct strobe_report_opts {
                                          (strobe_tm_model_build); NULL: none */
     const struct strobe_malloc_model *malloc; /* add the memory section
                                                  (strobe_malloc_model_build); NULL: none */
+    const struct strobe_sample_model *samples; /* add the sampled section
+                                                  (strobe_sample_model_build); NULL: none */
     const struct strobe_lock_model *locks;    /* JSON: add the synchronization section
                                                  (strobe_lock_model_build); NULL: none.
                                                  The text form is report/locks.h's. */

@@ -15,6 +15,7 @@
 #include "common/format.h"
 #include "report/report.h"
 #include "report/malloc.h"
+#include "report/samples.h"
 #include "report/mpi.h"
 #include "report/score.h"
 #include "report/units.h"
@@ -1091,6 +1092,8 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
         text_tm(out, &v, opts->tm);
     if (rc == 0 && opts->malloc)
         strobe__report_malloc_text(out, exp, prof, opts->malloc, opts->top);
+    if (rc == 0 && opts->samples)
+        strobe__report_samples_text(out, exp, prof, opts->samples, opts->top);
     if (rc == 0 && opts->mpi)
         strobe__report_mpi_text(out, exp, opts->mpi, opts->top);
     strobe__report_view_free(&v);
