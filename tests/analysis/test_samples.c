@@ -122,7 +122,10 @@ STROBE_TEST(hot_function_in_library)
     check_hot(m, 0);
     /* the stack above it: outer, called by main, in the program */
     const struct strobe_sample_func *o = func(m, "outer"), *mn = func(m, "main");
-    CHECK(o->total == m->threads[0].samples || o->total + 2 >= m->threads[0].samples);
+    /* all but the start-up's and exit's samples; one sample there may
+     * weigh up to the periods of a kernel tick (4 at 250 Hz) */
+    uint64_t outside = m->threads[0].samples / 20 > 8 ? m->threads[0].samples / 20 : 8;
+    CHECK(o->total <= m->threads[0].samples && o->total + outside >= m->threads[0].samples);
     CHECK(mn->total >= o->total);
     CHECK(strstr(o->file, "tests/analysis/sample_prog.c") != NULL);
     uint32_t node = m->nodes[0].first_child, depth = 0;
