@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -177,12 +178,55 @@ static int parse_timing(const struct strobe__cfg *c, struct strobe__aggregator *
 }
 
 /* The client for a's address; a push round may wait an interval more */
+/* A request's bound: the timeout, and in push mode the two intervals the
+ * producer may hold it. */
+static uint32_t request_ms(const struct strobe__aggregator *a)
+{
+    return (uint32_t)(a->timeout_ns / 1000000ull) + (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0);
+}
+
 static int open_client(struct strobe__aggregator *a)
 {
-    return strobe__client_open(a->address, a->d->secret,
-                               (uint32_t)(a->timeout_ns / 1000000ull) +
-                                   (a->push ? (uint32_t)(a->interval_ns * 2 / 1000000ull) : 0),
-                               0, &a->client);
+    return strobe__client_open(a->address, a->d->secret, request_ms(a), 0, &a->client);
+}
+
+struct closing {
+    struct strobe__daemon *d;
+    struct strobe__client *c;
+};
+
+static void *close_client(void *arg)
+{
+    struct closing *x = arg;
+    strobe__client_close(x->c);
+    atomic_fetch_sub(&x->d->closing, 1);
+    free(x);
+    return NULL;
+}
+
+/* Closes c on a thread of its own: nng 1.5's nng_close can hang for good
+ * in its reaper (about one close in a few hundred right after a
+ * reconnection, tests/strobed/test_control.c churn_under_load), and a
+ * control command or the daemon's exit must not hang with it. */
+static void close_in_background(struct strobe__daemon *d, struct strobe__client *c)
+{
+    if (!c)
+        return;
+    struct closing *x = malloc(sizeof *x);
+    pthread_attr_t attr;
+    pthread_t t;
+    if (x && pthread_attr_init(&attr) == 0) {
+        *x = (struct closing){ d, c };
+        atomic_fetch_add(&d->closing, 1);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, close_client, x);
+        pthread_attr_destroy(&attr);
+        if (rc == 0)
+            return;
+        atomic_fetch_sub(&d->closing, 1);
+    }
+    free(x);
+    strobe__client_close(c);
 }
 
 int strobe__aggregators_new(struct strobe__daemon *d, const struct strobe__cfg *list, char *err,
@@ -386,7 +430,7 @@ static void free_one(struct strobe__daemon *d, struct strobe__aggregator *a)
     for (size_t k = 0; k < a->mirror.n; k++)
         strobe__daemon_set_remove(d, a->mirror.sets[k]);
     pthread_mutex_unlock(&d->lock);
-    strobe__client_close(a->client);
+    close_in_background(d, a->client);
     strobe__mirror_free(&a->mirror);
     free(a->sets_owned);
     free(a->address);
@@ -411,6 +455,16 @@ void strobe__aggregators_free(struct strobe__daemon *d)
     free(d->prod);
     d->prod = NULL;
     d->nprod = 0;
+    /* the connections closing in the background: 2 s at most */
+    for (int ms = 0; ms < 2000 && atomic_load(&d->closing) > 0; ms += 10)
+        nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+    if (atomic_load(&d->closing) > 0) {
+        d->nng_wedged = 1;
+        strobe__log(d, STROBE_LOG_WARN,
+                    "%d producer connection(s) did not close within 2 s (nng hangs in its reaper); exiting "
+                    "without closing the network",
+                    atomic_load(&d->closing));
+    }
 }
 
 /* ---- runtime control ---------------------------------------------------------- */
@@ -516,17 +570,16 @@ int strobe__aggregator_interval(struct strobe__daemon *d, const char *name, cons
     strobe__cfg_free(c);
     if (rc < 0)
         return rc;
-    /* the thread and the client restart with the new timing; the mirror
+    /* the thread restarts with the new timing; the connection, the mirror
      * and the sets in the registry stay */
     stop_one(a);
-    strobe__client_close(a->client);
-    a->client = NULL;
     pthread_mutex_lock(&d->lock);
     a->interval_ns = t.interval_ns;
     a->timeout_ns = t.timeout_ns;
     a->stale_after_ns = t.stale_after_ns;
     pthread_mutex_unlock(&d->lock);
-    if ((rc = open_client(a)) == 0 && d->sched_started)
+    strobe__client_reset(a->client, request_ms(a));
+    if (d->sched_started)
         rc = start_one(a);
     if (rc < 0) {
         /* nothing pulls from it now: take it out rather than keep a dead entry */

@@ -79,6 +79,9 @@ struct strobe__daemon {
     pthread_t sched;
     int sched_started;
     _Atomic int stop; /* read by every daemon thread */
+    _Atomic int closing; /* producer connections being closed in the background (aggregator.c) */
+    int nng_wedged;      /* one of them never closed: nng's reaper hangs, so the exit skips
+                            nng's teardown (it would hang too) */
     int stop_pipe[2]; /* wakes the scheduler */
     int sched_pipe[2]; /* wakes it to look at a schedule runtime control changed */
 };

@@ -4,7 +4,10 @@
  * of contexts, each a small state machine (receive -> answer or park ->
  * send -> receive) driven by aio callbacks on nng's threads. Parked long
  * polls are answered by one waiter thread that sleeps on the daemon's
- * change condition. Authentication state is per pipe (connection): a
+ * change condition. Control requests run on a thread of their own: a
+ * command may close client sockets (stopping a producer), which nng does
+ * not allow from its own callbacks (nng_close then waits for the very
+ * task threads it blocks: the daemon hung). Authentication state is per pipe (connection): a
  * reconnect starts unauthenticated. With a secret, the handshake gives
  * the pipe a session key, and every later request on it must carry a MAC
  * under that key with a sequence number above the last one (session.h);
@@ -44,14 +47,14 @@
 #define PARK_PER_HOST 8
 #define REPLY_BUF_KEEP (1u << 20)
 
-enum wstate { W_RECV, W_SEND, W_PARKED };
+enum wstate { W_RECV, W_SEND, W_PARKED, W_CTL };
 
 struct worker {
     struct strobe__server *s;
     _Atomic int state; /* enum wstate; atomic: the waiter looks at it while nng callbacks change it */
     nng_aio *aio;
     nng_ctx ctx;
-    nng_msg *req;     /* parked request */
+    nng_msg *req;     /* parked request, or control request for the controller */
     char host[64];     /* parked: the peer's address without its port */
     uint64_t deadline; /* parked: CLOCK_MONOTONIC ns */
     uint64_t seq;      /* parked: daemon change_seq when parked */
@@ -78,6 +81,12 @@ struct strobe__server {
     pthread_t waiter;
     int waiter_started;
     int stopping;
+    /* the controller thread: runs the requests of workers in W_CTL */
+    pthread_mutex_t cmtx;
+    pthread_cond_t cwake;
+    pthread_t controller;
+    int controller_started;
+    int cstop;
 };
 
 static uint64_t mono_ns(void)
@@ -525,8 +534,8 @@ static int may_park(const struct strobe__server *s, const char *host)
     return parked < PARK_MAX && from_host < PARK_PER_HOST;
 }
 
-/* Handles a received request: answers now, or parks a long poll. */
-static void handle(struct worker *wk, nng_msg *req)
+/* Answers a received request now, or parks a long poll. */
+static void answer(struct worker *wk, nng_msg *req)
 {
     struct strobe__server *s = wk->s;
     struct strobe__daemon *d = s->d;
@@ -567,6 +576,46 @@ static void handle(struct worker *wk, nng_msg *req)
     send_wr(wk);
 }
 
+/* Hands a control request to the controller, answers any other. */
+static void handle(struct worker *wk, nng_msg *req)
+{
+    struct strobe__server *s = wk->s;
+    if (strobe__msg_type(nng_msg_body(req), nng_msg_len(req)) != STROBE_MSG_CTL) {
+        answer(wk, req);
+        return;
+    }
+    pthread_mutex_lock(&s->cmtx);
+    wk->req = req;
+    wk->state = W_CTL;
+    pthread_cond_signal(&s->cwake);
+    pthread_mutex_unlock(&s->cmtx);
+}
+
+/* Runs the control requests, one at a time, off nng's threads. */
+static void *controller(void *arg)
+{
+    struct strobe__server *s = arg;
+    pthread_mutex_lock(&s->cmtx);
+    while (!s->cstop) {
+        struct worker *wk = NULL;
+        for (int i = 0; i < WORKERS && !wk; i++)
+            if (s->w[i].state == W_CTL)
+                wk = &s->w[i];
+        if (!wk) {
+            pthread_cond_wait(&s->cwake, &s->cmtx);
+            continue;
+        }
+        nng_msg *req = wk->req;
+        wk->req = NULL;
+        wk->state = W_SEND; /* answer() sets it again as it sends */
+        pthread_mutex_unlock(&s->cmtx);
+        answer(wk, req);
+        pthread_mutex_lock(&s->cmtx);
+    }
+    pthread_mutex_unlock(&s->cmtx);
+    return NULL;
+}
+
 static void worker_cb(void *arg)
 {
     struct worker *wk = arg;
@@ -590,6 +639,7 @@ static void worker_cb(void *arg)
         nng_ctx_recv(wk->ctx, wk->aio);
         return;
     case W_PARKED:
+    case W_CTL:
         return;
     }
 }
@@ -652,6 +702,8 @@ int strobe__server_new(struct strobe__daemon *d, struct strobe__server **out)
     }
     s->d = d;
     pthread_mutex_init(&s->pmtx, NULL);
+    pthread_mutex_init(&s->cmtx, NULL);
+    pthread_cond_init(&s->cwake, NULL);
     *out = s;
     return 0;
 }
@@ -668,6 +720,8 @@ int strobe__server_start(struct strobe__daemon *d, const char *addr, struct stro
     if (rv) {
         snprintf(err, errlen, "listen %s: %s", addr, nng_strerror(rv));
         pthread_mutex_destroy(&s->pmtx);
+        pthread_mutex_destroy(&s->cmtx);
+        pthread_cond_destroy(&s->cwake);
         free(s->pipes);
         free(s);
         return -EIO;
@@ -691,6 +745,11 @@ int strobe__server_start(struct strobe__daemon *d, const char *addr, struct stro
         return -EAGAIN;
     }
     s->waiter_started = 1;
+    if (pthread_create(&s->controller, NULL, controller, s) != 0) {
+        strobe__server_stop(s);
+        return -EAGAIN;
+    }
+    s->controller_started = 1;
     for (int i = 0; i < WORKERS; i++) {
         s->w[i].state = W_RECV;
         nng_ctx_recv(s->w[i].ctx, s->w[i].aio);
@@ -710,6 +769,15 @@ void strobe__server_stop(struct strobe__server *s)
     pthread_mutex_unlock(&s->d->lock);
     if (s->waiter_started)
         pthread_join(s->waiter, NULL);
+    pthread_mutex_lock(&s->cmtx);
+    s->cstop = 1;
+    pthread_cond_signal(&s->cwake);
+    pthread_mutex_unlock(&s->cmtx);
+    if (s->controller_started)
+        pthread_join(s->controller, NULL);
+    if (s->d->nng_wedged)
+        return; /* nng_close would wait for the hung reaper; nng's threads may
+                   still call back into s: it stays, the process is exiting */
     if (nng_socket_id(s->sock) > 0) /* not opened for a server from strobe__server_new */
         nng_close(s->sock);
     for (int i = 0; i < WORKERS; i++) {
@@ -722,6 +790,8 @@ void strobe__server_stop(struct strobe__server *s)
         strobe__wr_free(&s->w[i].wr);
     }
     pthread_mutex_destroy(&s->pmtx);
+    pthread_mutex_destroy(&s->cmtx);
+    pthread_cond_destroy(&s->cwake);
     free(s->pipes);
     free(s);
 }

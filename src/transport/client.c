@@ -10,6 +10,12 @@
  * reply that fails it is refused and its connection closed, so nng
  * redials and the next request authenticates anew. A client without a
  * secret never handshakes and sends no MAC.
+ *
+ * Requests go through one aio, so that another thread can end the one
+ * under way by cancelling it (strobe__client_abort). Closing the socket
+ * under a blocked receive, as it once did, can deadlock nng (1.5 to 1.7:
+ * its reaper waits for a task that never runs; nng issues 1543, 1813): the
+ * socket is closed only by strobe__client_close, with nothing under way.
  */
 #include <errno.h>
 #include <nng/nng.h>
@@ -38,6 +44,9 @@ struct strobe__client {
     nng_msg *reply; /* the last reply, kept while the caller walks it */
     uint16_t reply_flags; /* its header's flags */
     nng_time deadline; /* one-shot client: every request ends by then; 0: none */
+    nng_duration timeout_ms; /* of each request otherwise */
+    nng_aio *aio;            /* the request under way */
+    _Atomic int aborted;     /* strobe__client_abort was called */
 };
 
 static int from_nng(int rv)
@@ -126,10 +135,11 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
         snprintf(url, sizeof url, "tcp://%s", addr);
     if (dial_now)
         c->deadline = nng_clock() + timeout_ms;
-    int rv = nng_req0_open(&c->sock);
-    if (rv == 0) {
-        nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, (nng_duration)timeout_ms);
-        nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, (nng_duration)timeout_ms);
+    c->timeout_ms = (nng_duration)timeout_ms;
+    int rv = nng_aio_alloc(&c->aio, NULL, NULL);
+    if (rv == 0 && (rv = nng_req0_open(&c->sock)) != 0) {
+        nng_aio_free(c->aio);
+    } else if (rv == 0) {
         nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100);
         nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 2000);
         /* a request is answered or times out; re-sending it on its own
@@ -140,8 +150,10 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
         /* dial_now: fail at once on a refused connection (strobe ls);
          * otherwise nng keeps redialing in the background (aggregators) */
         rv = dial_now ? dial_until(c->sock, url, c->deadline) : nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
-        if (rv)
+        if (rv) {
             nng_close(c->sock);
+            nng_aio_free(c->aio);
+        }
     }
     if (rv) {
         free(c);
@@ -159,7 +171,9 @@ void strobe__client_close(struct strobe__client *c)
 {
     if (!c)
         return;
+    nng_aio_stop(c->aio); /* an aborted request has ended: nothing waits */
     nng_close(c->sock);
+    nng_aio_free(c->aio);
     if (c->reply)
         nng_msg_free(c->reply);
     strobe__wr_free(&c->wr);
@@ -173,10 +187,34 @@ void strobe__client_close(struct strobe__client *c)
 
 void strobe__client_abort(struct strobe__client *c)
 {
-    /* closing the socket ends nng's blocking send and receive with
-     * NNG_ECLOSED; strobe__client_close closing it again is harmless */
-    if (c)
-        nng_close(c->sock);
+    if (!c)
+        return;
+    /* the flag first: a request that starts after the cancel sees it
+     * (run_aio), one under way is cancelled */
+    atomic_store(&c->aborted, 1);
+    nng_aio_cancel(c->aio);
+}
+
+void strobe__client_reset(struct strobe__client *c, uint32_t timeout_ms)
+{
+    c->timeout_ms = (nng_duration)timeout_ms;
+    atomic_store(&c->aborted, 0);
+}
+
+/* Runs c->aio's operation, started by `start`, to its end: its nng
+ * result. After strobe__client_abort every one ends at once (NNG_ECLOSED,
+ * as the closed socket used to give). */
+static int run_aio(struct strobe__client *c, void (*start)(nng_socket, nng_aio *), nng_duration timeout)
+{
+    if (atomic_load(&c->aborted))
+        return NNG_ECLOSED;
+    nng_aio_set_timeout(c->aio, timeout);
+    start(c->sock, c->aio);
+    if (atomic_load(&c->aborted))
+        nng_aio_cancel(c->aio);
+    nng_aio_wait(c->aio);
+    int rv = nng_aio_result(c->aio);
+    return rv == NNG_ECANCELED ? NNG_ECLOSED : rv;
 }
 
 const char *strobe__client_error(const struct strobe__client *c) { return c->err; }
@@ -227,20 +265,27 @@ static int roundtrip(struct strobe__client *c, struct strobe__rd *body, uint8_t 
         nng_msg_free(c->reply);
         c->reply = NULL;
     }
+    nng_duration timeout = c->timeout_ms;
     if (c->deadline) {
         /* what is left of the one-shot client's time, for this round trip */
         nng_time now = nng_clock();
-        nng_duration left = now < c->deadline ? (nng_duration)(c->deadline - now) : 0;
-        if (!left) {
+        timeout = now < c->deadline ? (nng_duration)(c->deadline - now) : 0;
+        if (!timeout) {
             snprintf(c->err, sizeof c->err, "%s", nng_strerror(NNG_ETIMEDOUT));
             return -ETIMEDOUT;
         }
-        nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, left);
-        nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, left);
     }
-    int rv = nng_send(c->sock, c->wr.buf, c->wr.len, 0);
-    if (rv == 0)
-        rv = nng_recvmsg(c->sock, &c->reply, 0);
+    nng_msg *req;
+    int rv = nng_msg_alloc(&req, 0);
+    if (rv == 0 && (rv = nng_msg_append(req, c->wr.buf, c->wr.len)) != 0)
+        nng_msg_free(req);
+    if (rv == 0) {
+        nng_aio_set_msg(c->aio, req);
+        if ((rv = run_aio(c, nng_send_aio, timeout)) != 0)
+            nng_msg_free(req); /* not sent: still ours */
+    }
+    if (rv == 0 && (rv = run_aio(c, nng_recv_aio, timeout)) == 0)
+        c->reply = nng_aio_get_msg(c->aio);
     if (rv) {
         snprintf(c->err, sizeof c->err, "%s", nng_strerror(rv));
         return from_nng(rv);

@@ -36,8 +36,11 @@ int strobe__client_open(const char *addr, const char *secret, uint32_t timeout_m
                         struct strobe__client **out);
 void strobe__client_close(struct strobe__client *c);
 /* From another thread: the request c's own thread waits for (or its next
- * one) fails at once; c can then only be closed. NULL is ignored. */
+ * one) fails at once, until strobe__client_reset. NULL is ignored. */
 void strobe__client_abort(struct strobe__client *c);
+/* After an abort, with no request under way: c serves again, each request
+ * bounded by timeout_ms (the connection and its session are kept). */
+void strobe__client_reset(struct strobe__client *c, uint32_t timeout_ms);
 /* Last error text (server's ERROR message or a local reason). */
 const char *strobe__client_error(const struct strobe__client *c);
 

@@ -142,6 +142,15 @@ int strobe__msg_open(struct strobe__rd *r, const void *msg, size_t len, uint8_t 
     return 0;
 }
 
+uint8_t strobe__msg_type(const void *msg, size_t len)
+{
+    struct strobe__rd r = { msg, len, 0 };
+    uint32_t magic = strobe__rd_u32(&r);
+    strobe__rd_u8(&r); /* version */
+    uint8_t type = strobe__rd_u8(&r);
+    return r.err || magic != STROBE_PROTO_MAGIC ? 0 : type;
+}
+
 void strobe__msg_error(struct strobe__wr *w, int code, const char *text)
 {
     strobe__msg_begin(w, STROBE_MSG_ERROR, 0);

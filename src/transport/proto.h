@@ -87,6 +87,9 @@ int strobe__rd_str(struct strobe__rd *r, char *buf, size_t cap);
 /* Checks the header; on success r covers exactly the body. */
 int strobe__msg_open(struct strobe__rd *r, const void *msg, size_t len, uint8_t *type,
                      uint16_t *flags);
+/* The type a message says it has (0 when it has no header), before its
+ * length and MAC are checked: to route it, not to trust it. */
+uint8_t strobe__msg_type(const void *msg, size_t len);
 
 /* ERROR message: build / read. */
 void strobe__msg_error(struct strobe__wr *w, int code, const char *text);
