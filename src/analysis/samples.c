@@ -47,7 +47,8 @@ struct builder {
     struct strobe_errbuf *eb;
     struct strobe_sample_model *m;
     size_t funcs_cap, nodes_cap;
-    struct strobe__keymap func_ids, child_ids, line_ids, pathfunc_ids;
+    struct strobe__keymap func_ids, child_ids, line_ids, pathfunc_ids, nodethread_ids;
+    size_t node_threads_cap;
     struct line_count *lines;
     size_t nlines, lines_cap;
     struct path_count *pf;
@@ -270,6 +271,31 @@ static int count_path(struct builder *b, uint32_t path, uint32_t func, uint64_t 
     return 0;
 }
 
+static int count_node_thread(struct builder *b, uint32_t node, uint32_t thread, uint64_t w)
+{
+    struct strobe_sample_model *m = b->m;
+    uint32_t key[2] = {node, thread}, id = (uint32_t)m->nnode_threads;
+    int rc = strobe__keymap_get_or_put(&b->nodethread_ids, key, sizeof key, &id);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        if (grow((void **)&m->node_threads, &b->node_threads_cap, m->nnode_threads + 1,
+                 sizeof *m->node_threads))
+            return -ENOMEM;
+        m->node_threads[m->nnode_threads++] = (struct strobe_sample_node_thread){node, thread, 0};
+    }
+    m->node_threads[id].self += w;
+    return 0;
+}
+
+static int cmp_node_thread(const void *a, const void *b)
+{
+    const struct strobe_sample_node_thread *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
 /* Counts one sample whose addresses resolved to locs (indexed like addrs). */
 static int count_sample(struct builder *b, const struct raw_sample *s, const uint64_t *addrs, size_t naddrs,
                         const struct strobe__code_loc *locs, uint64_t serial)
@@ -305,7 +331,9 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
     m->nodes[node].self += w;
     m->funcs[innermost].self += w;
     m->funcs[innermost].thread_self[s->thread] += w;
-    int rc = count_line(b, innermost, inner_frame->file, inner_frame->line, true, w);
+    int rc = count_node_thread(b, node, s->thread, w);
+    if (rc == 0)
+        rc = count_line(b, innermost, inner_frame->file, inner_frame->line, true, w);
     return rc ? rc : count_path(b, s->path, innermost, w);
 }
 
@@ -477,6 +505,8 @@ static int finish(struct builder *b)
         if (rc == 0 && m->npaths)
             qsort(m->paths, m->npaths, sizeof *m->paths, cmp_path);
     }
+    if (rc == 0 && m->nnode_threads)
+        qsort(m->node_threads, m->nnode_threads, sizeof *m->node_threads, cmp_node_thread);
     if (rc == 0)
         rc = sort_children(m);
     free(best);
@@ -557,6 +587,7 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
     strobe__keymap_free(&b.child_ids);
     strobe__keymap_free(&b.line_ids);
     strobe__keymap_free(&b.pathfunc_ids);
+    strobe__keymap_free(&b.nodethread_ids);
     if (rc) {
         strobe_sample_model_free(m);
         return rc;
@@ -578,6 +609,7 @@ void strobe_sample_model_free(struct strobe_sample_model *m)
     }
     free(m->funcs);
     free(m->nodes);
+    free(m->node_threads);
     free(m->paths);
     free(m->threads);
     free(m);

@@ -41,6 +41,12 @@ struct strobe_sample_node {
     uint64_t self, total;
 };
 
+/* The self samples of one sampled call-tree node taken by one thread. */
+struct strobe_sample_node_thread {
+    uint32_t node, thread; /* thread: global index */
+    uint64_t self;
+};
+
 /* Samples taken while an instrumented call path was open. */
 struct strobe_sample_path {
     uint32_t node; /* merged profile node (STROBE_NONE: not in the profile) */
@@ -69,6 +75,9 @@ struct strobe_sample_model {
     size_t nfuncs;
     struct strobe_sample_node *nodes;
     size_t nnodes;
+    struct strobe_sample_node_thread *node_threads; /* by node, then thread: the
+                                                      nonzero self counts */
+    size_t nnode_threads;
     struct strobe_sample_path *paths; /* by samples, largest first */
     size_t npaths;
 };

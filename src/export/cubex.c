@@ -34,6 +34,13 @@
  *
  * The call tree root of the model (no region) becomes a cnode of an
  * artificial region named after the program, like Score-P's program root.
+ *
+ * An experiment recorded with `strobe run --sample` adds, as the root's
+ * last child, an artificial cnode "sampled call stacks" holding the
+ * sampled call tree (analysis/samples.h: one region per sampled function,
+ * paradigm "sampling"), and a last metric "samples" (UINT64, the sampling
+ * periods each sampled call path was running in; 0 elsewhere). So a
+ * program without instrumentation has a call tree in Cube too.
  */
 #include <errno.h>
 #include <float.h>
@@ -42,6 +49,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/samples.h"
 #include "common/format.h"
 #include "export/escape.h"
 #include "export/export.h"
@@ -63,42 +71,73 @@ struct metric_desc {
     char *uniq_name;
 };
 
+/* A cnode of the sampled subtree: SAMPLED | sample-model node index (node
+ * 0: its artificial root); other cnodes are profile node indices. */
+#define SAMPLED 0x80000000u
+
 struct cubex {
     const struct strobe_experiment *exp;
     const struct strobe_profile *prof;
+    const struct strobe_sample_model *sm; /* NULL: not sampled */
+    uint32_t *sm_first;                   /* [sm->nnodes + 1]: node n's entries in sm->node_threads */
+    size_t samples_metric;                /* metric id of "samples" (sm only) */
     const char *out;
     struct strobe_errbuf *eb;
     FILE *f;
     struct strobe__tar tar;
-    uint32_t *preorder;  /* [nnodes] profile node index of cnode id i */
+    uint32_t *preorder;  /* [ncnodes] profile node index (or SAMPLED | sampled node) of cnode id i */
     uint32_t *locations; /* [nthreads] global thread index of location id i */
     size_t nmetrics;     /* NBUILTIN + exp->nmetrics */
     struct metric_desc *metrics;
     unsigned char *row; /* one data row: nthreads values of 8 bytes */
-    uint32_t *open;     /* [nnodes] cnodes open while writing the nesting */
+    uint32_t *open;     /* [ncnodes] cnodes open while writing the nesting */
     FILE *xml;          /* anchor.xml, staged in a temporary file for its size */
 };
 
 /* ---- enumeration ------------------------------------------------------ */
 
-/* Depth-first preorder of the profile tree without recursion (call trees
- * of recursive programs are deep): follow first_child, else the next
- * sibling of the nearest ancestor that has one. */
-static size_t preorder(const struct strobe_profile *p, uint32_t *out)
+/* A tree's links of node n: first child, next sibling, parent. */
+typedef void (*links_fn)(const void *tree, uint32_t n, uint32_t links[3]);
+
+static void profile_links(const void *tree, uint32_t n, uint32_t links[3])
+{
+    const struct strobe_cnode *c = &((const struct strobe_profile *)tree)->nodes[n];
+    links[0] = c->first_child, links[1] = c->next_sibling, links[2] = c->parent;
+}
+
+static void sample_links(const void *tree, uint32_t n, uint32_t links[3])
+{
+    const struct strobe_sample_node *s = &((const struct strobe_sample_model *)tree)->nodes[n];
+    links[0] = s->first_child, links[1] = s->next_sibling, links[2] = s->parent;
+}
+
+/* Depth-first preorder of a tree rooted at node 0, without recursion (call
+ * trees of recursive programs are deep): follow the first child, else the
+ * next sibling of the nearest ancestor that has one. Each entry is the
+ * node index | tag. */
+static size_t preorder(const void *tree, size_t nnodes, links_fn links, uint32_t tag, uint32_t *out)
 {
     size_t n = 0;
-    uint32_t node = 0;
-    while (node != STROBE_NONE && n < p->nnodes) {
-        out[n++] = node;
-        const struct strobe_cnode *c = &p->nodes[node];
-        if (c->first_child != STROBE_NONE) {
-            node = c->first_child;
+    uint32_t node = 0, l[3];
+    while (node != STROBE_NONE && n < nnodes) {
+        out[n++] = tag | node;
+        links(tree, node, l);
+        if (l[0] != STROBE_NONE) {
+            node = l[0];
             continue;
         }
-        while (node != STROBE_NONE && p->nodes[node].next_sibling == STROBE_NONE)
-            node = node == 0 ? STROBE_NONE : p->nodes[node].parent;
-        if (node != STROBE_NONE)
-            node = node == 0 ? STROBE_NONE : p->nodes[node].next_sibling;
+        for (;;) { /* up to the nearest ancestor with a next sibling */
+            if (node == 0) {
+                node = STROBE_NONE;
+                break;
+            }
+            links(tree, node, l);
+            if (l[1] != STROBE_NONE) {
+                node = l[1];
+                break;
+            }
+            node = l[2];
+        }
     }
     return n;
 }
@@ -127,9 +166,27 @@ static uint64_t double_bits(double d)
 
 static const struct strobe_stats no_stats = {.min_ns = UINT64_MAX};
 
+/* The self samples of sampled node s in thread. */
+static uint64_t sampled_self(const struct cubex *c, uint32_t s, uint32_t thread)
+{
+    for (uint32_t i = c->sm_first[s]; i < c->sm_first[s + 1]; i++)
+        if (c->sm->node_threads[i].thread == thread)
+            return c->sm->node_threads[i].self;
+    return 0;
+}
+
 /* The 8-byte little-endian value of metric m at (cnode node, thread). */
 static uint64_t value_bits(const struct cubex *c, size_t m, uint32_t node, uint32_t thread)
 {
+    if (node & SAMPLED) { /* samples only: no visit, no time */
+        if (c->sm && m == c->samples_metric)
+            return sampled_self(c, node & ~SAMPLED, thread);
+        return m == METRIC_MIN_TIME                       ? double_bits(DBL_MAX)
+               : m == METRIC_TIME || m == METRIC_MAX_TIME ? double_bits(0.0)
+                                                          : 0;
+    }
+    if (c->sm && m == c->samples_metric)
+        return 0;
     const struct strobe_cnode *n = &c->prof->nodes[node];
     const struct strobe_stats *s = n->per_thread ? &n->per_thread[thread] : &no_stats;
     /* A completed visit has set min_ns; the model's root has no visits. */
@@ -256,20 +313,37 @@ static void write_anchor_program(struct cubex *c, uint32_t ncnodes)
         write_region(f, r + 1, d->name, d->file, d->line, user ? "user" : "compiler",
                      user ? "code" : "function", d->module);
     }
+    /* the sampled subtree's: its root, then the sampled functions */
+    size_t sampled_root = exp->nregions + 1;
+    if (c->sm) {
+        write_region(f, sampled_root, "sampled call stacks", "", 0, "sampling", "artificial",
+                     "the call stacks of strobe run --sample");
+        for (size_t k = 0; k < c->sm->nfuncs; k++) {
+            const struct strobe_sample_func *fn = &c->sm->funcs[k];
+            write_region(f, sampled_root + 1 + k, fn->name, fn->file, fn->line, "sampling", "function",
+                         fn->module);
+        }
+    }
     /* Preorder is the nesting order: before opening cnode i, close every
      * open cnode that is not its parent. */
     uint32_t *open = c->open;
     size_t depth = 0;
     for (uint32_t id = 0; id < ncnodes; id++) {
-        uint32_t node = c->preorder[id];
-        uint32_t parent = p->nodes[node].parent;
+        uint32_t node = c->preorder[id], parent, callee;
+        if (node & SAMPLED) {
+            uint32_t s = node & ~SAMPLED;
+            parent = s == 0 ? 0 : SAMPLED | c->sm->nodes[s].parent;
+            callee = (uint32_t)(s == 0 ? sampled_root : sampled_root + 1 + c->sm->nodes[s].func);
+        } else {
+            uint32_t region = p->nodes[node].region;
+            parent = p->nodes[node].parent;
+            callee = region < exp->nregions ? region + 1 : 0;
+        }
         while (depth > 0 && open[depth - 1] != parent) {
             fputs("</cnode>\n", f);
             depth--;
         }
-        uint32_t region = p->nodes[node].region;
-        fprintf(f, "<cnode id=\"%" PRIu32 "\" calleeId=\"%" PRIu32 "\">\n", id,
-                region < exp->nregions ? region + 1 : 0);
+        fprintf(f, "<cnode id=\"%" PRIu32 "\" calleeId=\"%" PRIu32 "\">\n", id, callee);
         open[depth++] = node;
     }
     while (depth-- > 0)
@@ -387,7 +461,8 @@ static int setup_metrics(struct cubex *c)
                              .descr = "Longest completed visit of the call path, callees "
                                       "included"},
     };
-    c->nmetrics = NBUILTIN + exp->nmetrics;
+    c->nmetrics = NBUILTIN + exp->nmetrics + (c->sm != NULL);
+    c->samples_metric = NBUILTIN + exp->nmetrics;
     c->metrics = calloc(c->nmetrics, sizeof *c->metrics);
     if (!c->metrics)
         return -ENOMEM;
@@ -397,6 +472,14 @@ static int setup_metrics(struct cubex *c)
         if (m < NBUILTIN) {
             *d = builtin[m];
             uniq = builtin[m].uniq_name;
+        } else if (c->sm && m == c->samples_metric) {
+            *d = (struct metric_desc){.disp_name = "Samples",
+                                      .dtype = "UINT64",
+                                      .uom = "occ",
+                                      .descr =
+                                          "CPU-time sampling periods (strobe run --sample) the sampled call "
+                                          "path was running in"};
+            uniq = "samples";
         } else {
             const struct strobe_metric_def *def = &exp->metrics[m - NBUILTIN];
             d->disp_name = def->name;
@@ -429,17 +512,28 @@ static int write_cubex(struct cubex *c)
     int rc = setup_metrics(c);
     if (rc < 0)
         return strobe__error(c->eb, rc, "%s: out of memory", c->out);
-    c->preorder = malloc(p->nnodes * sizeof *c->preorder);
+    size_t nsampled = c->sm ? c->sm->nnodes : 0;
+    c->preorder = malloc((p->nnodes + nsampled) * sizeof *c->preorder);
     c->locations = strobe__threads_in_tree_order(exp);
     c->row = malloc(exp->nthreads * 8);
-    c->open = malloc(p->nnodes * sizeof *c->open);
-    if (!c->preorder || !c->locations || !c->row || !c->open)
+    c->open = malloc((p->nnodes + nsampled) * sizeof *c->open);
+    if (c->sm)
+        c->sm_first = calloc(nsampled + 1, sizeof *c->sm_first);
+    if (!c->preorder || !c->locations || !c->row || !c->open || (c->sm && !c->sm_first))
         return strobe__error(c->eb, -ENOMEM, "%s: out of memory", c->out);
-    size_t n = preorder(p, c->preorder);
-    if (n != p->nnodes || n > UINT32_MAX)
+    size_t n = preorder(p, p->nnodes, profile_links, 0, c->preorder);
+    if (n != p->nnodes || n + nsampled > UINT32_MAX / 2)
         return strobe__error(c->eb, STROBE_ERR_FORMAT,
                              "%s: call tree has %zu nodes but %zu are reachable from the root", c->out,
                              p->nnodes, n);
+    if (c->sm) {
+        /* the sampled subtree, the root's last child */
+        n += preorder(c->sm, nsampled, sample_links, SAMPLED, c->preorder + n);
+        for (size_t i = 0; i < c->sm->nnode_threads; i++)
+            c->sm_first[c->sm->node_threads[i].node + 1]++;
+        for (size_t s = 0; s < nsampled; s++)
+            c->sm_first[s + 1] += c->sm_first[s];
+    }
     for (size_t m = 0; m < c->nmetrics; m++)
         if ((rc = write_metric_files(c, m, (uint32_t)n)) < 0)
             return strobe__error(c->eb, rc, "%s: %s", c->out, strerror(-rc));
@@ -469,7 +563,14 @@ int strobe_export_cubex(const struct strobe_experiment *exp, const char *out,
         strobe_profile_free(prof);
         return rc;
     }
-    struct cubex c = {.exp = exp, .prof = prof, .out = out, .eb = eb, .f = o.f};
+    struct strobe_sample_model *sm = NULL;
+    rc = strobe_sample_model_build(exp, prof, &sm, eb);
+    if (rc < 0 && rc != -ENOENT) { /* -ENOENT: not sampled */
+        strobe__out_file_abort(&o);
+        strobe_profile_free(prof);
+        return rc;
+    }
+    struct cubex c = {.exp = exp, .prof = prof, .sm = sm, .out = out, .eb = eb, .f = o.f};
     strobe__tar_init(&c.tar, o.f, (long)time(NULL));
     rc = write_cubex(&c);
     if (rc == 0)
@@ -483,6 +584,8 @@ int strobe_export_cubex(const struct strobe_experiment *exp, const char *out,
     free(c.locations);
     free(c.row);
     free(c.open);
+    free(c.sm_first);
+    strobe_sample_model_free(sm);
     if (c.xml)
         fclose(c.xml);
     strobe_profile_free(prof);

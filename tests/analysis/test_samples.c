@@ -4,6 +4,7 @@
  * analysis_sample_prog (sample_prog.c), then the sample model
  * (src/analysis/samples.c) and `strobe report --samples`.
  */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,8 +134,24 @@ STROBE_TEST(hot_function_in_library)
     for (; node != STROBE_NONE; node = m->nodes[node].first_child, depth++)
         seen_main = seen_main || strcmp(m->funcs[m->nodes[node].func].name, "main") == 0;
     CHECK(seen_main);
+    uint64_t total = m->samples, spin = func(m, "sample_spin")->self;
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
+    /* the Cube export: the sampled call tree below the root, every sample
+     * in it, the hottest path main > outer > sample_spin */
+    char *cube;
+    CHECK_EQ_INT(strobe_test_sh(&cube,
+                                "%s/strobe export '%s' --format cubex -o '%s.cubex' && python3 "
+                                "%s/tests/analysis/check_cube_samples.py '%s.cubex'",
+                                STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir),
+                 0);
+    char cwant[128];
+    snprintf(cwant, sizeof cwant, "%" PRIu64 " analysis_sample_prog > sampled call stacks > ", spin);
+    CHECK(strncmp(cube, cwant, strlen(cwant)) == 0);
+    CHECK_CONTAINS(cube, " > main > outer > sample_spin\n");
+    snprintf(cwant, sizeof cwant, "\ntotal %" PRIu64 "\n", total);
+    CHECK_CONTAINS(cube, cwant);
+    free(cube);
     /* the report's rows */
     char *out, want[512];
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
