@@ -185,12 +185,15 @@ static int cmp_u64(const void *a, const void *b)
 /* The function id of (module, name), added when new. */
 static int func_id(struct builder *b, const char *module, const char *name, uint32_t *id)
 {
-    size_t lm = strlen(module), ln = strlen(name);
+    /* an ELF symbol version ("__libc_start_main@@GLIBC_2.34") is not
+     * part of the function's name */
+    size_t lm = strlen(module), ln = strcspn(name, "@");
     char *key = malloc(lm + ln + 2);
     if (!key)
         return -ENOMEM;
     memcpy(key, module, lm + 1);
-    memcpy(key + lm + 1, name, ln + 1);
+    memcpy(key + lm + 1, name, ln);
+    key[lm + 1 + ln] = 0;
     struct strobe_sample_model *m = b->m;
     *id = (uint32_t)m->nfuncs;
     int rc = strobe__keymap_get_or_put(&b->func_ids, key, lm + ln + 2, id);
@@ -203,7 +206,7 @@ static int func_id(struct builder *b, const char *module, const char *name, uint
         return -ENOMEM;
     struct strobe_sample_func *f = &m->funcs[m->nfuncs];
     memset(f, 0, sizeof *f);
-    f->name = strdup(name);
+    f->name = strndup(name, ln);
     f->module = strdup(module);
     f->thread_self = calloc(nt, sizeof *f->thread_self);
     f->thread_total = calloc(nt, sizeof *f->thread_total);
@@ -296,6 +299,17 @@ static int cmp_node_thread(const void *a, const void *b)
     return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
+/* Whether path is the runtime itself (libstrobe.so): its frames between
+ * the program's (the wrappers of main, pthread_create, the interposed
+ * calls) are left out of a stack; the innermost stays, as the cost of
+ * measuring. */
+static bool is_runtime(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "libstrobe.so", 12) == 0 && (base[12] == 0 || base[12] == '.');
+}
+
 /* Counts one sample whose addresses resolved to locs (indexed like addrs). */
 static int count_sample(struct builder *b, const struct raw_sample *s, const uint64_t *addrs, size_t naddrs,
                         const struct strobe__code_loc *locs, uint64_t serial)
@@ -309,6 +323,8 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
     for (uint32_t i = s->n; i-- > 0;) {
         const uint64_t *a = bsearch(&b->pool[s->first + i], addrs, naddrs, sizeof *addrs, cmp_u64);
         const struct strobe__code_loc *l = &locs[a - addrs];
+        if (i && is_runtime(l->module))
+            continue;
         for (size_t k = l->nframes; k-- > 0;) {
             const struct strobe__code_frame *fr = &l->frames[k];
             uint32_t f;
