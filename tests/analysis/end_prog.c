@@ -19,7 +19,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static volatile unsigned long sink;
+static _Thread_local volatile unsigned long sink; /* per thread: no race between workers */
 static atomic_int ticked;
 
 static void spin_ms(long ms)

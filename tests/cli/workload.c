@@ -30,7 +30,8 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static volatile unsigned long sink;
+/* per thread: the workers would race on a shared one (TSan builds) */
+static _Thread_local volatile unsigned long sink;
 
 static NOINLINE void leaf(unsigned long x)
 {

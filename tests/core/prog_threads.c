@@ -31,7 +31,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static volatile unsigned long sink;
+static _Thread_local volatile unsigned long sink; /* per thread: no race between workers */
 static int exit_status = -1;
 static int pexit;
 
