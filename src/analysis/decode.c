@@ -671,7 +671,29 @@ static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, stru
                     (ev->id == STROBE_SYNC_BARRIER && (ev->sync_args[1] == 0 || ev->sync_args[2] > 1))))
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SYNC op %llu: argument out of range",
                              d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id);
-    return rc;
+    /* a wait's frames, in records that have them */
+    ev->nframes = 0;
+    uint64_t n, a;
+    if (rc || c->p == c->end || ev->id == STROBE_SYNC_RELEASE || ev->id == STROBE_SYNC_SIGNAL ||
+        ev->id == STROBE_SYNC_BROADCAST)
+        return rc;
+    if ((rc = get_u(c, &n, eb)))
+        return rc;
+    if (n > STROBE_SYNC_MAX_FRAMES)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SYNC record: %llu frames (at most %u)",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)n,
+                             STROBE_SYNC_MAX_FRAMES);
+    for (uint64_t i = 0; i < n; i++) {
+        if ((rc = get_u(c, &a, eb)))
+            return rc;
+        if (a == 0 || a >= (1ull << 57))
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %llu: SYNC record: frame %llu address %#llx out of range", d->name,
+                                 (unsigned long long)ev->offset, (unsigned long long)i, (unsigned long long)a);
+        d->frames[i] = a;
+    }
+    ev->nframes = (uint32_t)n;
+    return 0;
 }
 
 /* STROBE_EXT_SAMPLE (format.h): missed, flags, the frames into d->frames. */

@@ -123,7 +123,8 @@ enum strobe__raw_kind {
     STROBE__RAW_TM = 10,        /* id = TM event, value = its argument, parent = culprit thread index + 1 */
     STROBE__RAW_TM_COUNTS = 11, /* a TM COUNTS record: the decoder's `counts` */
     STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
-                                   sync_args = the op's arguments (format.h) */
+                                   sync_args = the op's arguments (format.h); a wait's
+                                   frames in the decoder's frames[0..nframes) */
     STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
     STROBE__RAW_SAMPLE = 14,    /* parent = weight, value = periods missed before it, id = flags,
                                    the decoder's frames[0..nframes) */
@@ -151,7 +152,7 @@ struct strobe__raw_event {
     uint64_t sync_args[5];
     uint32_t depth; /* open regions after the event */
     uint64_t address; /* ALLOC */
-    uint32_t nframes; /* SAMPLE */
+    uint32_t nframes; /* SAMPLE, SYNC waits: the decoder's frames[0..nframes) */
     struct strobe_mpi_args mpi;
 };
 
@@ -169,7 +170,7 @@ struct strobe__stream_decoder {
     /* the last COUNTS record, valid after a STROBE__RAW_TM_COUNTS event
      * until the next call (kept here, not in every event) */
     struct strobe__tm_counts counts;
-    /* the frames of the last SAMPLE record (innermost first), likewise */
+    /* the frames of the last SAMPLE or SYNC record (innermost first), likewise */
     uint64_t frames[STROBE_SAMPLE_MAX_FRAMES];
 };
 

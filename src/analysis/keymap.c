@@ -76,3 +76,18 @@ void strobe__keymap_free(struct strobe__keymap *m)
     m->slots = NULL;
     m->cap = m->count = 0;
 }
+
+int strobe__grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return -ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}

@@ -3,7 +3,7 @@
  * Open-addressing hash map from byte strings to uint32_t, used by the
  * analysis to unify definitions across processes (key = name/file/line)
  * and to find call-tree children (key = parent node + region). Keys are
- * copied; not thread-safe.
+ * copied; not thread-safe. Also the analysis's growable arrays.
  */
 #ifndef STROBE_ANALYSIS_KEYMAP_H
 #define STROBE_ANALYSIS_KEYMAP_H
@@ -21,5 +21,9 @@ struct strobe__keymap {
  * inserted, -ENOMEM. */
 int strobe__keymap_get_or_put(struct strobe__keymap *m, const void *key, size_t len, uint32_t *val);
 void strobe__keymap_free(struct strobe__keymap *m);
+
+/* Makes *p (an array of *cap elements of `size` bytes) hold at least
+ * `need`, doubling; 0 or -ENOMEM (*p unchanged). */
+int strobe__grow(void **p, size_t *cap, size_t need, size_t size);
 
 #endif

@@ -2,7 +2,10 @@
 /*
  * Builds the synchronization model (locks.h) from the SYNC slots of the
  * threads' profile files: one entry per slot (thread, object, call path),
- * sorted so that the entries of one row are adjacent, then merged.
+ * sorted so that the entries of one row are adjacent, then merged. The
+ * sites come from the SYNC wait records of the traces, per process: their
+ * return addresses resolved once each, a wait charged to its first frame
+ * outside the runtime, then merged per (object, site).
  */
 #define _GNU_SOURCE
 #include "analysis/locks.h"
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "analysis/decode.h"
+#include "analysis/keymap.h"
 #include "analysis/symbols.h"
 #include "common/format.h"
 #include "strobe/strobe.h"
@@ -277,6 +281,223 @@ static int name_objects(struct builder *b, struct strobe_lock_model *m, uint32_t
     return rc;
 }
 
+/* ---- waits by call site (traces) ---- */
+
+struct wait_rec {
+    uint64_t object, site; /* site: a return address, then its loc index */
+    uint32_t kind;
+    uint64_t wait_ns;
+    uint32_t first, n; /* frames in the pool */
+};
+
+struct site_builder {
+    struct wait_rec *w;
+    size_t nw, wcap;
+    uint64_t *pool; /* return addresses minus one: the calls */
+    size_t npool, pcap;
+};
+
+
+static uint32_t wait_kind(uint64_t op)
+{
+    switch (op) {
+    case STROBE_SYNC_ACQUIRE_MUTEX:
+        return STROBE_SYNC_MUTEX;
+    case STROBE_SYNC_ACQUIRE_READ:
+    case STROBE_SYNC_ACQUIRE_WRITE:
+        return STROBE_SYNC_RWLOCK;
+    case STROBE_SYNC_ACQUIRE_SPIN:
+        return STROBE_SYNC_SPIN;
+    case STROBE_SYNC_ACQUIRE_SEM:
+        return STROBE_SYNC_SEM;
+    case STROBE_SYNC_COND_WAIT:
+        return STROBE_SYNC_COND;
+    case STROBE_SYNC_BARRIER:
+        return STROBE_SYNC_BARRIER_OBJ;
+    default:
+        return 0; /* releases, and timeouts (no acquisition) */
+    }
+}
+
+/* The waits of thread t's stream that carry frames. */
+static int read_waits(const struct strobe_experiment *exp, uint32_t t, struct site_builder *sb,
+                      struct strobe_errbuf *eb)
+{
+    const struct strobe_thread_info *ti = &exp->threads[t];
+    const struct strobe_process_info *p = &exp->processes[ti->process];
+    const char *shown = ti->stream_path + strlen(exp->dir) + (ti->stream_path[strlen(exp->dir)] == '/');
+    const uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = strobe__file_map(ti->stream_path, shown, &buf, &len, eb);
+    if (rc)
+        return rc;
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    if ((rc = strobe__stream_begin(&d, buf, len, shown, eb)) == 0) {
+        while ((rc = strobe__stream_decode(&d, &ev, eb)) == 1) {
+            uint32_t kind = ev.kind == STROBE__RAW_SYNC ? wait_kind(ev.id) : 0;
+            if (!kind || ev.nframes == 0)
+                continue;
+            if (strobe__grow((void **)&sb->w, &sb->wcap, sb->nw + 1, sizeof *sb->w) ||
+                strobe__grow((void **)&sb->pool, &sb->pcap, sb->npool + ev.nframes, sizeof *sb->pool)) {
+                rc = -ENOMEM;
+                break;
+            }
+            sb->w[sb->nw++] = (struct wait_rec){
+                (uint64_t)ev.value, 0, kind, ticks_ns(p, ev.sync_args[0]), (uint32_t)sb->npool, ev.nframes};
+            for (uint32_t i = 0; i < ev.nframes; i++)
+                sb->pool[sb->npool++] = d.frames[i] - 1;
+        }
+        strobe__stream_end(&d);
+    }
+    strobe__file_unmap(buf, len);
+    return rc < 0 ? rc : 0;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+    return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+    const struct wait_rec *x = a, *y = b;
+    int c = cmp_u64(x->object, y->object);
+    if (c == 0)
+        c = cmp_u64(x->kind, y->kind);
+    return c ? c : cmp_u64(x->site, y->site);
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+    const struct strobe_lock_site *x = a, *y = b;
+    int c = cmp_u64(y->wait_ns, x->wait_ns);
+    if (c == 0)
+        c = cmp_u64(x->process, y->process);
+    if (c == 0)
+        c = cmp_u64(x->object, y->object);
+    return c ? c : strcmp(x->function, y->function);
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+/* The sites of process proc's waits, appended to m->sites. */
+static int sites_of(const struct strobe_experiment *exp, uint32_t proc, struct strobe_lock_model *m,
+                    struct strobe_errbuf *eb)
+{
+    struct site_builder sb = {0};
+    int rc = 0;
+    for (uint32_t t = 0; rc == 0 && t < exp->nthreads; t++)
+        if (exp->threads[t].process == proc && exp->threads[t].stream_path)
+            rc = read_waits(exp, t, &sb, eb);
+    if (rc || sb.nw == 0) {
+        free(sb.w);
+        free(sb.pool);
+        return rc;
+    }
+    /* every distinct call once */
+    uint64_t *addrs = malloc(sb.npool * sizeof *addrs);
+    struct strobe__code_loc *locs = NULL;
+    size_t na = 0;
+    char *path = NULL, *shown = NULL;
+    struct strobe__defs d = {0};
+    bool have_defs = false;
+    rc = addrs ? 0 : -ENOMEM;
+    if (rc == 0) {
+        memcpy(addrs, sb.pool, sb.npool * sizeof *addrs);
+        qsort(addrs, sb.npool, sizeof *addrs, cmp_addr);
+        for (size_t i = 0; i < sb.npool; i++)
+            if (na == 0 || addrs[na - 1] != addrs[i])
+                addrs[na++] = addrs[i];
+        locs = calloc(na, sizeof *locs);
+        if (!locs || asprintf(&path, "%s/%s/defs", exp->dir, exp->processes[proc].dir) < 0 ||
+            asprintf(&shown, "%s/defs", exp->processes[proc].dir) < 0)
+            rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        const uint8_t *buf = NULL;
+        size_t len = 0;
+        if ((rc = strobe__file_map(path, shown, &buf, &len, eb)) == 0) {
+            rc = strobe__defs_decode(buf, len, shown, &d, eb);
+            have_defs = rc == 0;
+            strobe__file_unmap(buf, len);
+        }
+    }
+    if (rc == 0)
+        rc = strobe__symbols_code(&d, addrs, na, locs);
+    /* each wait's site: its first call outside the runtime (the
+     * outermost one when all are inside) */
+    for (size_t i = 0; rc == 0 && i < sb.nw; i++) {
+        struct wait_rec *w = &sb.w[i];
+        size_t at = 0;
+        for (uint32_t k = 0; k < w->n; k++) {
+            const uint64_t *a = bsearch(&sb.pool[w->first + k], addrs, na, sizeof *addrs, cmp_addr);
+            at = (size_t)(a - addrs);
+            if (!strobe__is_runtime_module(locs[at].module))
+                break;
+        }
+        w->site = at;
+    }
+    size_t first = m->nsites;
+    if (rc == 0) {
+        qsort(sb.w, sb.nw, sizeof *sb.w, cmp_wait);
+        for (size_t i = 0; rc == 0 && i < sb.nw; i++) {
+            const struct wait_rec *w = &sb.w[i];
+            struct strobe_lock_site *s = m->nsites > first ? &m->sites[m->nsites - 1] : NULL;
+            const struct wait_rec *prev = i ? &sb.w[i - 1] : NULL;
+            if (!prev || prev->object != w->object || prev->kind != w->kind || prev->site != w->site) {
+                struct strobe_lock_site *v = realloc(m->sites, (m->nsites + 1) * sizeof *v);
+                if (!v) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                m->sites = v;
+                const struct strobe__code_frame *f = &locs[w->site].frames[0];
+                s = &m->sites[m->nsites++];
+                *s = (struct strobe_lock_site){.process = proc,
+                                               .kind = w->kind,
+                                               .object = w->object,
+                                               .function = dup_or_empty(f->name),
+                                               .file = dup_or_empty(f->file),
+                                               .line = f->line};
+                if (!s->function || !s->file)
+                    rc = -ENOMEM;
+            }
+            s->waits++;
+            s->wait_ns += w->wait_ns;
+            if (w->wait_ns > s->max_wait_ns)
+                s->max_wait_ns = w->wait_ns;
+        }
+    }
+    /* the objects' symbols */
+    size_t ns = m->nsites - first;
+    uint64_t *objs = rc == 0 && ns ? malloc(ns * sizeof *objs) : NULL;
+    char **names = rc == 0 && ns ? calloc(ns, sizeof *names) : NULL;
+    if (rc == 0 && ns && (!objs || !names))
+        rc = -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < ns; i++)
+        objs[i] = m->sites[first + i].object;
+    if (rc == 0 && ns && (rc = strobe__symbols_name_objects(&d, objs, ns, names)) == 0)
+        for (size_t i = 0; i < ns; i++)
+            m->sites[first + i].name = names[i];
+    free(objs);
+    free(names);
+    for (size_t i = 0; locs && i < na; i++)
+        strobe__code_loc_free(&locs[i]);
+    free(locs);
+    free(addrs);
+    if (have_defs)
+        strobe__defs_free(&d);
+    free(path);
+    free(shown);
+    free(sb.w);
+    free(sb.pool);
+    return rc;
+}
+
 int strobe_lock_model_build(const struct strobe_experiment *exp, struct strobe_lock_model **out,
                             struct strobe_errbuf *eb)
 {
@@ -296,6 +517,10 @@ int strobe_lock_model_build(const struct strobe_experiment *exp, struct strobe_l
     }
     for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++)
         rc = name_objects(&b, m, p);
+    for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++)
+        rc = sites_of(exp, p, m, eb);
+    if (rc == 0 && m->nsites)
+        qsort(m->sites, m->nsites, sizeof *m->sites, cmp_site);
     for (size_t i = 0; i < b.n; i++)
         free(b.e[i].path);
     free(b.e);
@@ -320,6 +545,12 @@ void strobe_lock_model_free(struct strobe_lock_model *m)
     }
     for (size_t i = 0; i < m->nbarriers; i++)
         free(m->barriers[i].name);
+    for (size_t i = 0; i < m->nsites; i++) {
+        free(m->sites[i].name);
+        free(m->sites[i].function);
+        free(m->sites[i].file);
+    }
+    free(m->sites);
     free(m->rows);
     free(m->barriers);
     free(m);

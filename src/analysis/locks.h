@@ -48,15 +48,33 @@ struct strobe_barrier_row {
     size_t nthreads;
 };
 
+/* Where threads waited on one object: every wait the trace recorded
+ * (SYNC records), by the first frame of its stack outside the runtime. It
+ * names the waiting code even in a program without instrumentation. */
+struct strobe_lock_site {
+    uint32_t process;
+    uint32_t kind; /* enum strobe_sync_kind */
+    uint64_t object;
+    char *name;     /* symbol of a global object, NULL otherwise */
+    char *function; /* the waiting function ("module+0xoffset" without a symbol) */
+    char *file;     /* "" when unknown */
+    unsigned line;  /* of the waiting call, 0 when unknown */
+    uint64_t waits, wait_ns, max_wait_ns;
+};
+
 struct strobe_lock_model {
     struct strobe_lock_row *rows; /* by wait time, longest first */
     size_t nrows;
     struct strobe_barrier_row *barriers; /* by wait time, longest first */
     size_t nbarriers;
-    size_t profiled_threads; /* threads with a profile file (the only source) */
+    size_t profiled_threads;        /* threads with a profile file (the only source) */
+    struct strobe_lock_site *sites; /* by wait time, longest first; from the
+                                       traces (records with frames) */
+    size_t nsites;
 };
 
-/* Builds the model from every thread's profile file. Returns 0 and *out
+/* Builds the model from every thread's profile file, and the sites from
+ * their traces. Returns 0 and *out
  * (free with strobe_lock_model_free) or a negative code with a one-line
  * message in eb. */
 int strobe_lock_model_build(const struct strobe_experiment *exp, struct strobe_lock_model **out,

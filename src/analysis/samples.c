@@ -67,20 +67,6 @@ struct builder {
     size_t stamp_cap;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return -ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
 
 /* The merged profile node of the open regions stack[0..depth) (local
  * ids of process p) + 1, or 0 when the profile has no such path. */
@@ -133,8 +119,8 @@ static int read_thread(struct builder *b, uint32_t t)
             st->samples += ev.parent;
             st->missed += (uint64_t)ev.value;
             st->truncated += ev.id & STROBE_SAMPLE_TRUNCATED;
-            if (grow((void **)&b->raw, &b->raw_cap, b->nraw + 1, sizeof *b->raw) ||
-                grow((void **)&b->pool, &b->pool_cap, b->npool + ev.nframes, sizeof *b->pool)) {
+            if (strobe__grow((void **)&b->raw, &b->raw_cap, b->nraw + 1, sizeof *b->raw) ||
+                strobe__grow((void **)&b->pool, &b->pool_cap, b->npool + ev.nframes, sizeof *b->pool)) {
                 rc = strobe__error(b->eb, -ENOMEM, "%s: out of memory", exp->dir);
                 break;
             }
@@ -201,8 +187,8 @@ static int func_id(struct builder *b, const char *module, const char *name, uint
     if (rc != 0)
         return rc < 0 ? rc : 0;
     size_t nt = b->exp->nthreads ? b->exp->nthreads : 1;
-    if (grow((void **)&m->funcs, &b->funcs_cap, m->nfuncs + 1, sizeof *m->funcs) ||
-        grow((void **)&b->stamp, &b->stamp_cap, m->nfuncs + 1, sizeof *b->stamp))
+    if (strobe__grow((void **)&m->funcs, &b->funcs_cap, m->nfuncs + 1, sizeof *m->funcs) ||
+        strobe__grow((void **)&b->stamp, &b->stamp_cap, m->nfuncs + 1, sizeof *b->stamp))
         return -ENOMEM;
     struct strobe_sample_func *f = &m->funcs[m->nfuncs];
     memset(f, 0, sizeof *f);
@@ -231,7 +217,7 @@ static int count_line(struct builder *b, uint32_t func, const char *file, unsign
     if (rc < 0)
         return rc;
     if (rc == 0) {
-        if (grow((void **)&b->lines, &b->lines_cap, b->nlines + 1, sizeof *b->lines))
+        if (strobe__grow((void **)&b->lines, &b->lines_cap, b->nlines + 1, sizeof *b->lines))
             return -ENOMEM;
         b->lines[b->nlines++] = (struct line_count){func, file, line, 0, 0};
     }
@@ -249,7 +235,7 @@ static int child_of(struct builder *b, uint32_t parent, uint32_t func, uint32_t 
     int rc = strobe__keymap_get_or_put(&b->child_ids, key, sizeof key, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    if (grow((void **)&m->nodes, &b->nodes_cap, m->nnodes + 1, sizeof *m->nodes))
+    if (strobe__grow((void **)&m->nodes, &b->nodes_cap, m->nnodes + 1, sizeof *m->nodes))
         return -ENOMEM;
     m->nodes[m->nnodes] =
         (struct strobe_sample_node){func, parent, STROBE_NONE, m->nodes[parent].first_child, 0, 0};
@@ -265,7 +251,7 @@ static int count_path(struct builder *b, uint32_t path, uint32_t func, uint64_t 
     if (rc < 0)
         return rc;
     if (rc == 0) {
-        if (grow((void **)&b->pf, &b->pf_cap, b->npf + 1, sizeof *b->pf))
+        if (strobe__grow((void **)&b->pf, &b->pf_cap, b->npf + 1, sizeof *b->pf))
             return -ENOMEM;
         b->pf[b->npf++] = (struct path_count){path, func, 0};
     }
@@ -282,7 +268,7 @@ static int count_node_thread(struct builder *b, uint32_t node, uint32_t thread, 
     if (rc < 0)
         return rc;
     if (rc == 0) {
-        if (grow((void **)&m->node_threads, &b->node_threads_cap, m->nnode_threads + 1,
+        if (strobe__grow((void **)&m->node_threads, &b->node_threads_cap, m->nnode_threads + 1,
                  sizeof *m->node_threads))
             return -ENOMEM;
         m->node_threads[m->nnode_threads++] = (struct strobe_sample_node_thread){node, thread, 0};
@@ -299,17 +285,6 @@ static int cmp_node_thread(const void *a, const void *b)
     return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
-/* Whether path is the runtime itself (libstrobe.so): its frames between
- * the program's (the wrappers of main, pthread_create, the interposed
- * calls) are left out of a stack; the innermost stays, as the cost of
- * measuring. */
-static bool is_runtime(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    return strncmp(base, "libstrobe.so", 12) == 0 && (base[12] == 0 || base[12] == '.');
-}
-
 /* Counts one sample whose addresses resolved to locs (indexed like addrs). */
 static int count_sample(struct builder *b, const struct raw_sample *s, const uint64_t *addrs, size_t naddrs,
                         const struct strobe__code_loc *locs, uint64_t serial)
@@ -323,7 +298,7 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
     for (uint32_t i = s->n; i-- > 0;) {
         const uint64_t *a = bsearch(&b->pool[s->first + i], addrs, naddrs, sizeof *addrs, cmp_u64);
         const struct strobe__code_loc *l = &locs[a - addrs];
-        if (i && is_runtime(l->module))
+        if (i && strobe__is_runtime_module(l->module)) /* the innermost stays: the cost of measuring */
             continue;
         for (size_t k = l->nframes; k-- > 0;) {
             const struct strobe__code_frame *fr = &l->frames[k];

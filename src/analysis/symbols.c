@@ -120,7 +120,9 @@ int strobe__symbols_name_objects(const struct strobe__defs *d, const uint64_t *a
         const char *name = mod ? dwfl_module_addrinfo(mod, addrs[i], &off, &sym, NULL, NULL, NULL) : NULL;
         if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
             continue;
-        int k = off ? asprintf(&names[i], "%s+%" PRIu64, name, (uint64_t)off) : (names[i] = strdup(name)) ? 0 : -1;
+        int k = off                         ? asprintf(&names[i], "%s+%" PRIu64, name, (uint64_t)off)
+                : (names[i] = strdup(name)) ? 0
+                                            : -1;
         if (k < 0) {
             names[i] = NULL;
             rc = -ENOMEM;
@@ -323,6 +325,13 @@ int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, si
     if (dwfl)
         dwfl_end(dwfl);
     return rc;
+}
+
+bool strobe__is_runtime_module(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "libstrobe.so", 12) == 0 && (base[12] == 0 || base[12] == '.');
 }
 
 void strobe__code_loc_free(struct strobe__code_loc *l)

@@ -8,6 +8,8 @@
 #ifndef STROBE_ANALYSIS_SYMBOLS_H
 #define STROBE_ANALYSIS_SYMBOLS_H
 
+#include <stdbool.h>
+
 #include "analysis/decode.h"
 
 struct strobe__resolved {
@@ -53,6 +55,11 @@ struct strobe__code_loc {
 int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, size_t n,
                          struct strobe__code_loc *out);
 void strobe__code_loc_free(struct strobe__code_loc *l);
+
+/* Whether a module path is the runtime itself (libstrobe.so): its frames
+ * between the program's (the wrappers of main, of thread starts, of the
+ * calls it interposes) are not the program's code. */
+bool strobe__is_runtime_module(const char *path);
 
 /* Names the data objects at run-time addresses addrs[0..n) of D's process
  * by the ELF symbol that contains them ("name", or "name+offset" inside

@@ -163,7 +163,12 @@ enum strobe_ext_type {
      *               number, uleb 1 if it timed out
      *   BARRIER     uleb wait ticks, uleb episode (this thread's n-th wait
      *               on the barrier, from 1), uleb 1 for the serial thread
-     *   TIMEOUT     uleb wait ticks: a timed acquire that gave up */
+     *   TIMEOUT     uleb wait ticks: a timed acquire that gave up
+     * then, for every op but RELEASE, SIGNAL and BROADCAST: uleb n (0 to
+     * STROBE_SYNC_MAX_FRAMES), n ulebs: return addresses of the waiting
+     * call's stack, innermost first (the runtime writes one: the return
+     * address of the interposed call; readers skip the runtime's own
+     * frames). Records written before this field have none. */
     STROBE_EXT_SYNC = 10,
     /* A large block (>= the MALLOC CONFIG threshold) allocated
      * or freed by this thread (`--malloc`, core/malloc.c), inside the
@@ -235,6 +240,8 @@ enum strobe_mpi_coll {
 
 /* STROBE_EXT_SAMPLE */
 #define STROBE_SAMPLE_MAX_FRAMES 128u
+/* Frames a SYNC wait record carries at most. */
+#define STROBE_SYNC_MAX_FRAMES 8
 #define STROBE_SAMPLE_TRUNCATED 1u /* the stack had more frames than the record */
 /* Rates `strobe run --sample=HZ` and STROBE_SAMPLE accept, per second of
  * a thread's CPU time. */

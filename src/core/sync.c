@@ -310,6 +310,7 @@ STROBE_HOT_INLINE struct strobe__thread *sync_thread(void *ra)
     uintptr_t lo = __atomic_load_n(&strobe__rt.sync.text_lo, __ATOMIC_RELAXED);
     if (STROBE_UNLIKELY((uintptr_t)ra - lo < hi - lo))
         return NULL;
+    t->sync_site = (uintptr_t)ra; /* where a wait is placed (record) */
     return t;
 }
 
@@ -343,15 +344,22 @@ static void *real(void **slot, const char *name, const char *version)
 /* ---- recording ---- */
 
 /* Appends a SYNC record of up to 6 values after the op and the object, at
- * `now`. BUSY_IN is set. */
+ * `now`; a wait (every op but RELEASE, SIGNAL and BROADCAST) also gets its
+ * call site, the return address of the interposed call, so that a program
+ * without instrumentation still says where it waited. BUSY_IN is set. */
 static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_t now, const uint64_t *v,
                    int n)
 {
-    uint8_t payload[8 * 10], *q = payload;
+    uint8_t payload[10 * (2 + 6 + 2)], *q = payload; /* 10 bytes per uleb at most */
     q = strobe_uleb_put(q, op);
     q = strobe_uleb_put(q, obj);
     for (int i = 0; i < n; i++)
         q = strobe_uleb_put(q, v[i]);
+    if (op != STROBE_SYNC_RELEASE && op != STROBE_SYNC_SIGNAL && op != STROBE_SYNC_BROADCAST) {
+        q = strobe_uleb_put(q, t->sync_site != 0);
+        if (t->sync_site)
+            q = strobe_uleb_put(q, t->sync_site);
+    }
     strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload));
 }
 

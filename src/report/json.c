@@ -866,6 +866,21 @@ static void json_locks(struct jw *w, const struct strobe_lock_model *m)
         jw_close(w);
     }
     jw_close(w);
+    jw_open(w, "sites", '[', false);
+    for (size_t i = 0; i < m->nsites; i++) {
+        const struct strobe_lock_site *s = &m->sites[i];
+        jw_open(w, NULL, '{', true);
+        jw_str(w, "kind", strobe__sync_kind_name(s->kind));
+        json_object(w, s->process, s->name, s->object);
+        jw_str(w, "function", s->function);
+        jw_str(w, "file", s->file);
+        jw_u64(w, "line", s->line);
+        jw_u64(w, "waits", s->waits);
+        jw_u64(w, "wait_ns", s->wait_ns);
+        jw_u64(w, "max_wait_ns", s->max_wait_ns);
+        jw_close(w);
+    }
+    jw_close(w);
     jw_open(w, "barriers", '[', false);
     for (size_t i = 0; i < m->nbarriers; i++) {
         const struct strobe_barrier_row *b = &m->barriers[i];

@@ -82,6 +82,28 @@ int strobe_report_locks_text(FILE *out, const struct strobe_experiment *exp,
         fprintf(out,
                 "  hold: estimated from the timed holds (the first 16 per thread and path, then about 1 in "
                 "16); '-' none timed\n");
+    if (m->nsites) {
+        fprintf(out,
+                "\nWaits by call site (from the trace: each wait at its first frame outside the runtime)\n");
+        fprintf(out, "  %10s %10s %10s  %-7s %s\n", "wait", "max wait", "waits", "kind",
+                "object / waiting function");
+        size_t sites = top && top < m->nsites ? top : m->nsites;
+        for (size_t i = 0; i < sites; i++) {
+            const struct strobe_lock_site *s = &m->sites[i];
+            fputs("  ", out);
+            strobe__cell(out, strobe__fmt_time(w, s->wait_ns), 10);
+            fputc(' ', out);
+            strobe__cell(out, strobe__fmt_time(mx, s->max_wait_ns), 10);
+            fprintf(out, " %10" PRIu64 "  %-7s ", s->waits, strobe__sync_kind_name(s->kind));
+            object_label(out, exp, s->process, s->name, s->object);
+            fprintf(out, "\n  %*s at %s", 42, "", s->function);
+            if (*s->file)
+                fprintf(out, " (%s:%u)", s->file, s->line);
+            fputc('\n', out);
+        }
+        if (sites < m->nsites)
+            fprintf(out, "  ... %zu more (--top 0 shows all)\n", m->nsites - sites);
+    }
     if (m->nbarriers) {
         fprintf(out, "\nBarriers (by total wait; max wait is the imbalance)\n");
         fprintf(out, "  %10s %10s %10s %10s %10s  %s\n", "wait", "max wait", "episodes", "waits", "threads",

@@ -22,14 +22,15 @@ static char dir[4200];
  * failure. Its output is kept in `output`. */
 static char output[4096];
 
-static struct strobe_experiment *run(const char *name, const char *options, const char *mode)
+static struct strobe_experiment *run_prog(const char *name, const char *options, const char *prog,
+                                          const char *mode)
 {
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
     char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/analysis_locks_prog %s", STROBE_BIN_DIR,
-                            options, dir, STROBE_TEST_BIN_DIR, mode);
+    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/%s %s", STROBE_BIN_DIR, options, dir,
+                            STROBE_TEST_BIN_DIR, prog, mode);
     if (rc != 0)
-        STROBE_FAIL("strobe run analysis_locks_prog %s: exit %d\n%s", mode, rc, out);
+        STROBE_FAIL("strobe run %s %s: exit %d\n%s", prog, mode, rc, out);
     snprintf(output, sizeof output, "%s", out);
     free(out);
     struct strobe_experiment *exp;
@@ -37,6 +38,11 @@ static struct strobe_experiment *run(const char *name, const char *options, cons
     if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
         STROBE_FAIL("open %s: %s", dir, eb.msg);
     return exp;
+}
+
+static struct strobe_experiment *run(const char *name, const char *options, const char *mode)
+{
+    return run_prog(name, options, "analysis_locks_prog", mode);
 }
 
 static struct strobe_lock_model *model(const struct strobe_experiment *exp)
@@ -222,6 +228,77 @@ STROBE_TEST(mutex_counts_exact)
     strobe_experiment_close(exp);
 }
 
+/* The line of the first `text` after the line holding `after` in
+ * locks_prog.c. */
+static unsigned fixture_line(const char *after, const char *text)
+{
+    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/analysis/locks_prog.c", "r");
+    char line[512];
+    unsigned n = 0;
+    bool seen = false;
+    while (f && fgets(line, sizeof line, f)) {
+        n++;
+        seen = seen || strstr(line, after);
+        if (seen && strstr(line, text)) {
+            fclose(f);
+            return n;
+        }
+    }
+    STROBE_FAIL("locks_prog.c: no %s after %s", text, after);
+}
+
+STROBE_TEST(waits_by_call_site)
+{
+    /* no instrumentation: every acquisition is outside measured regions,
+     * but the one wait is placed at its call in wait_hot, and the
+     * runtime's own frames are skipped */
+    struct strobe_experiment *exp = run_prog("sites", "", "analysis_locks_prog_plain", "mutex");
+    CHECK_EQ_INT(exp->nregions, 0);
+    struct strobe_lock_model *m = model(exp);
+    CHECK(m->nrows >= 2);
+    CHECK_STR_EQ(m->rows[0].name, "hot_lock");
+    CHECK_EQ_INT(m->rows[0].depth, 0);
+    /* the hot lock's one wait (under load the workers may also wait on
+     * counted_lock, at bump) */
+    const struct strobe_lock_site *s = NULL;
+    for (size_t i = 0; i < m->nsites; i++) {
+        CHECK(m->sites[i].name != NULL);
+        if (m->sites[i].name && strcmp(m->sites[i].name, "hot_lock") == 0) {
+            CHECK(s == NULL);
+            s = &m->sites[i];
+        } else {
+            CHECK_STR_EQ(m->sites[i].function, "bump");
+        }
+    }
+    if (!s)
+        STROBE_FAIL("no site for hot_lock");
+    CHECK_STR_EQ(s->name, "hot_lock");
+    CHECK_EQ_INT(s->kind, STROBE_SYNC_MUTEX);
+    CHECK_STR_EQ(s->function, "wait_hot");
+    CHECK(strstr(s->file, "tests/analysis/locks_prog.c") != NULL);
+    CHECK_EQ_INT(s->line, fixture_line("void wait_hot(void)", "pthread_mutex_lock(&hot_lock);"));
+    CHECK_EQ_U64(s->waits, 1);
+    CHECK_EQ_U64(s->wait_ns, m->rows[0].wait_ns);
+    CHECK(s->wait_ns > 20000000 && s->wait_ns < 40000000);
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(
+        out, "\nWaits by call site (from the trace: each wait at its first frame outside the runtime)\n");
+    CHECK_CONTAINS(out, "  at wait_hot (");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe report '%s' --locks --format json | python3 -c '"
+                                "import json,sys; s=json.load(sys.stdin)[\"locks\"][\"sites\"]\n"
+                                "h=[x for x in s if x[\"name\"] == \"hot_lock\"]\n"
+                                "print(h[0][\"name\"], h[0][\"kind\"], h[0][\"function\"], h[0][\"waits\"])'",
+                                STROBE_BIN_DIR, dir),
+                 0);
+    CHECK_STR_EQ(out, "hot_lock mutex wait_hot 1\n");
+    free(out);
+}
+
 STROBE_TEST(barrier_imbalance)
 {
     struct strobe_experiment *exp = run("barrier", "", "barrier");
@@ -403,8 +480,8 @@ STROBE_TEST(report_locks_usage)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(barrier_imbalance),
-                 STROBE_CASE(condvar_producer_consumer), STROBE_CASE(rwlock_spin_sem_exact),
-                 STROBE_CASE(fork_child_forgets_parent_waiters), STROBE_CASE(no_profile_keeps_the_waits),
-                 STROBE_CASE(no_locks_records_nothing), STROBE_CASE(corrupt_sync_data_is_one_line_error),
-                 STROBE_CASE(report_locks_usage))
+STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(waits_by_call_site),
+                 STROBE_CASE(barrier_imbalance), STROBE_CASE(condvar_producer_consumer),
+                 STROBE_CASE(rwlock_spin_sem_exact), STROBE_CASE(fork_child_forgets_parent_waiters),
+                 STROBE_CASE(no_profile_keeps_the_waits), STROBE_CASE(no_locks_records_nothing),
+                 STROBE_CASE(corrupt_sync_data_is_one_line_error), STROBE_CASE(report_locks_usage))
