@@ -1,16 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Finding and corrupting records of real experiment files, for the tests
- * that check that bad input fails with one line naming file, offset and
- * problem. Header-only, like test.h; needs strobe_analysis (decode.h).
+ * Real experiments for the analysis tests: running a fixture under
+ * `strobe run` and opening what it wrote; finding and corrupting its
+ * records, for the tests that check that bad input fails with one line
+ * naming file, offset and problem. Header-only, like test.h; needs
+ * strobe_analysis (decode.h, experiment.h).
  */
 #ifndef STROBE_TESTS_RECORDS_H
 #define STROBE_TESTS_RECORDS_H
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "analysis/decode.h"
+#include "analysis/experiment.h"
 #include "test.h"
+
+/* The experiment in `dir`; fails the test when it cannot be opened. */
+static inline struct strobe_experiment *strobe_test_open_experiment(const char *dir)
+{
+    struct strobe_experiment *exp;
+    struct strobe_errbuf eb = {""};
+    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
+        STROBE_FAIL("open %s: %s", dir, eb.msg);
+    return exp;
+}
+
+/* Runs the test fixture PROG MODE (in STROBE_TEST_BIN_DIR) under `strobe
+ * run OPTIONS` into DIR (dircap bytes: <tmpdir of NAME>/exp), its output
+ * into OUTPUT (outcap bytes); fails the test unless it exits 0. Returns the
+ * experiment. */
+static inline struct strobe_experiment *strobe_test_run_fixture(char *dir, size_t dircap, char *output,
+                                                                size_t outcap, const char *name,
+                                                                const char *options, const char *prog,
+                                                                const char *mode)
+{
+    snprintf(dir, dircap, "%s/exp", strobe_test_tmpdir(name));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/%s %s", STROBE_BIN_DIR, options, dir,
+                            STROBE_TEST_BIN_DIR, prog, mode);
+    if (rc != 0)
+        STROBE_FAIL("strobe run %s %s: exit %d\n%s", prog, mode, rc, out);
+    snprintf(output, outcap, "%s", out);
+    free(out);
+    return strobe_test_open_experiment(dir);
+}
 
 /* Maps file `path` read-only (strobe__file_unmap undoes it); fails the
  * test when it cannot. */

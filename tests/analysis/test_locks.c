@@ -25,19 +25,7 @@ static char output[4096];
 static struct strobe_experiment *run_prog(const char *name, const char *options, const char *prog,
                                           const char *mode)
 {
-    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
-    char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/%s %s", STROBE_BIN_DIR, options, dir,
-                            STROBE_TEST_BIN_DIR, prog, mode);
-    if (rc != 0)
-        STROBE_FAIL("strobe run %s %s: exit %d\n%s", prog, mode, rc, out);
-    snprintf(output, sizeof output, "%s", out);
-    free(out);
-    struct strobe_experiment *exp;
-    struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("open %s: %s", dir, eb.msg);
-    return exp;
+    return strobe_test_run_fixture(dir, sizeof dir, output, sizeof output, name, options, prog, mode);
 }
 
 static struct strobe_experiment *run(const char *name, const char *options, const char *mode)
