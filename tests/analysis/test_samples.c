@@ -33,30 +33,12 @@
 static char dir[4200];
 static char output[4096];
 
-/* The experiment in `dir`; fails the test when it cannot be opened. */
-static struct strobe_experiment *open_dir(void)
-{
-    struct strobe_experiment *exp;
-    struct strobe_errbuf eb = {""};
-    if (strobe_experiment_open(dir, &exp, NULL, NULL, &eb) != 0)
-        STROBE_FAIL("open %s: %s", dir, eb.msg);
-    return exp;
-}
-
 /* Runs PROG MODE under `strobe run OPTIONS`; fails the test unless it
  * exits 0. Its output is kept in `output`. */
 static struct strobe_experiment *run(const char *name, const char *options, const char *prog,
                                      const char *mode)
 {
-    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
-    char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run %s -o '%s' -- %s/%s %s", STROBE_BIN_DIR, options, dir,
-                            STROBE_TEST_BIN_DIR, prog, mode);
-    if (rc != 0)
-        STROBE_FAIL("strobe run %s %s: exit %d\n%s", prog, mode, rc, out);
-    snprintf(output, sizeof output, "%s", out);
-    free(out);
-    return open_dir();
+    return strobe_test_run_fixture(dir, sizeof dir, output, sizeof output, name, options, prog, mode);
 }
 
 static struct strobe_sample_model *model(const struct strobe_experiment *exp,
@@ -183,7 +165,7 @@ STROBE_TEST(dlopened_library)
                                 STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR, "analysis_sample_prog", mode),
                  0);
     free(out);
-    struct strobe_experiment *exp = open_dir();
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
     struct strobe_sample_model *m = model(exp, NULL);
     CHECK_EQ_INT(m->hz, 2000);
     CHECK_EQ_INT(m->source, STROBE_SAMPLE_PERF);
@@ -317,7 +299,7 @@ STROBE_TEST(killed_keeps_samples)
                        STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR),
         137);
     free(out);
-    struct strobe_experiment *exp = open_dir();
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
     struct strobe_sample_model *m = model(exp, NULL);
     uint32_t busiest = 0;
     for (uint32_t t = 1; t < exp->nthreads; t++)
@@ -373,7 +355,7 @@ STROBE_TEST(stress)
 STROBE_TEST(spawn_and_vfork)
 {
     /* posix_spawn and vfork children while 4 threads are sampled at 10 kHz */
-    check_survives("spawn", "--sample=10000", "spawn " SPIN);
+    check_survives("sample_spawn", "--sample=10000", "spawn " SPIN);
 }
 
 STROBE_TEST(program_sigprof_handler)
@@ -430,7 +412,7 @@ STROBE_TEST(bad_rates)
 
 STROBE_TEST(corrupt_sample_record_is_one_line_error)
 {
-    struct strobe_experiment *exp = run("corrupt", "--sample", "analysis_sample_prog", "lib 30000000");
+    struct strobe_experiment *exp = run("corrupt_sample", "--sample", "analysis_sample_prog", "lib 30000000");
     char evt[4400], *out, want[256];
     snprintf(evt, sizeof evt, "%s/%s/t0.evt", dir, exp->processes[0].dir);
     strobe_experiment_close(exp);

@@ -440,7 +440,7 @@ STROBE_TEST(long_names_and_collision)
 
 STROBE_TEST(config_errors)
 {
-    const char *dir = strobe_test_tmpdir("config_errors");
+    const char *dir = strobe_test_tmpdir("petra_config_errors");
     static const char *const bad[][2] = {
         {"{plugin: petra}", "`path` (the heap file) is required"},
         {"{plugin: petra, path: %s/h, size: 12X}", "size: '12X' is not a size"},
