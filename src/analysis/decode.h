@@ -109,6 +109,15 @@ int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct
                         struct strobe_errbuf *eb);
 void strobe__defs_free(struct strobe__defs *d);
 
+struct strobe_experiment;
+/* Reads and decodes the defs of process p of EXP (errors name
+ * "<process dir>/defs"); free with strobe__defs_free. (experiment.c) */
+int strobe__process_defs(const struct strobe_experiment *exp, uint32_t p, struct strobe__defs *d,
+                         struct strobe_errbuf *eb);
+/* A file of EXP as messages name it: its path from the experiment
+ * directory (the path itself when it is elsewhere). (experiment.c) */
+const char *strobe__shown_path(const struct strobe_experiment *exp, const char *path);
+
 /* ---- event streams ------------------------------------------------------ */
 enum strobe__raw_kind {
     STROBE__RAW_ENTER = 1,         /* region (local id) */

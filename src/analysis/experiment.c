@@ -92,6 +92,30 @@ static char *join(const char *a, const char *b)
     return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
 }
 
+const char *strobe__shown_path(const struct strobe_experiment *exp, const char *path)
+{
+    size_t n = strlen(exp->dir);
+    return strncmp(path, exp->dir, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
+int strobe__process_defs(const struct strobe_experiment *exp, uint32_t p, struct strobe__defs *d,
+                         struct strobe_errbuf *eb)
+{
+    char *pdir = join(exp->dir, exp->processes[p].dir), *path = pdir ? join(pdir, "defs") : NULL;
+    char *shown = join(exp->processes[p].dir, "defs");
+    const uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = path && shown ? strobe__file_map(path, shown, &buf, &len, eb) : -ENOMEM;
+    if (rc == 0) {
+        rc = strobe__defs_decode(buf, len, shown, d, eb);
+        strobe__file_unmap(buf, len);
+    }
+    free(pdir);
+    free(path);
+    free(shown);
+    return rc;
+}
+
 /* ---- clock ------------------------------------------------------------- */
 
 uint64_t strobe_ticks_to_ns(const struct strobe_experiment *exp, uint32_t process, uint64_t ticks)

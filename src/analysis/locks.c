@@ -70,7 +70,7 @@ static int from_file(struct builder *b, uint32_t thread)
     const struct strobe_experiment *exp = b->exp;
     const struct strobe_thread_info *t = &exp->threads[thread];
     const struct strobe_process_info *p = &exp->processes[t->process];
-    const char *name = t->profile_path + strlen(exp->dir) + 1;
+    const char *name = strobe__shown_path(exp, t->profile_path);
     const uint8_t *buf;
     size_t len;
     int rc = strobe__file_map(t->profile_path, name, &buf, &len, b->eb);
@@ -230,8 +230,9 @@ static int merge(struct builder *b, struct strobe_lock_model *m)
     return 0;
 }
 
-/* Names the objects of process `proc` that lie in a module (globals). */
-static int name_objects(struct builder *b, struct strobe_lock_model *m, uint32_t proc)
+/* Names the objects of process `proc` (its defs d) that lie in a module
+ * (globals). */
+static int name_objects(struct strobe_lock_model *m, uint32_t proc, const struct strobe__defs *d)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->nrows; i++)
@@ -240,22 +241,12 @@ static int name_objects(struct builder *b, struct strobe_lock_model *m, uint32_t
         n += m->barriers[i].process == proc;
     if (n == 0)
         return 0;
-    const struct strobe_experiment *exp = b->exp;
-    char *path = NULL, *shown = NULL;
-    if (asprintf(&path, "%s/%s/defs", exp->dir, exp->processes[proc].dir) < 0 ||
-        asprintf(&shown, "%s/defs", exp->processes[proc].dir) < 0) {
-        free(path);
-        return -ENOMEM;
-    }
     uint64_t *addrs = malloc(n * sizeof *addrs);
     char **names = calloc(n, sizeof *names);
-    const uint8_t *buf = NULL;
-    size_t len = 0;
-    struct strobe__defs d = {0};
-    int rc = addrs && names ? strobe__file_map(path, shown, &buf, &len, b->eb) : -ENOMEM;
-    if (rc == 0) {
-        rc = strobe__defs_decode(buf, len, shown, &d, b->eb);
-        strobe__file_unmap(buf, len);
+    if (!addrs || !names) {
+        free(addrs);
+        free(names);
+        return -ENOMEM;
     }
     size_t k = 0;
     for (size_t i = 0; i < m->nrows; i++)
@@ -264,8 +255,7 @@ static int name_objects(struct builder *b, struct strobe_lock_model *m, uint32_t
     for (size_t i = 0; i < m->nbarriers; i++)
         if (m->barriers[i].process == proc)
             addrs[k++] = m->barriers[i].object;
-    if (rc == 0)
-        rc = strobe__symbols_name_objects(&d, addrs, n, names);
+    int rc = strobe__symbols_name_objects(d, addrs, n, names);
     k = 0;
     for (size_t i = 0; i < m->nrows; i++)
         if (m->rows[i].process == proc)
@@ -273,11 +263,8 @@ static int name_objects(struct builder *b, struct strobe_lock_model *m, uint32_t
     for (size_t i = 0; i < m->nbarriers; i++)
         if (m->barriers[i].process == proc)
             m->barriers[i].name = names[k++];
-    strobe__defs_free(&d);
     free(names);
     free(addrs);
-    free(path);
-    free(shown);
     return rc;
 }
 
@@ -296,7 +283,6 @@ struct site_builder {
     uint64_t *pool; /* return addresses minus one: the calls */
     size_t npool, pcap;
 };
-
 
 static uint32_t wait_kind(uint64_t op)
 {
@@ -325,7 +311,7 @@ static int read_waits(const struct strobe_experiment *exp, uint32_t t, struct si
 {
     const struct strobe_thread_info *ti = &exp->threads[t];
     const struct strobe_process_info *p = &exp->processes[ti->process];
-    const char *shown = ti->stream_path + strlen(exp->dir) + (ti->stream_path[strlen(exp->dir)] == '/');
+    const char *shown = strobe__shown_path(exp, ti->stream_path);
     const uint8_t *buf = NULL;
     size_t len = 0;
     int rc = strobe__file_map(ti->stream_path, shown, &buf, &len, eb);
@@ -384,9 +370,9 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
-/* The sites of process proc's waits, appended to m->sites. */
-static int sites_of(const struct strobe_experiment *exp, uint32_t proc, struct strobe_lock_model *m,
-                    struct strobe_errbuf *eb)
+/* The sites of process proc's waits (its defs d), appended to m->sites. */
+static int sites_of(const struct strobe_experiment *exp, uint32_t proc, const struct strobe__defs *d,
+                    struct strobe_lock_model *m, struct strobe_errbuf *eb)
 {
     struct site_builder sb = {0};
     int rc = 0;
@@ -402,9 +388,6 @@ static int sites_of(const struct strobe_experiment *exp, uint32_t proc, struct s
     uint64_t *addrs = malloc(sb.npool * sizeof *addrs);
     struct strobe__code_loc *locs = NULL;
     size_t na = 0;
-    char *path = NULL, *shown = NULL;
-    struct strobe__defs d = {0};
-    bool have_defs = false;
     rc = addrs ? 0 : -ENOMEM;
     if (rc == 0) {
         memcpy(addrs, sb.pool, sb.npool * sizeof *addrs);
@@ -412,22 +395,11 @@ static int sites_of(const struct strobe_experiment *exp, uint32_t proc, struct s
         for (size_t i = 0; i < sb.npool; i++)
             if (na == 0 || addrs[na - 1] != addrs[i])
                 addrs[na++] = addrs[i];
-        locs = calloc(na, sizeof *locs);
-        if (!locs || asprintf(&path, "%s/%s/defs", exp->dir, exp->processes[proc].dir) < 0 ||
-            asprintf(&shown, "%s/defs", exp->processes[proc].dir) < 0)
+        if (!(locs = calloc(na, sizeof *locs)))
             rc = -ENOMEM;
     }
-    if (rc == 0) {
-        const uint8_t *buf = NULL;
-        size_t len = 0;
-        if ((rc = strobe__file_map(path, shown, &buf, &len, eb)) == 0) {
-            rc = strobe__defs_decode(buf, len, shown, &d, eb);
-            have_defs = rc == 0;
-            strobe__file_unmap(buf, len);
-        }
-    }
     if (rc == 0)
-        rc = strobe__symbols_code(&d, addrs, na, locs);
+        rc = strobe__symbols_code(d, addrs, na, locs);
     /* each wait's site: its first call outside the runtime (the
      * outermost one when all are inside) */
     for (size_t i = 0; rc == 0 && i < sb.nw; i++) {
@@ -480,7 +452,7 @@ static int sites_of(const struct strobe_experiment *exp, uint32_t proc, struct s
         rc = -ENOMEM;
     for (size_t i = 0; rc == 0 && i < ns; i++)
         objs[i] = m->sites[first + i].object;
-    if (rc == 0 && ns && (rc = strobe__symbols_name_objects(&d, objs, ns, names)) == 0)
+    if (rc == 0 && ns && (rc = strobe__symbols_name_objects(d, objs, ns, names)) == 0)
         for (size_t i = 0; i < ns; i++)
             m->sites[first + i].name = names[i];
     free(objs);
@@ -489,10 +461,6 @@ static int sites_of(const struct strobe_experiment *exp, uint32_t proc, struct s
         strobe__code_loc_free(&locs[i]);
     free(locs);
     free(addrs);
-    if (have_defs)
-        strobe__defs_free(&d);
-    free(path);
-    free(shown);
     free(sb.w);
     free(sb.pool);
     return rc;
@@ -515,10 +483,13 @@ int strobe_lock_model_build(const struct strobe_experiment *exp, struct strobe_l
             qsort(b.e, b.n, sizeof *b.e, cmp_entry);
         rc = merge(&b, m);
     }
-    for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++)
-        rc = name_objects(&b, m, p);
-    for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++)
-        rc = sites_of(exp, p, m, eb);
+    /* each process's defs once: the objects' names, the sites */
+    for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++) {
+        struct strobe__defs d = {0};
+        if ((rc = strobe__process_defs(exp, p, &d, eb)) == 0 && (rc = name_objects(m, p, &d)) == 0)
+            rc = sites_of(exp, p, &d, m, eb);
+        strobe__defs_free(&d);
+    }
     if (rc == 0 && m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, cmp_site);
     for (size_t i = 0; i < b.n; i++)

@@ -67,7 +67,6 @@ struct builder {
     size_t stamp_cap;
 };
 
-
 /* The merged profile node of the open regions stack[0..depth) (local
  * ids of process p) + 1, or 0 when the profile has no such path. */
 static uint32_t path_of(const struct builder *b, const struct strobe_process_info *p, const uint64_t *stack,
@@ -90,19 +89,13 @@ static uint32_t path_of(const struct builder *b, const struct strobe_process_inf
     return n + 1;
 }
 
-static char *shown_name(const struct strobe_experiment *exp, const char *path)
-{
-    size_t n = strlen(exp->dir);
-    return strncmp(path, exp->dir, n) == 0 && path[n] == '/' ? (char *)path + n + 1 : (char *)path;
-}
-
 /* The SAMPLE records of thread t into b->raw / b->pool. */
 static int read_thread(struct builder *b, uint32_t t)
 {
     const struct strobe_experiment *exp = b->exp;
     const struct strobe_thread_info *ti = &exp->threads[t];
     const struct strobe_process_info *p = &exp->processes[ti->process];
-    const char *shown = shown_name(exp, ti->stream_path);
+    const char *shown = strobe__shown_path(exp, ti->stream_path);
     const uint8_t *buf = NULL;
     size_t len = 0;
     int rc = strobe__file_map(ti->stream_path, shown, &buf, &len, b->eb);
@@ -269,7 +262,7 @@ static int count_node_thread(struct builder *b, uint32_t node, uint32_t thread, 
         return rc;
     if (rc == 0) {
         if (strobe__grow((void **)&m->node_threads, &b->node_threads_cap, m->nnode_threads + 1,
-                 sizeof *m->node_threads))
+                         sizeof *m->node_threads))
             return -ENOMEM;
         m->node_threads[m->nnode_threads++] = (struct strobe_sample_node_thread){node, thread, 0};
     }
@@ -352,26 +345,6 @@ static int count_process(struct builder *b, uint32_t p, const struct strobe__def
         rc = count_sample(b, &b->raw[i], addrs, n, locs, (*serial)++);
     free(addrs);
     b->nraw = b->npool = 0;
-    return rc;
-}
-
-static int read_defs(const struct strobe_experiment *exp, uint32_t p, struct strobe__defs *d,
-                     struct strobe_errbuf *eb)
-{
-    char *path = NULL, *shown = NULL;
-    if (asprintf(&path, "%s/%s/defs", exp->dir, exp->processes[p].dir) < 0)
-        path = NULL;
-    if (asprintf(&shown, "%s/defs", exp->processes[p].dir) < 0)
-        shown = NULL;
-    const uint8_t *buf = NULL;
-    size_t len = 0;
-    int rc = path && shown ? strobe__file_map(path, shown, &buf, &len, eb) : -ENOMEM;
-    if (rc == 0) {
-        rc = strobe__defs_decode(buf, len, shown, d, eb);
-        strobe__file_unmap(buf, len);
-    }
-    free(path);
-    free(shown);
     return rc;
 }
 
@@ -527,7 +500,7 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
     uint64_t serial = 0;
     for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++) {
         struct strobe__defs d;
-        if ((rc = read_defs(exp, p, &d, eb)))
+        if ((rc = strobe__process_defs(exp, p, &d, eb)))
             break;
         if (d.sample_hz) {
             if (!any) {
