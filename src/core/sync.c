@@ -310,7 +310,6 @@ STROBE_HOT_INLINE struct strobe__thread *sync_thread(void *ra)
     uintptr_t lo = __atomic_load_n(&strobe__rt.sync.text_lo, __ATOMIC_RELAXED);
     if (STROBE_UNLIKELY((uintptr_t)ra - lo < hi - lo))
         return NULL;
-    t->sync_site = (uintptr_t)ra; /* where a wait is placed (record) */
     return t;
 }
 
@@ -345,10 +344,12 @@ static void *real(void **slot, const char *name, const char *version)
 
 /* Appends a SYNC record of up to 6 values after the op and the object, at
  * `now`; a wait (every op but RELEASE, SIGNAL and BROADCAST) also gets its
- * call site, the return address of the interposed call, so that a program
- * without instrumentation still says where it waited. BUSY_IN is set. */
+ * call site `site`, the return address of the interposed call (0:
+ * unknown), so that a program without instrumentation still says where it
+ * waited. Only waits pass it on: the calls that did not wait pay nothing.
+ * BUSY_IN is set. */
 static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_t now, const uint64_t *v,
-                   int n)
+                   int n, uintptr_t site)
 {
     uint8_t payload[10 * (2 + 6 + 2)], *q = payload; /* 10 bytes per uleb at most */
     q = strobe_uleb_put(q, op);
@@ -356,9 +357,9 @@ static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_
     for (int i = 0; i < n; i++)
         q = strobe_uleb_put(q, v[i]);
     if (op != STROBE_SYNC_RELEASE && op != STROBE_SYNC_SIGNAL && op != STROBE_SYNC_BROADCAST) {
-        q = strobe_uleb_put(q, t->sync_site != 0);
-        if (t->sync_site)
-            q = strobe_uleb_put(q, t->sync_site);
+        q = strobe_uleb_put(q, site != 0);
+        if (site)
+            q = strobe_uleb_put(q, site);
     }
     strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload));
 }
@@ -411,7 +412,8 @@ static void releaser_of(struct strobe__sync_stripe *st, uintptr_t obj, uint64_t 
  * it as contended, records op with the releaser. held: whether the object
  * is now held by this thread (a lock, not a semaphore). */
 static void acquired_slow(struct strobe__thread *t, uintptr_t obj, uint32_t kind, unsigned op, uint64_t wait,
-                          uint64_t now, struct strobe__sync_stripe *st, uint64_t before, bool held)
+                          uint64_t now, struct strobe__sync_stripe *st, uint64_t before, bool held,
+                          uintptr_t site)
 {
     strobe__busy_set(t, STROBE__BUSY_IN);
     struct strobe__sync_state *s = state_of(t);
@@ -423,7 +425,7 @@ static void acquired_slow(struct strobe__thread *t, uintptr_t obj, uint32_t kind
     }
     uint64_t v[3] = {wait, 0, 0};
     releaser_of(st, obj, before, v + 1);
-    record(t, op, obj, now, v, 3);
+    record(t, op, obj, now, v, 3, site);
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
@@ -437,7 +439,7 @@ STROBE_COLD static void publish_release_slow(struct strobe__thread *t, struct st
     uint64_t seq = ((w & 0xff) == tag ? (w >> 32) + 1 : 1) & 0xffffffff;
     uint64_t who = t->index + 1 < 0xffffff ? t->index + 1 : 0;
     atomic_store_explicit(&st->word, (seq << 32) | (who << 8) | tag, memory_order_relaxed);
-    record(t, op, obj, strobe__now(t), &seq, 1);
+    record(t, op, obj, strobe__now(t), &seq, 1, 0);
 }
 
 /* A release of obj by thread t: published when a waiter is registered.
@@ -521,7 +523,8 @@ static int call_blocking(enum blocking b, void *obj, const struct timespec *ts)
  * call, timed, registered as a waiter for the releaser to see. Returns
  * what the real call returned (0 or an errno value). */
 STROBE_COLD static int wait_acquire(struct strobe__thread *t, enum blocking b, void *obj,
-                                    const struct timespec *ts, uint32_t kind, unsigned op, bool held)
+                                    const struct timespec *ts, uint32_t kind, unsigned op, bool held,
+                                    uintptr_t site)
 {
     uintptr_t o = (uintptr_t)obj;
     struct strobe__sync_stripe *st = stripe_of(o);
@@ -540,10 +543,10 @@ STROBE_COLD static int wait_acquire(struct strobe__thread *t, enum blocking b, v
     if (strobe__tls.t != t || !strobe__active())
         return rc;
     if (rc == 0 || (rc == EOWNERDEAD && kind == STROBE_SYNC_MUTEX)) {
-        acquired_slow(t, o, kind, op, wait, t1, st, before, held);
+        acquired_slow(t, o, kind, op, wait, t1, st, before, held, site);
     } else if (rc == ETIMEDOUT) {
         strobe__busy_set(t, STROBE__BUSY_IN);
-        record(t, STROBE_SYNC_TIMEOUT, o, t1, &wait, 1);
+        record(t, STROBE_SYNC_TIMEOUT, o, t1, &wait, 1, site);
         strobe__busy_clear(t, STROBE__BUSY_IN);
     }
     return rc;
@@ -590,7 +593,8 @@ STROBE_API int pthread_mutex_lock(pthread_mutex_t *m)
     if (!t || RUNTIME_LOCK(m))
         return REAL(mutex_lock, "pthread_mutex_lock")(m);
     if (STROBE_UNLIKELY(mutex_taken(m, t)))
-        return wait_acquire(t, B_MUTEX, m, NULL, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true);
+        return wait_acquire(t, B_MUTEX, m, NULL, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true,
+                            (uintptr_t)RA);
     return mutex_locked(t, m, REAL(mutex_lock, "pthread_mutex_lock")(m));
 }
 
@@ -609,7 +613,8 @@ STROBE_API int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
     if (!t)
         return REAL(mutex_timedlock, "pthread_mutex_timedlock")(m, ts);
     if (mutex_taken(m, t))
-        return wait_acquire(t, B_MUTEX_TIMED, m, ts, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true);
+        return wait_acquire(t, B_MUTEX_TIMED, m, ts, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true,
+                            (uintptr_t)RA);
     return mutex_locked(t, m, REAL(mutex_timedlock, "pthread_mutex_timedlock")(m, ts));
 }
 
@@ -625,7 +630,7 @@ STROBE_API int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* A blocking acquire whose try call returned rc (0, EBUSY, an error). */
 static int tried_then_wait(struct strobe__thread *t, int rc, enum blocking b, void *obj,
-                           const struct timespec *ts, uint32_t kind, unsigned op)
+                           const struct timespec *ts, uint32_t kind, unsigned op, void *ra)
 {
     if (STROBE_LIKELY(rc == 0)) {
         acquired_fast(t, (uintptr_t)obj, kind, kind != STROBE_SYNC_SEM);
@@ -633,7 +638,7 @@ static int tried_then_wait(struct strobe__thread *t, int rc, enum blocking b, vo
     }
     if (rc != EBUSY)
         return rc;
-    return wait_acquire(t, b, obj, ts, kind, op, kind != STROBE_SYNC_SEM);
+    return wait_acquire(t, b, obj, ts, kind, op, kind != STROBE_SYNC_SEM, (uintptr_t)ra);
 }
 
 /* The program's own try call returned rc (0: acquired). */
@@ -653,7 +658,7 @@ STROBE_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
     struct strobe__thread *t = sync_thread(RA);
     if (!t)
         return REAL(rwlock_rdlock, "pthread_rwlock_rdlock")(l);
-    return tried_then_wait(t, RD_TRY(l), B_RDLOCK, l, NULL, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_READ);
+    return tried_then_wait(t, RD_TRY(l), B_RDLOCK, l, NULL, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_READ, RA);
 }
 
 STROBE_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
@@ -661,7 +666,8 @@ STROBE_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
     struct strobe__thread *t = sync_thread(RA);
     if (!t)
         return REAL(rwlock_wrlock, "pthread_rwlock_wrlock")(l);
-    return tried_then_wait(t, WR_TRY(l), B_WRLOCK, l, NULL, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_WRITE);
+    return tried_then_wait(t, WR_TRY(l), B_WRLOCK, l, NULL, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_WRITE,
+                           RA);
 }
 
 STROBE_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *ts)
@@ -669,7 +675,8 @@ STROBE_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct time
     struct strobe__thread *t = sync_thread(RA);
     if (!t)
         return REAL(rwlock_timedrdlock, "pthread_rwlock_timedrdlock")(l, ts);
-    return tried_then_wait(t, RD_TRY(l), B_RDLOCK_TIMED, l, ts, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_READ);
+    return tried_then_wait(t, RD_TRY(l), B_RDLOCK_TIMED, l, ts, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_READ,
+                           RA);
 }
 
 STROBE_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *ts)
@@ -677,8 +684,8 @@ STROBE_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct time
     struct strobe__thread *t = sync_thread(RA);
     if (!t)
         return REAL(rwlock_timedwrlock, "pthread_rwlock_timedwrlock")(l, ts);
-    return tried_then_wait(t, WR_TRY(l), B_WRLOCK_TIMED, l, ts, STROBE_SYNC_RWLOCK,
-                           STROBE_SYNC_ACQUIRE_WRITE);
+    return tried_then_wait(t, WR_TRY(l), B_WRLOCK_TIMED, l, ts, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_WRITE,
+                           RA);
 }
 
 STROBE_API int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
@@ -705,7 +712,7 @@ STROBE_API int pthread_spin_lock(pthread_spinlock_t *l)
     if (!t)
         return REAL(spin_lock, "pthread_spin_lock")(l);
     return tried_then_wait(t, REAL(spin_trylock, "pthread_spin_trylock")(l), B_SPIN, (void *)l, NULL,
-                           STROBE_SYNC_SPIN, STROBE_SYNC_ACQUIRE_SPIN);
+                           STROBE_SYNC_SPIN, STROBE_SYNC_ACQUIRE_SPIN, RA);
 }
 
 STROBE_API int pthread_spin_trylock(pthread_spinlock_t *l)
@@ -723,12 +730,13 @@ STROBE_API int pthread_spin_unlock(pthread_spinlock_t *l)
 
 /* Semaphores: a wait acquires, a post releases; nothing is held. The
  * calls return -1 with errno, which the trial must not change. */
-static int sem_acquire(struct strobe__thread *t, sem_t *s, enum blocking b, const struct timespec *ts)
+static int sem_acquire(struct strobe__thread *t, sem_t *s, enum blocking b, const struct timespec *ts,
+                       void *ra)
 {
     int saved = errno;
     int rc = REAL(sem_trywait, "sem_trywait")(s) == 0 ? 0 : errno == EAGAIN ? EBUSY : errno;
     errno = saved;
-    rc = tried_then_wait(t, rc, b, s, ts, STROBE_SYNC_SEM, STROBE_SYNC_ACQUIRE_SEM);
+    rc = tried_then_wait(t, rc, b, s, ts, STROBE_SYNC_SEM, STROBE_SYNC_ACQUIRE_SEM, ra);
     if (rc == 0)
         return 0;
     errno = rc;
@@ -738,13 +746,13 @@ static int sem_acquire(struct strobe__thread *t, sem_t *s, enum blocking b, cons
 STROBE_API int sem_wait(sem_t *s)
 {
     struct strobe__thread *t = sync_thread(RA);
-    return t ? sem_acquire(t, s, B_SEM, NULL) : REAL(sem_wait, "sem_wait")(s);
+    return t ? sem_acquire(t, s, B_SEM, NULL, RA) : REAL(sem_wait, "sem_wait")(s);
 }
 
 STROBE_API int sem_timedwait(sem_t *s, const struct timespec *ts)
 {
     struct strobe__thread *t = sync_thread(RA);
-    return t ? sem_acquire(t, s, B_SEM_TIMED, ts) : REAL(sem_timedwait, "sem_timedwait")(s, ts);
+    return t ? sem_acquire(t, s, B_SEM_TIMED, ts, RA) : REAL(sem_timedwait, "sem_timedwait")(s, ts);
 }
 
 STROBE_API int sem_trywait(sem_t *s)
@@ -775,7 +783,7 @@ STROBE_API int sem_post(sem_t *s)
  * real call unlocks it), the wait is timed, then m is held again (not a
  * new acquisition) and the wait recorded with the signaller. */
 static int cond_wait(struct strobe__thread *t, pthread_cond_t *c, pthread_mutex_t *m,
-                     const struct timespec *ts)
+                     const struct timespec *ts, uintptr_t site)
 {
     uintptr_t co = (uintptr_t)c, mo = (uintptr_t)m;
     releasing(t, mo);
@@ -803,7 +811,7 @@ static int cond_wait(struct strobe__thread *t, pthread_cond_t *c, pthread_mutex_
     }
     uint64_t v[5] = {wait, mo, 0, 0, rc == ETIMEDOUT};
     releaser_of(st, co, before, v + 2);
-    record(t, STROBE_SYNC_COND_WAIT, co, t1, v, 5);
+    record(t, STROBE_SYNC_COND_WAIT, co, t1, v, 5, site);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
 }
@@ -813,7 +821,7 @@ STROBE_API int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     struct strobe__thread *t = sync_thread(RA);
     if (!t)
         return REALV(cond_wait, "pthread_cond_wait", COND_VERSION)(c, m);
-    return cond_wait(t, c, m, NULL);
+    return cond_wait(t, c, m, NULL, (uintptr_t)RA);
 }
 
 STROBE_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
@@ -821,7 +829,7 @@ STROBE_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, con
     struct strobe__thread *t = sync_thread(RA);
     if (!t)
         return REALV(cond_timedwait, "pthread_cond_timedwait", COND_VERSION)(c, m, ts);
-    return cond_wait(t, c, m, ts);
+    return cond_wait(t, c, m, ts, (uintptr_t)RA);
 }
 
 STROBE_API int pthread_cond_signal(pthread_cond_t *c)
@@ -861,7 +869,7 @@ STROBE_API int pthread_barrier_wait(pthread_barrier_t *b)
             episode = ++e->count;
     }
     uint64_t v[3] = {wait, episode, rc == PTHREAD_BARRIER_SERIAL_THREAD};
-    record(t, STROBE_SYNC_BARRIER, o, t1, v, 3);
+    record(t, STROBE_SYNC_BARRIER, o, t1, v, 3, (uintptr_t)RA);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
 }

@@ -127,7 +127,6 @@ struct strobe__thread {
     struct strobe__thread *next; /* strobe__rt.threads, under the lock */
     struct strobe__thread **prev_next;
     struct strobe__sync_state *sync; /* sync.c, allocated on the first lock call */
-    uintptr_t sync_site;             /* sync.c: return address of the interposed call under way */
     struct strobe__sampler sampler;  /* sample.c */
     void *(*start)(void *); /* pthread_create trampoline */
     void *arg;
