@@ -513,6 +513,7 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
             for (uint32_t t = 0; rc == 0 && t < exp->nthreads; t++) {
                 if (exp->threads[t].process != p)
                     continue;
+                m->threads[t].sampled = true;
                 if (exp->threads[t].stream_path)
                     rc = read_thread(&b, t);
                 else

@@ -63,6 +63,8 @@ struct strobe_sample_thread {
     uint64_t truncated; /* records whose outermost frames were cut */
     uint64_t unstacked; /* periods known from its profile only (no trace:
                            `--no-trace`), per call path but without stacks */
+    bool sampled;       /* its process sampled (a thread that kept SIGPROF
+                           blocked throughout has none the less no record) */
 };
 
 struct strobe_sample_model {

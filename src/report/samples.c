@@ -115,11 +115,13 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     size_t low = 0;
     for (size_t th = 0; th < exp->nthreads; th++) {
         const struct strobe_sample_thread *st = &m->threads[th];
-        if (!st->samples && !st->missed)
-            continue;
         const struct strobe_thread_info *ti = &exp->threads[th];
         uint64_t cpu_ns =
             ti->has_rusage ? 1000 * (ti->rusage.utime_us + (user ? 0 : ti->rusage.stime_us)) : 0;
+        /* a thread that ran without a single sample is shown too: it kept
+         * SIGPROF blocked (liblzma's workers block every signal) */
+        if (!st->samples && !st->missed && !(st->sampled && cpu_ns >= 100000000u))
+            continue;
         char cover[16] = "?";
         /* CPU time is counted in scheduler ticks: below 100 ms it says little */
         if (cpu_ns >= 100000000u) {

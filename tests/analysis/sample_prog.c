@@ -21,6 +21,8 @@
  *                            many of its own signals it got ("own 0" would
  *                            mean the runtime swallowed them)
  *   sample_prog blocked N    spins N with SIGPROF blocked, then N unblocked
+ *   sample_prog blocked_thread N  a thread created with every signal
+ *                            blocked (as liblzma's workers are) spins N
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -155,6 +157,12 @@ int main(int argc, char **argv)
         struct itimerval off = {{0, 0}, {0, 0}};
         setitimer(ITIMER_PROF, &off, NULL);
         printf("own %s\n", own > 0 ? "> 0" : "0");
+    } else if (strcmp(mode, "blocked_thread") == 0) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        run_threads(1, worker);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     } else if (strcmp(mode, "blocked") == 0) {
         sigset_t s;
         sigemptyset(&s);

@@ -390,6 +390,26 @@ STROBE_TEST(blocked_sigprof)
     free(out);
 }
 
+STROBE_TEST(blocked_thread)
+{
+    /* a thread that keeps every signal blocked has no sample at all: the
+     * report still lists it, with its CPU time uncovered */
+    struct strobe_experiment *exp =
+        run("blocked_thread", "--sample", "analysis_sample_prog", "blocked_thread " SPIN);
+    CHECK(strncmp(output, "done\n", 5) == 0);
+    CHECK_EQ_INT(exp->nthreads, 2);
+    struct strobe_sample_model *m = model(exp, NULL);
+    CHECK(m->threads[1].sampled);
+    CHECK_EQ_U64(m->threads[1].records, 0);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "\n         1          0        0      0% \n");
+    CHECK_CONTAINS(out, "1 thread(s) sampled for less than 75 % of its CPU time");
+    free(out);
+}
+
 STROBE_TEST(bad_rates)
 {
     char *out;
@@ -441,5 +461,6 @@ STROBE_TEST_MAIN(STROBE_CASE(hot_function_in_library), STROBE_CASE(dlopened_libr
                  STROBE_CASE(stripped_code_is_module_offset), STROBE_CASE(inlined_function),
                  STROBE_CASE(spawn_and_vfork), STROBE_CASE(profile_only), STROBE_CASE(killed_keeps_samples),
                  STROBE_CASE(hybrid_with_instrumentation), STROBE_CASE(threads_and_fork), STROBE_CASE(stress),
-                 STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof), STROBE_CASE(bad_rates),
+                 STROBE_CASE(program_sigprof_handler), STROBE_CASE(blocked_sigprof),
+                 STROBE_CASE(blocked_thread), STROBE_CASE(bad_rates),
                  STROBE_CASE(corrupt_sample_record_is_one_line_error), STROBE_CASE(report_samples_usage))
