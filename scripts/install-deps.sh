@@ -7,7 +7,8 @@ set -eu
 pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev llvm-14 python3 lttng-tools
 libdw-dev libelf-dev libomp-dev libopen-trace-format2-dev otf2-tools libunwind-dev
 liblttng-ust-dev uftrace libnng-dev libmbedtls-dev libssl-dev libyaml-dev libopenmpi-dev openmpi-bin
-mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4"
+mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4
+protobuf-compiler zlib1g-dev chromium"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
