@@ -125,6 +125,15 @@ double strobe__stddev(uint64_t visits, uint64_t sum_ns, double sumsq_ns);
 /* Flushes a rendered report: 0, or -errno / -EIO when writing failed. */
 int strobe__report_flush(FILE *out);
 
+struct strobe__jw;
+struct strobe_report_opts;
+/* The JSON report as one object (member KEY of the enclosing object, or
+ * the document when KEY is NULL) on writer W: strobe_report_json's
+ * document, also embedded in the HTML report's data. Returns 0 or
+ * strobe_report_json's error codes; nothing is flushed. */
+int strobe__report_json_object(struct strobe__jw *w, const char *key, const struct strobe_experiment *exp,
+                               const struct strobe_profile *prof, const struct strobe_report_opts *opts);
+
 /* Value of a meta key or NULL (first match; the model keeps file order). */
 const char *strobe__report_meta(const struct strobe_experiment *exp, const char *key);
 
