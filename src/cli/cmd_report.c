@@ -6,6 +6,7 @@
  * progress line on a terminal.
  */
 #include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "cli/cli.h"
 #include "common/size.h"
 #include "export/export.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "report/score.h"
 #include "report/locks.h"
@@ -26,6 +28,8 @@ const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
     "                         [--malloc] [--samples] [--mpi]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
+    "       strobe report DIR --format html -o FILE [--by rank|process] [--sort incl|excl|visits]\n"
+    "                         [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
     "\n"
@@ -37,8 +41,13 @@ const char strobe__report_help[] =
     "full run, and which tiny, hot functions to exclude to meet the target.\n"
     "\n"
     "options:\n"
-    "  --format text|json  text for people (default) or JSON for programs\n"
+    "  --format FMT        text for people (default), json for programs\n"
     "                      (schema: docs/formats/report-json.md; always complete)\n"
+    "                      or html: one self-contained page (-o FILE, required)\n"
+    "                      with every view the experiment has data for: summary,\n"
+    "                      flame graph, tables, timeline, TM, samples, locks,\n"
+    "                      memory, MPI (docs/report-html.md); the section options\n"
+    "                      are implied\n"
     "  --threads           add the per-thread table and the thread x region table\n"
     "  --by rank|process   add a row per MPI rank (the processes the MPI launcher\n"
     "                      started, by rank) or per process, and per call path the\n"
@@ -87,12 +96,13 @@ const char strobe__report_help[] =
     "                      time (\"5%\", the default) or trace size at most T\n"
     "                      (\"500MB\"; k, M, G, T are binary multiples). A target that\n"
     "                      cannot be met prints what was reached on stderr (exit 0)\n"
-    "  -o, --output FILTER with --score: write the advice as a filter file for\n"
-    "                      `strobe run --filter FILTER`\n"
+    "  -o, --output FILE   with --format html: the page to write; with --score:\n"
+    "                      write the advice as a filter file for\n"
+    "                      `strobe run --filter FILE`\n"
     "  -h, --help          show this help\n"
     "\n"
     "exit status: 0 success, 1 the experiment cannot be read or the report (or\n"
-    "FILTER) not written, 2 usage error.\n";
+    "FILE) not written, 2 usage error.\n";
 
 const char strobe__export_help[] =
     "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|paraver -o OUT\n"
@@ -231,26 +241,134 @@ static int report_score(const struct strobe_experiment *exp, const struct strobe
     return 0;
 }
 
+/* The models of the HTML page's optional views. A model whose data is
+ * missing leaves its view out; one whose data is damaged is named at the
+ * top of the page (problem) instead of failing the report: the rest of
+ * the experiment is still worth seeing. */
+struct html_models {
+    struct strobe_tm_model *tm;
+    struct strobe_lock_model *locks;
+    struct strobe_malloc_model *mem;
+    struct strobe_sample_model *samples;
+    struct strobe_mpi_model *mpi;
+    char problems[5][sizeof(struct strobe_errbuf) + 64];
+    const char *lines[5];
+    size_t nproblems;
+};
+
+/* Records that WHAT could not be read (rc, message in eb); rc -ENOENT
+ * means the run did not record it and is no problem. */
+static void html_problem(struct html_models *m, const char *what, int rc, const struct strobe_errbuf *eb)
+{
+    if (rc == 0 || rc == -ENOENT)
+        return;
+    size_t i = m->nproblems++;
+    snprintf(m->problems[i], sizeof m->problems[i], "%s: %s", what,
+             eb->msg[0] ? eb->msg : strobe_strerror(rc));
+    m->lines[i] = m->problems[i];
+}
+
+static void html_models_build(struct html_models *m, const struct strobe_experiment *exp,
+                              const struct strobe_profile *prof)
+{
+    struct strobe_errbuf eb = {""};
+    int rc = strobe_tm_model_build(exp, prof, &m->tm, &eb);
+    html_problem(m, "transactional memory", rc, &eb);
+    if (rc == 0 && m->tm->nblocks == 0) {
+        strobe_tm_model_free(m->tm);
+        m->tm = NULL;
+    }
+    eb.msg[0] = 0;
+    rc = strobe_lock_model_build(exp, &m->locks, &eb);
+    html_problem(m, "locks", rc, &eb);
+    if (rc == 0 && m->locks->nrows == 0 && m->locks->nbarriers == 0) {
+        strobe_lock_model_free(m->locks);
+        m->locks = NULL;
+    }
+    eb.msg[0] = 0;
+    html_problem(m, "memory", strobe_malloc_model_build(exp, prof, &m->mem, &eb), &eb);
+    eb.msg[0] = 0;
+    html_problem(m, "samples", strobe_sample_model_build(exp, prof, &m->samples, &eb), &eb);
+    eb.msg[0] = 0;
+    if (strobe_mpi_present(exp))
+        html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb);
+}
+
+static void html_models_free(struct html_models *m)
+{
+    strobe_tm_model_free(m->tm);
+    strobe_lock_model_free(m->locks);
+    strobe_malloc_model_free(m->mem);
+    strobe_sample_model_free(m->samples);
+    strobe_mpi_model_free(m->mpi);
+}
+
+/* `--format html -o PATH`: the page goes to PATH.tmp, renamed over PATH
+ * once complete, so a failure never leaves a partial page behind. */
+static int report_html(const struct strobe_experiment *exp, const struct strobe_profile *prof,
+                       const struct strobe_report_opts *ropts, const char *path)
+{
+    struct html_models m = {0};
+    html_models_build(&m, exp, prof);
+    struct strobe_html_opts ho = {.report = *ropts, .problems = m.lines, .nproblems = m.nproblems};
+    ho.report.tm = m.tm;
+    ho.report.locks = m.locks;
+    ho.report.malloc = m.mem;
+    ho.report.samples = m.samples;
+    ho.report.mpi = m.mpi;
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        ho.generated = when;
+    size_t len = strlen(path) + 5;
+    char *tmp = malloc(len);
+    int rc = tmp ? 0 : -ENOMEM;
+    FILE *f = NULL;
+    if (rc == 0) {
+        snprintf(tmp, len, "%s.tmp", path);
+        f = fopen(tmp, "w");
+        rc = f ? strobe_report_html(f, exp, prof, &ho) : -errno;
+    }
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc && f)
+        unlink(tmp);
+    free(tmp);
+    html_models_free(&m);
+    for (size_t i = 0; i < m.nproblems; i++)
+        strobe__cli_say("report: %s: warning: %s (left out of the page)", exp->dir, m.lines[i]);
+    if (rc == STROBE_ERR_FORMAT)
+        strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
+    else if (rc)
+        strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
+    return rc ? STROBE_EXIT_FAILURE : 0;
+}
+
 int strobe__cmd_report(int argc, char **argv)
 {
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
-    bool json = false, tm = false, score = false, sorted = false, locks = false, mem = false, samples = false,
-         mpi = false;
+    enum { TEXT, JSON, HTML } format = TEXT;
+    bool tm = false, score = false, sorted = false, locks = false, mem = false, samples = false, mpi = false;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
-    const char *target_arg = NULL, *filter_path = NULL;
+    const char *target_arg = NULL, *out_path = NULL;
     int c;
     while ((c = strobe__cli_getopt("report", argc, argv, ":ho:", report_options)) != -1) {
         switch (c) {
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
-                json = false;
+                format = TEXT;
             else if (strcmp(optarg, "json") == 0)
-                json = true;
+                format = JSON;
+            else if (strcmp(optarg, "html") == 0)
+                format = HTML;
             else
-                return strobe__cli_usage_error("report", "--format: unknown format '%s' (text or json)",
+                return strobe__cli_usage_error("report", "--format: unknown format '%s' (text, json or html)",
                                                optarg);
             break;
         case OPT_THREADS:
@@ -297,7 +415,7 @@ int strobe__cmd_report(int argc, char **argv)
             target_arg = optarg;
             break;
         case 'o':
-            filter_path = optarg;
+            out_path = optarg;
             break;
         case OPT_TOP:
             if (strobe__cli_parse_size(optarg, &opts.top) != 0)
@@ -326,8 +444,14 @@ int strobe__cmd_report(int argc, char **argv)
     if (optind + 1 < argc)
         return strobe__cli_usage_error("report", "unexpected argument '%s'", argv[optind + 1]);
     const char *dir = argv[optind];
-    if (!score && (target_arg || filter_path))
-        return strobe__cli_usage_error("report", "'%s' needs --score", target_arg ? "--target" : "-o");
+    if (!score && target_arg)
+        return strobe__cli_usage_error("report", "'--target' needs --score");
+    if (!score && format != HTML && out_path)
+        return strobe__cli_usage_error("report", "'-o' needs --score or --format html");
+    if (format == HTML && score)
+        return strobe__cli_usage_error("report", "'--score' and '--format html' exclude each other");
+    if (format == HTML && !out_path)
+        return strobe__cli_usage_error("report", "--format html needs -o FILE");
     if (score && (tm || mem || samples || opts.threads || sorted))
         return strobe__cli_usage_error("report", "'--score' and '%s' exclude each other",
                                        tm             ? "--tm"
@@ -335,7 +459,7 @@ int strobe__cmd_report(int argc, char **argv)
                                        : samples      ? "--samples"
                                        : opts.threads ? "--threads"
                                                       : "--sort");
-    if (filter_path && !*filter_path)
+    if (out_path && !*out_path)
         return strobe__cli_usage_error("report", "-o: empty file name");
     if (locks && score)
         return strobe__cli_usage_error("report", "'--score' and '--locks' exclude each other");
@@ -363,7 +487,13 @@ int strobe__cmd_report(int argc, char **argv)
         return STROBE_EXIT_FAILURE;
     }
     if (score) {
-        rc = report_score(exp, prof, &target, filter_path, json, opts.top);
+        rc = report_score(exp, prof, &target, out_path, format == JSON, opts.top);
+        strobe_profile_free(prof);
+        strobe_experiment_close(exp);
+        return rc;
+    }
+    if (format == HTML) {
+        rc = report_html(exp, prof, &opts, out_path);
         strobe_profile_free(prof);
         strobe_experiment_close(exp);
         return rc;
@@ -397,8 +527,9 @@ int strobe__cmd_report(int argc, char **argv)
     opts.malloc = mem_model;
     opts.samples = sample_model;
     opts.mpi = mpi_model;
-    rc = json ? strobe_report_json(stdout, exp, prof, &opts) : strobe_report_text(stdout, exp, prof, &opts);
-    if (rc == 0 && lock_model && !json)
+    rc = format == JSON ? strobe_report_json(stdout, exp, prof, &opts)
+                        : strobe_report_text(stdout, exp, prof, &opts);
+    if (rc == 0 && lock_model && format == TEXT)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
 out:
     if (failed && rc == -ENOENT && missing)
