@@ -18,6 +18,7 @@
 #include "report/locks.h"
 #include "report/malloc.h"
 #include "report/report.h"
+#include "report/samples.h"
 #include "report/score.h"
 #include "report/verdict.h"
 #include "report/view.h"
@@ -389,6 +390,8 @@ static void json_tm_verdict(struct strobe__jw *w, const struct strobe_tm_cell *c
     strobe__tm_verdict(c, times, &v);
     strobe__jw_open(w, "verdict", '{', true);
     strobe__jw_str(w, "grade", v.grade_name);
+    strobe__jw_str(w, "summary", v.summary);
+    strobe__jw_str(w, "advice", v.advice);
     strobe__jw_double(w, "rollback_rate", v.rollback_rate);
     if (times)
         strobe__jw_double(w, "wasted", v.wasted);
@@ -406,9 +409,11 @@ static void json_tm(struct strobe__jw *w, const struct strobe_experiment *exp,
     if (exp->tm) {
         strobe__jw_str(w, "level", strobe_tm_level_name(exp->tm_level));
         strobe__jw_bool(w, "level_inferred", exp->tm_level_inferred);
+        strobe__jw_str(w, "recorded", strobe_tm_level_recorded(exp->tm_level));
     } else {
         strobe__jw_null(w, "level");
         strobe__jw_null(w, "level_inferred");
+        strobe__jw_null(w, "recorded");
     }
     strobe__jw_bool(w, "has_events", m->has_events);
     strobe__jw_bool(w, "has_counts", m->has_counts);
@@ -811,6 +816,18 @@ static void json_samples(struct strobe__jw *w, const struct strobe_experiment *e
         strobe__jw_u64(w, "samples", m->threads[t].samples);
         strobe__jw_u64(w, "missed", m->threads[t].missed);
         strobe__jw_u64(w, "truncated", m->threads[t].truncated);
+        uint64_t cpu_ns;
+        bool listed;
+        double cover = strobe__sample_cover(exp, m, t, &cpu_ns, &listed);
+        strobe__jw_bool(w, "listed", listed);
+        if (exp->threads[t].has_rusage)
+            strobe__jw_u64(w, "cpu_ns", cpu_ns);
+        else
+            strobe__jw_null(w, "cpu_ns");
+        if (cover >= 0)
+            strobe__jw_double(w, "cover", cover);
+        else
+            strobe__jw_null(w, "cover");
         strobe__jw_close(w);
     }
     strobe__jw_close(w);

@@ -62,6 +62,21 @@ static void tree(FILE *out, const struct strobe_sample_model *m, uint32_t n, int
                 2 * depth, "", rest_n);
 }
 
+double strobe__sample_cover(const struct strobe_experiment *exp, const struct strobe_sample_model *m,
+                            size_t th, uint64_t *cpu_ns, bool *listed)
+{
+    const struct strobe_sample_thread *st = &m->threads[th];
+    const struct strobe_thread_info *ti = &exp->threads[th];
+    bool user = m->source == STROBE_SAMPLE_PERF;
+    uint64_t period = m->hz ? 1000000000u / m->hz : 0;
+    *cpu_ns = ti->has_rusage ? 1000 * (ti->rusage.utime_us + (user ? 0 : ti->rusage.stime_us)) : 0;
+    /* a thread that ran without a single sample is listed too: it kept
+     * SIGPROF blocked (liblzma's workers block every signal) */
+    *listed = st->samples || st->missed || (st->sampled && *cpu_ns >= 100000000u);
+    /* CPU time is counted in scheduler ticks: below 100 ms it says little */
+    return *cpu_ns >= 100000000u ? (double)(st->samples * period) / (double)*cpu_ns : -1;
+}
+
 void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
                                  const struct strobe_profile *prof, const struct strobe_sample_model *m,
                                  size_t top)
@@ -115,19 +130,15 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     size_t low = 0;
     for (size_t th = 0; th < exp->nthreads; th++) {
         const struct strobe_sample_thread *st = &m->threads[th];
-        const struct strobe_thread_info *ti = &exp->threads[th];
-        uint64_t cpu_ns =
-            ti->has_rusage ? 1000 * (ti->rusage.utime_us + (user ? 0 : ti->rusage.stime_us)) : 0;
-        /* a thread that ran without a single sample is shown too: it kept
-         * SIGPROF blocked (liblzma's workers block every signal) */
-        if (!st->samples && !st->missed && !(st->sampled && cpu_ns >= 100000000u))
+        uint64_t cpu_ns;
+        bool listed;
+        double c = strobe__sample_cover(exp, m, th, &cpu_ns, &listed);
+        if (!listed)
             continue;
         char cover[16] = "?";
-        /* CPU time is counted in scheduler ticks: below 100 ms it says little */
-        if (cpu_ns >= 100000000u) {
-            double c = pct(st->samples * period, cpu_ns);
-            snprintf(cover, sizeof cover, "%.0f%%", c);
-            low += c < 75.0;
+        if (c >= 0) {
+            snprintf(cover, sizeof cover, "%.0f%%", 100 * c);
+            low += c < 0.75;
         }
         fprintf(out, "  %8zu %10" PRIu64 " %8" PRIu64 " %7s ", th, st->samples, st->missed, cover);
         /* the three functions with most self samples in this thread */

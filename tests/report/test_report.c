@@ -1031,20 +1031,25 @@ STROBE_TEST(json_tm)
         "import json,sys\n"
         "d=json.load(open(sys.argv[1]))[\"tm\"]\n"
         "print(d[\"level\"], d[\"level_inferred\"], d[\"has_events\"], d[\"has_counts\"])\n"
+        "print(d[\"recorded\"])\n"
         "b=d[\"blocks\"][0]\n"
         "def v(x): return \" \".join(k + \"=\" + (\"%.6g\" % x[k] if x[k] is not None else \"null\") "
         "for k in (\"rollback_rate\", \"wasted\", \"serialized\"))\n"
         "print(b[\"verdict\"][\"grade\"], v(b[\"verdict\"]))\n"
         "print(json.dumps(b[\"aborts\"], sort_keys=True), b[\"committed_ns\"])\n"
         "print(d[\"blocks\"][1][\"verdict\"][\"grade\"], v(d[\"blocks\"][1][\"verdict\"]))\n"
+        "print(d[\"blocks\"][1][\"verdict\"][\"summary\"], \"|\", d[\"blocks\"][1][\"verdict\"][\"advice\"])\n"
         "print(d[\"states\"])\n";
     char *facts = json_facts(j, "json_tm", script);
     /* 10 / 753010 and 1 / 753000 */
     CHECK_STR_EQ(facts, "counters False False True\n"
+                        "per block counts at exit; no times or culprits (use --tm-monitor events)\n"
                         "good rollback_rate=1.328e-05 wasted=null serialized=1.32802e-06\n"
                         "{\"explicit\": 0, \"hw_capacity\": 0, \"hw_conflict\": 0, \"irrevocable\": 0, "
                         "\"other\": 0, \"read_conflict\": 7, \"validation\": 0, \"write_conflict\": 3} None\n"
                         "contention rollback_rate=0.75 wasted=null serialized=0\n"
+                        "contention too high for TM | Most of the work is redone; a lock, smaller transactions or "
+                        "less shared data written would serve better\n"
                         "None\n");
     free(facts);
     free(j);

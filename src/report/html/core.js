@@ -35,7 +35,7 @@ strobe.h = function (tag, attrs, ...children) {
     if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
   }
@@ -183,4 +183,88 @@ strobe.fitText = function (ctx, text, x, y, w) {
   const n = Math.floor((w - 6) / cw);
   if (n <= 0) return;
   ctx.fillText(text.length > n ? text.slice(0, Math.max(1, n - 1)) + '\u2026' : text, x + 3, y);
+};
+
+// ---- bars, legends, heatmaps (the analysis views) ---------------------
+// TMbox states in Paraver's colours (the same as the .pcf of
+// `strobe export --format paraver`), in the report's order.
+strobe.tmStates = [
+  { key: 'Compute', color: 'rgb(0,0,160)' },
+  { key: 'Compute_Wasted', color: 'rgb(120,190,255)' },
+  { key: 'Try_Lock', color: 'rgb(255,160,0)' },
+  { key: 'Commit_Locked', color: 'rgb(0,140,0)' },
+  { key: 'Abort', color: 'rgb(220,0,0)' },
+];
+
+// A table cell's content: `text` over a bar as wide as value/max.
+strobe.bar = function (value, max, text, color) {
+  const w = max > 0 && value > 0 ? Math.max(1, Math.round(100 * value / max)) : 0;
+  return strobe.h('span', { class: 'barcell' },
+    strobe.h('span', { class: 'barfill', style: 'width:' + w + '%' + (color ? ';background:' + color : '') }),
+    strobe.h('span', { class: 'bartext' }, text));
+};
+
+// items: [{label, color}]: the colour keys of a chart.
+strobe.legend = function (items) {
+  return strobe.h('div', { class: 'legend' }, items.map(i => strobe.h('span', { style: '--c:' + i.color }, i.label)));
+};
+
+// Horizontal stacked bars, one row per item, all on the scale of the
+// longest row. rows: [{label, values: [..]}]; parts: [{label, color}] of
+// values; fmt formats a value; id names the chart (data-chart). Each
+// segment's tooltip gives every part of its row with its share.
+strobe.stackedBars = function (rows, parts, fmt, id) {
+  const S = strobe;
+  const max = Math.max(0, ...rows.map(r => r.values.reduce((a, b) => a + b, 0)));
+  const body = rows.map(r => {
+    const total = r.values.reduce((a, b) => a + b, 0);
+    const tip = ev => S.tip.show(ev, r.label, parts.map((p, k) => [p.label, fmt(r.values[k]) + ' (' + S.fmt.pct(total ? r.values[k] / total : null) + ')'])
+      .concat([['total', fmt(total)]]));
+    return S.h('div', { class: 'hbar', 'data-label': r.label },
+      S.h('span', { class: 'hbar-label', title: r.label }, r.label),
+      S.h('span', { class: 'hbar-track', onmousemove: tip, onmouseleave: () => S.tip.hide() },
+        r.values.map((v, k) => v > 0 && max > 0 ? S.h('span', {
+          class: 'hbar-seg', 'data-part': parts[k].label, 'data-v': String(v),
+          style: 'width:' + (100 * v / max) + '%;background:' + parts[k].color,
+        }) : null)),
+      S.h('span', { class: 'hbar-total', 'data-v': String(total) }, fmt(total)));
+  });
+  return S.h('div', { class: 'hbars', 'data-chart': id }, S.legend(parts), body);
+};
+
+// A matrix as a table of cells shaded by value (white at 0, `color` at the
+// largest). rowLabels/colLabels: strings; values[r][c]: numbers; opts:
+// {id, corner (the top-left label), fmt, tip(r, c, v) -> [title, rows]}.
+strobe.heatmap = function (rowLabels, colLabels, values, opts) {
+  const S = strobe, fmt = opts.fmt || S.fmt.count;
+  const max = Math.max(0, ...values.map(row => Math.max(0, ...row)));
+  const shade = v => {
+    if (!(v > 0) || !(max > 0)) return 'background:#fff';
+    const a = 0.12 + 0.88 * v / max;
+    return 'background:rgba(' + (opts.rgb || '200,40,40') + ',' + a.toFixed(3) + ');color:' + (a > 0.55 ? '#fff' : 'inherit');
+  };
+  const head = S.h('tr', null, S.h('th', null, opts.corner || ''), colLabels.map(c => S.h('th', { class: 'num' }, c)));
+  const body = rowLabels.map((rl, r) => S.h('tr', null, S.h('th', { class: 'rowhead' }, rl), colLabels.map((cl, c) => {
+    const v = values[r][c];
+    return S.h('td', {
+      class: 'num heat', 'data-v': String(v), style: shade(v),
+      onmousemove: opts.tip ? ev => { const t = opts.tip(r, c, v); S.tip.show(ev, t[0], t[1]); } : null,
+      onmouseleave: opts.tip ? () => S.tip.hide() : null,
+    }, fmt(v));
+  })));
+  return S.h('div', { class: 'scroll heatmap', 'data-chart': opts.id },
+    S.h('table', { class: 'data' }, S.h('thead', null, head), S.h('tbody', null, body)));
+};
+
+// A call path (region indices, null: not in the call tree) as "a > b".
+strobe.pathName = function (d, path) {
+  if (path === null || path === undefined) return '(not in the call tree)';
+  return path.length ? path.map(r => strobe.regionName(d, r)).join(' > ') : '(outside every region)';
+};
+
+// strobe.table with a name (data-table), by which tests and links find it.
+strobe.tableOf = function (id, cols, rows, opts) {
+  const t = strobe.table(cols, rows, opts);
+  t.setAttribute('data-table', id);
+  return t;
 };
