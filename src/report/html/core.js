@@ -268,3 +268,10 @@ strobe.tableOf = function (id, cols, rows, opts) {
   t.setAttribute('data-table', id);
   return t;
 };
+
+// "t3" (the thread's index in its process), "4242/t3" when the experiment
+// has several processes: the short label of tables and charts.
+strobe.threadShort = function (d, t) {
+  const r = d.report, th = r.threads[t];
+  return (r.processes.length > 1 ? r.processes[th.process].pid + '/' : '') + 't' + th.thread;
+};

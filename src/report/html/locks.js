@@ -11,7 +11,6 @@ strobe.view({
     const multi = r.processes.length > 1;
     // "hot_lock", "0x7f..." for an object without a symbol; "pid:" first when many processes
     const object = o => (multi ? r.processes[o.process].pid + ':' : '') + (o.name !== null ? o.name : '0x' + o.address.toString(16));
-    const threadLabel = t => (multi ? r.processes[r.threads[t].process].pid + '/' : '') + 't' + r.threads[t].thread;
     const waitCol = (max, label) => ({ key: 'wait', label: label || 'wait', num: true, fmt: v => S.bar(v, max, F.time(v)) });
 
     if (L.profiled_threads === 0)
@@ -32,7 +31,7 @@ strobe.view({
         object: object(o), kind: o.kind, path: S.pathName(d, o.path),
         acquisitions: o.acquisitions, contended: o.contended, share: o.acquisitions ? o.contended / o.acquisitions : null,
         wait: o.wait_ns, max_wait: o.max_wait_ns, hold: o.hold_ns,
-        threads: o.threads.map(t => threadLabel(t.thread) + ':' + t.acquisitions).join(' '),
+        threads: o.threads.map(t => S.threadShort(d, t.thread) + ':' + t.acquisitions).join(' '),
       })), { sort: 'wait', limit: 50 }));
     }
     if (L.sites.length) {

@@ -7,7 +7,6 @@ strobe.view({
   show: d => !!d.report.malloc,
   render(el, d) {
     const S = strobe, M = d.report.malloc, F = S.fmt, r = d.report;
-    const threadLabel = t => S.threadName(d, t);
     el.appendChild(S.h('p', null, F.count(M.allocs) + ' allocations of ' + F.bytes(M.alloc_bytes) + ', ' +
       F.count(M.frees) + ' frees of ' + F.bytes(M.freed_bytes) + '; live at exit: ' +
       F.bytes(M.live_bytes) + ' in ' + F.count(M.live_blocks) + ' blocks (sizes as asked for).'));
@@ -52,7 +51,7 @@ strobe.view({
         { key: 'path', label: 'allocated on', name: true }, { key: 'thread', label: 'thread' },
         { key: 'blocks', label: 'blocks', num: true, fmt: F.count },
         { key: 'bytes', label: 'bytes', num: true, fmt: v => S.bar(v, max, F.count(v), '#f4c7c3') },
-      ], M.leaks.map(l => ({ path: S.pathName(d, l.path), thread: threadLabel(l.thread), blocks: l.blocks, bytes: l.bytes })),
+      ], M.leaks.map(l => ({ path: S.pathName(d, l.path), thread: S.threadShort(d, l.thread), blocks: l.blocks, bytes: l.bytes })),
       { sort: 'bytes' }));
     }
     if (M.large.length) {
@@ -64,7 +63,7 @@ strobe.view({
         { key: 'bytes', label: 'bytes', num: true, fmt: F.count },
         { key: 'path', label: 'call path', name: true },
       ], M.large.map(l => ({
-        time: l.time_ns, thread: threadLabel(l.thread), event: l.event, call: l.call,
+        time: l.time_ns, thread: S.threadShort(d, l.thread), event: l.event, call: l.call,
         address: '0x' + l.address.toString(16), bytes: l.bytes, path: S.pathName(d, l.path),
       })), { sort: 'time', asc: true }));
     }

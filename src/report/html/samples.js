@@ -50,7 +50,7 @@ strobe.view({
         title: 'samples \u00d7 period / the thread\u2019s CPU time (? under 100 ms of CPU time)' },
       { key: 'hot', label: 'hottest functions (self)', name: true },
     ], threads.map(t => ({
-      thread: S.threadName(d, t.thread), samples: t.samples, missed: t.missed, cpu: t.cpu_ns, cover: t.cover,
+      thread: S.threadShort(d, t.thread), samples: t.samples, missed: t.missed, cpu: t.cpu_ns, cover: t.cover,
       hot: hottest(t.thread).map(x => x[0] + ' ' + F.pct(t.samples ? x[1] / t.samples : null)).join(', '),
     })), { sort: 'samples' }));
     const low = threads.filter(t => t.cover !== null && t.cover < 0.75).length;

@@ -8,7 +8,7 @@ strobe.view({
   show: d => !!(d.report.tm && d.report.tm.blocks.length),
   render(el, d) {
     const S = strobe, tm = d.report.tm, F = S.fmt;
-    const thread = t => S.threadName(d, t);
+    const thread = t => S.threadShort(d, t);
     el.appendChild(tm.level === null
       ? S.h('p', null, 'Not run on the monitored STM: the blocks are known from the profile only.')
       : S.h('p', null, 'Monitoring level ', S.h('b', null, tm.level), ': ' + tm.recorded +
@@ -102,10 +102,10 @@ strobe.view({
       el.appendChild(S.h('p', { class: 'note' }, 'No transaction was aborted by a conflict.'));
       return;
     }
-    const names = Array.from({ length: n }, (_, t) => 't' + d.report.threads[t].thread + ' (' + d.report.threads[t].tid + ')');
+    const names = Array.from({ length: n }, (_, t) => thread(t));
     el.appendChild(S.heatmap(names.concat(['unknown']), names, tm.aborted_by, {
       id: 'tm-aborted-by', corner: 'culprit \u2193 victim \u2192',
-      tip: (r, c, v) => [F.count(v) + ' aborts', [['culprit', r < n ? thread(r) : 'unknown'], ['victim', thread(c)]]],
+      tip: (r, c, v) => [F.count(v) + ' aborts', [['culprit', r < n ? S.threadName(d, r) : 'unknown'], ['victim', S.threadName(d, c)]]],
     }));
     el.appendChild(S.h('p', { class: 'note' }, 'A row is the thread whose commit invalidated the victim\u2019s transaction; ' +
       '\u2018unknown\u2019 counts aborts whose culprit the STM could not name.'));

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Loads an HTML report in headless Chromium and prints what its views show,
+one line per fact, for the tests to match exactly:
+
+    view tm
+    table tm-blocks: block=atomic@main | transactions=1000 | ...
+    bars tm-states: t0 (...) | Compute=123 | ... | total=456
+    heatmap tm-aborted-by: t1 (4243) | t0 (4242)=0 | t1 (4243)=0 | ...
+
+Numeric cells give their exact value (data-v), other cells their text.
+Fails (exit 1, one line) when the page logs an error to the console, did
+not finish drawing (body data-ready), or shows a view's error.
+Usage: check_views.py PAGE.html
+"""
+import html.parser
+import os
+import subprocess
+import sys
+import tempfile
+
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent, self.children = tag, dict(attrs), parent, []
+
+    def text(self):
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def find(self, pred):
+        for c in self.children:
+            if isinstance(c, Node):
+                if pred(c):
+                    yield c
+                yield from c.find(pred)
+
+    def cls(self):
+        return self.attrs.get("class", "").split()
+
+
+VOID = {"meta", "link", "br", "img", "input", "hr", "col", "area", "base", "source", "wbr"}
+
+
+class Parser(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = self.cur = Node("#root", {}, None)
+
+    def handle_starttag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur)
+        self.cur.children.append(n)
+        if tag not in VOID:
+            self.cur = n
+
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not None and n.tag != tag:
+            n = n.parent
+        if n is not None and n.parent is not None:
+            self.cur = n.parent
+
+    def handle_data(self, data):
+        self.cur.children.append(data)
+
+
+def cell(td, label):
+    v = td.attrs.get("data-v")
+    return "%s=%s" % (label, v if v is not None else " ".join(td.text().split()))
+
+
+def main():
+    page = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as profile:
+        p = subprocess.run(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+                            "--enable-logging=stderr", "--v=0", "--window-size=1400,1000", "--dump-dom",
+                            "file://" + page], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        sys.exit("chromium failed (%d): %s" % (p.returncode, p.stderr[-2000:]))
+    for line in p.stderr.splitlines():
+        if "CONSOLE" in line and "strobe report" in line or "Uncaught" in line:
+            sys.exit("console error: " + p.stderr[p.stderr.index(line):][:1500])
+    parser = Parser()
+    parser.feed(p.stdout)
+    root = parser.root
+    body = next(root.find(lambda n: n.tag == "body"))
+    if body.attrs.get("data-ready") != "1":
+        sys.exit("the page did not finish drawing")
+    for sec in root.find(lambda n: n.tag == "section" and "view" in n.cls()):
+        print("view", sec.attrs["id"][len("view-"):])
+        for prob in sec.find(lambda n: "problem" in n.cls()):
+            sys.exit("view %s: %s" % (sec.attrs["id"], prob.text()))
+        for t in sec.find(lambda n: "data-table" in n.attrs):
+            heads = [" ".join(th.text().split()) for th in t.find(lambda n: n.tag == "th")]
+            for tr in t.find(lambda n: n.tag == "tr" and n.parent.tag == "tbody"):
+                tds = [c for c in tr.children if isinstance(c, Node) and c.tag == "td"]
+                print("table %s: %s" % (t.attrs["data-table"], " | ".join(cell(td, h) for td, h in zip(tds, heads))))
+        for c in sec.find(lambda n: "data-chart" in n.attrs):
+            name = c.attrs["data-chart"]
+            if "hbars" in c.cls():
+                for row in c.find(lambda n: "hbar" in n.cls()):
+                    segs = ["%s=%s" % (s.attrs["data-part"], s.attrs["data-v"])
+                            for s in row.find(lambda n: "hbar-seg" in n.cls())]
+                    total = next(row.find(lambda n: "hbar-total" in n.cls())).attrs["data-v"]
+                    print("bars %s: %s" % (name, " | ".join([row.attrs["data-label"]] + segs + ["total=" + total])))
+            else:
+                heads = [" ".join(th.text().split()) for th in c.find(lambda n: n.tag == "th" and n.parent.parent.tag == "thead")]
+                for tr in c.find(lambda n: n.tag == "tr" and n.parent.tag == "tbody"):
+                    rowhead = next(tr.find(lambda n: n.tag == "th")).text()
+                    tds = [x for x in tr.children if isinstance(x, Node) and x.tag == "td"]
+                    print("heatmap %s: %s" % (name, " | ".join([rowhead] + [cell(td, h) for td, h in zip(tds, heads[1:])])))
+
+
+if __name__ == "__main__":
+    main()
