@@ -5,8 +5,9 @@ one line per fact, for the tests to match exactly:
 
     view tm
     table tm-blocks: block=atomic@main | transactions=1000 | ...
-    bars tm-states: t0 (...) | Compute=123 | ... | total=456
-    heatmap tm-aborted-by: t1 (4243) | t0 (4242)=0 | t1 (4243)=0 | ...
+    bars tm-states: t0 | Compute=123 | ... | total=456
+    heatmap tm-aborted-by: t1 | t0=0 | t1=0 | t2=2
+    heatmap mpi-matrix: canvas 128x128      (a matrix too large for a table)
 
 Numeric cells give their exact value (data-v), other cells their text.
 Fails (exit 1, one line) when the page logs an error to the console, did
@@ -102,6 +103,8 @@ def main():
                             for s in row.find(lambda n: "hbar-seg" in n.cls())]
                     total = next(row.find(lambda n: "hbar-total" in n.cls())).attrs["data-v"]
                     print("bars %s: %s" % (name, " | ".join([row.attrs["data-label"]] + segs + ["total=" + total])))
+            elif "data-rows" in c.attrs:
+                print("heatmap %s: canvas %sx%s" % (name, c.attrs["data-rows"], c.attrs["data-cols"]))
             else:
                 heads = [" ".join(th.text().split()) for th in c.find(lambda n: n.tag == "th" and n.parent.parent.tag == "thead")]
                 for tr in c.find(lambda n: n.tag == "tr" and n.parent.tag == "tbody"):

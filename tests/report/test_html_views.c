@@ -272,6 +272,20 @@ STROBE_TEST(mpi_view)
                    "bytes received=128\n");
     CHECK(!strstr(page, "view tm\n") && !strstr(page, "view malloc\n") && !strstr(page, "view samples\n"));
     free(page);
+
+    /* a job of 128 ranks (the same page, its MPI section made up by
+     * many_ranks.py): every rank in the table, the bytes matrix drawn on a
+     * canvas instead of 16384 table cells */
+    CHECK_EQ_INT(strobe_test_sh(&page,
+                                "cd '%s' && python3 " STROBE_SOURCE_DIR
+                                "/tests/report/many_ranks.py page.html 128 "
+                                "big.html && " CHECK_VIEWS " big.html",
+                                dir),
+                 0);
+    CHECK_EQ_INT(lines_with(page, "table mpi-ranks: "), 128);
+    CHECK_CONTAINS(page, "table mpi-ranks: rank=127 | time in MPI=128000 | MPI %=0.1 | calls=4 | sent=2 | ");
+    CHECK_CONTAINS(page, "heatmap mpi-matrix: canvas 128x128\n");
+    free(page);
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(tm_view), STROBE_CASE(tm_view_counters), STROBE_CASE(locks_view),

@@ -232,29 +232,68 @@ strobe.stackedBars = function (rows, parts, fmt, id) {
   return S.h('div', { class: 'hbars', 'data-chart': id }, S.legend(parts), body);
 };
 
-// A matrix as a table of cells shaded by value (white at 0, `color` at the
-// largest). rowLabels/colLabels: strings; values[r][c]: numbers; opts:
-// {id, corner (the top-left label), fmt, tip(r, c, v) -> [title, rows]}.
+// A matrix of cells shaded by value (white at 0, opts.rgb at the largest):
+// a table, or for more than 4096 cells (a job of many ranks) a canvas of
+// small squares. rowLabels/colLabels: strings; values[r][c]: numbers;
+// opts: {id, corner (the top-left label), fmt, rgb ('r,g,b'),
+// tip(r, c, v) -> [title, rows]}.
 strobe.heatmap = function (rowLabels, colLabels, values, opts) {
-  const S = strobe, fmt = opts.fmt || S.fmt.count;
+  const S = strobe, fmt = opts.fmt || S.fmt.count, rgb = opts.rgb || '200,40,40';
   const max = Math.max(0, ...values.map(row => Math.max(0, ...row)));
-  const shade = v => {
-    if (!(v > 0) || !(max > 0)) return 'background:#fff';
-    const a = 0.12 + 0.88 * v / max;
-    return 'background:rgba(' + (opts.rgb || '200,40,40') + ',' + a.toFixed(3) + ');color:' + (a > 0.55 ? '#fff' : 'inherit');
+  const alpha = v => v > 0 && max > 0 ? 0.12 + 0.88 * v / max : 0;
+  const tip = (ev, r, c) => {
+    const t = opts.tip ? opts.tip(r, c, values[r][c]) : [fmt(values[r][c]), [[rowLabels[r], colLabels[c]]]];
+    S.tip.show(ev, t[0], t[1]);
   };
+  if (rowLabels.length * colLabels.length > 4096)
+    return heatmapCanvas(S, rowLabels, colLabels, values, opts.id, rgb, alpha, tip);
   const head = S.h('tr', null, S.h('th', null, opts.corner || ''), colLabels.map(c => S.h('th', { class: 'num' }, c)));
   const body = rowLabels.map((rl, r) => S.h('tr', null, S.h('th', { class: 'rowhead' }, rl), colLabels.map((cl, c) => {
-    const v = values[r][c];
+    const v = values[r][c], a = alpha(v);
     return S.h('td', {
-      class: 'num heat', 'data-v': String(v), style: shade(v),
-      onmousemove: opts.tip ? ev => { const t = opts.tip(r, c, v); S.tip.show(ev, t[0], t[1]); } : null,
-      onmouseleave: opts.tip ? () => S.tip.hide() : null,
+      class: 'num heat', 'data-v': String(v),
+      style: a ? 'background:rgba(' + rgb + ',' + a.toFixed(3) + ');color:' + (a > 0.55 ? '#fff' : 'inherit') : 'background:#fff',
+      onmousemove: ev => tip(ev, r, c), onmouseleave: () => S.tip.hide(),
     }, fmt(v));
   })));
   return S.h('div', { class: 'scroll heatmap', 'data-chart': opts.id },
     S.h('table', { class: 'data' }, S.h('thead', null, head), S.h('tbody', null, body)));
 };
+
+// The canvas form of strobe.heatmap: squares of 2 to 14 px, every k-th
+// row label at the left and column index on top, the tooltip per cell.
+function heatmapCanvas(S, rowLabels, colLabels, values, id, rgb, alpha, tip) {
+  const rows = rowLabels.length, cols = colLabels.length;
+  const cell = Math.max(2, Math.min(14, Math.floor(1100 / cols)));
+  const left = 96, top = 18, w = left + cols * cell, hgt = top + rows * cell, step = Math.ceil(14 / cell);
+  const ratio = window.devicePixelRatio || 1;
+  const canvas = S.h('canvas', { style: 'width:' + w + 'px;height:' + hgt + 'px' });
+  canvas.width = Math.round(w * ratio);
+  canvas.height = Math.round(hgt * ratio);
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, w, hgt);
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++) {
+      const a = alpha(values[r][c]);
+      if (!a) continue;
+      ctx.fillStyle = 'rgba(' + rgb + ',' + a.toFixed(3) + ')';
+      ctx.fillRect(left + c * cell, top + r * cell, cell, cell);
+    }
+  ctx.fillStyle = '#5f6b7a';
+  ctx.font = '10px ui-monospace, "DejaVu Sans Mono", monospace';
+  ctx.textBaseline = 'middle';
+  for (let r = 0; r < rows; r += step) S.fitText(ctx, rowLabels[r], 0, top + r * cell + cell / 2, left);
+  for (let c = 0; c < cols; c += step * 3) ctx.fillText(String(c), left + c * cell, top / 2);
+  canvas.addEventListener('mousemove', ev => {
+    const r = Math.floor((ev.offsetY - top) / cell), c = Math.floor((ev.offsetX - left) / cell);
+    if (r >= 0 && r < rows && c >= 0 && c < cols) tip(ev, r, c);
+    else S.tip.hide();
+  });
+  canvas.addEventListener('mouseleave', () => S.tip.hide());
+  return S.h('div', { class: 'scroll heatmap', 'data-chart': id, 'data-rows': String(rows), 'data-cols': String(cols) }, canvas);
+}
 
 // A call path (region indices, null: not in the call tree) as "a > b".
 strobe.pathName = function (d, path) {

@@ -3,7 +3,7 @@
 // rank; the message size histogram; who sent how many bytes to whom; the
 // collectives. Ranks are MPI_COMM_WORLD ranks.
 strobe.view({
-  id: 'mpi', title: 'MPI', order: 80,
+  id: 'mpi', title: 'MPI', order: 45,
   show: d => !!d.report.mpi,
   render(el, d) {
     const S = strobe, M = d.report.mpi, F = S.fmt;

@@ -22,19 +22,21 @@ strobe.view({
       el.appendChild(S.h('p', { class: 'note' }, F.count(M.unstacked) + ' samples of threads without a trace (--no-trace): ' +
         'per instrumented call path only, their stacks were not recorded.'));
 
-    const maxSelf = Math.max(0, ...M.functions.map(f => f.self));
-    el.appendChild(S.h('h3', null, 'Sampled flat profile'));
-    el.appendChild(S.tableOf('samples-functions', [
-      { key: 'name', label: 'function', name: true },
-      { key: 'self', label: 'self', num: true, fmt: v => S.bar(v, maxSelf, F.count(v)) },
-      { key: 'self_pct', label: 'self %', num: true, fmt: F.pct },
-      { key: 'total', label: 'total', num: true, fmt: F.count },
-      { key: 'total_pct', label: 'total %', num: true, fmt: F.pct },
-      { key: 'where', label: 'hottest line / module', name: true },
-    ], M.functions.map(f => ({
-      name: f.name, self: f.self, self_pct: share(f.self), total: f.total, total_pct: share(f.total),
-      where: f.file ? f.file.split('/').pop() + ':' + f.line : f.module ? '[' + f.module.split('/').pop() + ']' : '',
-    })), { sort: 'self', limit: 100 }));
+    if (M.functions.length) {
+      const maxSelf = Math.max(0, ...M.functions.map(f => f.self));
+      el.appendChild(S.h('h3', null, 'Sampled flat profile'));
+      el.appendChild(S.tableOf('samples-functions', [
+        { key: 'name', label: 'function', name: true },
+        { key: 'self', label: 'self', num: true, fmt: v => S.bar(v, maxSelf, F.count(v)) },
+        { key: 'self_pct', label: 'self %', num: true, fmt: F.pct },
+        { key: 'total', label: 'total', num: true, fmt: F.count },
+        { key: 'total_pct', label: 'total %', num: true, fmt: F.pct },
+        { key: 'where', label: 'hottest line / module', name: true },
+      ], M.functions.map(f => ({
+        name: f.name, self: f.self, self_pct: share(f.self), total: f.total, total_pct: share(f.total),
+        where: f.file ? f.file.split('/').pop() + ':' + f.line : f.module ? '[' + f.module.split('/').pop() + ']' : '',
+      })), { sort: 'self', limit: 100 }));
+    }
 
     // per thread: the listed threads, their cover and hottest functions
     const hottest = t => M.functions.map(f => [f.name, (f.threads.find(x => x[0] === t) || [0, 0])[1]])
@@ -57,8 +59,10 @@ strobe.view({
     if (low)
       el.appendChild(S.h('p', { class: 'note' }, low + ' thread(s) sampled for less than 75 % of their CPU time: SIGPROF blocked, or taken by another handler.'));
 
-    el.appendChild(S.h('h3', null, 'Sampled call tree'));
-    el.appendChild(callTree(S, M, share));
+    if (M.functions.length) {
+      el.appendChild(S.h('h3', null, 'Sampled call tree'));
+      el.appendChild(callTree(S, M, share));
+    }
 
     const hybrid = M.paths.filter(p => !(p.path && p.path.length === 0));
     if (hybrid.length) {
