@@ -430,9 +430,22 @@ static void json_tm(struct strobe__jw *w, const struct strobe_experiment *exp,
             strobe__jw_open(w, NULL, '{', true);
             strobe__jw_u64(w, "thread", t);
             json_tm_cell(w, &m->cells[b * m->nthreads + t], m->has_events, m->has_aborts);
+            json_tm_verdict(w, &m->cells[b * m->nthreads + t], m->has_events);
             strobe__jw_close(w);
         }
         strobe__jw_close(w);
+        strobe__jw_close(w);
+    }
+    strobe__jw_close(w);
+    /* per thread, over all blocks */
+    strobe__jw_open(w, "threads", '[', false);
+    for (size_t t = 0; t < m->nthreads; t++) {
+        struct strobe_tm_cell sum = {0};
+        for (size_t b = 0; b < m->nblocks; b++)
+            strobe_tm_cell_add(&sum, &m->cells[b * m->nthreads + t]);
+        strobe__jw_open(w, NULL, '{', true);
+        strobe__jw_u64(w, "thread", t);
+        json_tm_cell(w, &sum, m->has_events, m->has_aborts);
         strobe__jw_close(w);
     }
     strobe__jw_close(w);

@@ -1039,7 +1039,9 @@ STROBE_TEST(json_tm)
         "print(json.dumps(b[\"aborts\"], sort_keys=True), b[\"committed_ns\"])\n"
         "print(d[\"blocks\"][1][\"verdict\"][\"grade\"], v(d[\"blocks\"][1][\"verdict\"]))\n"
         "print(d[\"blocks\"][1][\"verdict\"][\"summary\"], \"|\", d[\"blocks\"][1][\"verdict\"][\"advice\"])\n"
-        "print(d[\"states\"])\n";
+        "print(d[\"states\"])\n"
+        "print([(x[\"thread\"], x[\"transactions\"], x[\"rollbacks\"]) for x in d[\"threads\"]], "
+        "b[\"threads\"][1][\"verdict\"][\"grade\"], v(b[\"threads\"][1][\"verdict\"]))\n";
     char *facts = json_facts(j, "json_tm", script);
     /* 10 / 753010 and 1 / 753000 */
     CHECK_STR_EQ(facts, "counters False False True\n"
@@ -1050,7 +1052,9 @@ STROBE_TEST(json_tm)
                         "contention rollback_rate=0.75 wasted=null serialized=0\n"
                         "contention too high for TM | Most of the work is redone; a lock, smaller transactions or "
                         "less shared data written would serve better\n"
-                        "None\n");
+                        "None\n"
+                        "[(0, 10, 30), (1, 400000, 6), (2, 353000, 4)] good rollback_rate=1.49998e-05 wasted=null "
+                        "serialized=2.5e-06\n");
     free(facts);
     free(j);
 }

@@ -18,12 +18,13 @@ strobe.view({
     const causes = tm.blocks[0].aborts ? Object.keys(tm.blocks[0].aborts)
       .filter(k => tm.blocks.some(b => b.aborts[k] > 0)) : [];
     const serial = Object.keys(tm.blocks[0].serialized);
+    // the row of a block or a block's thread (c: its counts and verdict)
     const cells = (c, row) => {
       row.transactions = c.transactions;
       row.commits = c.transactions - c.cancels;
       row.rollbacks = c.rollbacks;
       row.cancels = c.cancels;
-      row.rate = c.transactions + c.rollbacks ? c.rollbacks / (c.transactions + c.rollbacks) : 0;
+      row.rate = c.verdict.rollback_rate;
       for (const k of serial) row['ser_' + k] = c.serialized[k];
       for (const k of causes) row['ab_' + k] = c.aborts[k];
       row.committed = c.committed_ns;
@@ -64,27 +65,23 @@ strobe.view({
         tm.level + '\u2019: re-run with --tm-monitor events.'));
 
     // block x thread: the threads that ran each block
-    const per = [], ran = new Set();
+    const per = [];
     for (const b of tm.blocks)
       for (const c of b.threads)
-        if (c.transactions || c.rollbacks) {
+        if (c.transactions || c.rollbacks)
           per.push(cells(c, { name: blockName(b), thread: thread(c.thread) }));
-          ran.add(c.thread);
-        }
     el.appendChild(S.h('h3', null, 'Atomic blocks per thread'));
     el.appendChild(S.tableOf('tm-threads', [
       { key: 'name', label: 'block', name: true }, { key: 'thread', label: 'thread' },
     ].concat(counts), per, { sort: 'transactions' }));
     if (!tm.has_events) return;
 
-    // useful vs wasted time per thread, over all blocks
-    const useful = [...ran].sort((a, b) => a - b).map(t => {
-      let ok = 0, lost = 0;
-      for (const b of tm.blocks) { ok += b.threads[t].committed_ns; lost += b.threads[t].aborted_ns; }
-      return { label: thread(t), values: [ok, lost] };
-    });
+    // the threads that ran transactions: useful vs wasted time, TMbox states
+    const ran = new Set(tm.threads.filter(c => c.transactions || c.rollbacks).map(c => c.thread));
     el.appendChild(S.h('h3', null, 'Useful and wasted transaction time per thread'));
-    el.appendChild(S.stackedBars(useful, [
+    el.appendChild(S.stackedBars(tm.threads.filter(c => ran.has(c.thread)).map(c => ({
+      label: thread(c.thread), values: [c.committed_ns, c.aborted_ns],
+    })), [
       { label: 'committed (useful)', color: S.tmStates[0].color },
       { label: 'aborted or cancelled (wasted)', color: S.tmStates[1].color },
     ], F.time, 'tm-useful'));
