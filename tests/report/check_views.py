@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Loads an HTML report in headless Chromium and prints what its views show,
-one line per fact, for the tests to match exactly:
+"""Loads an HTML report in headless Chromium (html_check.py: it fails on a
+console error, an exception, a network request or a page that does not
+finish drawing) and prints what its views show, one line per fact, for the
+tests to match exactly:
 
     view tm
     table tm-blocks: block=atomic@main | transactions=1000 | ...
@@ -10,8 +12,7 @@ one line per fact, for the tests to match exactly:
     heatmap mpi-matrix: canvas 128x128      (a matrix too large for a table)
 
 Numeric cells give their exact value (data-v), other cells their text.
-Fails (exit 1, one line) when the page logs an error to the console, did
-not finish drawing (body data-ready), or shows a view's error.
+Fails (exit 1) when html_check.py does, or a view shows its error.
 Usage: check_views.py PAGE.html
 """
 import html.parser
@@ -70,22 +71,18 @@ def cell(td, label):
 
 
 def main():
-    page = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory() as profile:
-        p = subprocess.run(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
-                            "--enable-logging=stderr", "--v=0", "--window-size=1400,1000", "--dump-dom",
-                            "file://" + page], capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        sys.exit("chromium failed (%d): %s" % (p.returncode, p.stderr[-2000:]))
-    for line in p.stderr.splitlines():
-        if "CONSOLE" in line and "strobe report" in line or "Uncaught" in line:
-            sys.exit("console error: " + p.stderr[p.stderr.index(line):][:1500])
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory(prefix="strobe-check-views-") as tmp:
+        dom = os.path.join(tmp, "dom.html")
+        p = subprocess.run([sys.executable, os.path.join(here, "html_check.py"), sys.argv[1], "--dom", dom],
+                           capture_output=True, text=True, timeout=180)
+        if p.returncode != 0:
+            sys.exit("html_check.py: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+        with open(dom, encoding="utf-8") as f:
+            text = f.read()
     parser = Parser()
-    parser.feed(p.stdout)
+    parser.feed(text)
     root = parser.root
-    body = next(root.find(lambda n: n.tag == "body"))
-    if body.attrs.get("data-ready") != "1":
-        sys.exit("the page did not finish drawing")
     for sec in root.find(lambda n: n.tag == "section" and "view" in n.cls()):
         print("view", sec.attrs["id"][len("view-"):])
         for prob in sec.find(lambda n: "problem" in n.cls()):
