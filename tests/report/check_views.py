@@ -13,7 +13,9 @@ tests to match exactly:
 
 Numeric cells give their exact value (data-v), other cells their text.
 Fails (exit 1) when html_check.py does, or a view shows its error.
-Usage: check_views.py PAGE.html
+Usage: check_views.py PAGE.html [--thread N]
+  --thread N  the views as they are with global thread N chosen in the
+              page's thread selector
 """
 import html.parser
 import os
@@ -74,8 +76,11 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="strobe-check-views-") as tmp:
         dom = os.path.join(tmp, "dom.html")
-        p = subprocess.run([sys.executable, os.path.join(here, "html_check.py"), sys.argv[1], "--dom", dom],
-                           capture_output=True, text=True, timeout=180)
+        args = [sys.executable, os.path.join(here, "html_check.py"), sys.argv[1], "--dom", dom]
+        if len(sys.argv) > 3 and sys.argv[2] == "--thread":  # choose it in the page's thread selector
+            args += ["--eval", "(() => { const s = document.getElementById('thread-select'); s.value = '%d'; "
+                     "s.dispatchEvent(new Event('change')); return s.value; })()" % int(sys.argv[3])]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=180)
         if p.returncode != 0:
             sys.exit("html_check.py: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
         with open(dom, encoding="utf-8") as f:

@@ -132,6 +132,12 @@ STROBE_TEST(tm_view)
                          "heatmap tm-aborted-by: t2 | t0=0 | t1=0 | t2=0\n"
                          "heatmap tm-aborted-by: unknown | t0=0 | t1=0 | t2=0\n");
     free(page);
+    /* thread 2 chosen in the page's selector: its row only */
+    CHECK_EQ_INT(strobe_test_sh(&page, "cd '%s' && " CHECK_VIEWS " page.html --thread 2", dir), 0);
+    CHECK_EQ_INT(lines_with(page, "table tm-threads: "), 1);
+    CHECK_CONTAINS(page, "table tm-threads: block=atomic@victim | thread=t2 | transactions=1 | ");
+    CHECK_EQ_INT(lines_with(page, "table tm-blocks: "), 4);
+    free(page);
 }
 
 /* Level counters: the counts, no times, states or culprits. */

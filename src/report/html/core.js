@@ -314,3 +314,18 @@ strobe.threadShort = function (d, t) {
   const r = d.report, th = r.threads[t];
   return (r.processes.length > 1 ? r.processes[th.process].pid + '/' : '') + 't' + th.thread;
 };
+
+// A named table of per-thread rows (row.thread_index: the global thread
+// index) that follows the page's thread selector: all rows, or only the
+// selected thread's.
+strobe.threadTable = function (id, cols, rows, opts) {
+  const S = strobe, box = S.h('div', null);
+  const draw = () => {
+    const t = S.state.thread;
+    box.textContent = '';
+    box.appendChild(S.tableOf(id, cols, t < 0 ? rows : rows.filter(r => r.thread_index === t), opts));
+  };
+  draw();
+  S.on('thread', draw);
+  return box;
+};

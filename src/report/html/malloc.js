@@ -47,23 +47,23 @@ strobe.view({
     if (M.leaks.length) {
       const max = Math.max(...M.leaks.map(l => l.bytes));
       el.appendChild(S.h('h3', null, 'Live at exit (leaks): ' + F.count(M.live_bytes) + ' bytes in ' + F.count(M.live_blocks) + ' blocks'));
-      el.appendChild(S.tableOf('malloc-leaks', [
+      el.appendChild(S.threadTable('malloc-leaks', [
         { key: 'path', label: 'allocated on', name: true }, { key: 'thread', label: 'thread' },
         { key: 'blocks', label: 'blocks', num: true, fmt: F.count },
         { key: 'bytes', label: 'bytes', num: true, fmt: v => S.bar(v, max, F.count(v), '#f4c7c3') },
-      ], M.leaks.map(l => ({ path: S.pathName(d, l.path), thread: S.threadShort(d, l.thread), blocks: l.blocks, bytes: l.bytes })),
+      ], M.leaks.map(l => ({ path: S.pathName(d, l.path), thread: S.threadShort(d, l.thread), thread_index: l.thread, blocks: l.blocks, bytes: l.bytes })),
       { sort: 'bytes' }));
     }
     if (M.large.length) {
       const large = M.processes.map(p => p.large_bytes);
       el.appendChild(S.h('h3', null, 'Large blocks (' + F.bytes(Math.min(...large)) + ' and more): ' + F.count(M.large.length) + ' events'));
-      el.appendChild(S.tableOf('malloc-large', [
+      el.appendChild(S.threadTable('malloc-large', [
         { key: 'time', label: 'time', num: true, fmt: F.time }, { key: 'thread', label: 'thread' },
         { key: 'event', label: 'event' }, { key: 'call', label: 'call' }, { key: 'address', label: 'address' },
         { key: 'bytes', label: 'bytes', num: true, fmt: F.count },
         { key: 'path', label: 'call path', name: true },
       ], M.large.map(l => ({
-        time: l.time_ns, thread: S.threadShort(d, l.thread), event: l.event, call: l.call,
+        time: l.time_ns, thread: S.threadShort(d, l.thread), thread_index: l.thread, event: l.event, call: l.call,
         address: '0x' + l.address.toString(16), bytes: l.bytes, path: S.pathName(d, l.path),
       })), { sort: 'time', asc: true }));
     }

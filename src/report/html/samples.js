@@ -43,7 +43,7 @@ strobe.view({
       .filter(x => x[1] > 0).sort((a, b) => b[1] - a[1]).slice(0, 3);
     const threads = M.threads.filter(t => t.listed);
     el.appendChild(S.h('h3', null, 'Samples per thread'));
-    el.appendChild(S.tableOf('samples-threads', [
+    el.appendChild(S.threadTable('samples-threads', [
       { key: 'thread', label: 'thread' },
       { key: 'samples', label: 'samples', num: true, fmt: F.count },
       { key: 'missed', label: 'missed', num: true, fmt: F.count },
@@ -52,7 +52,7 @@ strobe.view({
         title: 'samples \u00d7 period / the thread\u2019s CPU time (? under 100 ms of CPU time)' },
       { key: 'hot', label: 'hottest functions (self)', name: true },
     ], threads.map(t => ({
-      thread: S.threadShort(d, t.thread), samples: t.samples, missed: t.missed, cpu: t.cpu_ns, cover: t.cover,
+      thread: S.threadShort(d, t.thread), thread_index: t.thread, samples: t.samples, missed: t.missed, cpu: t.cpu_ns, cover: t.cover,
       hot: hottest(t.thread).map(x => x[0] + ' ' + F.pct(t.samples ? x[1] / t.samples : null)).join(', '),
     })), { sort: 'samples' }));
     const low = threads.filter(t => t.cover !== null && t.cover < 0.75).length;

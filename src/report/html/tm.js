@@ -69,9 +69,9 @@ strobe.view({
     for (const b of tm.blocks)
       for (const c of b.threads)
         if (c.transactions || c.rollbacks)
-          per.push(cells(c, { name: blockName(b), thread: thread(c.thread) }));
+          per.push(cells(c, { name: blockName(b), thread: thread(c.thread), thread_index: c.thread }));
     el.appendChild(S.h('h3', null, 'Atomic blocks per thread'));
-    el.appendChild(S.tableOf('tm-threads', [
+    el.appendChild(S.threadTable('tm-threads', [
       { key: 'name', label: 'block', name: true }, { key: 'thread', label: 'thread' },
     ].concat(counts), per, { sort: 'transactions' }));
     if (!tm.has_events) return;
