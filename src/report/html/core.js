@@ -246,7 +246,7 @@ strobe.heatmap = function (rowLabels, colLabels, values, opts) {
     S.tip.show(ev, t[0], t[1]);
   };
   if (rowLabels.length * colLabels.length > 4096)
-    return heatmapCanvas(S, rowLabels, colLabels, values, opts.id, rgb, alpha, tip);
+    return S.heatmapCanvas(rowLabels, colLabels, values, opts.id, rgb, alpha, tip);
   const head = S.h('tr', null, S.h('th', null, opts.corner || ''), colLabels.map(c => S.h('th', { class: 'num' }, c)));
   const body = rowLabels.map((rl, r) => S.h('tr', null, S.h('th', { class: 'rowhead' }, rl), colLabels.map((cl, c) => {
     const v = values[r][c], a = alpha(v);
@@ -262,8 +262,8 @@ strobe.heatmap = function (rowLabels, colLabels, values, opts) {
 
 // The canvas form of strobe.heatmap: squares of 2 to 14 px, every k-th
 // row label at the left and column index on top, the tooltip per cell.
-function heatmapCanvas(S, rowLabels, colLabels, values, id, rgb, alpha, tip) {
-  const rows = rowLabels.length, cols = colLabels.length;
+strobe.heatmapCanvas = function (rowLabels, colLabels, values, id, rgb, alpha, tip) {
+  const S = strobe, rows = rowLabels.length, cols = colLabels.length;
   const cell = Math.max(2, Math.min(14, Math.floor(1100 / cols)));
   const left = 96, top = 18, w = left + cols * cell, hgt = top + rows * cell, step = Math.ceil(14 / cell);
   const ratio = window.devicePixelRatio || 1;
@@ -293,7 +293,7 @@ function heatmapCanvas(S, rowLabels, colLabels, values, id, rgb, alpha, tip) {
   });
   canvas.addEventListener('mouseleave', () => S.tip.hide());
   return S.h('div', { class: 'scroll heatmap', 'data-chart': id, 'data-rows': String(rows), 'data-cols': String(cols) }, canvas);
-}
+};
 
 // A call path (region indices, null: not in the call tree) as "a > b".
 strobe.pathName = function (d, path) {

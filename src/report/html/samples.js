@@ -61,7 +61,7 @@ strobe.view({
 
     if (M.functions.length) {
       el.appendChild(S.h('h3', null, 'Sampled call tree'));
-      el.appendChild(callTree(S, M, share));
+      el.appendChild(this.callTree(S, M, share));
     }
 
     const hybrid = M.paths.filter(p => !(p.path && p.path.length === 0));
@@ -81,35 +81,35 @@ strobe.view({
       })), { sort: 'samples' }));
     }
   },
-});
 
-// The sampled call tree: the flame graph when the page has one, else an
-// indented table, outermost frame first, branches under 1 % left out.
-function callTree(S, M, share) {
-  const F = S.fmt, kids = M.tree.map(() => []);
-  for (const n of M.tree) if (n.parent !== null) kids[n.parent].push(n.id);
-  for (const k of kids) k.sort((a, b) => M.tree[b].total - M.tree[a].total);
-  const name = n => M.functions[M.tree[n].function].name;
-  if (S.flame) {
-    const node = n => ({ name: n ? name(n) : 'all', value: M.tree[n].total, self: M.tree[n].self, children: kids[n].map(node) });
-    const box = S.h('div', { class: 'flame' });
-    S.flame(box, node(0), { unit: 'samples', fmt: F.count });
-    return box;
-  }
-  const min = Math.max(1, Math.floor(M.samples / 100)), rows = [];
-  const walk = (n, depth) => {
-    for (const c of kids[n]) {
-      if (M.tree[c].total < min) continue;
-      rows.push(S.h('tr', null,
-        S.h('td', { class: 'num', 'data-v': String(M.tree[c].total) }, F.count(M.tree[c].total)),
-        S.h('td', { class: 'num' }, F.pct(share(M.tree[c].total))),
-        S.h('td', { class: 'num', 'data-v': String(M.tree[c].self) }, F.count(M.tree[c].self)),
-        S.h('td', { class: 'name', style: 'padding-left:' + (8 + 14 * depth) + 'px' }, name(c))));
-      walk(c, depth + 1);
+  // The sampled call tree: the flame graph when the page has one, else an
+  // indented table, outermost frame first, branches under 1 % left out.
+  callTree(S, M, share) {
+    const F = S.fmt, kids = M.tree.map(() => []);
+    for (const n of M.tree) if (n.parent !== null) kids[n.parent].push(n.id);
+    for (const k of kids) k.sort((a, b) => M.tree[b].total - M.tree[a].total);
+    const name = n => M.functions[M.tree[n].function].name;
+    if (S.flame) {
+      const node = n => ({ name: n ? name(n) : 'all', value: M.tree[n].total, self: M.tree[n].self, children: kids[n].map(node) });
+      const box = S.h('div', { class: 'flame' });
+      S.flame(box, node(0), { unit: 'samples', fmt: F.count });
+      return box;
     }
-  };
-  walk(0, 0);
-  return S.h('div', { class: 'tablewrap', 'data-table': 'samples-tree' }, S.h('div', { class: 'scroll' },
-    S.h('table', { class: 'data' }, S.h('thead', null, S.h('tr', null, ['total', 'total %', 'self', 'function']
-      .map((h, i) => S.h('th', { class: i < 3 ? 'num' : '' }, h)))), S.h('tbody', null, rows))));
-}
+    const min = Math.max(1, Math.floor(M.samples / 100)), rows = [];
+    const walk = (n, depth) => {
+      for (const c of kids[n]) {
+        if (M.tree[c].total < min) continue;
+        rows.push(S.h('tr', null,
+          S.h('td', { class: 'num', 'data-v': String(M.tree[c].total) }, F.count(M.tree[c].total)),
+          S.h('td', { class: 'num' }, F.pct(share(M.tree[c].total))),
+          S.h('td', { class: 'num', 'data-v': String(M.tree[c].self) }, F.count(M.tree[c].self)),
+          S.h('td', { class: 'name', style: 'padding-left:' + (8 + 14 * depth) + 'px' }, name(c))));
+        walk(c, depth + 1);
+      }
+    };
+    walk(0, 0);
+    return S.h('div', { class: 'tablewrap', 'data-table': 'samples-tree' }, S.h('div', { class: 'scroll' },
+      S.h('table', { class: 'data' }, S.h('thead', null, S.h('tr', null, ['total', 'total %', 'self', 'function']
+        .map((h, i) => S.h('th', { class: i < 3 ? 'num' : '' }, h)))), S.h('tbody', null, rows))));
+  },
+});
