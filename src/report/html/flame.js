@@ -23,16 +23,6 @@ strobe.flame = function (container, tree, opts) {
   input.addEventListener('input', () => { query = input.value; draw(); });
 
   const unit = opts.unit || (v => String(v));
-  function maxDepth(i) {   // deepest row under i with a visible box
-    let m = depth[i];
-    const stack = [i];
-    while (stack.length) {
-      const j = stack.pop();
-      if (depth[j] > m) m = depth[j];
-      for (const k of kids[j]) if (tree.value[k] > 0) stack.push(k);
-    }
-    return m;
-  }
   // Sum of the values of the boxes whose name matches (not counting a
   // match inside a matching ancestor twice).
   function matchedValue(i, inMatch) {
@@ -41,34 +31,48 @@ strobe.flame = function (container, tree, opts) {
     for (const k of kids[i]) v += matchedValue(k, inMatch || hit);
     return v;
   }
-  function draw() {
-    const total = tree.value[zoom] || 1;
-    const rows = Math.min(maxDepth(zoom) + 1, 400);
-    const c = S.canvas(canvas, rows * rowH + 2), ctx = c.ctx, W = c.width;
-    ctx.clearRect(0, 0, W, c.height);
-    boxes = [];
-    const q = query.toLowerCase();
-    const box = (i, x, w) => {
-      const y = depth[i] * rowH;
-      const label = i === 0 ? 'all (' + unit(tree.value[0]) + ')' : tree.name[i];
-      const hit = q && i > 0 && tree.name[i].toLowerCase().includes(q);
-      ctx.fillStyle = i === 0 ? '#c9ced6' : q && !hit ? S.color(tree.name[i], true) : hit ? '#e040a0' : S.color(tree.name[i]);
-      ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), rowH - 1);
-      ctx.fillStyle = '#1d2330';
-      S.fitText(ctx, label, x, y + rowH / 2, w);
-      boxes.push({ i, x, y, w });
-    };
-    // the zoomed node's ancestors as full-width bars
-    for (let a = zoom; a !== -1 && a !== undefined; a = a === 0 ? -1 : tree.parent[a]) box(a, 0, W);
+  // The boxes to draw at canvas width W, zoomed on node `zoom`: its
+  // ancestors and itself full width, its descendants in proportion; boxes
+  // narrower than a third of a pixel (and their subtrees) are left out.
+  function layout(W) {
+    const out = [];
+    for (let a = zoom; ; a = tree.parent[a]) {
+      out.push({ i: a, x: 0, w: W });
+      if (a === 0) break;
+    }
     const walk = (i, x, w) => {
       let cx = x;
       for (const k of kids[i]) {
         const kw = w * tree.value[k] / (tree.value[i] || 1);
-        if (kw >= 0.35 && depth[k] < rows) { box(k, cx, kw); walk(k, cx, kw); }
+        if (kw >= 0.35) { out.push({ i: k, x: cx, w: kw }); walk(k, cx, kw); }
         cx += kw;
       }
     };
-    walk(zoom, 0, W * (tree.value[zoom] ? 1 : 0));
+    if (tree.value[zoom] > 0) walk(zoom, 0, W);
+    return out;
+  }
+  function draw() {
+    const total = tree.value[zoom] || 1;
+    const width = Math.max(200, canvas.parentNode.clientWidth || 800);
+    const all = layout(width);
+    let rows = 1;
+    for (const b of all) rows = Math.max(rows, depth[b.i] + 1);
+    rows = Math.min(rows, 400);
+    const c = S.canvas(canvas, rows * rowH + 2), ctx = c.ctx;
+    ctx.clearRect(0, 0, c.width, c.height);
+    const q = query.toLowerCase();
+    boxes = [];
+    for (const b of all) {
+      const i = b.i, y = depth[i] * rowH;
+      if (depth[i] >= rows) continue;
+      const label = i === 0 ? 'all (' + unit(tree.value[0]) + ')' : tree.name[i];
+      const hit = q && i > 0 && tree.name[i].toLowerCase().includes(q);
+      ctx.fillStyle = i === 0 ? '#c9ced6' : q && !hit ? S.color(tree.name[i], true) : hit ? '#e040a0' : S.color(tree.name[i]);
+      ctx.fillRect(b.x, y, Math.max(b.w - 0.5, 0.5), rowH - 1);
+      ctx.fillStyle = '#1d2330';
+      S.fitText(ctx, label, b.x, y + rowH / 2, b.w);
+      boxes.push({ i, x: b.x, y, w: b.w });
+    }
     matched.textContent = q ? 'matched ' + S.fmt.pct(matchedValue(zoom, false) / total) + ' of ' +
       (zoom ? tree.name[zoom] : 'all') : '';
     canvas.setAttribute('data-zoom', zoom === 0 ? '' : tree.name[zoom]);
