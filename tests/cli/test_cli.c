@@ -255,7 +255,7 @@ STROBE_TEST(usage_errors)
            STROBE " report x --threads=1");
     expect(2, "strobe: report: option '--format' needs an argument (see 'strobe report --help')\n",
            STROBE " report x --format");
-    expect(2, "strobe: report: --format: unknown format 'xml' (text or json) (see 'strobe report --help')\n",
+    expect(2, "strobe: report: --format: unknown format 'xml' (text, json or html) (see 'strobe report --help')\n",
            STROBE " report x --format xml");
     expect(2,
            "strobe: report: --sort: unknown key 'time' (incl, excl or visits) (see 'strobe report --help')\n",
