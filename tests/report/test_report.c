@@ -724,6 +724,26 @@ STROBE_TEST(deep_recursion)
     CHECK_EQ_INT(rc, 0);
     CHECK_CONTAINS(t, "  100.00%     2.000 ms     2.000 ms      200000");
     free(t);
+    /* the HTML page draws it in headless Chromium: no stack overflow in
+     * the flame graph, which says what it did not draw */
+    char page[4200];
+    snprintf(page, sizeof page, "%s/deep.html", strobe_test_tmpdir("deep_recursion"));
+    FILE *f = fopen(page, "w");
+    CHECK(f != NULL);
+    struct strobe_html_opts o = {0};
+    strobe_report_opts_init(&o.report);
+    CHECK_EQ_INT(strobe_report_html(f, &m.exp, &m.prof, &o), 0);
+    CHECK_EQ_INT(fclose(f), 0);
+    char *out;
+    int st = strobe_test_sh(&out,
+                            "python3 %s/tests/report/html_check.py '%s' --timeout 60 "
+                            "--eval \"document.querySelector('#view-calltree .toolbar').textContent\" "
+                            "--expect flat-profile:rec:visits=200000",
+                            STROBE_SOURCE_DIR, page);
+    if (st != 0)
+        STROBE_FAIL("html_check.py: exit %d\n%s", st, out);
+    CHECK_CONTAINS(out, "calls deeper than 300 levels below the zoomed box not drawn");
+    free(out);
     free(nodes);
 }
 
