@@ -138,8 +138,8 @@ STROBE_TEST(damaged_experiment)
                  0);
     CHECK_CONTAINS(out, "warning: locks: proc-");
     CHECK_CONTAINS(out, "/t3.evt: offset ");
-    CHECK_CONTAINS(out,
-                   ": THREAD_END record of 9 bytes runs past the end of the file (left out of the page)\n");
+    CHECK_CONTAINS(out, ": THREAD_END record of "); /* 8 or 9 bytes: varints */
+    CHECK_CONTAINS(out, " bytes runs past the end of the file (left out of the page)\n");
     free(out);
     out = check_page(page, "--eval \"document.querySelector('#view-summary .problem').textContent\" "
                            "--expect flat-profile:leaf:visits=130");

@@ -681,7 +681,7 @@ STROBE_TEST(html_data_escapes)
         json_facts(json, "html_data_escapes",
                    "import json,sys\nd=json.load(open(sys.argv[1]))\n"
                    "print(d[\"problems\"][0], d[\"generated\"], d[\"report\"][\"regions\"][0][\"name\"])\n"
-                   "print(sum(n.get(\"visits\", 0) for n in d[\"report\"][\"calltree\"]))\n");
+                   "print(sum(d[\"report\"][\"calltree_columns\"][\"visits\"]))\n");
     CHECK_STR_EQ(facts, "samples: proc-1/t0.evt: offset 8: bad <record> 2026-11-27T00:00:00Z "
                         "</script><script>alert(1)</script>\n31\n");
     CHECK_CONTAINS(end, "</script>\n<script>\n\"use strict\";");

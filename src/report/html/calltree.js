@@ -6,15 +6,28 @@
 // only the outermost occurrence of a region on each call path.
 strobe.view({
   id: 'calltree', title: 'Call tree', order: 20,
-  show: d => d.report.calltree.length > 1,
+  show: d => d.report.calltree_columns.parent.length > 1,
   render(el, d) {
-    const S = strobe, r = d.report, nodes = r.calltree, n = nodes.length;
-    const names = nodes.map(x => x.region === null ? 'all' : S.regionName(d, x.region));
+    const S = strobe, r = d.report, ct = r.calltree_columns, n = ct.parent.length;
+    const names = ct.region.map(g => g < 0 ? 'all' : S.regionName(d, g));
+    const depth = new Int32Array(n);
+    for (let i = 1; i < n; i++) depth[i] = depth[ct.parent[i]] + 1;
+    // The statistics of the selection: the columns for all threads, for
+    // one thread its entries of calltree_columns.threads by node.
+    let cols = null;
+    const select = () => {
+      if (S.state.thread < 0) { cols = ct; return; }
+      const th = ct.threads, at = new Int32Array(n).fill(-1);
+      for (let k = 0; k < th.node.length; k++) if (th.thread[k] === S.state.thread) at[th.node[k]] = k;
+      const pick = key => Array.from(at, k => k < 0 ? 0 : th[key][k]);
+      cols = { visits: pick('visits'), incl_ns: pick('incl_ns'), excl_ns: pick('excl_ns'),
+        min_ns: Array.from(at, k => k < 0 ? null : th.min_ns[k]), max_ns: Array.from(at, k => k < 0 ? null : th.max_ns[k]),
+        entered: at };
+    };
     // statistics of node i for the current selection (null: never entered)
     const stat = i => {
-      const x = nodes[i];
-      if (S.state.thread < 0) return x.visits === undefined ? null : x;
-      return (x.threads || []).find(t => t.thread === S.state.thread) || null;
+      if (i === 0 || (cols.entered && cols.entered[i] < 0)) return null;
+      return { visits: cols.visits[i], incl_ns: cols.incl_ns[i], excl_ns: cols.excl_ns[i], min_ns: cols.min_ns[i], max_ns: cols.max_ns[i] };
     };
     const note = S.h('p', { class: 'note' });
     const flameBox = S.h('div');
@@ -37,18 +50,18 @@ strobe.view({
       const onPath = new Map();   // region -> open occurrences on the current path
       const depthStack = [];
       for (let i = 1; i < n; i++) {
-        const x = nodes[i];
-        while (depthStack.length && depthStack[depthStack.length - 1].depth >= x.depth) {
-          const g = depthStack.pop().region;
-          onPath.set(g, onPath.get(g) - 1);
+        const g = ct.region[i];
+        while (depthStack.length && depthStack[depthStack.length - 1].depth >= depth[i]) {
+          const o = depthStack.pop().region;
+          onPath.set(o, onPath.get(o) - 1);
         }
-        depthStack.push({ depth: x.depth, region: x.region });
-        const outer = !onPath.get(x.region);
-        onPath.set(x.region, (onPath.get(x.region) || 0) + 1);
+        depthStack.push({ depth: depth[i], region: g });
+        const outer = !onPath.get(g);
+        onPath.set(g, (onPath.get(g) || 0) + 1);
         const s = stat(i);
         if (!s) continue;
-        let f = by.get(x.region);
-        if (!f) by.set(x.region, f = { region: x.region, name: names[i], source: S.regionSource(d, x.region),
+        let f = by.get(g);
+        if (!f) by.set(g, f = { region: g, name: names[i], source: S.regionSource(d, g),
           visits: 0, incl: 0, excl: 0, sumIncl: 0, min: null, max: null });
         f.visits += s.visits;
         f.excl += s.excl_ns;
@@ -61,21 +74,20 @@ strobe.view({
     }
 
     function draw() {
-      const value = new Array(n).fill(0);
-      for (let i = n - 1; i >= 1; i--) {
-        const s = stat(i);
-        value[i] = s ? s.incl_ns : 0;
+      select();
+      const value = new Float64Array(n);
+      for (let i = 1; i < n; i++) {
+        value[i] = cols.incl_ns[i] || 0;
+        if (ct.parent[i] === 0) value[0] += value[i];
       }
-      value[0] = 0;
-      for (let i = 1; i < n; i++) if (nodes[i].parent === 0) value[0] += value[i];
       const who = S.state.thread < 0 ? 'all threads' : S.threadName(d, S.state.thread);
       note.textContent = 'Inclusive time of ' + who + ' (' + S.fmt.time(value[0]) +
         ' in top-level regions). Click a box to zoom, hover for its statistics.';
       flameBox.textContent = '';
-      flame = S.flame(flameBox, { parent: nodes.map(x => x.parent === null ? -1 : x.parent), name: names, value }, {
+      flame = S.flame(flameBox, { parent: ct.parent, name: names, value }, {
         unit: S.fmt.time,
         tip(i) {
-          const s = stat(i), g = nodes[i].region;
+          const s = stat(i), g = ct.region[i];
           if (i === 0 || !s) return [['inclusive', S.fmt.time(value[i])]];
           return [['source', S.regionSource(d, g) || '-'], ['visits', S.fmt.count(s.visits)],
             ['inclusive', S.fmt.time(s.incl_ns)], ['exclusive', S.fmt.time(s.excl_ns)],
