@@ -493,6 +493,9 @@ int strobe__cmd_report(int argc, char **argv)
         return rc;
     }
     if (format == HTML) {
+        /* the page compares ranks (or processes) whenever there are several */
+        if (opts.by == STROBE_REPORT_BY_NONE && (ranked || exp->nprocesses > 1))
+            opts.by = ranked ? STROBE_REPORT_BY_RANK : STROBE_REPORT_BY_PROCESS;
         rc = report_html(exp, prof, &opts, out_path);
         strobe_profile_free(prof);
         strobe_experiment_close(exp);

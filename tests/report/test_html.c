@@ -88,6 +88,32 @@ STROBE_TEST(thread_selection)
                     "--expect flat-profile:worker:visits=1"));
 }
 
+/* Several processes: the page compares them without being asked (the
+ * view that `--by process` gives). `sh -c 'w; w'` makes five process
+ * images: the shell, two forked shells and the two cli_workload images
+ * they exec; only the latter have regions. */
+STROBE_TEST(processes)
+{
+    const char *tmp = strobe_test_tmpdir("html_processes");
+    char *out;
+    int rc = strobe_test_sh(
+        &out, "%s run -o '%s/exp' -- sh -c '%s; %s' && %s report '%s/exp' --format html -o '%s/r.html'",
+        STROBE, tmp, STROBE_WORKLOAD, STROBE_WORKLOAD, STROBE, tmp, tmp);
+    if (rc != 0)
+        STROBE_FAIL("exit %d\n%s", rc, out);
+    free(out);
+    char page[8192];
+    snprintf(page, sizeof page, "%s/r.html", tmp);
+    out =
+        check_page(page, "--eval \"document.querySelector('#view-groups h2').textContent\" "
+                         "--eval \"document.querySelector('#view-groups table').tBodies[0].rows.length\" "
+                         "--expect 'group-paths:main:visits min=0' --expect 'group-paths:main:visits max=1' "
+                         "--expect 'group-paths:main > compute > leaf:visits max=10' "
+                         "--expect 'group-paths:worker > compute > leaf:visits max=120'");
+    CHECK_CONTAINS(out, "\"evals\": [\n  \"Processes\",\n  5\n ]");
+    free(out);
+}
+
 STROBE_TEST(options)
 {
     char dir[8192];
@@ -148,5 +174,5 @@ STROBE_TEST(damaged_experiment)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(page_of_workload), STROBE_CASE(thread_selection), STROBE_CASE(options),
-                 STROBE_CASE(damaged_experiment))
+STROBE_TEST_MAIN(STROBE_CASE(page_of_workload), STROBE_CASE(thread_selection), STROBE_CASE(processes),
+                 STROBE_CASE(options), STROBE_CASE(damaged_experiment))
