@@ -56,7 +56,9 @@ STROBE_TEST(page_of_workload)
              "--expect flat-profile:main:visits=1 --expect flat-profile:setup:visits=1 "
              "--expect flat-profile:rec:visits=4 --expect flat-profile:compute:visits=65 "
              "--expect flat-profile:leaf:visits=130 --expect flat-profile:worker:visits=3 "
-             "--expect view-summary:3:visits=91",
+             "--expect view-summary:3:visits=91 --expect call-paths:main:visits=1 --expect "
+             "call-paths:setup:visits=1 "
+             "--expect call-paths:compute:visits=5 --expect call-paths:worker:visits=3",
              tmp, tmp);
     free(check_page(page, args));
     /* a real picture, not an empty page: the flame graph and tables are
@@ -85,7 +87,8 @@ STROBE_TEST(thread_selection)
                     "--eval \"(() => { const s = document.getElementById('thread-select'); s.value = '2'; "
                     "s.dispatchEvent(new Event('change')); return 1; })()\" "
                     "--expect flat-profile:compute:visits=20 --expect flat-profile:leaf:visits=40 "
-                    "--expect flat-profile:worker:visits=1"));
+                    "--expect flat-profile:worker:visits=1 --expect call-paths:worker:visits=1 "
+                    "--expect call-paths:compute:visits=20 --expect call-paths:leaf:visits=40"));
 }
 
 /* Several processes: the page compares them without being asked (the
