@@ -56,7 +56,7 @@ STROBE_TEST(page_of_workload)
              "--expect flat-profile:main:visits=1 --expect flat-profile:setup:visits=1 "
              "--expect flat-profile:rec:visits=4 --expect flat-profile:compute:visits=65 "
              "--expect flat-profile:leaf:visits=130 --expect flat-profile:worker:visits=3 "
-             "--expect view-summary:3:visits=91 --expect call-paths:main:visits=1 --expect "
+             "--expect view-threads:3:visits=91 --expect call-paths:main:visits=1 --expect "
              "call-paths:setup:visits=1 "
              "--expect call-paths:compute:visits=5 --expect call-paths:worker:visits=3",
              tmp, tmp);
@@ -109,11 +109,14 @@ STROBE_TEST(processes)
     snprintf(page, sizeof page, "%s/r.html", tmp);
     out =
         check_page(page, "--eval \"document.querySelector('#view-groups h2').textContent\" "
+                         "--eval \"document.getElementById('first-look').textContent\" "
                          "--eval \"document.querySelector('#view-groups table').tBodies[0].rows.length\" "
                          "--expect 'group-paths:main:visits min=0' --expect 'group-paths:main:visits max=1' "
                          "--expect 'group-paths:main > compute > leaf:visits max=10' "
                          "--expect 'group-paths:worker > compute > leaf:visits max=120'");
-    CHECK_CONTAINS(out, "\"evals\": [\n  \"Processes\",\n  5\n ]");
+    CHECK_CONTAINS(out, "\"evals\": [\n  \"Processes\",\n  \"Exclusive timemain ");
+    CHECK_CONTAINS(out, "Imbalancemain: the slowest process took ");
+    CHECK_CONTAINS(out, "\\u2192 processes\",\n  5\n ]");
     free(out);
 }
 
