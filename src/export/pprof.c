@@ -13,15 +13,18 @@
  *    known rate);
  *  - one Sample per (call-path node, thread) with visits or time, its
  *    stack the regions of the path leaf first, labelled with the thread
- *    and its process; one Sample per (sampled call-tree node, thread) with
- *    self samples, its stack the sampled functions;
+ *    and its process; one Sample per distinct sampled stack of a thread,
+ *    its stack the sampled code addresses;
  *  - pprof adds a sample's values to every function on its stack, which
  *    is right for exclusive time (the default sample type) and visits, but
  *    counts inclusive time once per enclosing call path: incl_time is the
  *    call path's own inclusive time, to be read in pprof's "flat" column;
- *  - one Function and one Location (one Line) per region and per sampled
- *    function; Locations of a module point to its Mapping, marked as
- *    already symbolized so pprof does not look for the binaries.
+ *  - one Function per region and per sampled function; one Location per
+ *    region (one Line: the region's file:line) and per sampled code
+ *    address (its module-relative address, a Line per function of its
+ *    inline chain, innermost first, at the address's line); Locations of a
+ *    module point to its Mapping, marked as already symbolized so pprof
+ *    does not look for the binaries.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,9 +71,9 @@ struct pprof {
     Mapping *maps, **map_ptrs;
     Label *labels, **label_ptrs; /* [nthreads * NLABELS] */
     Sample *samples, **sample_ptrs;
-    int64_t *values;                  /* [nsamples * nvalues] */
-    uint64_t *stacks;                 /* location ids of every node's path, leaf first */
-    size_t *node_stack, *snode_stack; /* a profile / sampled node's first entry in stacks */
+    int64_t *values;    /* [nsamples * nvalues] */
+    uint64_t *stacks;   /* location ids of every node's path, leaf first */
+    size_t *node_stack; /* [nnodes]: a call path's first entry in stacks */
     uint8_t *packed;
 };
 
@@ -194,47 +197,58 @@ static int mapping_of(struct pprof *x, const char *module, uint64_t address, uin
     return 0;
 }
 
-/* Function and location i (ids i + 1). */
-static int add_function(struct pprof *x, size_t i, const char *name, const char *file, unsigned start_line,
-                        unsigned line, const char *module, uint64_t address)
+/* Function i (id i + 1). */
+static int add_function(struct pprof *x, size_t i, const char *name, const char *file, unsigned start_line)
 {
     Function *f = &x->funcs[i];
-    Location *l = &x->locs[i];
-    Line *ln = &x->lines[i];
     perftools__profiles__function__init(f);
-    perftools__profiles__location__init(l);
-    perftools__profiles__line__init(ln);
-    f->id = l->id = ln->function_id = i + 1;
+    f->id = i + 1;
     f->start_line = start_line;
-    ln->line = line;
-    l->address = address;
-    l->n_line = 1;
-    l->line = &x->line_ptrs[i];
-    x->line_ptrs[i] = ln;
     x->func_ptrs[i] = f;
-    x->loc_ptrs[i] = l;
     int rc = intern(x, name, &f->name);
     if (rc == 0) /* no separate mangled name is known */
         f->system_name = f->name;
-    if (rc == 0)
-        rc = intern(x, file, &f->filename);
-    return rc ? rc : mapping_of(x, module, address, &l->mapping_id);
+    return rc ? rc : intern(x, file, &f->filename);
 }
 
+/* Location i (id i + 1) at address of module, with n lines from x->lines +
+ * first (filled by the caller). */
+static int add_location(struct pprof *x, size_t i, size_t first, size_t n, const char *module,
+                        uint64_t address)
+{
+    Location *l = &x->locs[i];
+    perftools__profiles__location__init(l);
+    l->id = i + 1;
+    l->address = address;
+    l->n_line = n;
+    l->line = x->line_ptrs + first;
+    for (size_t k = first; k < first + n; k++) {
+        perftools__profiles__line__init(&x->lines[k]);
+        x->line_ptrs[k] = &x->lines[k];
+    }
+    x->loc_ptrs[i] = l;
+    return mapping_of(x, module, address, &l->mapping_id);
+}
+
+/* Functions: the regions (ids 1..nregions), then the sampled functions.
+ * Locations: one per region (its function's id, one line), then one per
+ * sampled code address, with a line per function of its inline chain. */
 static int add_functions(struct pprof *x)
 {
     const struct strobe_experiment *exp = x->exp;
-    size_t nfuncs = exp->nregions + (x->sm ? x->sm->nfuncs : 0);
+    const struct strobe_sample_model *sm = x->sm;
+    size_t nfuncs = exp->nregions + (sm ? sm->nfuncs : 0), nlocs = exp->nregions + (sm ? sm->nlocs : 0),
+           nlines = exp->nregions + (sm ? sm->nloc_frames : 0);
     int rc = 0;
     if (nfuncs == 0)
         return 0;
     x->funcs = calloc(nfuncs, sizeof *x->funcs);
     x->func_ptrs = calloc(nfuncs, sizeof *x->func_ptrs);
-    x->locs = calloc(nfuncs, sizeof *x->locs);
-    x->loc_ptrs = calloc(nfuncs, sizeof *x->loc_ptrs);
-    x->lines = calloc(nfuncs, sizeof *x->lines);
-    x->line_ptrs = calloc(nfuncs, sizeof *x->line_ptrs);
-    x->maps = calloc(nfuncs + 1, sizeof *x->maps);
+    x->locs = calloc(nlocs, sizeof *x->locs);
+    x->loc_ptrs = calloc(nlocs, sizeof *x->loc_ptrs);
+    x->lines = calloc(nlines, sizeof *x->lines);
+    x->line_ptrs = calloc(nlines, sizeof *x->line_ptrs);
+    x->maps = calloc(nfuncs + 1, sizeof *x->maps); /* a module per function at most, and the exe */
     x->map_ptrs = calloc(nfuncs + 1, sizeof *x->map_ptrs);
     if (!x->funcs || !x->func_ptrs || !x->locs || !x->loc_ptrs || !x->lines || !x->line_ptrs || !x->maps ||
         !x->map_ptrs)
@@ -245,15 +259,30 @@ static int add_functions(struct pprof *x)
         return rc;
     for (size_t r = 0; r < exp->nregions && rc == 0; r++) {
         const struct strobe_region_def *d = &exp->regions[r];
-        rc = add_function(x, r, d->name, d->file, d->line, d->line, d->module, d->address);
+        rc = add_function(x, r, d->name, d->file, d->line);
+        if (rc == 0)
+            rc = add_location(x, r, r, 1, d->module, d->address);
+        x->lines[r].function_id = r + 1;
+        x->lines[r].line = d->line;
     }
-    for (size_t k = 0; x->sm && k < x->sm->nfuncs && rc == 0; k++) {
-        /* a sampled function's line is the one most samples fell on, not
-         * its first: start_line unknown */
-        const struct strobe_sample_func *fn = &x->sm->funcs[k];
-        rc = add_function(x, exp->nregions + k, fn->name, fn->file, 0, fn->line, fn->module, 0);
+    for (size_t k = 0; sm && k < sm->nfuncs && rc == 0; k++) {
+        /* the line of a sampled function is the one most samples fell on,
+         * not its first: start_line unknown */
+        const struct strobe_sample_func *fn = &sm->funcs[k];
+        rc = add_function(x, exp->nregions + k, fn->name, fn->file, 0);
     }
-    x->p.n_function = x->p.n_location = nfuncs;
+    for (size_t k = 0; sm && k < sm->nlocs && rc == 0; k++) {
+        const struct strobe_sample_loc *l = &sm->locs[k];
+        size_t first = exp->nregions + l->first;
+        rc = add_location(x, exp->nregions + k, first, l->n, sm->funcs[sm->loc_frames[l->first].func].module,
+                          l->rel);
+        for (size_t f = 0; f < l->n; f++) {
+            x->lines[first + f].function_id = exp->nregions + (uint64_t)sm->loc_frames[l->first + f].func + 1;
+            x->lines[first + f].line = sm->loc_frames[l->first + f].line;
+        }
+    }
+    x->p.n_function = nfuncs;
+    x->p.n_location = nlocs;
     x->p.function = x->func_ptrs;
     x->p.location = x->loc_ptrs;
     x->p.mapping = x->map_ptrs;
@@ -294,24 +323,15 @@ static bool has_data(const struct strobe_stats *s)
     return s->visits || s->incl_ns || s->excl_ns;
 }
 
-/* The length of sampled node s's stack. */
-static size_t sampled_depth(const struct strobe_sample_model *sm, uint32_t s)
-{
-    size_t d = 0;
-    for (; s != 0 && s != STROBE_NONE; s = sm->nodes[s].parent)
-        d++;
-    return d;
-}
-
-/* Every node's stack, leaf first, in x->stacks; the number of samples. */
+/* Every call path's and sampled stack's location ids, leaf first, in
+ * x->stacks; the number of samples. */
 static int build_stacks(struct pprof *x, size_t *nsamples)
 {
     const struct strobe_profile *prof = x->prof;
     const struct strobe_sample_model *sm = x->sm;
-    size_t nsnodes = sm ? sm->nnodes : 0, total = 0, n = 0;
-    x->node_stack = calloc(prof->nnodes + 1, sizeof *x->node_stack);
-    x->snode_stack = calloc(nsnodes + 1, sizeof *x->snode_stack);
-    if (!x->node_stack || !x->snode_stack)
+    size_t total = sm ? sm->nstack_locs : 0, n = sm ? sm->nstacks : 0;
+    x->node_stack = calloc(prof->nnodes, sizeof *x->node_stack);
+    if (!x->node_stack)
         return -ENOMEM;
     for (size_t i = 1; i < prof->nnodes; i++) {
         const struct strobe_cnode *c = &prof->nodes[i];
@@ -322,15 +342,11 @@ static int build_stacks(struct pprof *x, size_t *nsamples)
         for (size_t t = 0; c->per_thread && t < x->exp->nthreads; t++)
             n += has_data(&c->per_thread[t]);
     }
-    for (size_t s = 1; s < nsnodes; s++) {
-        x->snode_stack[s] = total;
-        total += sampled_depth(sm, (uint32_t)s);
-    }
-    for (size_t i = 0; sm && i < sm->nnode_threads; i++)
-        n += sm->node_threads[i].self != 0 && sm->node_threads[i].node != 0;
     x->stacks = malloc((total ? total : 1) * sizeof *x->stacks);
     if (!x->stacks)
         return -ENOMEM;
+    for (size_t i = 0; sm && i < sm->nstack_locs; i++)
+        x->stacks[i] = x->exp->nregions + (uint64_t)sm->stack_locs[i] + 1;
     for (size_t i = 1; i < prof->nnodes; i++) {
         uint64_t *st = x->stacks + x->node_stack[i];
         size_t k = 0;
@@ -338,12 +354,6 @@ static int build_stacks(struct pprof *x, size_t *nsamples)
             st[k++] = (uint64_t)prof->nodes[c].region + 1;
         if (k != prof->nodes[i].depth)
             return STROBE_ERR_FORMAT;
-    }
-    for (size_t s = 1; s < nsnodes; s++) {
-        uint64_t *st = x->stacks + x->snode_stack[s];
-        size_t k = 0;
-        for (uint32_t c = (uint32_t)s; c != 0 && c != STROBE_NONE; c = sm->nodes[c].parent)
-            st[k++] = x->exp->nregions + (uint64_t)sm->nodes[c].func + 1;
     }
     *nsamples = n;
     return 0;
@@ -395,14 +405,12 @@ static int add_samples(struct pprof *x)
         }
     }
     int64_t period = sample_period_ns(sm);
-    for (size_t i = 0; sm && i < sm->nnode_threads; i++) {
-        const struct strobe_sample_node_thread *nt = &sm->node_threads[i];
-        if (nt->self == 0 || nt->node == 0)
-            continue;
-        int64_t *v = next_sample(x, x->snode_stack[nt->node], sampled_depth(sm, nt->node), nt->thread);
-        v[V_SAMPLES] = (int64_t)nt->self;
+    for (size_t i = 0; sm && i < sm->nstacks; i++) {
+        const struct strobe_sample_stack *st = &sm->stacks[i];
+        int64_t *v = next_sample(x, st->first, st->n, st->thread);
+        v[V_SAMPLES] = (int64_t)st->samples;
         if (period)
-            v[V_CPU] = (int64_t)nt->self * period;
+            v[V_CPU] = (int64_t)st->samples * period;
     }
     return 0;
 }
@@ -463,7 +471,6 @@ static void pprof_free(struct pprof *x)
     free(x->values);
     free(x->stacks);
     free(x->node_stack);
-    free(x->snode_stack);
     free(x->packed);
 }
 

@@ -235,8 +235,32 @@ STROBE_TEST(inlined_function)
         found = found || (m->nodes[n].func == (uint32_t)(in - m->funcs) &&
                           m->nodes[m->nodes[n].parent].func == (uint32_t)(caller - m->funcs));
     CHECK(found);
+    /* each sampled address in the loop is one location of both: the
+     * inlined function first, at a line of its own */
+    uint32_t seen = 0;
+    for (size_t i = 0; i < m->nlocs; i++) {
+        const struct strobe_sample_frame *fr = &m->loc_frames[m->locs[i].first];
+        if (fr->func != (uint32_t)(in - m->funcs))
+            continue;
+        CHECK_EQ_INT(m->locs[i].n, 2);
+        CHECK_EQ_INT(fr[1].func, (uint32_t)(caller - m->funcs));
+        CHECK_EQ_INT(fr[1].line, marked_line("/* CALL */"));
+        CHECK(fr->line != 0 && fr->line != fr[1].line);
+        seen++;
+    }
+    CHECK(seen >= 1);
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
+    /* pprof: those locations have two lines, the inlined function first */
+    char *out;
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe export '%s' --format pprof -o '%s.pb.gz' && python3 "
+                       "%s/tests/export/check_pprof.py '%s.pb.gz' %s/src/export | grep '^inlined' | sort -u",
+                       STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir, STROBE_SOURCE_DIR),
+        0);
+    CHECK_STR_EQ(out, "inlined inlined_spin in sample_spin_inline\n");
+    free(out);
 }
 
 STROBE_TEST(hybrid_with_instrumentation)

@@ -15,6 +15,7 @@ value per sample type. Output, one line each:
     time_nanos>0 duration D
     comment TEXT
     sample ROOT > ... > LEAF [KEY=VALUE ...] V1 V2 ...
+    inlined INNERMOST in ... in CALLER      (a location of several lines)
 """
 import codecs
 import gzip
@@ -105,6 +106,9 @@ def main():
                   for lb in smp.get("label", [])]
         print("sample %s [%s] %s" % (" > ".join(reversed(frames)), " ".join(labels),
                                      " ".join(str(v) for v in values)))
+    for loc in p.get("location", []):  # inline chains, innermost first
+        if len(loc.get("line", [])) > 1:
+            print("inlined " + " in ".join(locs[one(loc, "id")]))
 
 
 main()

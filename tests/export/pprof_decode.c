@@ -125,6 +125,15 @@ static void print_profile(struct dump *d)
             fprintf(d->out, " %" PRId64, s->value[k]);
         fputc('\n', d->out);
     }
+    for (size_t i = 0; i < p->n_location; i++) {
+        const Perftools__Profiles__Location *l = p->location[i];
+        for (size_t k = 0; l->n_line > 1 && k < l->n_line; k++) {
+            const Perftools__Profiles__Function *f = function(d, l->line[k]->function_id);
+            fprintf(d->out, "%s%s", k ? " in " : "inlined ", f ? str(d, f->name) : "?");
+        }
+        if (l->n_line > 1)
+            fputc('\n', d->out);
+    }
 }
 
 int pprof_dump(const char *path, char **text, char *err, size_t errsize)
