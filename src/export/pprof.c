@@ -66,13 +66,13 @@ struct pprof {
     ValueType types[NVALUES], *type_ptrs[NVALUES], period_type;
     int64_t comments[3];
     Function *funcs, **func_ptrs; /* regions, then sampled functions */
-    Location *locs, **loc_ptrs;   /* location i + 1 is function i + 1's */
-    Line *lines, **line_ptrs;
+    Location *locs, **loc_ptrs;   /* regions', then sampled addresses' */
+    Line *lines, **line_ptrs;     /* the locations', in their order */
     Mapping *maps, **map_ptrs;
     Label *labels, **label_ptrs; /* [nthreads * NLABELS] */
     Sample *samples, **sample_ptrs;
     int64_t *values;    /* [nsamples * nvalues] */
-    uint64_t *stacks;   /* location ids of every node's path, leaf first */
+    uint64_t *stacks;   /* location ids of every stack, leaf first */
     size_t *node_stack; /* [nnodes]: a call path's first entry in stacks */
     uint8_t *packed;
 };

@@ -306,6 +306,16 @@ STROBE_TEST(hybrid_with_instrumentation)
         0);
     CHECK_STR_EQ(out, "1\n");
     free(out);
+    /* pprof: the instrumented profile is the default view, the samples one
+     * sample_index away */
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe export '%s' --format pprof -o '%s/h.pb.gz' && python3 "
+                                "%s/tests/export/check_pprof.py '%s/h.pb.gz' %s/src/export | head -1",
+                                STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir, STROBE_SOURCE_DIR),
+                 0);
+    CHECK_STR_EQ(out, "types visits/count incl_time/nanoseconds excl_time/nanoseconds samples/count "
+                      "cpu/nanoseconds default excl_time period cpu/nanoseconds 1000000\n");
+    free(out);
 }
 
 STROBE_TEST(profile_only)
