@@ -310,7 +310,7 @@ STROBE_TEST(hybrid_with_instrumentation)
      * sample_index away */
     CHECK_EQ_INT(strobe_test_sh(&out,
                                 "%s/strobe export '%s' --format pprof -o '%s/h.pb.gz' && python3 "
-                                "%s/tests/export/check_pprof.py '%s/h.pb.gz' %s/src/export | head -1",
+                                "%s/tests/export/check_pprof.py '%s/h.pb.gz' %s/src/export | sed -n 1p",
                                 STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir, STROBE_SOURCE_DIR),
                  0);
     CHECK_STR_EQ(out, "types visits/count incl_time/nanoseconds excl_time/nanoseconds samples/count "
