@@ -480,26 +480,12 @@ static void pprof_free(struct pprof *x)
 int strobe_export_pprof(const struct strobe_experiment *exp, const char *out,
                         const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
 {
-    if (exp->nthreads == 0)
-        return strobe__error(eb, -ENODATA, "%s: the experiment has no threads to export", out);
-    strobe__export_progress(opts, 0, exp->total_bytes);
     struct strobe_profile *prof;
-    int rc = strobe_profile_build(exp, STROBE_PROFILE_AUTO, &prof, eb);
+    struct strobe_sample_model *sm;
+    struct strobe__out_file o;
+    int rc = strobe__export_profile_begin(exp, out, opts, &prof, &sm, &o, eb);
     if (rc < 0)
         return rc;
-    struct strobe_sample_model *sm = NULL;
-    if (prof->nnodes == 0)
-        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: the call-path profile is empty", out);
-    else if ((rc = strobe_sample_model_build(exp, prof, &sm, eb)) == -ENOENT) /* not sampled */
-        rc = 0;
-    struct strobe__out_file o;
-    if (rc == 0)
-        rc = strobe__out_file_open(&o, out, eb);
-    if (rc < 0) {
-        strobe_sample_model_free(sm);
-        strobe_profile_free(prof);
-        return rc;
-    }
     struct pprof x = {.exp = exp, .prof = prof, .sm = sm};
     perftools__profiles__profile__init(&x.p);
     rc = add_header(&x);
