@@ -337,9 +337,7 @@ static int build_stacks(struct pprof *x, size_t *nsamples)
         const struct strobe_cnode *c = &prof->nodes[i];
         x->node_stack[i] = total;
         total += c->depth;
-        if (!c->per_thread)
-            n += has_data(&c->total);
-        for (size_t t = 0; c->per_thread && t < x->exp->nthreads; t++)
+        for (size_t t = 0; t < x->exp->nthreads; t++)
             n += has_data(&c->per_thread[t]);
     }
     x->stacks = malloc((total ? total : 1) * sizeof *x->stacks);
@@ -359,8 +357,8 @@ static int build_stacks(struct pprof *x, size_t *nsamples)
     return 0;
 }
 
-/* The next sample, on stack [first, first + len) with thread's labels
- * (none for STROBE_NONE), values zeroed. */
+/* The next sample, on stack [first, first + len) with thread's labels,
+ * values zeroed. */
 static int64_t *next_sample(struct pprof *x, size_t first, size_t len, uint32_t thread)
 {
     size_t i = x->p.n_sample++;
@@ -370,10 +368,8 @@ static int64_t *next_sample(struct pprof *x, size_t first, size_t len, uint32_t 
     s->location_id = x->stacks + first;
     s->n_value = x->nvalues;
     s->value = x->values + i * x->nvalues;
-    if (thread != STROBE_NONE) {
-        s->n_label = NLABELS;
-        s->label = x->label_ptrs + (size_t)thread * NLABELS;
-    }
+    s->n_label = NLABELS;
+    s->label = x->label_ptrs + (size_t)thread * NLABELS;
     x->sample_ptrs[i] = s;
     return s->value;
 }
@@ -394,11 +390,11 @@ static int add_samples(struct pprof *x)
     x->p.sample = x->sample_ptrs;
     for (size_t i = 1; i < prof->nnodes; i++) {
         const struct strobe_cnode *c = &prof->nodes[i];
-        for (uint32_t t = 0; t < (c->per_thread ? x->exp->nthreads : 1); t++) {
-            const struct strobe_stats *st = c->per_thread ? &c->per_thread[t] : &c->total;
+        for (uint32_t t = 0; t < x->exp->nthreads; t++) {
+            const struct strobe_stats *st = &c->per_thread[t];
             if (!has_data(st))
                 continue;
-            int64_t *v = next_sample(x, x->node_stack[i], c->depth, c->per_thread ? t : STROBE_NONE);
+            int64_t *v = next_sample(x, x->node_stack[i], c->depth, t);
             v[V_VISITS] = (int64_t)st->visits;
             v[V_INCL] = (int64_t)st->incl_ns;
             v[V_EXCL] = (int64_t)st->excl_ns;
