@@ -255,7 +255,7 @@ STROBE_TEST(usage_errors)
            STROBE " report x --threads=1");
     expect(2, "strobe: report: option '--format' needs an argument (see 'strobe report --help')\n",
            STROBE " report x --format");
-    expect(2, "strobe: report: --format: unknown format 'xml' (text or json) (see 'strobe report --help')\n",
+    expect(2, "strobe: report: --format: unknown format 'xml' (text, json or html) (see 'strobe report --help')\n",
            STROBE " report x --format xml");
     expect(2,
            "strobe: report: --sort: unknown key 'time' (incl, excl or visits) (see 'strobe report --help')\n",
@@ -278,7 +278,7 @@ STROBE_TEST(usage_errors)
            "strobe: report: --target: '120%' is neither a share of the thread time (5%) nor a size (500MB) (see "
            "'strobe report --help')\n",
            STROBE " report x --score --target 120%%");
-    expect(2, "strobe: report: '-o' needs --score (see 'strobe report --help')\n", STROBE " report x -o f.txt");
+    expect(2, "strobe: report: '-o' needs --score or --format html (see 'strobe report --help')\n", STROBE " report x -o f.txt");
     expect(2, "strobe: report: '--target' needs --score (see 'strobe report --help')\n",
            STROBE " report x --target 5%%");
     expect(2, "strobe: report: '--score' and '--sort' exclude each other (see 'strobe report --help')\n",
@@ -291,14 +291,14 @@ STROBE_TEST(usage_errors)
     expect(2, "strobe: export: option '--output' needs an argument (see 'strobe export --help')\n",
            STROBE " export x --format chrome -o");
     expect(2,
-           "strobe: export: missing --format (otf2, chrome, perfetto, cubex or paraver) (see 'strobe export "
-           "--help')\n",
+           "strobe: export: missing --format (otf2, chrome, perfetto, cubex, pprof or paraver) (see 'strobe "
+           "export --help')\n",
            STROBE " export x -o y");
     expect(2, "strobe: export: missing -o OUT (see 'strobe export --help')\n",
            STROBE " export x --format otf2");
     expect(2,
-           "strobe: export: --format: unknown format 'pdf' (otf2, chrome, perfetto, cubex or paraver) (see "
-           "'strobe export --help')\n",
+           "strobe: export: --format: unknown format 'pdf' (otf2, chrome, perfetto, cubex, pprof or paraver) "
+           "(see 'strobe export --help')\n",
            STROBE " export x --format pdf -o y");
     expect(2, "strobe: run: missing program to run (see 'strobe run --help')\n", STROBE " run");
     expect(2, "strobe: run: missing program to run (see 'strobe run --help')\n", STROBE " run -o x --");

@@ -11,7 +11,12 @@ Chromium is driven through the DevTools protocol on a pipe
 so nothing but the standard library is needed.
 
 usage: html_check.py PAGE.html [--dom OUT.html] [--screenshot OUT.png]
-                     [--eval EXPR]... [--timeout S] [--width W --height H]
+                     [--eval EXPR]... [--expect ID:ROW:COLUMN=VALUE]...
+                     [--timeout S] [--width W --height H]
+--expect checks a cell of the table inside the element with id ID: the row
+whose first cell reads ROW, the column headed COLUMN; VALUE is compared
+with the cell's exact value (data-v) when it has one, else its text. The
+--eval expressions run before the checks (to select a thread, search, ...).
 Prints one JSON object; exit 0 when the page became ready with no error
 and no request, 1 otherwise, 2 when Chromium cannot be started.
 """
@@ -25,6 +30,17 @@ import subprocess
 import sys
 import tempfile
 import time
+
+
+# The header labels and cell values (data-v, else text) of the first table
+# inside the element with the given id.
+TABLE_JS = """(function (id) {
+  const el = document.getElementById(id), t = el && el.querySelector('table');
+  if (!t) return null;
+  const cells = tr => Array.from(tr.children, c => c.hasAttribute('data-v') ? c.getAttribute('data-v') : c.textContent);
+  return {head: Array.from(t.tHead.rows[0].children, c => c.textContent),
+          rows: Array.from(t.tBodies[0].rows, cells)};
+})(%s)"""
 
 
 class Browser:
@@ -106,6 +122,7 @@ def main():
     ap.add_argument('--dom')
     ap.add_argument('--screenshot')
     ap.add_argument('--eval', action='append', default=[])
+    ap.add_argument('--expect', action='append', default=[])
     ap.add_argument('--timeout', type=float, default=30)
     ap.add_argument('--width', type=int, default=1400)
     ap.add_argument('--height', type=int, default=1000)
@@ -147,6 +164,25 @@ def main():
                     out['evals'].append(None)
                 else:
                     out['evals'].append(r.get('result', {}).get('value'))
+            for e in a.expect:
+                try:
+                    where, value = e.rsplit('=', 1)
+                    tid, row, col = where.split(':', 2)
+                except ValueError:
+                    out['errors'].append('--expect %s: not ID:ROW:COLUMN=VALUE' % e)
+                    continue
+                r = b.call('Runtime.evaluate', {'expression': TABLE_JS % json.dumps(tid), 'returnByValue': True},
+                           session=s)
+                t = r.get('result', {}).get('value')
+                if not t:
+                    out['errors'].append('--expect %s: no table in #%s' % (e, tid))
+                    continue
+                if col not in t['head']:
+                    out['errors'].append('--expect %s: no column %r (columns %s)' % (e, col, t['head']))
+                    continue
+                got = [c[t['head'].index(col)] for c in t['rows'] if c and c[0] == row]
+                if got != [value]:
+                    out['errors'].append('--expect %s: found %s' % (e, got or 'no such row'))
             b.pump(0.3)  # late console messages
             if a.dom:
                 r = b.call('Runtime.evaluate', {'expression': 'document.documentElement.outerHTML',
