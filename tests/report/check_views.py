@@ -10,6 +10,7 @@ tests to match exactly:
     bars tm-states: t0 | Compute=123 | ... | total=456
     heatmap tm-aborted-by: t1 | t0=0 | t1=0 | t2=2
     heatmap mpi-matrix: canvas 128x128      (a matrix too large for a table)
+    flame samples-flame: nodes=7 canvas=1   (a flame graph: its tree's nodes)
 
 Numeric cells give their exact value (data-v), other cells their text.
 Fails (exit 1) when html_check.py does, or a view shows its error.
@@ -105,6 +106,9 @@ def main():
                             for s in row.find(lambda n: "hbar-seg" in n.cls())]
                     total = next(row.find(lambda n: "hbar-total" in n.cls())).attrs["data-v"]
                     print("bars %s: %s" % (name, " | ".join([row.attrs["data-label"]] + segs + ["total=" + total])))
+            elif "flame" in c.cls():
+                canvases = len(list(c.find(lambda n: n.tag == "canvas")))
+                print("flame %s: nodes=%s canvas=%d" % (name, c.attrs.get("data-nodes"), canvases))
             elif "data-rows" in c.attrs:
                 print("heatmap %s: canvas %sx%s" % (name, c.attrs["data-rows"], c.attrs["data-cols"]))
             else:

@@ -1,7 +1,8 @@
 // Samples view (`strobe run --sample`, report section `samples`): the
 // sampled flat profile, the samples per thread with how much of its CPU
-// time they cover, the sampled call tree and, for instrumented programs,
-// the samples per instrumented call path. Counts are sampling periods.
+// time they cover, the sampled call tree (a flame graph) and, for
+// instrumented programs, the samples per instrumented call path. Counts
+// are sampling periods.
 strobe.view({
   id: 'samples', title: 'Samples', order: 50,
   show: d => !!d.report.samples,
@@ -61,7 +62,7 @@ strobe.view({
 
     if (M.functions.length) {
       el.appendChild(S.h('h3', null, 'Sampled call tree'));
-      el.appendChild(this.callTree(S, M, share));
+      this.callTree(el, S, M, share);
     }
 
     const hybrid = M.paths.filter(p => !(p.path && p.path.length === 0));
@@ -82,34 +83,19 @@ strobe.view({
     }
   },
 
-  // The sampled call tree: the flame graph when the page has one, else an
-  // indented table, outermost frame first, branches under 1 % left out.
-  callTree(S, M, share) {
-    const F = S.fmt, kids = M.tree.map(() => []);
-    for (const n of M.tree) if (n.parent !== null) kids[n.parent].push(n.id);
-    for (const k of kids) k.sort((a, b) => M.tree[b].total - M.tree[a].total);
-    const name = n => M.functions[M.tree[n].function].name;
-    if (S.flame) {
-      const node = n => ({ name: n ? name(n) : 'all', value: M.tree[n].total, self: M.tree[n].self, children: kids[n].map(node) });
-      const box = S.h('div', { class: 'flame' });
-      S.flame(box, node(0), { unit: 'samples', fmt: F.count });
-      return box;
-    }
-    const min = Math.max(1, Math.floor(M.samples / 100)), rows = [];
-    const walk = (n, depth) => {
-      for (const c of kids[n]) {
-        if (M.tree[c].total < min) continue;
-        rows.push(S.h('tr', null,
-          S.h('td', { class: 'num', 'data-v': String(M.tree[c].total) }, F.count(M.tree[c].total)),
-          S.h('td', { class: 'num' }, F.pct(share(M.tree[c].total))),
-          S.h('td', { class: 'num', 'data-v': String(M.tree[c].self) }, F.count(M.tree[c].self)),
-          S.h('td', { class: 'name', style: 'padding-left:' + (8 + 14 * depth) + 'px' }, name(c))));
-        walk(c, depth + 1);
-      }
-    };
-    walk(0, 0);
-    return S.h('div', { class: 'tablewrap', 'data-table': 'samples-tree' }, S.h('div', { class: 'scroll' },
-      S.h('table', { class: 'data' }, S.h('thead', null, S.h('tr', null, ['total', 'total %', 'self', 'function']
-        .map((h, i) => S.h('th', { class: i < 3 ? 'num' : '' }, h)))), S.h('tbody', null, rows))));
+  // The sampled call tree as a flame graph (strobe.flame), outermost frame
+  // on top, weighted by samples; the tooltip gives total, self and share.
+  callTree(el, S, M, share) {
+    const F = S.fmt, t = M.tree;
+    const box = S.h('div', { class: 'flame', 'data-chart': 'samples-flame', 'data-nodes': String(t.length) });
+    el.appendChild(box);   // attached first: the canvas takes the page's width
+    S.flame(box, {
+      parent: t.map(n => n.parent === null ? -1 : n.parent),
+      name: t.map(n => n.function === null ? 'all' : M.functions[n.function].name),
+      value: t.map(n => n.total),
+    }, {
+      unit: v => F.count(v) + ' samples',
+      tip: i => [['samples', F.count(t[i].total)], ['self', F.count(t[i].self)], ['of all samples', F.pct(share(t[i].total))]],
+    });
   },
 });
