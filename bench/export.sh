@@ -34,6 +34,14 @@
 # and without a field the official schema does not know. Unset, one line
 # says it was not done.
 #
+# speedscope check: with STROBE_SPEEDSCOPE_DIR set to speedscope's npm
+# package (`npm install speedscope@1.20.0` in a folder outside the
+# repository; the variable names its node_modules/speedscope), the pprof
+# export of `paths` is opened in speedscope in headless Chromium
+# (tests/export/check_speedscope.py) and must be imported as pprof with its
+# 16 functions f0..f15 in the Sandwich view. Unset, one line says it was not
+# done.
+#
 # Results: the table on stdout and in BUILD_DIR/bench/results/export.txt,
 # the numbers in export-formats.tsv. Nothing is written in the source tree.
 BENCH_NAME=bench-export # prefix of its messages
@@ -153,7 +161,30 @@ if [ -n "${STROBE_PERFETTO_DIR:-}" ]; then
     fi
 fi
 
-python3 - "$TSV" "$SCHEMA_LINE" "$PATHS_LINE" <<'EOF' | tee "$RESULTS/export.txt"
+# ---- the pprof export in speedscope ------------------------------------------
+SPEEDSCOPE_LINE="pprof in speedscope: not checked (set STROBE_SPEEDSCOPE_DIR to node_modules/speedscope of npm install speedscope)"
+if [ -n "${STROBE_SPEEDSCOPE_DIR:-}" ]; then
+    release=$STROBE_SPEEDSCOPE_DIR/dist/release
+    if [ ! -f "$release/index.html" ]; then
+        SPEEDSCOPE_LINE="pprof in speedscope: FAILED: $release/index.html not found"
+    elif [ ! -f "$WORK/paths.pprof" ]; then
+        SPEEDSCOPE_LINE="pprof in speedscope: not checked: no pprof export of paths"
+    elif python3 "$(dirname "$0")/../tests/export/check_speedscope.py" "$release" "$WORK/paths.pprof" \
+        >"$WORK/speedscope.txt" 2>&1; then
+        version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
+            "$STROBE_SPEEDSCOPE_DIR/package.json")
+        functions=$(grep -cE '^[[:space:]]*f[0-9]+$' "$WORK/speedscope.txt" || true)
+        if [ "$functions" -eq 16 ]; then
+            SPEEDSCOPE_LINE="pprof in speedscope $version: ok, imported as pprof, 16 functions in its Sandwich view"
+        else
+            SPEEDSCOPE_LINE="pprof in speedscope $version: FAILED: $functions functions f0..f15 listed instead of 16"
+        fi
+    else
+        SPEEDSCOPE_LINE="pprof in speedscope: FAILED: $(tail -c 200 "$WORK/speedscope.txt" | tr '\n' ' ')"
+    fi
+fi
+
+python3 - "$TSV" "$SCHEMA_LINE" "$PATHS_LINE" "$SPEEDSCOPE_LINE" <<'EOF' | tee "$RESULTS/export.txt"
 import sys
 
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
@@ -171,5 +202,6 @@ for exp, fmt, status, events, size, ns in rows:
     print("%-8s %-9s %10d %12d %8.2f %10.2f %8s" % (exp, fmt, events, size, size / events, events / ns * 1e3, ratio))
 print(sys.argv[3])
 print(sys.argv[2])
+print(sys.argv[4])
 EOF
-case "$SCHEMA_LINE" in *FAILED*) exit 1 ;; esac
+case "$SCHEMA_LINE$SPEEDSCOPE_LINE" in *FAILED*) exit 1 ;; esac

@@ -44,7 +44,7 @@ TABLE_JS = """(function (id) {
 
 
 class Browser:
-    def __init__(self, exe, profile):
+    def __init__(self, exe, profile, extra_args=()):
         to_child_r, self.to_child = os.pipe()
         self.from_child, from_child_w = os.pipe()
 
@@ -58,7 +58,7 @@ class Browser:
         args = [exe, '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
                 '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
                 '--disable-component-update', '--disable-sync', '--mute-audio', '--hide-scrollbars',
-                '--user-data-dir=' + profile, '--remote-debugging-pipe', 'about:blank']
+                '--user-data-dir=' + profile, '--remote-debugging-pipe', *extra_args, 'about:blank']
         self.proc = subprocess.Popen(args, preexec_fn=fds, pass_fds=(3, 4),
                                      stdout=subprocess.DEVNULL, stderr=(None if os.environ.get("HTML_CHECK_DEBUG") else subprocess.DEVNULL))
         os.close(to_child_r)
