@@ -10,6 +10,7 @@ tests to match exactly:
     bars tm-states: t0 | Compute=123 | ... | total=456
     heatmap tm-aborted-by: t1 | t0=0 | t1=0 | t2=2
     heatmap mpi-matrix: canvas 128x128      (a matrix too large for a table)
+    first-look Waiting: 28.1 ms on mutex hot_lock from worker > wait_hot → locks
     flame samples-flame: nodes=7 canvas=1   (a flame graph: its tree's nodes)
 
 Numeric cells give their exact value (data-v), other cells their text.
@@ -93,6 +94,10 @@ def main():
         print("view", sec.attrs["id"][len("view-"):])
         for prob in sec.find(lambda n: "problem" in n.cls()):
             sys.exit("view %s: %s" % (sec.attrs["id"], prob.text()))
+        for dl in sec.find(lambda n: n.tag == "dl" and n.attrs.get("id") == "first-look"):
+            terms = [c for c in dl.children if isinstance(c, Node)]
+            for dt, dd in zip(terms[0::2], terms[1::2]):
+                print("first-look %s: %s" % (dt.text(), " ".join(dd.text().split())))
         for t in sec.find(lambda n: "data-table" in n.attrs):
             heads = [" ".join(th.text().split()) for th in t.find(lambda n: n.tag == "th")]
             for tr in t.find(lambda n: n.tag == "tr" and n.parent.tag == "tbody"):

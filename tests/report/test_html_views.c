@@ -94,6 +94,10 @@ STROBE_TEST(tm_view)
 {
     char *page = page_of("html_tm", "STROBE_TM_HTM=0", "--tm --tm-monitor events --no-locks", STROBE_TM_PROG);
     only_view(page, "tm");
+    /* the first look names the blocks whose verdict is not good */
+    CHECK_CONTAINS(
+        page, "first-look Transactions: atomic@main: serialization (rollback rate 0.0 %), atomic@victim: "
+              "contention (rollback rate 66.7 %) \u2192 transactional memory\n");
     char want[512];
     snprintf(
         want, sizeof want,
@@ -158,6 +162,9 @@ STROBE_TEST(locks_view)
 {
     char *page = page_of("html_locks", "", "", STROBE_LOCKS_PROG " mutex");
     only_view(page, "locks");
+    CHECK_CONTAINS(page, "first-look Waiting: ");
+    CHECK_CONTAINS(strstr(page, "first-look Waiting: "),
+                   " on mutex hot_lock from worker > wait_hot \u2192 locks\n");
     CHECK_CONTAINS(page, "view locks\ntable locks-objects: object=hot_lock | kind=mutex | call path=worker > "
                          "wait_hot | acquired=1 | contended=1 | contended %=1 | wait=");
     CHECK_CONTAINS(page, " | threads (acquisitions)=t2:1\n");
@@ -191,6 +198,7 @@ STROBE_TEST(malloc_view)
         return;
     char *page = page_of("html_malloc", "", "--malloc", STROBE_MALLOC_PROG " paths");
     only_view(page, "malloc");
+    CHECK_CONTAINS(page, "first-look Memory: 4 blocks (2.25 KiB) still allocated at exit \u2192 memory\n");
     CHECK_CONTAINS(page, " | peak live bytes=2099452 | at=");
     CHECK_CONTAINS(page, " | live at exit=2300 | live blocks=4 | untracked blocks=0 | =\n");
     CHECK_CONTAINS(page,

@@ -9,7 +9,7 @@ strobe.view({
   render(el, d) {
     const S = strobe, r = d.report, items = [];
     const link = (view, text) => S.h('a', { href: '#view-' + view }, text);
-    const pathName = p => (p && p.length ? p.map(g => S.regionName(d, g)).join(' > ') : '(outside measured regions)');
+    const pathName = p => S.pathName(d, p);
     const totalExcl = r.summary.total_excl_ns || 1;
     const top = r.flat.slice().sort((a, b) => b.excl_ns - a.excl_ns).slice(0, 3).filter(f => f.excl_ns > 0);
     if (top.length)
