@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The timelines of the HTML report, end to end: `strobe report --format
+ * html` of real runs of tests/cli's fixtures, the data decoded by
+ * check_timeline_data.py (exactly as the page's timeline.js decodes it):
+ * every frame of the deterministic workload as a bar on its row, and the
+ * TMbox states of a --tm-monitor events run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+#define STROBE STROBE_BIN_DIR "/strobe"
+#define CHECK_DATA "python3 " STROBE_SOURCE_DIR "/tests/report/check_timeline_data.py"
+
+/* Runs PROG under `strobe run OPTIONS` in a scratch directory NAME and
+ * writes its page; returns the directory. */
+static const char *page_of(const char *name, const char *options, const char *prog)
+{
+    const char *dir = strobe_test_tmpdir(name);
+    char *out;
+    int rc = strobe_test_sh(&out,
+                            "cd '%s' && STROBE_TM_HTM=0 " STROBE " run %s -o exp -- %s >/dev/null && " STROBE
+                            " report exp --format html -o page.html",
+                            dir, options, prog);
+    if (rc != 0)
+        STROBE_FAIL("%s: exit %d\n%s", prog, rc, out);
+    free(out);
+    return dir;
+}
+
+/* cli_workload's 204 frames (tests/cli/workload.c), all exact: main's
+ * thread nests setup > rec x4 six deep; each worker runs 10 k computes of
+ * 2 leaves (k = 1, 2, 3, in the order the threads were created). */
+STROBE_TEST(workload_frames)
+{
+    const char *dir = page_of("html_tl_workload", "", CLI_BIN_DIR "/cli_workload");
+    char *out;
+    int rc = strobe_test_sh(&out, "cd '%s' && " CHECK_DATA " page.html timeline", dir);
+    if (rc != 0)
+        STROBE_FAIL("%s", out);
+    CHECK(strncmp(out, "0 6 21 21 0: main | compute,setup | leaf,rec | rec | rec | rec\n", 63) == 0);
+    CHECK_CONTAINS(out, " 3 31 31 0: worker | compute | leaf\n");
+    CHECK_CONTAINS(out, " 3 61 61 0: worker | compute | leaf\n");
+    CHECK_CONTAINS(out, " 3 91 91 0: worker | compute | leaf\n");
+    free(out);
+    /* not a TM run: no state timeline */
+    CHECK_EQ_INT(strobe_test_sh(NULL, "cd '%s' && " CHECK_DATA " page.html tm_timeline", dir), 1);
+}
+
+/* 100 committed transactions of one thread: 100 Compute intervals. */
+STROBE_TEST(tm_states)
+{
+    const char *dir = page_of("html_tl_tm", "--tm-monitor events", CLI_BIN_DIR "/cli_tm_workload");
+    char *out;
+    int rc = strobe_test_sh(&out, "cd '%s' && " CHECK_DATA " page.html tm_timeline", dir);
+    if (rc != 0)
+        STROBE_FAIL("%s", out);
+    CHECK_CONTAINS(out, "0 1 100 100 0: Compute\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(workload_frames), STROBE_CASE(tm_states))
