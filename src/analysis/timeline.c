@@ -107,20 +107,28 @@ static int walk_tm_states(const struct strobe_experiment *exp, uint32_t thread, 
     return strobe_tm_walk_thread(exp, thread, &v, eb);
 }
 
-/* ---- census: how many intervals of which length, per lane and row ---- */
+/* ---- census: how many intervals of which length, how many cells ---- */
 
-struct row_span {
-    uint64_t n, first, last;
+/* Per row of the lane being counted: for each cell width 2^k, the begin of
+ * the last interval shorter than 2^k (valid when bit k of `seen`). */
+struct row_cells {
+    uint64_t seen;
+    uint64_t last[64];
 };
 
 struct census {
     uint64_t count[NCLASSES]; /* intervals per duration class */
     uint64_t bytes[NCLASSES]; /* their bar encoding without the begin delta */
-    uint64_t cells[64];       /* [k]: at most this many cells of width 2^k */
-    struct row_span *rows;    /* of the lane being counted */
+    uint64_t cells[64];       /* [k]: cells of width 2^k, exactly */
+    struct row_cells *rows;   /* of the lane being counted */
     size_t nrows, cap;
 };
 
+/* An interval of class c is a cell's for every k >= c; it opens a new cell
+ * where its begin is in another 2^k block than the previous short one's.
+ * Once it is in the same block at some k, it is at every larger k too (the
+ * previous short interval for k + 1 began between the two), so the loop
+ * stops there: the cost is one step per new cell, not 64 per interval. */
 static int census_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin, uint64_t end)
 {
     struct census *c = arg;
@@ -130,29 +138,20 @@ static int census_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin
         memset(c->rows + c->nrows, 0, ((size_t)row + 1 - c->nrows) * sizeof *c->rows);
         c->nrows = (size_t)row + 1;
     }
-    struct row_span *r = &c->rows[row];
-    if (r->n++ == 0)
-        r->first = begin;
-    r->last = begin;
-    unsigned k = duration_class(end - begin);
-    c->count[k]++;
-    c->bytes[k] +=
+    struct row_cells *r = &c->rows[row];
+    unsigned cls = duration_class(end - begin);
+    c->count[cls]++;
+    c->bytes[cls] +=
         strobe_timeline_digits(end - begin) + strobe_timeline_digits(row) + strobe_timeline_digits(key) + 4;
-    return 0;
-}
-
-/* A row of n intervals starting within a span s has at most min(n, s / T
- * + 1) cells of width T. */
-static void census_end_lane(struct census *c)
-{
-    for (size_t r = 0; r < c->nrows; r++) {
-        uint64_t span = c->rows[r].last - c->rows[r].first;
-        for (unsigned k = 0; k < 64 && c->rows[r].n; k++) {
-            uint64_t bound = (span >> k) + 1;
-            c->cells[k] += bound < c->rows[r].n ? bound : c->rows[r].n;
-        }
+    for (unsigned k = cls; k < 64; k++) {
+        bool same = (r->seen >> k & 1) && r->last[k] >> k == begin >> k;
+        r->last[k] = begin;
+        r->seen |= (uint64_t)1 << k;
+        if (same)
+            break;
+        c->cells[k]++;
     }
-    c->nrows = 0;
+    return 0;
 }
 
 /* Estimated bytes with cells of width 2^k (k = -1: no cells). */
@@ -358,8 +357,8 @@ static int timeline_build(const struct strobe_experiment *exp, size_t budget, wa
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
         if (!exp->threads[t].stream_path)
             continue;
-        if ((rc = walk(exp, t, census_interval, &c, eb)) == 0)
-            census_end_lane(&c);
+        rc = walk(exp, t, census_interval, &c, eb);
+        c.nrows = 0;
     }
     free(c.rows);
     if (rc) {
