@@ -344,8 +344,27 @@ static int build_lanes(const struct strobe_experiment *exp, struct strobe_timeli
     return rc;
 }
 
+/* Whether every interval fits the budget as a bar, by the experiment's
+ * counts alone: at most per_event intervals per recorded event (a frame
+ * has its ENTER or INHERIT; a TM state ends at an event that ends at most
+ * two others), rows and keys below the event count and nkeys, times below
+ * the duration. Small traces then skip the census. */
+static bool surely_exact(const struct strobe_experiment *exp, size_t budget, uint64_t per_event,
+                         uint64_t nkeys)
+{
+    uint64_t events = 0;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        if (exp->threads[t].stream_path)
+            events += exp->threads[t].events;
+    size_t bar = 2 * strobe_timeline_digits(exp->duration_ns) + strobe_timeline_digits(events) +
+                 strobe_timeline_digits(nkeys) + 4;
+    uint64_t lanes = (uint64_t)exp->nthreads * LANE_BYTES;
+    return lanes <= budget && events * per_event <= (budget - lanes) / bar;
+}
+
 static int timeline_build(const struct strobe_experiment *exp, size_t budget, walk_fn walk,
-                          struct strobe_timeline **out, struct strobe_errbuf *eb)
+                          uint64_t per_event, uint64_t nkeys, struct strobe_timeline **out,
+                          struct strobe_errbuf *eb)
 {
     struct strobe_timeline *tl = calloc(1, sizeof *tl);
     struct census c;
@@ -354,7 +373,8 @@ static int timeline_build(const struct strobe_experiment *exp, size_t budget, wa
         return strobe__error(eb, -ENOMEM, "out of memory");
     tl->budget = budget;
     int rc = 0;
-    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
+    bool exact = surely_exact(exp, budget, per_event, nkeys);
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0 && !exact; t++) {
         if (!exp->threads[t].stream_path)
             continue;
         rc = walk(exp, t, census_interval, &c, eb);
@@ -369,7 +389,7 @@ static int timeline_build(const struct strobe_experiment *exp, size_t budget, wa
     }
     /* exact when it fits, else the finest power of two that fits */
     int k = -1;
-    while (k < 63 && census_estimate(&c, k, exp->duration_ns, exp->nthreads) > budget)
+    while (!exact && k < 63 && census_estimate(&c, k, exp->duration_ns, exp->nthreads) > budget)
         k++;
     for (;;) {
         tl->cell_ns = k < 0 ? 0 : (uint64_t)1 << k;
@@ -389,7 +409,7 @@ static int timeline_build(const struct strobe_experiment *exp, size_t budget, wa
 int strobe_timeline_build(const struct strobe_experiment *exp, size_t budget, struct strobe_timeline **out,
                           struct strobe_errbuf *eb)
 {
-    return timeline_build(exp, budget, walk_frames, out, eb);
+    return timeline_build(exp, budget, walk_frames, 1, exp->nregions, out, eb);
 }
 
 int strobe_tm_timeline_build(const struct strobe_experiment *exp, size_t budget, struct strobe_timeline **out,
@@ -397,7 +417,7 @@ int strobe_tm_timeline_build(const struct strobe_experiment *exp, size_t budget,
 {
     if (!exp->tm_logging && !(exp->tm && exp->tm_level == STROBE_TM_MONITOR_EVENTS))
         return -ENOENT;
-    return timeline_build(exp, budget, walk_tm_states, out, eb);
+    return timeline_build(exp, budget, walk_tm_states, 3, STROBE_TM_STATE_COUNT, out, eb);
 }
 
 void strobe_timeline_free(struct strobe_timeline *tl)

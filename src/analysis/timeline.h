@@ -14,10 +14,11 @@
  * intervals, their busy time, the key with the most time. cell_ns is 0
  * (every interval a bar: exact) when everything fits the budget, else the
  * smallest power of two nanoseconds for which it does. A first pass over
- * the streams counts intervals per duration class (log2) and per row, a
- * second one builds the lanes; should the result still exceed the budget
- * (the first pass bounds counts, not digits), cell_ns doubles and the
- * second pass is repeated. So the encoded size (strobe_timeline.bytes) is
+ * the streams counts intervals per duration class (log2) and the cells of
+ * every power-of-two width, a second one builds the lanes; should the
+ * result still exceed the budget (the first pass counts items, it only
+ * estimates their digits), cell_ns doubles and the second pass is
+ * repeated. So the encoded size (strobe_timeline.bytes) is
  * at most the budget unless even one cell per lane and row does not fit.
  */
 #ifndef STROBE_ANALYSIS_TIMELINE_H

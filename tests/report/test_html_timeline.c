@@ -4,7 +4,8 @@
  * html` of real runs of tests/cli's fixtures, the data decoded by
  * check_timeline_data.py (exactly as the page's timeline.js decodes it):
  * every frame of the deterministic workload as a bar on its row, and the
- * TMbox states of a --tm-monitor events run.
+ * TMbox states of a --tm-monitor events run; and both views drawn by
+ * headless Chromium without an error, one lane per thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,11 @@
 
 #define STROBE STROBE_BIN_DIR "/strobe"
 #define CHECK_DATA "python3 " STROBE_SOURCE_DIR "/tests/report/check_timeline_data.py"
+#define CHECK_DOM "python3 " STROBE_SOURCE_DIR "/tests/report/check_timeline_dom.py"
+/* the drawn page.html of the current directory */
+#define DUMP_DOM                                                                                             \
+    "timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom \"file://$PWD/page.html\" "        \
+    "2>/dev/null"
 
 /* Runs PROG under `strobe run OPTIONS` in a scratch directory NAME and
  * writes its page; returns the directory. */
@@ -49,6 +55,19 @@ STROBE_TEST(workload_frames)
     CHECK_EQ_INT(strobe_test_sh(NULL, "cd '%s' && " CHECK_DATA " page.html tm_timeline", dir), 1);
 }
 
+/* The page in headless Chromium (--dump-dom of the drawn page): the
+ * Timeline view is drawn without an error, with one lane per thread. */
+STROBE_TEST(workload_page_drawn)
+{
+    const char *dir = page_of("html_tl_dom", "", CLI_BIN_DIR "/cli_workload");
+    char *out;
+    int rc = strobe_test_sh(&out, "cd '%s' && " DUMP_DOM " | " CHECK_DOM " timeline", dir);
+    if (rc != 0)
+        STROBE_FAIL("%s", out);
+    CHECK(strncmp(out, "21 ", 3) == 0); /* then the workers', in creation order */
+    free(out);
+}
+
 /* 100 committed transactions of one thread: 100 Compute intervals. */
 STROBE_TEST(tm_states)
 {
@@ -59,6 +78,11 @@ STROBE_TEST(tm_states)
         STROBE_FAIL("%s", out);
     CHECK_CONTAINS(out, "0 1 100 100 0: Compute\n");
     free(out);
+    rc = strobe_test_sh(&out, "cd '%s' && " DUMP_DOM " | " CHECK_DOM " tm-timeline", dir);
+    if (rc != 0)
+        STROBE_FAIL("%s", out);
+    CHECK_STR_EQ(out, "100\n");
+    free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(workload_frames), STROBE_CASE(tm_states))
+STROBE_TEST_MAIN(STROBE_CASE(workload_frames), STROBE_CASE(workload_page_drawn), STROBE_CASE(tm_states))
