@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report's timelines (see timeline.h): a census pass chooses the cell
- * width from the budget, a build pass keeps the long intervals as bars and
- * sums the short ones into cells.
+ * The report's timelines (see timeline.h): one pass over the streams keeps
+ * the intervals as bars while they fit the budget; when they no longer do,
+ * what was read so far is re-aggregated in memory with wider cells, and
+ * the pass goes on with those.
  */
 #include "analysis/timeline.h"
 
@@ -17,7 +18,7 @@
  * at least 2^k ns long iff its class is > k. */
 #define NCLASSES 65
 /* Bytes the encoding spends per lane around its arrays, and an estimate
- * per cell, for the census (the build measures the real size). */
+ * per cell while reading (a fit measures the real size). */
 #define LANE_BYTES 96
 #define CELL_BYTES 16
 /* keys tracked per cell for its dominant one */
@@ -107,76 +108,7 @@ static int walk_tm_states(const struct strobe_experiment *exp, uint32_t thread, 
     return strobe_tm_walk_thread(exp, thread, &v, eb);
 }
 
-/* ---- census: how many intervals of which length, how many cells ---- */
-
-/* Per row of the lane being counted: for each cell width 2^k, the begin of
- * the last interval shorter than 2^k (valid when bit k of `seen`). */
-struct row_cells {
-    uint64_t seen;
-    uint64_t last[64];
-};
-
-struct census {
-    uint64_t count[NCLASSES]; /* intervals per duration class */
-    uint64_t bytes[NCLASSES]; /* their bar encoding without the begin delta */
-    uint64_t cells[64];       /* [k]: cells of width 2^k, exactly */
-    struct row_cells *rows;   /* of the lane being counted */
-    size_t nrows, cap;
-};
-
-/* An interval of class c is a cell's for every k >= c; it opens a new cell
- * where its begin is in another 2^k block than the previous short one's.
- * Once it is in the same block at some k, it is at every larger k too (the
- * previous short interval for k + 1 began between the two), so the loop
- * stops there: the cost is one step per new cell, not 64 per interval. */
-static int census_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin, uint64_t end)
-{
-    struct census *c = arg;
-    if (row >= c->nrows) {
-        if (reserve((void **)&c->rows, &c->cap, (size_t)row + 1, sizeof *c->rows))
-            return -ENOMEM;
-        memset(c->rows + c->nrows, 0, ((size_t)row + 1 - c->nrows) * sizeof *c->rows);
-        c->nrows = (size_t)row + 1;
-    }
-    struct row_cells *r = &c->rows[row];
-    unsigned cls = duration_class(end - begin);
-    c->count[cls]++;
-    c->bytes[cls] +=
-        strobe_timeline_digits(end - begin) + strobe_timeline_digits(row) + strobe_timeline_digits(key) + 4;
-    for (unsigned k = cls; k < 64; k++) {
-        bool same = (r->seen >> k & 1) && r->last[k] >> k == begin >> k;
-        r->last[k] = begin;
-        r->seen |= (uint64_t)1 << k;
-        if (same)
-            break;
-        c->cells[k]++;
-    }
-    return 0;
-}
-
-/* Estimated bytes with cells of width 2^k (k = -1: no cells). */
-static uint64_t census_estimate(const struct census *c, int k, uint64_t duration, size_t nlanes)
-{
-    uint64_t bars = 0, bytes = 0, shorter = 0;
-    for (unsigned i = 0; i < NCLASSES; i++) {
-        if ((int)i > k) {
-            bars += c->count[i];
-            bytes += c->bytes[i];
-        } else {
-            shorter += c->count[i];
-        }
-    }
-    /* begin deltas: the lanes' bars spread evenly over the run */
-    uint64_t per_lane = bars / (nlanes ? nlanes : 1);
-    bytes += bars * strobe_timeline_digits(duration / (per_lane ? per_lane : 1));
-    if (k >= 0) {
-        uint64_t cells = c->cells[k] < shorter ? c->cells[k] : shorter;
-        bytes += cells * CELL_BYTES;
-    }
-    return bytes + (uint64_t)nlanes * LANE_BYTES;
-}
-
-/* ---- build: bars and cells for one cell width ---- */
+/* ---- build: one pass, coarsened in memory whenever over the budget ---- */
 
 struct accum {
     bool open, mixed;
@@ -187,10 +119,12 @@ struct accum {
 };
 
 struct builder {
-    uint64_t cell_ns;
-    struct strobe_timeline_lane *lane;
-    size_t bar_cap, cell_cap;
-    struct accum *acc; /* per row */
+    struct strobe_timeline *tl;
+    size_t budget;
+    uint64_t est;                      /* bytes: measured at the last fit, estimated since */
+    struct strobe_timeline_lane *lane; /* being read */
+    size_t *bar_cap, *cell_cap;        /* per lane */
+    struct accum *acc;                 /* per row of the lane being read */
     size_t nacc, acc_cap;
 };
 
@@ -200,7 +134,7 @@ static int flush_cell(struct builder *b, uint32_t row)
     if (!a->open)
         return 0;
     struct strobe_timeline_lane *l = b->lane;
-    if (reserve((void **)&l->cells, &b->cell_cap, l->ncells + 1, sizeof *l->cells))
+    if (reserve((void **)&l->cells, &b->cell_cap[l->thread], l->ncells + 1, sizeof *l->cells))
         return -ENOMEM;
     unsigned best = 0;
     for (unsigned i = 1; i < a->nkeys; i++)
@@ -211,51 +145,9 @@ static int flush_cell(struct builder *b, uint32_t row)
                                                           .key = a->keys[best],
                                                           .count = a->count,
                                                           .busy_ns = a->busy,
+                                                          .key_ns = a->key_busy[best],
                                                           .mixed = a->mixed};
     a->open = false;
-    return 0;
-}
-
-static int build_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin, uint64_t end)
-{
-    struct builder *b = arg;
-    struct strobe_timeline_lane *l = b->lane;
-    l->intervals++;
-    if (row + 1 > l->rows)
-        l->rows = row + 1;
-    if (end - begin >= b->cell_ns) {
-        if (reserve((void **)&l->bars, &b->bar_cap, l->nbars + 1, sizeof *l->bars))
-            return -ENOMEM;
-        l->bars[l->nbars++] = (struct strobe_timeline_bar){begin, end, row, key};
-        return 0;
-    }
-    if (row >= b->nacc) {
-        if (reserve((void **)&b->acc, &b->acc_cap, (size_t)row + 1, sizeof *b->acc))
-            return -ENOMEM;
-        memset(b->acc + b->nacc, 0, ((size_t)row + 1 - b->nacc) * sizeof *b->acc);
-        b->nacc = (size_t)row + 1;
-    }
-    struct accum *a = &b->acc[row];
-    uint64_t cell = begin / b->cell_ns;
-    if (a->open && a->cell != cell) {
-        int rc = flush_cell(b, row);
-        if (rc)
-            return rc;
-    }
-    if (!a->open)
-        *a = (struct accum){.open = true, .cell = cell};
-    a->count++;
-    a->busy += end - begin;
-    unsigned i = 0;
-    while (i < a->nkeys && a->keys[i] != key)
-        i++;
-    if (i == a->nkeys && i < CELL_KEYS) {
-        a->keys[a->nkeys++] = key;
-        a->key_busy[i] = 0;
-    }
-    if (i < CELL_KEYS)
-        a->key_busy[i] += end - begin;
-    a->mixed = a->mixed || a->nkeys > 1 || i == CELL_KEYS;
     return 0;
 }
 
@@ -297,28 +189,173 @@ static size_t lane_bytes(const struct strobe_timeline *tl, const struct strobe_t
     return n;
 }
 
-static void free_lanes(struct strobe_timeline *tl)
+/* Sorts a lane's bars and cells and merges the cells of one row and cell
+ * (an accumulator flushed by a fit, a coarsening): the key with the more
+ * time wins. */
+static void normalize_lane(struct strobe_timeline_lane *l)
 {
-    for (size_t i = 0; i < tl->nlanes; i++) {
-        free(tl->lanes[i].bars);
-        free(tl->lanes[i].cells);
+    qsort(l->bars, l->nbars, sizeof *l->bars, cmp_bar);
+    qsort(l->cells, l->ncells, sizeof *l->cells, cmp_cell);
+    size_t n = 0;
+    for (size_t i = 0; i < l->ncells; i++) {
+        struct strobe_timeline_cell *c = &l->cells[i], *m = n ? &l->cells[n - 1] : NULL;
+        if (!m || m->cell != c->cell || m->row != c->row) {
+            l->cells[n++] = *c;
+            continue;
+        }
+        m->count += c->count;
+        m->busy_ns += c->busy_ns;
+        m->mixed = m->mixed || c->mixed || m->key != c->key;
+        if (m->key == c->key) {
+            m->key_ns += c->key_ns;
+        } else if (c->key_ns > m->key_ns) {
+            m->key = c->key;
+            m->key_ns = c->key_ns;
+        }
     }
-    free(tl->lanes);
-    tl->lanes = NULL;
-    tl->nlanes = 0;
+    l->ncells = n;
 }
 
-static int build_lanes(const struct strobe_experiment *exp, struct strobe_timeline *tl, walk_fn walk,
-                       struct strobe_errbuf *eb)
+/* Normalizes the lanes read so far and measures them exactly. */
+static void measure(struct builder *b)
 {
-    tl->lanes = calloc(exp->nthreads ? exp->nthreads : 1, sizeof *tl->lanes);
-    if (!tl->lanes)
-        return strobe__error(eb, -ENOMEM, "out of memory");
-    tl->nlanes = exp->nthreads;
-    tl->intervals = tl->nbars = 0;
-    tl->bytes = 0;
-    struct builder b = {.cell_ns = tl->cell_ns};
+    struct strobe_timeline *tl = b->tl;
+    b->est = 0;
+    for (size_t t = 0; t < tl->nlanes; t++) {
+        normalize_lane(&tl->lanes[t]);
+        b->est += lane_bytes(tl, &tl->lanes[t]);
+    }
+}
+
+/* The next cell width: from exact, the smallest power of two that at
+ * least half of the bars are shorter than; else twice the width. */
+static uint64_t next_width(const struct strobe_timeline *tl)
+{
+    if (tl->cell_ns)
+        return tl->cell_ns * 2;
+    uint64_t count[NCLASSES] = {0}, bars = 0;
+    for (size_t t = 0; t < tl->nlanes; t++)
+        for (size_t i = 0; i < tl->lanes[t].nbars; i++, bars++)
+            count[duration_class(tl->lanes[t].bars[i].end - tl->lanes[t].bars[i].begin)]++;
+    uint64_t longer = bars;
+    unsigned k = 0;
+    while (k < 62 && (longer -= count[k]) > bars / 2)
+        k++;
+    return (uint64_t)1 << k;
+}
+
+/* Re-aggregates every lane read so far with cells of width w (a power of
+ * two above the current one): the bars shorter than w become cells, the
+ * cells are merged into the wider ones. */
+static int coarsen(struct builder *b, uint64_t w)
+{
+    struct strobe_timeline *tl = b->tl;
+    for (size_t t = 0; t < tl->nlanes; t++) {
+        struct strobe_timeline_lane *l = &tl->lanes[t];
+        for (size_t i = 0; i < l->ncells; i++)
+            l->cells[i].cell /= w / tl->cell_ns; /* cells exist only when cell_ns > 0 */
+        size_t kept = 0;
+        for (size_t i = 0; i < l->nbars; i++) {
+            struct strobe_timeline_bar *r = &l->bars[i];
+            uint64_t d = r->end - r->begin;
+            if (d >= w) {
+                l->bars[kept++] = *r;
+                continue;
+            }
+            if (reserve((void **)&l->cells, &b->cell_cap[t], l->ncells + 1, sizeof *l->cells))
+                return -ENOMEM;
+            l->cells[l->ncells++] = (struct strobe_timeline_cell){
+                .cell = r->begin / w, .row = r->row, .key = r->key, .count = 1, .busy_ns = d, .key_ns = d};
+        }
+        l->nbars = kept;
+    }
+    tl->cell_ns = w;
+    measure(b);
+    return 0;
+}
+
+/* Brings the lanes read so far within the budget (15/16 of it while
+ * reading, so that the next check is some way off; all of it at the end),
+ * coarsening as often as needed. */
+static int fit(struct builder *b, size_t limit)
+{
     int rc = 0;
+    if (b->lane)
+        for (uint32_t r = 0; r < b->nacc && rc == 0; r++)
+            rc = flush_cell(b, r);
+    if (rc)
+        return rc;
+    measure(b);
+    while (b->est > limit && b->tl->cell_ns < (uint64_t)1 << 62)
+        if ((rc = coarsen(b, next_width(b->tl))))
+            return rc;
+    return 0;
+}
+
+static int build_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin, uint64_t end)
+{
+    struct builder *b = arg;
+    struct strobe_timeline_lane *l = b->lane;
+    uint64_t w = b->tl->cell_ns, d = end - begin;
+    l->intervals++;
+    if (row + 1 > l->rows)
+        l->rows = row + 1;
+    if (d >= w) {
+        if (reserve((void **)&l->bars, &b->bar_cap[l->thread], l->nbars + 1, sizeof *l->bars))
+            return -ENOMEM;
+        l->bars[l->nbars++] = (struct strobe_timeline_bar){begin, end, row, key};
+        /* the begin delta estimated by the duration */
+        b->est +=
+            2 * strobe_timeline_digits(d) + strobe_timeline_digits(row) + strobe_timeline_digits(key) + 4;
+    } else {
+        if (row >= b->nacc) {
+            if (reserve((void **)&b->acc, &b->acc_cap, (size_t)row + 1, sizeof *b->acc))
+                return -ENOMEM;
+            memset(b->acc + b->nacc, 0, ((size_t)row + 1 - b->nacc) * sizeof *b->acc);
+            b->nacc = (size_t)row + 1;
+        }
+        struct accum *a = &b->acc[row];
+        uint64_t cell = begin / w;
+        int rc;
+        if (a->open && a->cell != cell && (rc = flush_cell(b, row)))
+            return rc;
+        if (!a->open) {
+            *a = (struct accum){.open = true, .cell = cell};
+            b->est += CELL_BYTES;
+        }
+        a->count++;
+        a->busy += d;
+        unsigned i = 0;
+        while (i < a->nkeys && a->keys[i] != key)
+            i++;
+        if (i == a->nkeys && i < CELL_KEYS) {
+            a->keys[a->nkeys++] = key;
+            a->key_busy[i] = 0;
+        }
+        if (i < CELL_KEYS)
+            a->key_busy[i] += d;
+        a->mixed = a->mixed || a->nkeys > 1 || i == CELL_KEYS;
+    }
+    /* (at the coarsest width, only the end checks) */
+    return b->est > b->budget && w < (uint64_t)1 << 62 ? fit(b, b->budget - b->budget / 16) : 0;
+}
+
+static int timeline_build(const struct strobe_experiment *exp, size_t budget, walk_fn walk,
+                          struct strobe_timeline **out, struct strobe_errbuf *eb)
+{
+    struct strobe_timeline *tl = calloc(1, sizeof *tl);
+    size_t n = exp->nthreads ? exp->nthreads : 1;
+    struct builder b = {.tl = tl,
+                        .budget = budget,
+                        .bar_cap = calloc(n, sizeof(size_t)),
+                        .cell_cap = calloc(n, sizeof(size_t))};
+    int rc = 0;
+    if (!tl || !b.bar_cap || !b.cell_cap || !(tl->lanes = calloc(n, sizeof *tl->lanes))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    tl->budget = budget;
+    tl->nlanes = exp->nthreads;
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
         struct strobe_timeline_lane *l = &tl->lanes[t];
         l->thread = t;
@@ -326,78 +363,27 @@ static int build_lanes(const struct strobe_experiment *exp, struct strobe_timeli
         if (!l->traced)
             continue;
         b.lane = l;
-        b.bar_cap = b.cell_cap = 0;
         b.nacc = 0;
-        if ((rc = walk(exp, t, build_interval, &b, eb)))
-            break;
-        for (uint32_t r = 0; r < b.nacc && rc == 0; r++)
-            rc = flush_cell(&b, r);
-        qsort(l->bars, l->nbars, sizeof *l->bars, cmp_bar);
-        qsort(l->cells, l->ncells, sizeof *l->cells, cmp_cell);
-        tl->intervals += l->intervals;
-        tl->nbars += l->nbars;
-        tl->bytes += lane_bytes(tl, l);
+        if ((rc = walk(exp, t, build_interval, &b, eb)) == 0)
+            for (uint32_t r = 0; r < b.nacc && rc == 0; r++)
+                rc = flush_cell(&b, r);
     }
+    b.lane = NULL;
+    if (rc == 0)
+        rc = fit(&b, budget);
+    if (rc == 0) {
+        tl->bytes = b.est;
+        for (size_t t = 0; t < tl->nlanes; t++) {
+            tl->intervals += tl->lanes[t].intervals;
+            tl->nbars += tl->lanes[t].nbars;
+        }
+    }
+out:
     free(b.acc);
+    free(b.bar_cap);
+    free(b.cell_cap);
     if (rc == -ENOMEM && !eb->msg[0])
         strobe__error(eb, rc, "out of memory");
-    return rc;
-}
-
-/* Whether every interval fits the budget as a bar, by the experiment's
- * counts alone: at most per_event intervals per recorded event (a frame
- * has its ENTER or INHERIT; a TM state ends at an event that ends at most
- * two others), rows and keys below the event count and nkeys, times below
- * the duration. Small traces then skip the census. */
-static bool surely_exact(const struct strobe_experiment *exp, size_t budget, uint64_t per_event,
-                         uint64_t nkeys)
-{
-    uint64_t events = 0;
-    for (size_t t = 0; t < exp->nthreads; t++)
-        if (exp->threads[t].stream_path)
-            events += exp->threads[t].events;
-    size_t bar = 2 * strobe_timeline_digits(exp->duration_ns) + strobe_timeline_digits(events) +
-                 strobe_timeline_digits(nkeys) + 4;
-    uint64_t lanes = (uint64_t)exp->nthreads * LANE_BYTES;
-    return lanes <= budget && events * per_event <= (budget - lanes) / bar;
-}
-
-static int timeline_build(const struct strobe_experiment *exp, size_t budget, walk_fn walk,
-                          uint64_t per_event, uint64_t nkeys, struct strobe_timeline **out,
-                          struct strobe_errbuf *eb)
-{
-    struct strobe_timeline *tl = calloc(1, sizeof *tl);
-    struct census c;
-    memset(&c, 0, sizeof c);
-    if (!tl)
-        return strobe__error(eb, -ENOMEM, "out of memory");
-    tl->budget = budget;
-    int rc = 0;
-    bool exact = surely_exact(exp, budget, per_event, nkeys);
-    for (uint32_t t = 0; t < exp->nthreads && rc == 0 && !exact; t++) {
-        if (!exp->threads[t].stream_path)
-            continue;
-        rc = walk(exp, t, census_interval, &c, eb);
-        c.nrows = 0;
-    }
-    free(c.rows);
-    if (rc) {
-        if (rc == -ENOMEM && !eb->msg[0])
-            strobe__error(eb, rc, "out of memory");
-        free(tl);
-        return rc;
-    }
-    /* exact when it fits, else the finest power of two that fits */
-    int k = -1;
-    while (!exact && k < 63 && census_estimate(&c, k, exp->duration_ns, exp->nthreads) > budget)
-        k++;
-    for (;;) {
-        tl->cell_ns = k < 0 ? 0 : (uint64_t)1 << k;
-        if ((rc = build_lanes(exp, tl, walk, eb)) || tl->bytes <= budget || k >= 62)
-            break;
-        free_lanes(tl);
-        k++;
-    }
     if (rc) {
         strobe_timeline_free(tl);
         return rc;
@@ -409,7 +395,7 @@ static int timeline_build(const struct strobe_experiment *exp, size_t budget, wa
 int strobe_timeline_build(const struct strobe_experiment *exp, size_t budget, struct strobe_timeline **out,
                           struct strobe_errbuf *eb)
 {
-    return timeline_build(exp, budget, walk_frames, 1, exp->nregions, out, eb);
+    return timeline_build(exp, budget, walk_frames, out, eb);
 }
 
 int strobe_tm_timeline_build(const struct strobe_experiment *exp, size_t budget, struct strobe_timeline **out,
@@ -417,13 +403,17 @@ int strobe_tm_timeline_build(const struct strobe_experiment *exp, size_t budget,
 {
     if (!exp->tm_logging && !(exp->tm && exp->tm_level == STROBE_TM_MONITOR_EVENTS))
         return -ENOENT;
-    return timeline_build(exp, budget, walk_tm_states, 3, STROBE_TM_STATE_COUNT, out, eb);
+    return timeline_build(exp, budget, walk_tm_states, out, eb);
 }
 
 void strobe_timeline_free(struct strobe_timeline *tl)
 {
     if (!tl)
         return;
-    free_lanes(tl);
+    for (size_t i = 0; i < tl->nlanes; i++) {
+        free(tl->lanes[i].bars);
+        free(tl->lanes[i].cells);
+    }
+    free(tl->lanes);
     free(tl);
 }

@@ -12,14 +12,17 @@
  * cell_ns long is kept exactly, as a bar; a shorter one is summed into the
  * cell of width cell_ns its start falls in, per lane and row: how many
  * intervals, their busy time, the key with the most time. cell_ns is 0
- * (every interval a bar: exact) when everything fits the budget, else the
- * smallest power of two nanoseconds for which it does. A first pass over
- * the streams counts intervals per duration class (log2) and the cells of
- * every power-of-two width, a second one builds the lanes; should the
- * result still exceed the budget (the first pass counts items, it only
- * estimates their digits), cell_ns doubles and the second pass is
- * repeated. So the encoded size (strobe_timeline.bytes) is
- * at most the budget unless even one cell per lane and row does not fit.
+ * (every interval a bar: exact) when everything fits the budget, else a
+ * power of two nanoseconds. The streams are read once: intervals are kept
+ * at the current width while the estimated size stays within the budget;
+ * when it does not, the lanes read so far are measured exactly and, if
+ * over 15/16 of the budget, re-aggregated in memory at wider cells (from
+ * exact: the width half of the bars are shorter than; then doubling) until
+ * they are within it. At the end the same is done against the whole
+ * budget. So the encoded size (strobe_timeline.bytes) is at most the
+ * budget unless even one cell per lane and row does not fit, memory stays
+ * in proportion to the budget, and cell_ns is the finest width that fits
+ * or, when the trace grew past 15/16 of the budget at that width, twice it.
  */
 #ifndef STROBE_ANALYSIS_TIMELINE_H
 #define STROBE_ANALYSIS_TIMELINE_H
@@ -50,6 +53,7 @@ struct strobe_timeline_cell {
     uint64_t count;    /* intervals */
     uint64_t busy_ns;  /* their summed time (may exceed cell_ns: the last one
                           can run into the next cell) */
+    uint64_t key_ns;   /* the part of busy_ns spent in `key` */
     bool mixed;        /* other keys than `key` too */
 };
 

@@ -121,23 +121,30 @@ STROBE_TEST(frames_exact)
     check_bar(&l->bars[1], 1350, 1370, 0, compute);
     check_accounting(tl);
     strobe_timeline_free(tl);
-    /* one byte less than the exact encoding: only main is at least 1024 ns
-     * long; the rest is in cells */
+    /* one byte less than the exact encoding: half the frames are shorter
+     * than 128 ns, the first width tried; then 256, 512 (measured over
+     * 15/16 of the budget when the last frame is read) */
     tl = build(exp, 263);
-    CHECK_EQ_U64(tl->cell_ns, 1024);
+    CHECK_EQ_U64(tl->cell_ns, 512);
     CHECK(tl->bytes <= 263);
     CHECK_EQ_U64(tl->nbars, 1);
     l = &tl->lanes[0];
     check_bar(&l->bars[0], 100, 6000, 0, main_);
-    CHECK_EQ_INT(l->ncells, 1);
-    CHECK_EQ_U64(l->cells[0].cell, 0);
-    CHECK_EQ_U64(l->cells[0].count, 3);
-    CHECK_EQ_INT(l->cells[0].key, compute);
-    l = &tl->lanes[1]; /* 900..1300 in cell 0, 1350..1370 in cell 1 */
     CHECK_EQ_INT(l->ncells, 2);
-    CHECK_EQ_U64(l->cells[0].cell, 0);
+    CHECK_EQ_U64(l->cells[0].cell, 0); /* compute 200..500 */
     CHECK_EQ_U64(l->cells[0].count, 1);
-    CHECK_EQ_U64(l->cells[1].cell, 1);
+    CHECK(!l->cells[0].mixed);
+    CHECK_EQ_U64(l->cells[1].cell, 1); /* compute 600..700, odd name 900..1000 */
+    CHECK_EQ_U64(l->cells[1].count, 2);
+    CHECK_EQ_U64(l->cells[1].busy_ns, 200);
+    CHECK_EQ_INT(l->cells[1].key, compute); /* a tie: the first one */
+    CHECK_EQ_U64(l->cells[1].key_ns, 100);
+    CHECK(l->cells[1].mixed);
+    l = &tl->lanes[1]; /* 900..1300 in cell 1, 1350..1370 in cell 2 */
+    CHECK_EQ_INT(l->ncells, 2);
+    CHECK_EQ_U64(l->cells[0].cell, 1);
+    CHECK_EQ_U64(l->cells[0].busy_ns, 400);
+    CHECK_EQ_U64(l->cells[1].cell, 2);
     CHECK_EQ_U64(l->cells[1].busy_ns, 20);
     check_accounting(tl);
     strobe_timeline_free(tl);
@@ -151,7 +158,7 @@ STROBE_TEST(frames_tiny_budget)
     struct strobe_experiment *exp = synth("tl_tiny");
     struct strobe_timeline *tl = build(exp, 0);
     uint32_t main_ = region_id(exp, "main"), compute = region_id(exp, "compute");
-    CHECK_EQ_U64(tl->cell_ns, (uint64_t)1 << 63);
+    CHECK_EQ_U64(tl->cell_ns, (uint64_t)1 << 62);
     CHECK_EQ_U64(tl->nbars, 0);
     const struct strobe_timeline_lane *l = &tl->lanes[0];
     CHECK_EQ_INT(l->ncells, 2);
@@ -166,6 +173,7 @@ STROBE_TEST(frames_tiny_budget)
     CHECK_EQ_INT(c->key, compute); /* 400 ns against the odd name's 100 */
     CHECK_EQ_U64(c->count, 3);
     CHECK_EQ_U64(c->busy_ns, 500);
+    CHECK_EQ_U64(c->key_ns, 400);
     CHECK(c->mixed);
     l = &tl->lanes[1];
     CHECK_EQ_INT(l->ncells, 1);
