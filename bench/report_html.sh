@@ -13,11 +13,11 @@
 # enter/exit events, the tightest spacing a trace can have).
 # Measured, once each (every run reads 100 M events; repetitions would
 # take minutes):
-#   report   wall time and max RSS of the whole `strobe report DIR --format
+#   report   wall and CPU (user + system) time and max RSS of the whole `strobe report DIR --format
 #            html -o FILE` (/usr/bin/time), and the page's size;
 #   open     the time from navigation start to the page's data-ready="1"
 #            (every view drawn) in headless Chromium, from file://;
-#   anchor   `strobe export DIR --format chrome`: wall time and size (about
+#   anchor   `strobe export DIR --format chrome`: wall and CPU time, size (about
 #            150 bytes per event: 15 GB here; STROBE_BENCH_HTML_ANCHOR=0
 #            skips it).
 # Goals (issue 15, docs/report-html.md): page <= 10 MB, open < 3 s.
@@ -46,11 +46,12 @@ mkdir -p "$RESULTS"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/strobe-bench-report-html.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-# timed OUT_PREFIX CMD...: runs CMD, leaves "wall_s maxrss_kb" in OUT_PREFIX.time
+# timed OUT_PREFIX CMD...: runs CMD, leaves "wall_s maxrss_kb cpu_s" in OUT_PREFIX.time
 timed() {
     local out=$1
     shift
-    /usr/bin/time -f '%e %M' -o "$out.time" "$@" >"$out.log" 2>&1 || die "$* failed: $(tail -c 300 "$out.log")"
+    /usr/bin/time -f '%e %M %U %S' -o "$out.time" "$@" >"$out.log" 2>&1 || die "$* failed: $(tail -c 300 "$out.log")"
+    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$out.time" >"$out.t" && mv "$out.t" "$out.time"
 }
 
 echo "bench/report_html: recording $((CALLS * 4)) events" >&2
@@ -59,7 +60,7 @@ events=$("$STROBE" report "$WORK/exp" --format json | python3 -c 'import json, s
 
 echo "bench/report_html: strobe report --format html" >&2
 timed "$WORK/html" "$STROBE" report "$WORK/exp" --format html -o "$WORK/page.html"
-read -r html_s html_kb <"$WORK/html.time"
+read -r html_s html_kb html_cpu <"$WORK/html.time"
 html_bytes=$(stat -c %s "$WORK/page.html")
 
 # The page's own clock: a copy with one more script after the views' that
@@ -74,28 +75,31 @@ if [ -n "$CHROMIUM" ]; then
     [ -n "$open_ms" ] || open_ms="failed"
 fi
 
-chrome_s=- chrome_bytes=-
+chrome_s=- chrome_bytes=- chrome_cpu=-
 if [ "$ANCHOR" != 0 ]; then
     echo "bench/report_html: anchor: strobe export --format chrome" >&2
     timed "$WORK/chrome" "$STROBE" export "$WORK/exp" --format chrome -o "$WORK/trace.json"
-    read -r chrome_s _ <"$WORK/chrome.time"
+    read -r chrome_s _ chrome_cpu <"$WORK/chrome.time"
     chrome_bytes=$(stat -c %s "$WORK/trace.json")
     rm -f "$WORK/trace.json"
 fi
 
-python3 - "$events" "$html_s" "$html_kb" "$html_bytes" "$open_ms" "$chrome_s" "$chrome_bytes" "${CHROMIUM:-}" <<'EOF' |
+python3 - "$events" "$html_s" "$html_kb" "$html_bytes" "$open_ms" "$chrome_s" "$chrome_bytes" "${CHROMIUM:-}" \
+    "$html_cpu" "$chrome_cpu" <<'EOF' |
 import sys
 
-events, html_s, html_kb, html_bytes, open_ms, chrome_s, chrome_bytes, chromium = sys.argv[1:]
-events, html_s, html_kb, html_bytes = int(events), float(html_s), int(html_kb), int(html_bytes)
+events, html_s, html_kb, html_bytes, open_ms, chrome_s, chrome_bytes, chromium, html_cpu, chrome_cpu = sys.argv[1:]
+events, html_s, html_kb, html_bytes, html_cpu = int(events), float(html_s), int(html_kb), int(html_bytes), float(html_cpu)
 print("HTML report (bench/report_html.sh): %s events (bench/calls.c, 2 threads)" % format(events, ","))
-print("%-38s %12s %12s %10s" % ("", "wall", "size", "max RSS"))
-print("%-38s %11.1fs %10.2f MB %7d MB" % ("strobe report --format html", html_s, html_bytes / 1e6, html_kb // 1024))
+print("%-38s %9s %9s %12s %10s" % ("", "wall", "CPU", "size", "max RSS"))
+print("%-38s %8.1fs %8.1fs %9.2f MB %7d MB" % ("strobe report --format html", html_s, html_cpu, html_bytes / 1e6,
+                                              html_kb // 1024))
 if chrome_s != "-":
-    chrome_s, chrome_bytes = float(chrome_s), int(chrome_bytes)
-    print("%-38s %11.1fs %10.2f MB %10s" % ("anchor: strobe export --format chrome", chrome_s, chrome_bytes / 1e6, ""))
-    print("html / chrome: time %.2fx, size %.5fx (1/%.0f)" % (html_s / chrome_s, html_bytes / chrome_bytes,
-                                                            chrome_bytes / html_bytes))
+    chrome_s, chrome_bytes, chrome_cpu = float(chrome_s), int(chrome_bytes), float(chrome_cpu)
+    print("%-38s %8.1fs %8.1fs %9.2f MB" % ("anchor: strobe export --format chrome", chrome_s, chrome_cpu,
+                                           chrome_bytes / 1e6))
+    print("html / chrome: wall %.2fx, CPU %.2fx, size %.5fx (1/%.0f)" % (
+        html_s / chrome_s, html_cpu / chrome_cpu, html_bytes / chrome_bytes, chrome_bytes / html_bytes))
 else:
     print("anchor: not run (STROBE_BENCH_HTML_ANCHOR=0)")
 size_ok = html_bytes <= 10e6
