@@ -6,7 +6,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo check check-unit check-sanitize check-asan check-tsan check-format \
+.PHONY: all deps build demo report-screenshot check check-unit check-sanitize check-asan check-tsan check-format \
         bench fuzz install clean crash-soak tm-stress
 
 all: build
@@ -20,6 +20,9 @@ build: deps
 
 demo: build
 	@scripts/demo.sh $(BUILD)
+
+report-screenshot: build
+	@scripts/report-screenshot.sh $(BUILD)
 
 check: check-unit check-sanitize
 

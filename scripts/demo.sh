@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `make demo`: measures examples/demo with `strobe run` and prints its
-# report. Usage: scripts/demo.sh [BUILD_DIR]  (default: build). The
+# `make demo`: measures examples/demo with `strobe run`, prints its
+# report and writes its HTML report demo-report.html. Usage: scripts/demo.sh [BUILD_DIR]  (default: build). The
 # experiment is written to ./strobe-demo-<timestamp>/ and kept, so it can be
 # explored further (strobe report --threads, strobe export).
 set -eu
@@ -23,5 +23,7 @@ while [ -e "$exp" ]; do
 done
 "$strobe" run -o "$exp" -- "$demo"
 "$strobe" report "$exp"
+"$strobe" report "$exp" --format html -o demo-report.html
 echo
+echo "HTML report: $(pwd)/demo-report.html (open it in any browser)"
 echo "experiment kept in $exp/ (try: $strobe report $exp --threads; $strobe export $exp --format chrome -o demo.json)"

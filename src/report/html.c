@@ -29,7 +29,9 @@ int strobe_report_html(FILE *out, const struct strobe_experiment *exp, const str
     for (size_t i = 0; i < opts->nproblems; i++)
         strobe__jw_str(&w, NULL, opts->problems[i]);
     strobe__jw_close(&w);
-    int rc = strobe__report_json_object(&w, "report", exp, prof, &opts->report);
+    struct strobe_report_opts ro = opts->report;
+    ro.tree_columns = true;
+    int rc = strobe__report_json_object(&w, "report", exp, prof, &ro);
     if (rc)
         return rc;
     if (opts->timeline)

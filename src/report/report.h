@@ -60,6 +60,8 @@ struct strobe_report_opts {
                                                  The text form is report/locks.h's. */
     const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
                                                  NULL: none */
+    bool tree_columns;                        /* JSON: the call tree as columns ("calltree_columns",
+                                                 docs/report-html.md) instead of node objects */
 };
 
 /* Default options: sort by excl, top 20, no optional section. */

@@ -255,7 +255,7 @@ STROBE_TEST(usage_errors)
            STROBE " report x --threads=1");
     expect(2, "strobe: report: option '--format' needs an argument (see 'strobe report --help')\n",
            STROBE " report x --format");
-    expect(2, "strobe: report: --format: unknown format 'xml' (text or json) (see 'strobe report --help')\n",
+    expect(2, "strobe: report: --format: unknown format 'xml' (text, json or html) (see 'strobe report --help')\n",
            STROBE " report x --format xml");
     expect(2,
            "strobe: report: --sort: unknown key 'time' (incl, excl or visits) (see 'strobe report --help')\n",
@@ -278,7 +278,7 @@ STROBE_TEST(usage_errors)
            "strobe: report: --target: '120%' is neither a share of the thread time (5%) nor a size (500MB) (see "
            "'strobe report --help')\n",
            STROBE " report x --score --target 120%%");
-    expect(2, "strobe: report: '-o' needs --score (see 'strobe report --help')\n", STROBE " report x -o f.txt");
+    expect(2, "strobe: report: '-o' needs --score or --format html (see 'strobe report --help')\n", STROBE " report x -o f.txt");
     expect(2, "strobe: report: '--target' needs --score (see 'strobe report --help')\n",
            STROBE " report x --target 5%%");
     expect(2, "strobe: report: '--score' and '--sort' exclude each other (see 'strobe report --help')\n",

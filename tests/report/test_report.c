@@ -18,6 +18,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "report/html.h"
 #include "report/report.h"
 #include "report/score.h"
 #include "common/filter.h"
@@ -287,11 +288,12 @@ STROBE_TEST(text_drops_and_exit)
     m.exp.nmeta = 2;
     char *t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, false);
     /* the warning comes right after the title, before anything else */
-    CHECK_PREFIX(t, "strobe report: strobe-app-20261122-104500\n"
-                    "WARNING: 1234 events were dropped: the trace and anything rebuilt from it are incomplete\n"
-                    "  thread 0 (proc-4242 t0): 1234 dropped of 1334 at the size limit of 4.0 KiB per stream\n"
-                    "  to keep them: strobe run with STROBE_TRACE_LIMIT=1M (1.0 MiB per thread), or fewer events "
-                    "(strobe report --score writes a --filter)\n\nSummary\n");
+    CHECK_PREFIX(
+        t, "strobe report: strobe-app-20261122-104500\n"
+           "WARNING: 1234 events were dropped: the trace and anything rebuilt from it are incomplete\n"
+           "  thread 0 (proc-4242 t0): 1234 dropped of 1334 at the size limit of 4.0 KiB per stream\n"
+           "  to keep them: strobe run with STROBE_TRACE_LIMIT=1M (1.0 MiB per thread), or fewer events "
+           "(strobe report --score writes a --filter)\n\nSummary\n");
     CHECK_LINE(t, "  dropped          1234 (WARNING: incomplete trace)");
     CHECK_LINE(t, "  exit             killed by signal 9");
     free(t);
@@ -440,8 +442,8 @@ STROBE_TEST(text_threads)
     t = render_ok(&m, 0, STROBE_REPORT_SORT_EXCL, 20, true);
     CHECK_LINE(t, "  events           0 (no trace)");
     /* (9 + 11 + 11) x 2 = 62 events x 10 ns */
-    CHECK_LINE(t,
-               "  overhead (est.)  620 ns, likely 372 ns to 1.054 µs (0.03% of 2.300 ms thread time; events estimated as 2 x visits)");
+    CHECK_LINE(t, "  overhead (est.)  620 ns, likely 372 ns to 1.054 µs (0.03% of 2.300 ms thread time; "
+                  "events estimated as 2 x visits)");
     CHECK_CONTAINS(t, "\n       0  proc-4242     0        4242       -     1.000 ms           9         18*");
     CHECK_LINE(t, "  (* no trace: events estimated as 2 x visits)");
     free(t);
@@ -516,7 +518,8 @@ STROBE_TEST(text_by_rank)
         "            0         1.00           2         0 ns   100.000 µs   200.000 µs      rec (app.c:40)\n"
         "            0         2.50           5         0 ns    25.000 µs    50.000 µs    io [libio.so]\n"
         "            0         1.00           2         0 ns   500.000 µs     1.000 ms  worker (app.c:20)\n"
-        "            0        10.00          20         0 ns   400.000 µs   800.000 µs    compute (app.c:30)\n"
+        "            0        10.00          20         0 ns   400.000 µs   800.000 µs    compute "
+        "(app.c:30)\n"
         "\nRank x call path (visits of the first 6 call paths above)\n"
         "  [1] main (app.c:10)\n"
         "  [2]   rec (app.c:40)\n"
@@ -537,11 +540,13 @@ STROBE_TEST(text_by_rank)
     f = open_memstream(&buf, &len);
     CHECK_EQ_INT(strobe_report_json(f, &m.exp, &m.prof, &o), 0);
     fclose(f);
-    CHECK_CONTAINS(buf, "\"by\": {\n    \"key\": \"rank\",\n    \"left_out\": 1,\n    \"groups\": [\n"
-                        "      {\"rank\": 0, \"processes\": [0], \"threads\": 1, \"visits\": 9, \"incl_ns\": 1000000, "
-                        "\"events\": 100}\n    ],");
-    CHECK_CONTAINS(buf, "{\"id\": 1, \"visits\": {\"groups\": [1], \"min\": 1, \"avg\": 1, \"max\": 1}, "
-                        "\"incl_ns\": {\"groups\": [1000000], \"min\": 1000000, \"avg\": 1000000, \"max\": 1000000}}");
+    CHECK_CONTAINS(
+        buf, "\"by\": {\n    \"key\": \"rank\",\n    \"left_out\": 1,\n    \"groups\": [\n"
+             "      {\"rank\": 0, \"processes\": [0], \"threads\": 1, \"visits\": 9, \"incl_ns\": 1000000, "
+             "\"events\": 100}\n    ],");
+    CHECK_CONTAINS(
+        buf, "{\"id\": 1, \"visits\": {\"groups\": [1], \"min\": 1, \"avg\": 1, \"max\": 1}, "
+             "\"incl_ns\": {\"groups\": [1000000], \"min\": 1000000, \"avg\": 1000000, \"max\": 1000000}}");
     free(buf);
     /* no rank at all: the caller's error */
     procs[0].has_rank = false;
@@ -597,17 +602,22 @@ STROBE_TEST(json_fields)
         "strobe-report 1 strobe-app-20261122-104500 excl\n"
         "{\"command\": \"./app 'a b'\", \"host\": \"node1\", \"start_time\": \"2026-11-22T10:45:00Z\", "
         "\"strobe_version\": \"0.1.0\"}\n"
-        "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"open_at_end\": 0, \"overhead_events\": 200, "
-        "\"overhead_events_estimated\": false, \"overhead_high_ns\": 3400, \"overhead_low_ns\": 1200, \"overhead_ns\": 2000, \"processes\": 1, "
-        "\"profile_incomplete\": false, \"profile_source\": \"profile\", \"profile_traced_threads\": 0, \"thread_time_ns\": 2300000, \"threads\": 3, "
+        "{\"dropped\": 0, \"duration_ns\": 1100000, \"events\": 200, \"open_at_end\": 0, "
+        "\"overhead_events\": 200, "
+        "\"overhead_events_estimated\": false, \"overhead_high_ns\": 3400, \"overhead_low_ns\": 1200, "
+        "\"overhead_ns\": 2000, \"processes\": 1, "
+        "\"profile_incomplete\": false, \"profile_source\": \"profile\", \"profile_traced_threads\": 0, "
+        "\"thread_time_ns\": 2300000, \"threads\": 3, "
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
         "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
         "\"rank\": null, \"start_realtime_ns\": 0, \"world_size\": null}\n"
-        "{\"at_exit\": false, \"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, \"ended\": true, "
+        "{\"at_exit\": false, \"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, "
+        "\"ended\": true, "
         "\"events\": 100, \"incl_ns\": 1000000, \"index\": 0, \"parent\": null, \"process\": 0, "
         "\"profile\": true, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
-        "\"nivcsw\": 1, \"nvcsw\": 3, \"stime_us\": 250, \"utime_us\": 1500}, \"summarized\": false, \"thread\": 0, "
+        "\"nivcsw\": 1, \"nvcsw\": 3, \"stime_us\": 250, \"utime_us\": 1500}, \"summarized\": false, "
+        "\"thread\": 0, "
         "\"tid\": 4242, \"trace\": true, \"visits\": 9}\n"
         "None 0\n"
         "{\"address\": 4160, \"file\": \"\", \"id\": 4, \"kind\": \"function\", \"line\": 0, "
@@ -637,6 +647,48 @@ STROBE_TEST(json_escapes)
     CHECK_STR_EQ(facts, "'ma\"in\\\\\\n\\t\\x01 \\xe9 \\ufffd'\n");
     free(facts);
     free(j);
+}
+
+/* The HTML report's data: a name that would close the script element is
+ * written with '<' as \\u003c, the page around it is intact (one data
+ * element, the template's own tail after it), and the data parses back to
+ * the exact name and the report's visits. */
+STROBE_TEST(html_data_escapes)
+{
+    struct model m;
+    build_model(&m);
+    m.regions[R_MAIN].name = "</script><script>alert(1)</script>";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    struct strobe_html_opts o = {.generated = "2026-11-27T00:00:00Z"};
+    strobe_report_opts_init(&o.report);
+    const char *problems[] = {"samples: proc-1/t0.evt: offset 8: bad <record>"};
+    o.problems = problems;
+    o.nproblems = 1;
+    CHECK_EQ_INT(strobe_report_html(f, &m.exp, &m.prof, &o), 0);
+    fclose(f);
+    CHECK(strstr(buf, "alert(1)</script>") == NULL);
+    CHECK_CONTAINS(buf, "\\u003c/script>\\u003cscript>alert(1)\\u003c/script>");
+    const char *data = strstr(buf, "<script type=\"application/json\" id=\"strobe-data\">");
+    CHECK(data != NULL);
+    data = strchr(data, '>') + 1;
+    const char *end = strstr(data, "</script>");
+    CHECK(end != NULL);
+    char *json = strndup(data, (size_t)(end - data));
+    char *facts =
+        json_facts(json, "html_data_escapes",
+                   "import json,sys\nd=json.load(open(sys.argv[1]))\n"
+                   "print(d[\"problems\"][0], d[\"generated\"], d[\"report\"][\"regions\"][0][\"name\"])\n"
+                   "print(sum(d[\"report\"][\"calltree_columns\"][\"visits\"]))\n");
+    CHECK_STR_EQ(facts, "samples: proc-1/t0.evt: offset 8: bad <record> 2026-11-27T00:00:00Z "
+                        "</script><script>alert(1)</script>\n31\n");
+    CHECK_CONTAINS(end, "</script>\n<script>\n\"use strict\";");
+    CHECK_CONTAINS(buf + len - 16, "</html>\n");
+    free(facts);
+    free(json);
+    free(buf);
 }
 
 STROBE_TEST(deep_recursion)
@@ -672,6 +724,26 @@ STROBE_TEST(deep_recursion)
     CHECK_EQ_INT(rc, 0);
     CHECK_CONTAINS(t, "  100.00%     2.000 ms     2.000 ms      200000");
     free(t);
+    /* the HTML page draws it in headless Chromium: no stack overflow in
+     * the flame graph, which says what it did not draw */
+    char page[4200];
+    snprintf(page, sizeof page, "%s/deep.html", strobe_test_tmpdir("deep_recursion"));
+    FILE *f = fopen(page, "w");
+    CHECK(f != NULL);
+    struct strobe_html_opts o = {0};
+    strobe_report_opts_init(&o.report);
+    CHECK_EQ_INT(strobe_report_html(f, &m.exp, &m.prof, &o), 0);
+    CHECK_EQ_INT(fclose(f), 0);
+    char *out;
+    int st = strobe_test_sh(&out,
+                            "python3 %s/tests/report/html_check.py '%s' --timeout 60 "
+                            "--eval \"document.querySelector('#view-calltree .toolbar').textContent\" "
+                            "--expect flat-profile:rec:visits=200000",
+                            STROBE_SOURCE_DIR, page);
+    if (st != 0)
+        STROBE_FAIL("html_check.py: exit %d\n%s", st, out);
+    CHECK_CONTAINS(out, "calls deeper than 300 levels below the zoomed box not drawn");
+    free(out);
     free(nodes);
 }
 
@@ -875,12 +947,14 @@ STROBE_TEST(text_tm_hardware_causes)
     f.cells[1 * NTHREADS + 0].aborts[STROBE_TM_ABORT_HW_CONFLICT - 1] = 11;
     f.cells[1 * NTHREADS + 0].aborts[STROBE_TM_ABORT_HW_CAPACITY - 1] = 2;
     char *t = render_tm(&f, 0);
-    CHECK_CONTAINS(t, "  block / thread          read_conflict  write_conflict  validation  explicit  irrevocable     "
-                      "other  hw_conflict  hw_capacity\n"
-                      "  atomic@step (app.c:50)              7               3           0         0            0       "
-                      "  0            0            0\n");
-    CHECK_CONTAINS(t, "    thread 0                          0              20           5         0            0       "
-                      "  5           11            2\n");
+    CHECK_CONTAINS(
+        t, "  block / thread          read_conflict  write_conflict  validation  explicit  irrevocable     "
+           "other  hw_conflict  hw_capacity\n"
+           "  atomic@step (app.c:50)              7               3           0         0            0       "
+           "  0            0            0\n");
+    CHECK_CONTAINS(
+        t, "    thread 0                          0              20           5         0            0       "
+           "  5           11            2\n");
     free(t);
 }
 
@@ -1113,8 +1187,8 @@ STROBE_TEST(score_target_parse)
     CHECK_EQ_U64(t.bytes, 500ull << 20);
     CHECK_EQ_U64(target_of("1G").bytes, 1ull << 30);
     CHECK_EQ_U64(target_of("4096").bytes, 4096);
-    static const char *const bad[] = {"",   "%",    "101%",   "-1%", "5 %", "5%%", "x%",
-                                      "abc", "5x", "1e1%", "0x1p3%", "nan%", ".%", "1.2.3%"};
+    static const char *const bad[] = {"",    "%",  "101%", "-1%",    "5 %",  "5%%", "x%",
+                                      "abc", "5x", "1e1%", "0x1p3%", "nan%", ".%",  "1.2.3%"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (strobe__score_target_parse(bad[i], &t) != STROBE_ERR_SYNTAX)
             STROBE_FAIL("target '%s' was accepted", bad[i]);
@@ -1143,35 +1217,35 @@ STROBE_TEST(score_size_target)
     CHECK_EQ_U64(sc.filtered.events, 160);
     CHECK_EQ_U64(sc.filtered.bytes, 560);
     CHECK(sc.met && sc.evaluable && sc.nexcluded == 1 && sc.ncandidates == 4);
-    CHECK_STR_EQ(text,
-                 "strobe report --score: strobe-app-20261122-104500\n"
-                 "\n"
-                 "Estimate for a full run (recorded events and those the size limit dropped)\n"
-                 "  events           200 (0 dropped)\n"
-                 "  trace            700 B (3.50 bytes/event, measured in the trace)\n"
-                 "  overhead         2.000 µs (0.09% of 2.300 ms thread time)\n"
-                 "  target           trace <= 600 B\n"
-                 "  with the filter  160 events, 560 B, overhead 1.600 µs (0.07% of thread time)\n"
-                 "  outcome          target trace <= 600 B met by excluding 1 function (700 B -> 560 B)\n"
-                 "\n"
-                 "Regions by events (5 regions; filter: exclude = in the filter, keep = not needed for the "
-                 "target, never:... = never excluded)\n"
-                 "        events   events%       bytes      visits   incl/visit   excl/visit     overhead     "
-                 "ovh%  filter        region\n"
-                 "            40    20.00%       140 B          20    40.000 µs    40.000 µs       400 ns    "
-                 "0.02%  exclude       compute (app.c:30)\n"
-                 "            10     5.00%        35 B           5    10.000 µs    10.000 µs       100 ns    "
-                 "0.00%  keep          io [libio.so]\n"
-                 "             6     3.00%        21 B           3   166.667 µs   100.000 µs        60 ns    "
-                 "0.00%  keep          rec (app.c:40)\n"
-                 "             4     2.00%        14 B           2   500.000 µs   100.000 µs        40 ns    "
-                 "0.00%  keep          worker (app.c:20)\n"
-                 "             2     1.00%         7 B           1     1.000 ms   650.000 µs        20 ns    "
-                 "0.00%  never:main    main (app.c:10)\n"
-                 "            62    31.00%       217 B          31            -            -       620 ns    "
-                 "0.03%                total (all regions)\n"
-                 "            22    11.00%        77 B          11            -            -       220 ns    "
-                 "0.01%                kept (all regions but the excluded)\n");
+    CHECK_STR_EQ(
+        text, "strobe report --score: strobe-app-20261122-104500\n"
+              "\n"
+              "Estimate for a full run (recorded events and those the size limit dropped)\n"
+              "  events           200 (0 dropped)\n"
+              "  trace            700 B (3.50 bytes/event, measured in the trace)\n"
+              "  overhead         2.000 µs (0.09% of 2.300 ms thread time)\n"
+              "  target           trace <= 600 B\n"
+              "  with the filter  160 events, 560 B, overhead 1.600 µs (0.07% of thread time)\n"
+              "  outcome          target trace <= 600 B met by excluding 1 function (700 B -> 560 B)\n"
+              "\n"
+              "Regions by events (5 regions; filter: exclude = in the filter, keep = not needed for the "
+              "target, never:... = never excluded)\n"
+              "        events   events%       bytes      visits   incl/visit   excl/visit     overhead     "
+              "ovh%  filter        region\n"
+              "            40    20.00%       140 B          20    40.000 µs    40.000 µs       400 ns    "
+              "0.02%  exclude       compute (app.c:30)\n"
+              "            10     5.00%        35 B           5    10.000 µs    10.000 µs       100 ns    "
+              "0.00%  keep          io [libio.so]\n"
+              "             6     3.00%        21 B           3   166.667 µs   100.000 µs        60 ns    "
+              "0.00%  keep          rec (app.c:40)\n"
+              "             4     2.00%        14 B           2   500.000 µs   100.000 µs        40 ns    "
+              "0.00%  keep          worker (app.c:20)\n"
+              "             2     1.00%         7 B           1     1.000 ms   650.000 µs        20 ns    "
+              "0.00%  never:main    main (app.c:10)\n"
+              "            62    31.00%       217 B          31            -            -       620 ns    "
+              "0.03%                total (all regions)\n"
+              "            22    11.00%        77 B          11            -            -       220 ns    "
+              "0.01%                kept (all regions but the excluded)\n");
     CHECK_STR_EQ(filter,
                  "# strobe filter written by `strobe report --score` from the experiment "
                  "strobe-app-20261122-104500\n"
@@ -1198,8 +1272,9 @@ STROBE_TEST(score_size_target)
     CHECK_EQ_INT(strobe__score_text(tf, &sc, 2), 0);
     fclose(tf);
     CHECK_CONTAINS(top2, "Regions by events (top 2 of 5; ");
-    CHECK_CONTAINS(top2, "\n            12     6.00%        42 B           6            -            -       120 ns    "
-                         "0.01%                (3 more)\n");
+    CHECK_CONTAINS(
+        top2, "\n            12     6.00%        42 B           6            -            -       120 ns    "
+              "0.01%                (3 more)\n");
     free(top2);
     /* the file parses and excludes exactly compute */
     struct strobe_filter *f;
@@ -1234,10 +1309,11 @@ STROBE_TEST(score_overhead_target)
     char line[512];
     strobe__score_outcome(&sc, line, sizeof line);
     /* main's 20 ns stay, and 1380 ns of the 200 events no region accounts for */
-    CHECK_STR_EQ(line, "target overhead <= 0.05% of thread time not met: reached 0.06% of thread time by "
-                       "excluding the 4 functions that may be excluded; of the rest, 0.00087% of thread time is "
-                       "in regions never excluded (main, annotated, TM atomic blocks, no name or no completed "
-                       "visit) and 0.06% of thread time in records of no region");
+    CHECK_STR_EQ(line,
+                 "target overhead <= 0.05% of thread time not met: reached 0.06% of thread time by "
+                 "excluding the 4 functions that may be excluded; of the rest, 0.00087% of thread time is "
+                 "in regions never excluded (main, annotated, TM atomic blocks, no name or no completed "
+                 "visit) and 0.06% of thread time in records of no region");
     free(filters);
     score_done(&sc, text, filter);
     /* a profile rebuilt from a trace that lost events cannot attribute them */
@@ -1245,8 +1321,9 @@ STROBE_TEST(score_overhead_target)
     m.threads[0].dropped = m.exp.total_dropped = 10;
     score_of(&m, "0.05%", &sc, &text, &filter);
     strobe__score_outcome(&sc, line, sizeof line);
-    CHECK_CONTAINS(line, " in records of no region (the events the size limit dropped: the trace cannot attribute "
-                         "them)");
+    CHECK_CONTAINS(line,
+                   " in records of no region (the events the size limit dropped: the trace cannot attribute "
+                   "them)");
     score_done(&sc, text, filter);
     m.prof.source = STROBE_PROFILE_FILES;
     m.threads[0].dropped = m.exp.total_dropped = 0;
@@ -1311,7 +1388,8 @@ STROBE_TEST(score_never_and_escapes)
     char *text, *filter;
     score_of(&m, "0", &sc, &text, &filter);
     char *filters = score_filters(&m, &sc);
-    CHECK_STR_EQ(filters, "compute:exclude operator*:exclude rec:never:user 0x1010:never:name main:never:main");
+    CHECK_STR_EQ(filters,
+                 "compute:exclude operator*:exclude rec:never:user 0x1010:never:name main:never:main");
     CHECK_CONTAINS(filter, "\nexclude compute  # 20 visits, 40.000 µs per visit\n");
     CHECK_CONTAINS(filter, "\nexclude operator\\*  # 5 visits, 10.000 µs per visit\n");
     free(filters);
@@ -1322,14 +1400,16 @@ STROBE_TEST(score_never_and_escapes)
     m.proc.overhead_ns_per_event = 0;
     score_of(&m, "1%", &sc, &text, &filter);
     filters = score_filters(&m, &sc);
-    CHECK_STR_EQ(filters,
-                 "operator delete:never:name operator*:never:atomic rec:never:user 0x1010:never:name main:never:main");
+    CHECK_STR_EQ(
+        filters,
+        "operator delete:never:name operator*:never:atomic rec:never:user 0x1010:never:name main:never:main");
     CHECK(!sc.evaluable && !sc.met);
     CHECK_CONTAINS(text, "\n  overhead         unknown (no cost per event was measured)\n");
     char line[512];
     strobe__score_outcome(&sc, line, sizeof line);
-    CHECK_STR_EQ(line, "target overhead <= 1% of thread time cannot be evaluated: the experiment has no measured "
-                       "cost per event (a size target can, e.g. --target 500MB)");
+    CHECK_STR_EQ(line,
+                 "target overhead <= 1% of thread time cannot be evaluated: the experiment has no measured "
+                 "cost per event (a size target can, e.g. --target 500MB)");
     free(filters);
     score_done(&sc, text, filter);
 }
@@ -1355,7 +1435,8 @@ STROBE_TEST(score_json)
         "print(d[\"schema\"], d[\"version\"], d[\"target\"], d[\"thread_time_ns\"], d[\"dropped\"])\n"
         "print(d[\"bytes_per_event\"], d[\"bytes_per_event_from\"], d[\"target_met\"], d[\"excluded\"])\n"
         "for k in (\"full_run\", \"filtered\", \"regions_total\", \"regions_kept\"): print(k, d[k])\n"
-        "for r in d[\"regions\"]: print(r[\"name\"], r[\"kind\"], r[\"visits\"], r[\"events\"], r[\"bytes\"], "
+        "for r in d[\"regions\"]: print(r[\"name\"], r[\"kind\"], r[\"visits\"], r[\"events\"], "
+        "r[\"bytes\"], "
         "r[\"incl_ns\"], r[\"excl_ns\"], r[\"overhead_ns\"], r[\"filter\"])\n";
     char *facts = json_facts(j, "score_json", script);
     /* the 10 dropped events count in the full run, not in the regions */
@@ -1376,10 +1457,11 @@ STROBE_TEST(score_json)
 
 STROBE_TEST_MAIN(STROBE_CASE(units_time), STROBE_CASE(units_bytes), STROBE_CASE(sort_parse),
                  STROBE_CASE(text_summary), STROBE_CASE(text_drops_and_exit), STROBE_CASE(text_flat),
-                 STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(text_by_rank), STROBE_CASE(json_tree),
-                 STROBE_CASE(json_fields), STROBE_CASE(json_escapes), STROBE_CASE(deep_recursion),
-                 STROBE_CASE(bad_model), STROBE_CASE(write_error), STROBE_CASE(tm_verdict_thresholds),
-                 STROBE_CASE(text_tm_counters), STROBE_CASE(text_tm_hardware_causes), STROBE_CASE(text_tm_events),
+                 STROBE_CASE(text_tree), STROBE_CASE(text_threads), STROBE_CASE(text_by_rank),
+                 STROBE_CASE(json_tree), STROBE_CASE(json_fields), STROBE_CASE(json_escapes),
+                 STROBE_CASE(html_data_escapes), STROBE_CASE(deep_recursion), STROBE_CASE(bad_model),
+                 STROBE_CASE(write_error), STROBE_CASE(tm_verdict_thresholds), STROBE_CASE(text_tm_counters),
+                 STROBE_CASE(text_tm_hardware_causes), STROBE_CASE(text_tm_events),
                  STROBE_CASE(text_tm_levels_without_blocks), STROBE_CASE(json_tm),
                  STROBE_CASE(score_target_parse), STROBE_CASE(score_size_target),
                  STROBE_CASE(score_overhead_target), STROBE_CASE(score_profile_only),

@@ -35,7 +35,7 @@ strobe.h = function (tag, attrs, ...children) {
     if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
   }
@@ -52,7 +52,7 @@ strobe.fmt = {
   time(ns) {
     if (ns === null || ns === undefined) return '-';
     const a = Math.abs(ns);
-    const u = a >= 1e9 ? [1e9, 's'] : a >= 1e6 ? [1e6, 'ms'] : a >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
+    const u = a >= 1e9 ? [1e9, 's'] : a >= 1e6 ? [1e6, 'ms'] : a >= 1e3 ? [1e3, '\u00b5s'] : [1, 'ns'];
     if (u[0] === 1) return Math.round(ns) + ' ns';
     const v = ns / u[0];
     return (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ' + u[1];

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTML report end to end: cli_workload (tests/cli/workload.c, fixed
+ * call paths and visit counts) run under `strobe run`, its page written by
+ * `strobe report --format html` and loaded in headless Chromium by
+ * html_check.py: no console error, no network request, the flat profile's
+ * exact visit counts in the DOM (all threads and one thread), a screenshot.
+ * Also what bad input and bad options give.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "test.h"
+
+#define STROBE STROBE_BIN_DIR "/strobe"
+#define CHECKER STROBE_SOURCE_DIR "/tests/report/html_check.py"
+
+/* Records cli_workload into <tmpdir of name>/exp; returns the tmpdir. */
+static const char *record(const char *name, char *dir, size_t cap)
+{
+    const char *tmp = strobe_test_tmpdir(name);
+    snprintf(dir, cap, "%s/exp", tmp);
+    char *out;
+    int rc = strobe_test_sh(&out, "%s run -o '%s' -- %s", STROBE, dir, STROBE_WORKLOAD);
+    if (rc != 0)
+        STROBE_FAIL("strobe run: exit %d\n%s", rc, out);
+    free(out);
+    return tmp;
+}
+
+/* Runs html_check.py on PAGE with ARGS; fails the test unless it passes.
+ * Returns its JSON output (free it). */
+static char *check_page(const char *page, const char *args)
+{
+    char *out;
+    int rc = strobe_test_sh(&out, "python3 %s '%s' %s", CHECKER, page, args);
+    if (rc != 0)
+        STROBE_FAIL("html_check.py %s %s: exit %d\n%s", page, args, rc, out);
+    return out;
+}
+
+STROBE_TEST(page_of_workload)
+{
+    char dir[8192];
+    const char *tmp = record("html_page", dir, sizeof dir);
+    char *out;
+    int rc = strobe_test_sh(&out, "%s report '%s' --format html -o '%s/r.html'", STROBE, dir, tmp);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_STR_EQ(out, ""); /* nothing on the terminal: the page is the output */
+    free(out);
+    char page[8192], args[8192];
+    snprintf(page, sizeof page, "%s/r.html", tmp);
+    snprintf(args, sizeof args,
+             "--screenshot '%s/r.png' --dom '%s/dom.html' "
+             "--expect flat-profile:main:visits=1 --expect flat-profile:setup:visits=1 "
+             "--expect flat-profile:rec:visits=4 --expect flat-profile:compute:visits=65 "
+             "--expect flat-profile:leaf:visits=130 --expect flat-profile:worker:visits=3 "
+             "--expect view-summary:3:visits=91",
+             tmp, tmp);
+    free(check_page(page, args));
+    /* a real picture, not an empty page: the flame graph and tables are
+     * drawn (an empty 1400x1000 PNG is about 5 KB) */
+    char png[8192];
+    snprintf(png, sizeof png, "%s/r.png", tmp);
+    struct stat st;
+    CHECK(stat(png, &st) == 0);
+    CHECK(st.st_size > 40000);
+    /* no partial file left next to the page */
+    snprintf(png, sizeof png, "%s/r.html.tmp", tmp);
+    CHECK(stat(png, &st) != 0);
+}
+
+/* The thread selector: thread 2 (the second worker) did compute 20 times
+ * and leaf 40 times; its flat profile is summed in the page from the call
+ * tree's per-thread statistics. */
+STROBE_TEST(thread_selection)
+{
+    char dir[8192];
+    const char *tmp = record("html_thread", dir, sizeof dir);
+    CHECK_EQ_INT(strobe_test_sh(NULL, "%s report '%s' --format html -o '%s/r.html'", STROBE, dir, tmp), 0);
+    char page[8192];
+    snprintf(page, sizeof page, "%s/r.html", tmp);
+    free(check_page(page,
+                    "--eval \"(() => { const s = document.getElementById('thread-select'); s.value = '2'; "
+                    "s.dispatchEvent(new Event('change')); return 1; })()\" "
+                    "--expect flat-profile:compute:visits=20 --expect flat-profile:leaf:visits=40 "
+                    "--expect flat-profile:worker:visits=1"));
+}
+
+STROBE_TEST(options)
+{
+    char dir[8192];
+    const char *tmp = record("html_options", dir, sizeof dir);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s report '%s' --format html", STROBE, dir), 2);
+    CHECK_CONTAINS(out, "--format html needs -o FILE");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s report '%s' -o x.html", STROBE, dir), 2);
+    CHECK_CONTAINS(out, "'-o' needs --score or --format html");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s report '%s' --format html --score -o x", STROBE, dir), 2);
+    CHECK_CONTAINS(out, "exclude each other");
+    free(out);
+    /* an unwritable page: one line naming it, exit 1, nothing left */
+    CHECK_EQ_INT(
+        strobe_test_sh(&out, "%s report '%s' --format html -o '%s/no/such/dir/r.html'", STROBE, dir, tmp), 1);
+    CHECK_CONTAINS(out, "/no/such/dir/r.html: No such file or directory");
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+    free(out);
+}
+
+/* A damaged experiment never gives a broken page. A cut profile file (the
+ * call-path profile every view needs) fails with one line naming it and
+ * writes no page; a cut event stream (read by the optional views) gives
+ * the page without what it held, the problem named at its top and in one
+ * warning line. */
+STROBE_TEST(damaged_experiment)
+{
+    char dir[8192], page[8192];
+    const char *tmp = record("html_damaged", dir, sizeof dir);
+    snprintf(page, sizeof page, "%s/r.html", tmp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cp -r '%s' '%s/prof' && truncate -s -3 '%s'/prof/proc-*/t3.prof && "
+                                "%s report '%s/prof' --format html -o '%s'",
+                                dir, tmp, tmp, STROBE, tmp, page),
+                 1);
+    CHECK_CONTAINS(out, "t3.prof: offset 24: slot count");
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+    free(out);
+    struct stat st;
+    CHECK(stat(page, &st) != 0);
+
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "truncate -s -3 '%s'/proc-*/t3.evt && %s report '%s' --format html -o '%s'",
+                                dir, STROBE, dir, page),
+                 0);
+    CHECK_CONTAINS(out, "warning: locks: proc-");
+    CHECK_CONTAINS(out, "/t3.evt: offset ");
+    CHECK_CONTAINS(out, ": THREAD_END record of "); /* 8 or 9 bytes: varints */
+    CHECK_CONTAINS(out, " bytes runs past the end of the file (left out of the page)\n");
+    free(out);
+    out = check_page(page, "--eval \"document.querySelector('#view-summary .problem').textContent\" "
+                           "--expect flat-profile:leaf:visits=130");
+    CHECK_CONTAINS(out, "\"Not in this report: locks: proc-");
+    CHECK_CONTAINS(out, "/t3.evt: offset ");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(page_of_workload), STROBE_CASE(thread_selection), STROBE_CASE(options),
+                 STROBE_CASE(damaged_experiment))
