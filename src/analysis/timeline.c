@@ -364,9 +364,16 @@ static int timeline_build(const struct strobe_experiment *exp, size_t budget, wa
             continue;
         b.lane = l;
         b.nacc = 0;
-        if ((rc = walk(exp, t, build_interval, &b, eb)) == 0)
-            for (uint32_t r = 0; r < b.nacc && rc == 0; r++)
-                rc = flush_cell(&b, r);
+        rc = walk(exp, t, build_interval, &b, eb);
+        if (rc < 0 && rc != -ENOMEM) {
+            /* a damaged stream: the lane keeps what was read before */
+            l->damaged = true;
+            if (tl->ndamaged++ == 0)
+                tl->damage = *eb;
+            rc = 0;
+        }
+        for (uint32_t r = 0; r < b.nacc && rc == 0; r++)
+            rc = flush_cell(&b, r);
     }
     b.lane = NULL;
     if (rc == 0)

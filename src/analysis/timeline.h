@@ -61,6 +61,8 @@ struct strobe_timeline_cell {
 struct strobe_timeline_lane {
     uint32_t thread; /* global thread index */
     bool traced;     /* it has an event stream (else: no intervals) */
+    bool damaged;    /* its stream could not be read to the end: the intervals
+                        that ended before the damage (frames open there are lost) */
     uint32_t rows;   /* 1 + deepest row with an interval, 0 when none */
     uint64_t intervals;
     struct strobe_timeline_bar *bars;
@@ -77,12 +79,15 @@ struct strobe_timeline {
     uint64_t nbars;                     /* of them kept as bars */
     struct strobe_timeline_lane *lanes; /* [nlanes], one per thread, in thread order */
     size_t nlanes;
+    size_t ndamaged;             /* lanes with a damaged stream */
+    struct strobe_errbuf damage; /* the first one's reader error */
 };
 
 /* The frames of every traced thread (selection applied by the reader;
  * INHERIT opens a frame like ENTER; frames left open end at the thread's
- * end). Returns 0 and *out (free with strobe_timeline_free), -ENOMEM or a
- * reader error (message in eb). */
+ * end). A stream the reader fails on is a damaged lane (the model's
+ * damage has the message), not a failure. Returns 0 and *out (free with
+ * strobe_timeline_free) or -ENOMEM (message in eb). */
 int strobe_timeline_build(const struct strobe_experiment *exp, size_t budget, struct strobe_timeline **out,
                           struct strobe_errbuf *eb);
 

@@ -15,6 +15,8 @@ static void write_lane(struct strobe__jw *w, const struct strobe_timeline *tl,
     strobe__jw_open(w, NULL, '{', true);
     strobe__jw_u64(w, "thread", l->thread);
     strobe__jw_bool(w, "traced", l->traced);
+    if (l->damaged)
+        strobe__jw_bool(w, "damaged", true);
     strobe__jw_u64(w, "rows", l->rows);
     strobe__jw_u64(w, "intervals", l->intervals);
     /* begin delta, duration, row, key */
@@ -55,6 +57,8 @@ void strobe__html_timeline(struct strobe__jw *w, const char *key, const struct s
     strobe__jw_u64(w, "bytes", tl->bytes);
     strobe__jw_u64(w, "intervals", tl->intervals);
     strobe__jw_u64(w, "bars", tl->nbars);
+    if (tl->ndamaged)
+        strobe__jw_str(w, "damage", tl->damage.msg);
     if (tm_states) {
         strobe__jw_open(w, "states", '[', true);
         for (int s = 0; s < STROBE_TM_STATE_COUNT; s++)

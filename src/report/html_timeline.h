@@ -11,8 +11,9 @@
 #include "report/jsonw.h"
 
 /* Writes TL as the member KEY of the object open in W: {cell_ns, budget,
- * bytes, intervals, bars, [states: the TMbox state names when tm_states],
- * lanes: [{thread, traced, rows, intervals, bars: [...], cells: [...]}]}. */
+ * bytes, intervals, bars, [damage: the first damaged stream's error],
+ * [states: the TMbox state names when tm_states], lanes: [{thread, traced,
+ * [damaged: true], rows, intervals, bars: [...], cells: [...]}]}. */
 void strobe__html_timeline(struct strobe__jw *w, const char *key, const struct strobe_timeline *tl,
                            bool tm_states);
 

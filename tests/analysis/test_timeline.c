@@ -216,19 +216,55 @@ STROBE_TEST(tm_states_exact)
     strobe_experiment_close(exp);
 }
 
-/* The demo's 25,189 frames under budgets from exact down to a few KB:
- * never more bytes than the budget, every frame accounted for, and a
- * smaller budget never gives finer cells. */
-STROBE_TEST(real_demo_budgets)
+/* The demo under `strobe run` (a real run: its threads are summarized,
+ * so the reader decodes their streams only when asked). */
+static struct strobe_experiment *demo(const char *name)
 {
-    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("tl_demo"));
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir(name));
     char *out;
     int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s/../examples/demo", STROBE_BIN_DIR, dir,
                             STROBE_BIN_DIR);
     if (rc != 0)
         STROBE_FAIL("strobe run demo: exit %d\n%s", rc, out);
     free(out);
-    struct strobe_experiment *exp = open_ok(dir);
+    return open_ok(dir);
+}
+
+/* A stream cut inside its last record (as a disk full would): the lane
+ * keeps the frames that ended before, is marked damaged, and the model
+ * names the reader's error; the other lanes are whole. */
+STROBE_TEST(damaged_stream_keeps_the_rest)
+{
+    struct strobe_experiment *exp = demo("tl_damaged");
+    struct strobe_timeline *tl = build(exp, STROBE_TIMELINE_BUDGET);
+    uint64_t whole[5];
+    CHECK_EQ_INT(tl->nlanes, 5);
+    for (int t = 0; t < 5; t++)
+        whole[t] = tl->lanes[t].intervals;
+    strobe_timeline_free(tl);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "truncate -s -3 '%s'/proc-*/t2.evt", dir), 0);
+    free(out);
+    tl = build(exp, STROBE_TIMELINE_BUDGET);
+    CHECK_EQ_INT(tl->ndamaged, 1);
+    CHECK(tl->lanes[2].damaged);
+    CHECK_CONTAINS(tl->damage.msg, "/t2.evt: offset ");
+    /* its frames are all closed before THREAD_END, the record cut */
+    for (int t = 0; t < 5; t++) {
+        CHECK_EQ_U64(tl->lanes[t].intervals, whole[t]);
+        CHECK(tl->lanes[t].damaged == (t == 2));
+    }
+    check_accounting(tl);
+    strobe_timeline_free(tl);
+    strobe_experiment_close(exp);
+}
+
+/* The demo's 25,189 frames under budgets from exact down to a few KB:
+ * never more bytes than the budget, every frame accounted for, and a
+ * smaller budget never gives finer cells. */
+STROBE_TEST(real_demo_budgets)
+{
+    struct strobe_experiment *exp = demo("tl_demo");
     uint64_t prev_cell = 0;
     static const size_t budgets[] = {(size_t)1 << 20, 200000, 50000, 20000, 8000, 2000};
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
@@ -247,5 +283,6 @@ STROBE_TEST(real_demo_budgets)
     strobe_experiment_close(exp);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(frames_exact), STROBE_CASE(frames_tiny_budget), STROBE_CASE(tm_states_exact),
+STROBE_TEST_MAIN(STROBE_CASE(frames_exact), STROBE_CASE(frames_tiny_budget),
+                 STROBE_CASE(damaged_stream_keeps_the_rest), STROBE_CASE(tm_states_exact),
                  STROBE_CASE(real_demo_budgets))

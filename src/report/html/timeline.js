@@ -238,6 +238,10 @@ strobe.timelineNotes = function (d, tl, what) {
     notes.push(S.h('p', { class: 'warning' }, dropped.map(l => S.threadName(d, l.thread) + ': ' +
       S.fmt.count(d.report.threads[l.thread].dropped) + ' events dropped').join('; ') +
       ' (trace size limit): the timeline misses what came after the limit.'));
+  const damaged = tl.lanes.filter(l => l.damaged).map(l => S.threadName(d, l.thread));
+  if (damaged.length)
+    notes.push(S.h('p', { class: 'warning' }, 'The event stream of ' + damaged.join(', ') +
+      ' is damaged (' + tl.damage + '): the lane shows what ended before the damage.'));
   return notes;
 };
 
