@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/keymap.h"
 #include "analysis/tm.h"
 #include "strobe/tm.h"
 
@@ -35,22 +36,6 @@ static unsigned duration_class(uint64_t d)
     return d ? 64 - (unsigned)__builtin_clzll(d) : 0;
 }
 
-/* Grows *p (elements of size sz) so that it holds at least n; 0 or -ENOMEM. */
-static int reserve(void **p, size_t *cap, size_t n, size_t sz)
-{
-    if (n <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < n)
-        c *= 2;
-    void *q = realloc(*p, c * sz);
-    if (!q)
-        return -ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* ---- the frames of the event streams ---- */
 
 struct open_frame {
@@ -71,7 +56,7 @@ static int walk_frames(const struct strobe_experiment *exp, uint32_t thread, int
     while ((rc = strobe_stream_next(it, &ev, eb)) == 1) {
         rc = 0;
         if (ev.type == STROBE_EVENT_ENTER || ev.type == STROBE_EVENT_INHERIT) {
-            if ((rc = reserve((void **)&stack, &cap, depth + 1, sizeof *stack)))
+            if ((rc = strobe__grow((void **)&stack, &cap, depth + 1, sizeof *stack)))
                 break;
             stack[depth++] = (struct open_frame){ev.region, ev.time_ns};
         } else if (ev.type == STROBE_EVENT_EXIT && depth) { /* the iterator guarantees nesting */
@@ -134,7 +119,7 @@ static int flush_cell(struct builder *b, uint32_t row)
     if (!a->open)
         return 0;
     struct strobe_timeline_lane *l = b->lane;
-    if (reserve((void **)&l->cells, &b->cell_cap[l->thread], l->ncells + 1, sizeof *l->cells))
+    if (strobe__grow((void **)&l->cells, &b->cell_cap[l->thread], l->ncells + 1, sizeof *l->cells))
         return -ENOMEM;
     unsigned best = 0;
     for (unsigned i = 1; i < a->nkeys; i++)
@@ -262,7 +247,7 @@ static int coarsen(struct builder *b, uint64_t w)
                 l->bars[kept++] = *r;
                 continue;
             }
-            if (reserve((void **)&l->cells, &b->cell_cap[t], l->ncells + 1, sizeof *l->cells))
+            if (strobe__grow((void **)&l->cells, &b->cell_cap[t], l->ncells + 1, sizeof *l->cells))
                 return -ENOMEM;
             l->cells[l->ncells++] = (struct strobe_timeline_cell){
                 .cell = r->begin / w, .row = r->row, .key = r->key, .count = 1, .busy_ns = d, .key_ns = d};
@@ -301,7 +286,7 @@ static int build_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin,
     if (row + 1 > l->rows)
         l->rows = row + 1;
     if (d >= w) {
-        if (reserve((void **)&l->bars, &b->bar_cap[l->thread], l->nbars + 1, sizeof *l->bars))
+        if (strobe__grow((void **)&l->bars, &b->bar_cap[l->thread], l->nbars + 1, sizeof *l->bars))
             return -ENOMEM;
         l->bars[l->nbars++] = (struct strobe_timeline_bar){begin, end, row, key};
         /* the begin delta estimated by the duration */
@@ -309,7 +294,7 @@ static int build_interval(void *arg, uint32_t row, uint32_t key, uint64_t begin,
             2 * strobe_timeline_digits(d) + strobe_timeline_digits(row) + strobe_timeline_digits(key) + 4;
     } else {
         if (row >= b->nacc) {
-            if (reserve((void **)&b->acc, &b->acc_cap, (size_t)row + 1, sizeof *b->acc))
+            if (strobe__grow((void **)&b->acc, &b->acc_cap, (size_t)row + 1, sizeof *b->acc))
                 return -ENOMEM;
             memset(b->acc + b->nacc, 0, ((size_t)row + 1 - b->nacc) * sizeof *b->acc);
             b->nacc = (size_t)row + 1;

@@ -39,16 +39,24 @@ static const char *page_of(const char *name, const char *options, const char *pr
     return dir;
 }
 
+/* Runs CMD in DIR; fails the test unless it exits 0; returns its output
+ * (free it). */
+static char *ok_in(const char *dir, const char *cmd)
+{
+    char *out;
+    int rc = strobe_test_sh(&out, "cd '%s' && %s", dir, cmd);
+    if (rc != 0)
+        STROBE_FAIL("%s: exit %d\n%s", cmd, rc, out);
+    return out;
+}
+
 /* cli_workload's 204 frames (tests/cli/workload.c), all exact: main's
  * thread nests setup > rec x4 six deep; each worker runs 10 k computes of
  * 2 leaves (k = 1, 2, 3, in the order the threads were created). */
 STROBE_TEST(workload_frames)
 {
     const char *dir = page_of("html_tl_workload", "", CLI_BIN_DIR "/cli_workload");
-    char *out;
-    int rc = strobe_test_sh(&out, "cd '%s' && " CHECK_DATA " page.html timeline", dir);
-    if (rc != 0)
-        STROBE_FAIL("%s", out);
+    char *out = ok_in(dir, CHECK_DATA " page.html timeline");
     CHECK(strncmp(out, "0 6 21 21 0: main | compute,setup | leaf,rec | rec | rec | rec\n", 63) == 0);
     CHECK_CONTAINS(out, " 3 31 31 0: worker | compute | leaf\n");
     CHECK_CONTAINS(out, " 3 61 61 0: worker | compute | leaf\n");
@@ -58,6 +66,15 @@ STROBE_TEST(workload_frames)
     CHECK_EQ_INT(strobe_test_sh(NULL, "cd '%s' && " CHECK_DATA " page.html tm_timeline", dir), 1);
 }
 
+/* In the page: whether the time range starts at 0; a wheel turn (zoom in)
+ * over the middle of the chart; thread 2 selected, the canvases left. */
+#define FROM_ZERO "document.querySelector(\"#view-timeline .range\").textContent.startsWith(\"0 ns\")"
+#define WHEEL                                                                                                \
+    "document.querySelector(\"#view-timeline canvas\").dispatchEvent(new WheelEvent(\"wheel\", "             \
+    "{deltaY: -100, clientX: 600, clientY: 60, cancelable: true}))"
+#define SELECT_T2 "strobe.state.thread = 2, strobe.emit(\"thread\"), "
+#define CANVASES "document.querySelectorAll(\"#view-timeline canvas\").length"
+
 /* The page in headless Chromium (tests/report/html_check.py): the
  * Timeline is drawn with no console error, one lane per thread; the
  * mouse wheel zooms in around the pointer; selecting a thread redraws
@@ -65,21 +82,9 @@ STROBE_TEST(workload_frames)
 STROBE_TEST(workload_page_drawn)
 {
     const char *dir = page_of("html_tl_dom", "", CLI_BIN_DIR "/cli_workload");
-    char *out;
-    int rc = strobe_test_sh(
-        &out,
-        "cd '%s' && " HTML_CHECK LANES(
-            "timeline") " --eval 'document.querySelector(\"#view-timeline "
-                        ".range\").textContent.startsWith(\"0 ns\")'"
-                        " --eval 'document.querySelector(\"#view-timeline canvas\").dispatchEvent(new "
-                        "WheelEvent(\"wheel\", "
-                        "{deltaY: -100, clientX: 600, clientY: 60, cancelable: true})), "
-                        "document.querySelector(\"#view-timeline .range\").textContent.startsWith(\"0 ns\")'"
-                        " --eval '(strobe.state.thread = 2, strobe.emit(\"thread\"), "
-                        "document.querySelectorAll(\"#view-timeline canvas\").length)'",
-        dir);
-    if (rc != 0)
-        STROBE_FAIL("%s", out);
+    char *out =
+        ok_in(dir, HTML_CHECK LANES("timeline") " --eval '" FROM_ZERO "' --eval '(" WHEEL ", " FROM_ZERO
+                                                ")' --eval '(" SELECT_T2 CANVASES ")'");
     /* main's thread first, then the workers in creation order; the whole
      * run shown, then zoomed in (no longer from 0); still one canvas */
     CHECK_CONTAINS(out, "\"evals\": [\n  \"21 ");
@@ -87,19 +92,15 @@ STROBE_TEST(workload_page_drawn)
     free(out);
 }
 
-/* 100 committed transactions of one thread: 100 Compute intervals. */
+/* 100 committed transactions of one thread: 100 Compute intervals, and
+ * the view drawn with its one lane. */
 STROBE_TEST(tm_states)
 {
     const char *dir = page_of("html_tl_tm", "--tm-monitor events", CLI_BIN_DIR "/cli_tm_workload");
-    char *out;
-    int rc = strobe_test_sh(&out, "cd '%s' && " CHECK_DATA " page.html tm_timeline", dir);
-    if (rc != 0)
-        STROBE_FAIL("%s", out);
+    char *out = ok_in(dir, CHECK_DATA " page.html tm_timeline");
     CHECK_CONTAINS(out, "0 1 100 100 0: Compute\n");
     free(out);
-    rc = strobe_test_sh(&out, "cd '%s' && " HTML_CHECK LANES("tm-timeline"), dir);
-    if (rc != 0)
-        STROBE_FAIL("%s", out);
+    out = ok_in(dir, HTML_CHECK LANES("tm-timeline"));
     CHECK_CONTAINS(out, "\"evals\": [\n  \"100\"\n ]");
     free(out);
 }

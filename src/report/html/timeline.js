@@ -39,9 +39,10 @@ strobe.firstEndAfter = function (e, t) {
 };
 
 // A zoomable, pannable lane chart. opts: {lanes (decodeTimeline), d (the
-// data), end (ns), cellNs, color(key) -> css, tipBar(lane, key, b, e) ->
-// [title, rows], tipCell(lane, key, n, busy, mixed) -> [title, rows],
-// rowHeight, maxRows}. Returns {el, showThread(t)}.
+// data), end (ns), color(key) -> css, label(key) (drawn in wide bars),
+// tipBar(lane, key, begin, end) -> [title, rows], tipCell(lane, key,
+// count, busy, mixed, begin, end) -> [title, rows], rowHeight, maxRows}.
+// Returns {el, draw(), showThread(t)}; draw once el is in the page.
 strobe.lanes = function (opts) {
   const S = strobe, d = opts.d, rowH = opts.rowHeight || 14, gutter = 190, axisH = 22, laneGap = 6, groupH = 18;
   const maxRows = opts.maxRows || 32;
@@ -61,13 +62,18 @@ strobe.lanes = function (opts) {
   const wrap = S.h('div', { class: 'lanes' }, toolbar, S.h('div', { class: 'lanescroll' }, canvas));
 
   // Layout: the list of drawn things top to bottom.
-  let layout = [], height = 0;
+  // Canvases taller than about 32k pixels are not drawn at all by
+  // browsers: lanes past maxHeight are left out (and counted).
+  const maxHeight = 30000;
+  let layout = [], height = 0, leftOut = 0;
   const doLayout = () => {
     layout = [];
+    leftOut = 0;
     let y = axisH, lastGroup = null;
     const groups = new Set(opts.lanes.map(l => d.report.threads[l.thread] ? d.report.threads[l.thread].process : -1));
     for (const l of opts.lanes) {
       if (only >= 0 && l.thread !== only) continue;
+      if (y > maxHeight) { leftOut++; continue; }
       const th = d.report.threads[l.thread], proc = th ? th.process : -1;
       if (groups.size > 1 && proc !== lastGroup) {
         const p = d.report.processes[proc];
@@ -126,7 +132,8 @@ strobe.lanes = function (opts) {
       }
     }
     ctx.globalAlpha = 1;
-    rangeEl.textContent = S.fmt.time(t0) + ' \u2013 ' + S.fmt.time(t1) + ' (' + S.fmt.time(t1 - t0) + ' shown)';
+    rangeEl.textContent = S.fmt.time(t0) + ' \u2013 ' + S.fmt.time(t1) + ' (' + S.fmt.time(t1 - t0) + ' shown)' +
+      (leftOut ? '; ' + leftOut + ' more threads not drawn: select one with the thread selector' : '');
   };
 
   // Draws one row's bars or cells in view; several in one pixel column
@@ -220,13 +227,14 @@ strobe.laneList = function (d, lanes, what) {
 };
 
 // Notes shared by both timelines: how the data was reduced, threads
-// without a trace, dropped events.
-strobe.timelineNotes = function (d, tl, what) {
+// without a trace, dropped events, damaged streams. per: what a cell sums
+// over ("thread and depth").
+strobe.timelineNotes = function (d, tl, what, per) {
   const S = strobe, notes = [];
   if (tl.cell_ns > 0)
     notes.push(S.h('p', { class: 'note' }, S.fmt.count(tl.bars) + ' of ' + S.fmt.count(tl.intervals) + ' ' + what +
       ' are drawn exactly; those shorter than ' + S.fmt.time(tl.cell_ns) +
-      ' are summarised per thread and depth in cells of that width (shaded by how busy they were).'));
+      ' are summarised per ' + per + ' in cells of that width (shaded by how busy they were).'));
   else
     notes.push(S.h('p', { class: 'note' }, 'All ' + S.fmt.count(tl.intervals) + ' ' + what + ' are drawn exactly.'));
   const untraced = tl.lanes.filter(l => !l.traced).map(l => S.threadName(d, l.thread));
@@ -245,28 +253,41 @@ strobe.timelineNotes = function (d, tl, what) {
   return notes;
 };
 
+// A timeline view's body: the notes, the lanes chart with its tooltips,
+// the hidden lane list, and the thread selector followed. o: {what
+// ("frames"), per (what a cell sums over), keep(lane) (the lanes shown),
+// rowHeight, name(key), color(key), extra(key) -> [label, value] (the
+// bar tooltip's last row), cellTitle(count, key, mixed), busyLabel}.
+strobe.timelineView = function (el, d, tl, o) {
+  const S = strobe;
+  for (const n of S.timelineNotes(d, tl, o.what, o.per)) el.appendChild(n);
+  const lanes = S.decodeTimeline(tl).filter(o.keep || (() => true));
+  const chart = S.lanes({
+    lanes, d, end: d.report.summary.duration_ns, rowHeight: o.rowHeight, color: o.color, label: o.name,
+    tipBar: (l, k, b, e) => [o.name(k), [['thread', S.threadName(d, l.thread)], ['start', S.fmt.time(b)],
+      ['duration', S.fmt.time(e - b)], o.extra(k)]],
+    tipCell: (l, k, n, busy, mixed, b, e) => [o.cellTitle(n, k, mixed) + ' shorter than ' + S.fmt.time(tl.cell_ns),
+      [['thread', S.threadName(d, l.thread)], ['from', S.fmt.time(b)], ['to', S.fmt.time(e)], [o.busyLabel, S.fmt.pct(busy)]]],
+  });
+  el.appendChild(chart.el);
+  el.appendChild(S.laneList(d, lanes, o.what));
+  chart.draw();
+  S.on('thread', () => chart.showThread(S.state.thread));
+};
+
 strobe.view({
   id: 'timeline', title: 'Timeline', order: 30,
   show: d => !!d.timeline && d.timeline.lanes.some(l => l.traced),
   render(el, d) {
-    const S = strobe, tl = d.timeline, regions = d.report.regions;
+    const S = strobe, regions = d.report.regions;
     const name = k => regions[k] ? regions[k].name : '?';
     const colors = regions.map(r => S.color(r.name));
-    const lanes = S.decodeTimeline(tl);
     el.appendChild(S.h('p', { class: 'note' }, 'One lane per thread, frames nested by depth. Wheel or buttons to zoom, drag to pan.'));
-    for (const n of S.timelineNotes(d, tl, 'frames')) el.appendChild(n);
-    const chart = S.lanes({
-      lanes, d, end: d.report.summary.duration_ns, cellNs: tl.cell_ns,
-      color: k => colors[k] || '#999', label: name,
-      tipBar: (l, k, b, e) => [name(k), [['thread', S.threadName(d, l.thread)], ['start', S.fmt.time(b)],
-        ['duration', S.fmt.time(e - b)], ['source', S.regionSource(d, k) || '-']]],
-      tipCell: (l, k, n, busy, mixed, b, e) => [S.fmt.count(n) + ' frame' + (n > 1 ? 's' : '') + ' of ' + name(k) +
-        (mixed ? ' (and others)' : '') + ' shorter than ' + S.fmt.time(tl.cell_ns),
-        [['thread', S.threadName(d, l.thread)], ['from', S.fmt.time(b)], ['to', S.fmt.time(e)], ['busy', S.fmt.pct(busy)]]],
+    S.timelineView(el, d, d.timeline, {
+      what: 'frames', per: 'thread and depth', name, color: k => colors[k] || '#999',
+      extra: k => ['source', S.regionSource(d, k) || '-'],
+      cellTitle: (n, k, mixed) => S.fmt.count(n) + ' frame' + (n > 1 ? 's' : '') + ' of ' + name(k) + (mixed ? ' (and others)' : ''),
+      busyLabel: 'busy',
     });
-    el.appendChild(chart.el);
-    el.appendChild(S.laneList(d, lanes, 'frames'));
-    chart.draw();
-    S.on('thread', () => chart.showThread(S.state.thread));
   },
 });

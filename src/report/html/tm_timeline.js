@@ -1,7 +1,7 @@
 // TMbox state timeline (runs recorded with --tm-monitor events): per
 // thread, the state of its transactions over time in Paraver's colours
-// (the same as `strobe export --format paraver`). Drawn by strobe.lanes
-// (timeline.js), one row per thread.
+// (the same as `strobe export --format paraver`). Drawn by
+// strobe.timelineView (timeline.js), one row per thread.
 strobe.view({
   id: 'tm-timeline', title: 'TM states', order: 42,
   show: d => !!d.tm_timeline && d.tm_timeline.intervals > 0,
@@ -14,20 +14,12 @@ strobe.view({
     const name = k => tl.states[k] || '?';
     el.appendChild(S.h('div', { class: 'legend' }, tl.states.map((s, k) =>
       S.h('span', { style: '--c:' + colors[k], title: help[k] }, s))));
-    for (const n of S.timelineNotes(d, tl, 'state intervals')) el.appendChild(n);
-    const lanes = S.decodeTimeline(tl).filter(l => l.intervals > 0 || !l.traced);
-    const chart = S.lanes({
-      lanes, d, end: d.report.summary.duration_ns, cellNs: tl.cell_ns, rowHeight: 16,
-      color: k => colors[k] || '#999', label: name,
-      tipBar: (l, k, b, e) => [name(k), [['thread', S.threadName(d, l.thread)], ['start', S.fmt.time(b)],
-        ['duration', S.fmt.time(e - b)], ['state', help[k] || '']]],
-      tipCell: (l, k, n, busy, mixed, b, e) => [S.fmt.count(n) + ' interval' + (n > 1 ? 's' : '') + ' mostly ' + name(k) +
-        (mixed ? ' (and other states)' : '') + ' shorter than ' + S.fmt.time(tl.cell_ns),
-        [['thread', S.threadName(d, l.thread)], ['from', S.fmt.time(b)], ['to', S.fmt.time(e)], ['in a state', S.fmt.pct(busy)]]],
+    S.timelineView(el, d, tl, {
+      what: 'state intervals', per: 'thread', keep: l => l.intervals > 0 || !l.traced, rowHeight: 16,
+      name, color: k => colors[k] || '#999', extra: k => ['state', help[k] || ''],
+      cellTitle: (n, k, mixed) => S.fmt.count(n) + ' interval' + (n > 1 ? 's' : '') + ' mostly ' + name(k) +
+        (mixed ? ' (and other states)' : ''),
+      busyLabel: 'in a state',
     });
-    el.appendChild(chart.el);
-    el.appendChild(S.laneList(d, lanes, 'state intervals'));
-    chart.draw();
-    S.on('thread', () => chart.showThread(S.state.thread));
   },
 });
