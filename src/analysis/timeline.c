@@ -179,8 +179,10 @@ static size_t lane_bytes(const struct strobe_timeline *tl, const struct strobe_t
  * time wins. */
 static void normalize_lane(struct strobe_timeline_lane *l)
 {
-    qsort(l->bars, l->nbars, sizeof *l->bars, cmp_bar);
-    qsort(l->cells, l->ncells, sizeof *l->cells, cmp_cell);
+    if (l->nbars > 1) /* (qsort's array must not be NULL, even empty) */
+        qsort(l->bars, l->nbars, sizeof *l->bars, cmp_bar);
+    if (l->ncells > 1)
+        qsort(l->cells, l->ncells, sizeof *l->cells, cmp_cell);
     size_t n = 0;
     for (size_t i = 0; i < l->ncells; i++) {
         struct strobe_timeline_cell *c = &l->cells[i], *m = n ? &l->cells[n - 1] : NULL;
