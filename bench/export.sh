@@ -16,10 +16,16 @@
 #            (atomic blocks as regions plus every TM attempt): the only kind
 #            of experiment the Paraver export accepts; skipped with one line
 #            when GCC's -fgnu-tm was not available
+#   paths    bench/paths.c on 4 threads, depth STROBE_BENCH_EXPORT_DEPTH
+#            (default 10: 88,573 distinct call paths on every thread),
+#            exported to the profile formats only, Cube4 (the anchor) and
+#            pprof
 # Per format: bytes = every file the export writes; events = the
 # experiment's recorded events (`strobe report --format json`); time = the
 # median wall time of STROBE_BENCH_EXPORT_REPS (default 3) runs of
 # `strobe export` (reading the experiment included, as a user sees it).
+# The size ratio is to the OTF2 archive of the same experiment, or for
+# `paths` to its Cube4 file.
 #
 # Official-schema check: with STROBE_PERFETTO_DIR set to a checkout of
 # github.com/google/perfetto, the Perfetto export of `calls` is decoded by
@@ -39,12 +45,14 @@ BUILD=$(cd "$1" && pwd)
 RESULTS=$BUILD/bench/results
 CALLS=${STROBE_BENCH_EXPORT_CALLS:-1000000}
 REPS=${STROBE_BENCH_EXPORT_REPS:-3}
-case "$CALLS$REPS" in *[!0-9]*) die "STROBE_BENCH_EXPORT_CALLS/REPS must be numbers" ;; esac
+DEPTH=${STROBE_BENCH_EXPORT_DEPTH:-10}
+case "$CALLS$REPS$DEPTH" in *[!0-9]*) die "STROBE_BENCH_EXPORT_CALLS/REPS/DEPTH must be numbers" ;; esac
 [ "$REPS" -ge 1 ] || die "STROBE_BENCH_EXPORT_REPS must be >= 1"
 STROBE=$BUILD/bin/strobe
 CALLS_BIN=$BUILD/bench/strobe-bench-calls
+PATHS_BIN=$BUILD/bench/strobe-bench-paths
 BANK=$BUILD/examples/tm_bank
-for f in "$STROBE" "$CALLS_BIN"; do
+for f in "$STROBE" "$CALLS_BIN" "$PATHS_BIN"; do
     [ -x "$f" ] || die "$f missing: build first (cmake --build $BUILD)"
 done
 command -v python3 >/dev/null || die "python3 not found (needed for the table)"
@@ -97,6 +105,7 @@ export_one() {
 }
 
 FORMATS="otf2 chrome perfetto paraver"
+PATHS_LINE="paths: not recorded"
 echo "bench/export: recording; $REPS exports per format" >&2
 if record calls -- "$CALLS_BIN" "$CALLS" 2; then
     ev=$(events_of "$WORK/calls")
@@ -109,6 +118,12 @@ if [ ! -x "$BANK" ]; then
 elif record tm_bank --tm-monitor events -- "$BANK"; then
     ev=$(events_of "$WORK/tm_bank")
     for fmt in $FORMATS; do export_one tm_bank "$fmt" "$ev"; done
+fi
+if record paths -- "$PATHS_BIN" "$DEPTH" 4; then
+    ev=$(events_of "$WORK/paths")
+    for fmt in cubex pprof; do export_one paths "$fmt" "$ev"; done
+    PATHS_LINE="paths: $("$STROBE" report "$WORK/paths" --format json |
+        python3 -c 'import json, sys; print(len(json.load(sys.stdin)["calltree"]) - 1)') call paths x 4 threads"
 fi
 
 # ---- the Perfetto export against the official schema -------------------------
@@ -138,13 +153,15 @@ if [ -n "${STROBE_PERFETTO_DIR:-}" ]; then
     fi
 fi
 
-python3 - "$TSV" "$SCHEMA_LINE" <<'EOF' | tee "$RESULTS/export.txt"
+python3 - "$TSV" "$SCHEMA_LINE" "$PATHS_LINE" <<'EOF' | tee "$RESULTS/export.txt"
 import sys
 
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
 print("Exports (bench/export.sh): size and speed of each format on the same experiment")
-print("%-8s %-9s %10s %12s %8s %10s %8s" % ("exp.", "format", "events", "bytes", "B/event", "M events/s", "vs OTF2"))
+print("%-8s %-9s %10s %12s %8s %10s %8s" % ("exp.", "format", "events", "bytes", "B/event", "M events/s", "vs anchor"))
+# the anchor: OTF2 for the traces, Cube4 for the profile-only experiment
 anchor = {r[0]: int(r[4]) for r in rows if r[1] == "otf2" and r[2] == "ok"}
+anchor.update({r[0]: int(r[4]) for r in rows if r[1] == "cubex" and r[2] == "ok" and r[0] not in anchor})
 for exp, fmt, status, events, size, ns in rows:
     if status != "ok":
         print("%-8s %-9s %s" % (exp, fmt, status))
@@ -152,6 +169,7 @@ for exp, fmt, status, events, size, ns in rows:
     events, size, ns = int(events), int(size), int(ns)
     ratio = "%.2fx" % (size / anchor[exp]) if exp in anchor else "-"
     print("%-8s %-9s %10d %12d %8.2f %10.2f %8s" % (exp, fmt, events, size, size / events, events / ns * 1e3, ratio))
+print(sys.argv[3])
 print(sys.argv[2])
 EOF
 case "$SCHEMA_LINE" in *FAILED*) exit 1 ;; esac

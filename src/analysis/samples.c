@@ -4,8 +4,8 @@
  * its threads' streams are collected with the instrumented call path open
  * at each, their distinct code addresses symbolized once (symbols.h),
  * then every sample is expanded into its logical frames (inline chains
- * included) and counted into the flat profile, the call tree and the
- * hybrid paths.
+ * included) and counted into the flat profile, the call tree, the hybrid
+ * paths and the distinct stacks.
  */
 #define _GNU_SOURCE
 #include "analysis/samples.h"
@@ -47,8 +47,11 @@ struct builder {
     struct strobe_errbuf *eb;
     struct strobe_sample_model *m;
     size_t funcs_cap, nodes_cap;
-    struct strobe__keymap func_ids, child_ids, line_ids, pathfunc_ids, nodethread_ids;
-    size_t node_threads_cap;
+    struct strobe__keymap func_ids, child_ids, line_ids, pathfunc_ids, nodethread_ids, stack_ids;
+    size_t node_threads_cap, locs_cap, loc_frames_cap, stacks_cap, stack_locs_cap;
+    uint32_t *loc_of; /* [this process's distinct addresses]: its entry in m->locs, or STROBE_NONE */
+    uint32_t *stack;  /* the sample being counted: its locations, outermost first */
+    size_t stack_cap;
     struct line_count *lines;
     size_t nlines, lines_cap;
     struct path_count *pf;
@@ -278,6 +281,62 @@ static int cmp_node_thread(const void *a, const void *b)
     return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
+/* The entry in m->locs of the process's distinct address l (index i),
+ * added with its inline chain when new. */
+static int loc_id(struct builder *b, size_t i, const struct strobe__code_loc *l, uint32_t *out)
+{
+    struct strobe_sample_model *m = b->m;
+    if (b->loc_of[i] == STROBE_NONE) {
+        if (strobe__grow((void **)&m->locs, &b->locs_cap, m->nlocs + 1, sizeof *m->locs) ||
+            strobe__grow((void **)&m->loc_frames, &b->loc_frames_cap, m->nloc_frames + l->nframes,
+                         sizeof *m->loc_frames))
+            return -ENOMEM;
+        m->locs[m->nlocs] =
+            (struct strobe_sample_loc){l->rel, (uint32_t)m->nloc_frames, (uint32_t)l->nframes};
+        for (size_t k = 0; k < l->nframes; k++) {
+            struct strobe_sample_frame *f = &m->loc_frames[m->nloc_frames++];
+            int rc = func_id(b, l->module, l->frames[k].name, &f->func);
+            if (rc)
+                return rc;
+            f->line = l->frames[k].line;
+        }
+        b->loc_of[i] = (uint32_t)m->nlocs++;
+    }
+    *out = b->loc_of[i];
+    return 0;
+}
+
+/* Counts the stack b->stack[0..n) (outermost first) of thread's sample. */
+static int count_stack(struct builder *b, uint32_t thread, size_t n, uint64_t w)
+{
+    struct strobe_sample_model *m = b->m;
+    size_t klen = (n + 1) * sizeof *b->stack;
+    uint32_t *key = malloc(klen), id = (uint32_t)m->nstacks;
+    if (!key)
+        return -ENOMEM;
+    key[0] = thread;
+    for (size_t i = 0; i < n; i++) /* innermost first */
+        key[1 + i] = b->stack[n - 1 - i];
+    int rc = strobe__keymap_get_or_put(&b->stack_ids, key, klen, &id);
+    if (rc == 0) {
+        if (strobe__grow((void **)&m->stacks, &b->stacks_cap, m->nstacks + 1, sizeof *m->stacks) ||
+            strobe__grow((void **)&m->stack_locs, &b->stack_locs_cap, m->nstack_locs + n,
+                         sizeof *m->stack_locs))
+            rc = -ENOMEM;
+        else {
+            m->stacks[m->nstacks++] =
+                (struct strobe_sample_stack){thread, (uint32_t)m->nstack_locs, (uint32_t)n, 0};
+            memcpy(m->stack_locs + m->nstack_locs, key + 1, n * sizeof *key);
+            m->nstack_locs += n;
+        }
+    }
+    free(key);
+    if (rc < 0)
+        return rc;
+    m->stacks[id].samples += w;
+    return 0;
+}
+
 /* Counts one sample whose addresses resolved to locs (indexed like addrs). */
 static int count_sample(struct builder *b, const struct raw_sample *s, const uint64_t *addrs, size_t naddrs,
                         const struct strobe__code_loc *locs, uint64_t serial)
@@ -286,6 +345,9 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
     uint32_t node = 0, innermost = STROBE_NONE;
     const struct strobe__code_frame *inner_frame = NULL;
     uint64_t w = s->weight;
+    size_t depth = 0;
+    if (strobe__grow((void **)&b->stack, &b->stack_cap, s->n, sizeof *b->stack))
+        return -ENOMEM;
     m->nodes[0].total += w;
     /* outermost frame first: the tree's path */
     for (uint32_t i = s->n; i-- > 0;) {
@@ -293,10 +355,13 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
         const struct strobe__code_loc *l = &locs[a - addrs];
         if (i && strobe__is_runtime_module(l->module)) /* the innermost stays: the cost of measuring */
             continue;
+        int rc = loc_id(b, (size_t)(a - addrs), l, &b->stack[depth++]);
+        if (rc)
+            return rc;
         for (size_t k = l->nframes; k-- > 0;) {
             const struct strobe__code_frame *fr = &l->frames[k];
             uint32_t f;
-            int rc = func_id(b, l->module, fr->name, &f);
+            rc = func_id(b, l->module, fr->name, &f);
             if (rc || (rc = child_of(b, node, f, &node)))
                 return rc;
             m->nodes[node].total += w;
@@ -317,6 +382,8 @@ static int count_sample(struct builder *b, const struct raw_sample *s, const uin
     m->funcs[innermost].thread_self[s->thread] += w;
     int rc = count_node_thread(b, node, s->thread, w);
     if (rc == 0)
+        rc = count_stack(b, s->thread, depth, w);
+    if (rc == 0)
         rc = count_line(b, innermost, inner_frame->file, inner_frame->line, true, w);
     return rc ? rc : count_path(b, s->path, innermost, w);
 }
@@ -336,7 +403,11 @@ static int count_process(struct builder *b, uint32_t p, const struct strobe__def
         if (n == 0 || addrs[i] != addrs[n - 1])
             addrs[n++] = addrs[i];
     struct strobe__code_loc *locs = calloc(n, sizeof *locs);
-    int rc = locs ? strobe__symbols_code(d, addrs, n, locs) : -ENOMEM;
+    free(b->loc_of);
+    b->loc_of = malloc((n ? n : 1) * sizeof *b->loc_of);
+    int rc = locs && b->loc_of ? strobe__symbols_code(d, addrs, n, locs) : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        b->loc_of[i] = STROBE_NONE;
     if (locs) {
         b->locs[p] = locs;
         b->nlocs[p] = n;
@@ -438,6 +509,8 @@ static int finish(struct builder *b)
             m->nodes[n].func = rank[m->nodes[n].func];
         for (size_t i = 0; i < b->npf; i++)
             b->pf[i].func = rank[b->pf[i].func];
+        for (size_t i = 0; i < m->nloc_frames; i++)
+            m->loc_frames[i].func = rank[m->loc_frames[i].func];
     }
     size_t np = b->prof ? b->prof->nnodes + 1 : 1;
     for (size_t i = 0; rc == 0 && i < np; i++)
@@ -553,6 +626,9 @@ int strobe_sample_model_build(const struct strobe_experiment *exp, const struct 
     strobe__keymap_free(&b.line_ids);
     strobe__keymap_free(&b.pathfunc_ids);
     strobe__keymap_free(&b.nodethread_ids);
+    strobe__keymap_free(&b.stack_ids);
+    free(b.loc_of);
+    free(b.stack);
     if (rc) {
         strobe_sample_model_free(m);
         return rc;
@@ -576,6 +652,10 @@ void strobe_sample_model_free(struct strobe_sample_model *m)
     free(m->nodes);
     free(m->node_threads);
     free(m->paths);
+    free(m->locs);
+    free(m->loc_frames);
+    free(m->stacks);
+    free(m->stack_locs);
     free(m->threads);
     free(m);
 }

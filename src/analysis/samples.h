@@ -10,7 +10,10 @@
  *   - a sampled call tree (outermost frame first), merged over threads;
  *   - the hybrid view: per instrumented call path of the merged profile
  *     (the regions open in the stream when the sample was taken), its
- *     samples and the sampled function most of them were in.
+ *     samples and the sampled function most of them were in;
+ *   - the distinct stacks per thread, as code addresses (each with its
+ *     module-relative address, line and inline chain): what a format with
+ *     per-address locations needs (pprof).
  * Counts are in sampling periods (1/rate s of a thread's CPU time; user
  * mode only with the perf source): a SAMPLE record counts its weight.
  */
@@ -56,6 +59,26 @@ struct strobe_sample_path {
     uint64_t top_samples;
 };
 
+/* One function of a sampled code address's inline chain. */
+struct strobe_sample_frame {
+    uint32_t func; /* into funcs */
+    unsigned line; /* the address's line in it (an outer frame of an inline
+                      chain: the line of the inlined call); 0 = unknown */
+};
+
+/* A distinct sampled code address of one process. */
+struct strobe_sample_loc {
+    uint64_t rel;      /* minus its module's load bias (the module: its frames' funcs') */
+    uint32_t first, n; /* its frames in loc_frames, innermost (inlined) first, n >= 1 */
+};
+
+/* A distinct call stack one thread was sampled in. */
+struct strobe_sample_stack {
+    uint32_t thread;   /* global index */
+    uint32_t first, n; /* its locations in stack_locs, innermost first */
+    uint64_t samples;  /* periods (weights) */
+};
+
 struct strobe_sample_thread {
     uint64_t records;   /* its SAMPLE records (signals handled) */
     uint64_t samples;   /* periods they stand for (their weights) */
@@ -82,6 +105,14 @@ struct strobe_sample_model {
     size_t nnode_threads;
     struct strobe_sample_path *paths; /* by samples, largest first */
     size_t npaths;
+    struct strobe_sample_loc *locs;
+    size_t nlocs;
+    struct strobe_sample_frame *loc_frames;
+    size_t nloc_frames;
+    struct strobe_sample_stack *stacks; /* in the order first sampled */
+    size_t nstacks;
+    uint32_t *stack_locs; /* indices into locs */
+    size_t nstack_locs;
 };
 
 /* Builds the view from the streams (the profile PROF, built from EXP,

@@ -106,7 +106,7 @@ const char strobe__report_help[] =
     "FILE) not written, 2 usage error.\n";
 
 const char strobe__export_help[] =
-    "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|paraver -o OUT\n"
+    "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|pprof|paraver -o OUT\n"
     "                         [--from T] [--to T] [--threads LIST] [--processes LIST]\n"
     "                         [--ranks LIST]\n"
     "                         [--min-duration D]\n"
@@ -118,16 +118,20 @@ const char strobe__export_help[] =
     "  perfetto Perfetto protobuf trace file, ~11x smaller than chrome\n"
     "          (ui.perfetto.dev, trace_processor)\n"
     "  cubex   Cube4 file (CubeGUI, cube_dump)\n"
+    "  pprof   gzip'd pprof profile: visits, inclusive and exclusive time (and\n"
+    "          samples) per call path and thread (go tool pprof, speedscope,\n"
+    "          Pyroscope)\n"
     "  paraver Paraver trace OUT.prv, OUT.pcf, OUT.row of a `strobe run\n"
     "          --tm-monitor events` experiment: TMbox states per thread, abort\n"
     "          causes, culprit -> victim abort arrows (wxparaver)\n"
     "\n"
     "options:\n"
-    "  --format FMT        otf2, chrome, perfetto, cubex or paraver (required)\n"
+    "  --format FMT        otf2, chrome, perfetto, cubex, pprof or paraver (required)\n"
     "  -o, --output OUT    output file or directory (required)\n"
     "  -h, --help          show this help\n"
     "\n"
-    "selection (trace exports otf2, chrome, perfetto and paraver; not cubex):\n"
+    "selection (trace exports otf2, chrome, perfetto and paraver; not the\n"
+    "profiles cubex and pprof):\n"
     "  --from T, --to T    only the time window [T1, T2] (times since the start of\n"
     "                      the experiment: 1.5s, 200ms, 10us, 123ns; a plain number\n"
     "                      is seconds); frames crossing its edges are cut to it\n"
@@ -508,6 +512,9 @@ int strobe__cmd_report(int argc, char **argv)
         return rc;
     }
     if (format == HTML) {
+        /* the page compares ranks (or processes) whenever there are several */
+        if (opts.by == STROBE_REPORT_BY_NONE && (ranked || exp->nprocesses > 1))
+            opts.by = ranked ? STROBE_REPORT_BY_RANK : STROBE_REPORT_BY_PROCESS;
         rc = report_html(exp, prof, &opts, out_path);
         strobe_profile_free(prof);
         strobe_experiment_close(exp);
@@ -731,6 +738,7 @@ int strobe__cmd_export(int argc, char **argv)
         {"chrome", strobe_export_chrome, STROBE_EXPORT_CHROME_BYTES_PER_EVENT},
         {"perfetto", strobe_export_perfetto, STROBE_EXPORT_PERFETTO_BYTES_PER_EVENT},
         {"cubex", strobe_export_cubex, 0},
+        {"pprof", strobe_export_pprof, 0},
         {"paraver", strobe_export_paraver, STROBE_EXPORT_PARAVER_BYTES_PER_EVENT},
     };
     size_t format = SIZE_MAX;
@@ -746,7 +754,8 @@ int strobe__cmd_export(int argc, char **argv)
                     format = i;
             if (format == SIZE_MAX)
                 code = strobe__cli_usage_error(
-                    "export", "--format: unknown format '%s' (otf2, chrome, perfetto, cubex or paraver)",
+                    "export",
+                    "--format: unknown format '%s' (otf2, chrome, perfetto, cubex, pprof or paraver)",
                     optarg);
             break;
         case 'o':
@@ -789,8 +798,8 @@ int strobe__cmd_export(int argc, char **argv)
     else if (optind + 1 < argc)
         code = strobe__cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
     else if (format == SIZE_MAX)
-        code =
-            strobe__cli_usage_error("export", "missing --format (otf2, chrome, perfetto, cubex or paraver)");
+        code = strobe__cli_usage_error("export",
+                                       "missing --format (otf2, chrome, perfetto, cubex, pprof or paraver)");
     else if (!out || !*out)
         code = strobe__cli_usage_error("export", "missing -o OUT");
     else if (selecting && formats[format].bytes_per_event == 0)

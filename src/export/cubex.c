@@ -546,30 +546,12 @@ static int write_cubex(struct cubex *c)
 int strobe_export_cubex(const struct strobe_experiment *exp, const char *out,
                         const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
 {
-    if (exp->nthreads == 0)
-        return strobe__error(eb, -ENODATA, "%s: the experiment has no threads to export", out);
-    strobe__export_progress(opts, 0, exp->total_bytes);
     struct strobe_profile *prof;
-    int rc = strobe_profile_build(exp, STROBE_PROFILE_AUTO, &prof, eb);
+    struct strobe_sample_model *sm;
+    struct strobe__out_file o;
+    int rc = strobe__export_profile_begin(exp, out, opts, &prof, &sm, &o, eb);
     if (rc < 0)
         return rc;
-    if (prof->nnodes == 0) {
-        strobe_profile_free(prof);
-        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: the call-path profile is empty", out);
-    }
-    struct strobe__out_file o;
-    rc = strobe__out_file_open(&o, out, eb);
-    if (rc < 0) {
-        strobe_profile_free(prof);
-        return rc;
-    }
-    struct strobe_sample_model *sm = NULL;
-    rc = strobe_sample_model_build(exp, prof, &sm, eb);
-    if (rc < 0 && rc != -ENOENT) { /* -ENOENT: not sampled */
-        strobe__out_file_abort(&o);
-        strobe_profile_free(prof);
-        return rc;
-    }
     struct cubex c = {.exp = exp, .prof = prof, .sm = sm, .out = out, .eb = eb, .f = o.f};
     strobe__tar_init(&c.tar, o.f, (long)time(NULL));
     rc = write_cubex(&c);

@@ -58,4 +58,11 @@ int strobe_export_paraver(const struct strobe_experiment *exp, const char *out,
 int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
                            const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
 
+/* pprof profile (gzip'd perftools.profiles.Profile of profile.proto) for
+ * go tool pprof, speedscope and Pyroscope: sample types visits, incl_time,
+ * excl_time (the default) and, when sampled, samples and cpu; one sample per
+ * call path and thread (pprof.c has the mapping). OUT is the .pb.gz file. */
+int strobe_export_pprof(const struct strobe_experiment *exp, const char *out,
+                        const struct strobe_export_opts *opts, struct strobe_errbuf *eb);
+
 #endif

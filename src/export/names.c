@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Display names, thread ordering and event iteration shared by the
- * exporters (see names.h).
+ * Display names, thread ordering, event iteration and the start of the
+ * profile exports, shared by the exporters (see names.h).
  */
 #include "export/names.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/samples.h"
+#include "export/output.h"
 #include "strobe/strobe.h"
 
 const char *strobe__basename(const char *path)
@@ -101,6 +104,34 @@ uint32_t *strobe__threads_in_tree_order(const struct strobe_experiment *exp)
         order[i] = keys[i].thread;
     free(keys);
     return order;
+}
+
+int strobe__export_profile_begin(const struct strobe_experiment *exp, const char *out,
+                                 const struct strobe_export_opts *opts, struct strobe_profile **prof,
+                                 struct strobe_sample_model **sm, struct strobe__out_file *o,
+                                 struct strobe_errbuf *eb)
+{
+    *prof = NULL;
+    *sm = NULL;
+    if (exp->nthreads == 0)
+        return strobe__error(eb, -ENODATA, "%s: the experiment has no threads to export", out);
+    strobe__export_progress(opts, 0, exp->total_bytes);
+    int rc = strobe_profile_build(exp, STROBE_PROFILE_AUTO, prof, eb);
+    if (rc < 0)
+        return rc;
+    if ((*prof)->nnodes == 0)
+        rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: the call-path profile is empty", out);
+    else if ((rc = strobe_sample_model_build(exp, *prof, sm, eb)) == -ENOENT) /* not sampled */
+        rc = 0;
+    if (rc == 0)
+        rc = strobe__out_file_open(o, out, eb);
+    if (rc < 0) {
+        strobe_sample_model_free(*sm);
+        strobe_profile_free(*prof);
+        *prof = NULL;
+        *sm = NULL;
+    }
+    return rc;
 }
 
 void strobe__export_progress(const struct strobe_export_opts *opts, uint64_t done, uint64_t total)

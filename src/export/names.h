@@ -2,7 +2,8 @@
 /*
  * Display names and orderings shared by all exporters, so a thread, a
  * process and the machine are called the same in Perfetto, Vampir and Cube,
- * and progress is reported the same way.
+ * and progress is reported the same way; the common start of the profile
+ * exports.
  */
 #ifndef STROBE_EXPORT_NAMES_H
 #define STROBE_EXPORT_NAMES_H
@@ -40,6 +41,19 @@ const char *strobe__host_name(const struct strobe_experiment *exp);
  * order in which system trees list threads. Returns a malloc'd array of
  * exp->nthreads entries, or NULL when out of memory (or nthreads == 0). */
 uint32_t *strobe__threads_in_tree_order(const struct strobe_experiment *exp);
+
+struct strobe_sample_model;
+struct strobe__out_file;
+
+/* The start of a profile export (Cube, pprof): *prof, the merged call-path
+ * profile (never empty), *sm, the sample model of a `strobe run --sample`
+ * experiment (NULL when not sampled), and o opened on out (output.h);
+ * reports progress 0. Returns 0, or a negative code with a one-line
+ * message naming out, nothing to free and nothing left behind. */
+int strobe__export_profile_begin(const struct strobe_experiment *exp, const char *out,
+                                 const struct strobe_export_opts *opts, struct strobe_profile **prof,
+                                 struct strobe_sample_model **sm, struct strobe__out_file *o,
+                                 struct strobe_errbuf *eb);
 
 /* Calls opts->progress when there is one. */
 void strobe__export_progress(const struct strobe_export_opts *opts, uint64_t done, uint64_t total);

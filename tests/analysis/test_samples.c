@@ -127,7 +127,7 @@ STROBE_TEST(hot_function_in_library)
                                 "%s/tests/analysis/check_cube_samples.py '%s.cubex'",
                                 STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir),
                  0);
-    char cwant[128];
+    char cwant[256];
     snprintf(cwant, sizeof cwant, "%" PRIu64 " analysis_sample_prog > sampled call stacks > ", spin);
     CHECK(strncmp(cube, cwant, strlen(cwant)) == 0);
     CHECK_CONTAINS(cube, " > main > outer > sample_spin\n");
@@ -136,6 +136,26 @@ STROBE_TEST(hot_function_in_library)
     snprintf(cwant, sizeof cwant, "\ntotal %" PRIu64 "\n", total);
     CHECK_CONTAINS(cube, cwant);
     free(cube);
+    /* the pprof export (decoded by protoc): sample types samples and cpu
+     * (1 ms a period at 1000 Hz), the default as nothing was instrumented;
+     * every sample on a sampled stack of thread 0, main > outer >
+     * sample_spin among them */
+    char *pp;
+    CHECK_EQ_INT(strobe_test_sh(
+                     &pp,
+                     "%s/strobe export '%s' --format pprof -o '%s.pb.gz' && python3 "
+                     "%s/tests/export/check_pprof.py '%s.pb.gz' %s/src/export > '%s.pprof.txt' && "
+                     "head -1 '%s.pprof.txt' && grep -q ' > main > outer > sample_spin \\[thread=thread 0 ' "
+                     "'%s.pprof.txt' && awk '/^sample/ {s += $(NF-1); c += $NF} END {print s, c}' "
+                     "'%s.pprof.txt'",
+                     STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir, STROBE_SOURCE_DIR, dir, dir, dir, dir),
+                 0);
+    snprintf(cwant, sizeof cwant,
+             "types visits/count incl_time/nanoseconds excl_time/nanoseconds samples/count cpu/nanoseconds "
+             "default samples period cpu/nanoseconds 1000000\n%" PRIu64 " %" PRIu64 "000000\n",
+             total, total);
+    CHECK_STR_EQ(pp, cwant);
+    free(pp);
     /* the report's rows */
     char *out, want[512];
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --samples", STROBE_BIN_DIR, dir), 0);
@@ -215,8 +235,32 @@ STROBE_TEST(inlined_function)
         found = found || (m->nodes[n].func == (uint32_t)(in - m->funcs) &&
                           m->nodes[m->nodes[n].parent].func == (uint32_t)(caller - m->funcs));
     CHECK(found);
+    /* each sampled address in the loop is one location of both: the
+     * inlined function first, at a line of its own */
+    uint32_t seen = 0;
+    for (size_t i = 0; i < m->nlocs; i++) {
+        const struct strobe_sample_frame *fr = &m->loc_frames[m->locs[i].first];
+        if (fr->func != (uint32_t)(in - m->funcs))
+            continue;
+        CHECK_EQ_INT(m->locs[i].n, 2);
+        CHECK_EQ_INT(fr[1].func, (uint32_t)(caller - m->funcs));
+        CHECK_EQ_INT(fr[1].line, marked_line("/* CALL */"));
+        CHECK(fr->line != 0 && fr->line != fr[1].line);
+        seen++;
+    }
+    CHECK(seen >= 1);
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
+    /* pprof: those locations have two lines, the inlined function first */
+    char *out;
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe export '%s' --format pprof -o '%s.pb.gz' && python3 "
+                       "%s/tests/export/check_pprof.py '%s.pb.gz' %s/src/export | grep '^inlined' | sort -u",
+                       STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir, STROBE_SOURCE_DIR),
+        0);
+    CHECK_STR_EQ(out, "inlined inlined_spin in sample_spin_inline\n");
+    free(out);
 }
 
 STROBE_TEST(hybrid_with_instrumentation)
@@ -261,6 +305,16 @@ STROBE_TEST(hybrid_with_instrumentation)
                        STROBE_BIN_DIR, dir, dir, dir),
         0);
     CHECK_STR_EQ(out, "1\n");
+    free(out);
+    /* pprof: the instrumented profile is the default view, the samples one
+     * sample_index away */
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe export '%s' --format pprof -o '%s/h.pb.gz' && python3 "
+                                "%s/tests/export/check_pprof.py '%s/h.pb.gz' %s/src/export | sed -n 1p",
+                                STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, dir, STROBE_SOURCE_DIR),
+                 0);
+    CHECK_STR_EQ(out, "types visits/count incl_time/nanoseconds excl_time/nanoseconds samples/count "
+                      "cpu/nanoseconds default excl_time period cpu/nanoseconds 1000000\n");
     free(out);
 }
 

@@ -291,14 +291,14 @@ STROBE_TEST(usage_errors)
     expect(2, "strobe: export: option '--output' needs an argument (see 'strobe export --help')\n",
            STROBE " export x --format chrome -o");
     expect(2,
-           "strobe: export: missing --format (otf2, chrome, perfetto, cubex or paraver) (see 'strobe export "
-           "--help')\n",
+           "strobe: export: missing --format (otf2, chrome, perfetto, cubex, pprof or paraver) (see 'strobe "
+           "export --help')\n",
            STROBE " export x -o y");
     expect(2, "strobe: export: missing -o OUT (see 'strobe export --help')\n",
            STROBE " export x --format otf2");
     expect(2,
-           "strobe: export: --format: unknown format 'pdf' (otf2, chrome, perfetto, cubex or paraver) (see "
-           "'strobe export --help')\n",
+           "strobe: export: --format: unknown format 'pdf' (otf2, chrome, perfetto, cubex, pprof or paraver) "
+           "(see 'strobe export --help')\n",
            STROBE " export x --format pdf -o y");
     expect(2, "strobe: run: missing program to run (see 'strobe run --help')\n", STROBE " run");
     expect(2, "strobe: run: missing program to run (see 'strobe run --help')\n", STROBE " run -o x --");

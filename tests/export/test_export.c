@@ -19,6 +19,7 @@
 #include "export/export.h"
 #include "make_experiment.h"
 #include "perfetto_decode.h"
+#include "pprof_decode.h"
 #include "strobe/strobe.h"
 #include "test.h"
 
@@ -285,6 +286,111 @@ STROBE_TEST(cubex)
     strobe_experiment_close(fx.exp);
 }
 
+/* The fixture as pprof_decode.c and check_pprof.py (protoc --decode) print
+ * it: per call path and thread, visits, inclusive and exclusive ns
+ * (make_experiment.h); no samples (no sample types for them). */
+#define PPROF_T0 "[thread=thread 0 (tid 4242) process=demo (pid 4242)]"
+#define PPROF_T1 "[thread=thread 1 (tid 4243) process=demo (pid 4242)]"
+static const char pprof_expected[] =
+    "types visits/count incl_time/nanoseconds excl_time/nanoseconds default excl_time period visits/count 1\n"
+    "time_nanos>0 True duration 6100\n"
+    "comment strobe " STROBE_VERSION_STRING "\n"
+    "comment command: ./demo --size 3\n"
+    "comment incl_time: inclusive time of each call path; pprof adds it up over nested paths, so read its "
+    "flat column (cum of excl_time is the inclusive time)\n"
+    "sample main " PPROF_T0 " 1 5900 5400\n"
+    "sample main > compute " PPROF_T0 " 2 400 400\n"
+    "sample main > say \"hi\" <&> \x01 gr\xc3\xb6\xc3\x9f"
+    "e \xef\xbf\xbd! " PPROF_T0 " 1 100 100\n"
+    "sample compute " PPROF_T1 " 2 420 420\n";
+
+/* go tool pprof loads the file when go is installed (not a dependency of
+ * strobe: one line says so otherwise); flat visits per function. */
+static void check_go_pprof(const char *dir, const char *file)
+{
+    char *out;
+    if (strobe_test_sh(&out, "command -v go") != 0) {
+        fprintf(stderr, "go is not installed: the go tool pprof check was not run\n");
+        free(out);
+        return;
+    }
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && HOME='%s' GOCACHE='%s/gocache' go tool pprof -sample_index=visits -top "
+                                "'%s' 2>&1 | grep -E ' (main|compute)$' | tr -s ' '",
+                                dir, dir, dir, file),
+                 0);
+    CHECK_STR_EQ(out, " 4 66.67% 66.67% 4 66.67% compute\n 1 16.67% 83.33% 4 66.67% main\n");
+    free(out);
+}
+
+STROBE_TEST(pprof)
+{
+    struct fixture fx;
+    open_fixture(&fx, "pprof");
+    char out[4300], err[512], *text;
+    snprintf(out, sizeof out, "%s/profile.pb.gz", fx.dir);
+    struct strobe_errbuf eb = {""};
+    if (strobe_export_pprof(fx.exp, out, NULL, &eb) != 0)
+        STROBE_FAIL("export: %s", eb.msg);
+    if (pprof_dump(out, &text, err, sizeof err) != 0)
+        STROBE_FAIL("%s: %s", out, err);
+    CHECK_STR_EQ(text, pprof_expected);
+    free(text);
+    CHECK_EQ_INT(strobe_test_sh(&text, "python3 %s/check_pprof.py '%s' %s/src/export", CHECKS, out,
+                                STROBE_SOURCE_DIR),
+                 0);
+    CHECK_STR_EQ(text, pprof_expected);
+    free(text);
+    check_dir_listing(fx.dir, "experiment profile.pb.gz ");
+    check_go_pprof(fx.dir, out);
+    strobe_experiment_close(fx.exp);
+}
+
+/* Through the CLI; an unwritable OUT or a damaged experiment is one line
+ * and exit status 1, no file; the selection options are refused. */
+STROBE_TEST(pprof_cli)
+{
+    struct fixture fx;
+    open_fixture(&fx, "pprof_cli");
+    strobe_experiment_close(fx.exp);
+    char *out, path[4300], err[512], want[8800];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format pprof -o '%s/p.pb.gz'", STROBE_BIN_DIR,
+                                fx.exp_dir, fx.dir),
+                 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    snprintf(path, sizeof path, "%s/p.pb.gz", fx.dir);
+    if (pprof_dump(path, &out, err, sizeof err) != 0)
+        STROBE_FAIL("%s: %s", path, err);
+    CHECK_STR_EQ(out, pprof_expected);
+    free(out);
+
+    run_check("touch '%s/file'", fx.dir);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format pprof -o '%s/file/p.pb.gz'",
+                                STROBE_BIN_DIR, fx.exp_dir, fx.dir),
+                 1);
+    snprintf(want, sizeof want, "strobe: export: %s/file/p.pb.gz: cannot create: Not a directory\n", fx.dir);
+    CHECK_STR_EQ(out, want);
+    free(out);
+
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format pprof -o '%s/q.pb.gz' --threads 0",
+                                STROBE_BIN_DIR, fx.exp_dir, fx.dir),
+                 2);
+    CHECK_CONTAINS(out, "trace exports (otf2, chrome, perfetto, paraver), not pprof");
+    free(out);
+
+    /* a stream that is not one */
+    run_check("printf X | dd of='%s/proc-%u/t1.evt' conv=notrunc status=none", fx.exp_dir, EXPERIMENT_PID);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format pprof -o '%s/q.pb.gz'", STROBE_BIN_DIR,
+                                fx.exp_dir, fx.dir),
+                 1);
+    CHECK_CONTAINS(out, "t1.evt: offset 0: bad magic (not a strobe event stream file)\n");
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+    free(out);
+    check_dir_listing(fx.dir, "experiment file p.pb.gz ");
+}
+
 static struct {
     uint64_t last_done, last_total;
     int calls;
@@ -310,8 +416,8 @@ STROBE_TEST(progress)
     typedef int (*exporter)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
                             struct strobe_errbuf *);
     const exporter exporters[] = {strobe_export_chrome, strobe_export_otf2, strobe_export_cubex,
-                                  strobe_export_perfetto};
-    for (int i = 0; i < 4; i++) {
+                                  strobe_export_perfetto, strobe_export_pprof};
+    for (int i = 0; i < 5; i++) {
         memset(&progress_seen, 0, sizeof progress_seen);
         snprintf(out, sizeof out, "%s/out%d", fx.dir, i);
         CHECK_EQ_INT(exporters[i](fx.exp, out, &opts, &eb), 0);
@@ -349,6 +455,8 @@ STROBE_TEST(unwritable)
     check_failure(strobe_export_chrome(fx.exp, out, NULL, &eb), &eb, out);
     snprintf(out, sizeof out, "%s/file/trace.pftrace", fx.dir);
     check_failure(strobe_export_perfetto(fx.exp, out, NULL, &eb), &eb, out);
+    snprintf(out, sizeof out, "%s/file/profile.pb.gz", fx.dir);
+    check_failure(strobe_export_pprof(fx.exp, out, NULL, &eb), &eb, out);
 
     /* A read-only directory (only meaningful when permissions apply). */
     if (geteuid() != 0) {
@@ -400,6 +508,9 @@ STROBE_TEST(special_files)
     check_failure(rc, &eb, "/dev/full");
     CHECK_EQ_INT(rc, -ENOSPC);
     rc = strobe_export_perfetto(fx.exp, "/dev/full", NULL, &eb);
+    check_failure(rc, &eb, "/dev/full");
+    CHECK_EQ_INT(rc, -ENOSPC);
+    rc = strobe_export_pprof(fx.exp, "/dev/full", NULL, &eb);
     check_failure(rc, &eb, "/dev/full");
     CHECK_EQ_INT(rc, -ENOSPC);
     run_check("test -c /dev/null && test -c /dev/full");
@@ -1132,6 +1243,7 @@ STROBE_TEST(exporters_skip_tm_counts)
                      {strobe_export_otf2, "otf2"},
                      {strobe_export_perfetto, "trace.pftrace"},
                      {strobe_export_cubex, "p.cubex"},
+                     {strobe_export_pprof, "p.pb.gz"},
                      {strobe_export_paraver, "tm"}};
     for (size_t i = 0; i < sizeof exporters / sizeof exporters[0]; i++) {
         snprintf(out, sizeof out, "%s/%s", dir, exporters[i].name);
@@ -1149,7 +1261,7 @@ STROBE_TEST(exporters_skip_tm_counts)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(chrome), STROBE_CASE(otf2), STROBE_CASE(perfetto), STROBE_CASE(perfetto_cli),
-                 STROBE_CASE(cubex), STROBE_CASE(progress),
+                 STROBE_CASE(cubex), STROBE_CASE(pprof), STROBE_CASE(pprof_cli), STROBE_CASE(progress),
                  STROBE_CASE(unwritable), STROBE_CASE(special_files), STROBE_CASE(escape),
                  STROBE_CASE(end_to_end), STROBE_CASE(perfetto_end_to_end), STROBE_CASE(paraver_tm),
                  STROBE_CASE(paraver_refuses_without_events), STROBE_CASE(exporters_skip_tm_counts),

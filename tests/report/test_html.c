@@ -56,7 +56,9 @@ STROBE_TEST(page_of_workload)
              "--expect flat-profile:main:visits=1 --expect flat-profile:setup:visits=1 "
              "--expect flat-profile:rec:visits=4 --expect flat-profile:compute:visits=65 "
              "--expect flat-profile:leaf:visits=130 --expect flat-profile:worker:visits=3 "
-             "--expect view-summary:3:visits=91",
+             "--expect view-threads:3:visits=91 --expect call-paths:main:visits=1 --expect "
+             "call-paths:setup:visits=1 "
+             "--expect call-paths:compute:visits=5 --expect call-paths:worker:visits=3",
              tmp, tmp);
     free(check_page(page, args));
     /* a real picture, not an empty page: the flame graph and tables are
@@ -85,7 +87,37 @@ STROBE_TEST(thread_selection)
                     "--eval \"(() => { const s = document.getElementById('thread-select'); s.value = '2'; "
                     "s.dispatchEvent(new Event('change')); return 1; })()\" "
                     "--expect flat-profile:compute:visits=20 --expect flat-profile:leaf:visits=40 "
-                    "--expect flat-profile:worker:visits=1"));
+                    "--expect flat-profile:worker:visits=1 --expect call-paths:worker:visits=1 "
+                    "--expect call-paths:compute:visits=20 --expect call-paths:leaf:visits=40"));
+}
+
+/* Several processes: the page compares them without being asked (the
+ * view that `--by process` gives). `sh -c 'w; w'` makes five process
+ * images: the shell, two forked shells and the two cli_workload images
+ * they exec; only the latter have regions. */
+STROBE_TEST(processes)
+{
+    const char *tmp = strobe_test_tmpdir("html_processes");
+    char *out;
+    int rc = strobe_test_sh(
+        &out, "%s run -o '%s/exp' -- sh -c '%s; %s' && %s report '%s/exp' --format html -o '%s/r.html'",
+        STROBE, tmp, STROBE_WORKLOAD, STROBE_WORKLOAD, STROBE, tmp, tmp);
+    if (rc != 0)
+        STROBE_FAIL("exit %d\n%s", rc, out);
+    free(out);
+    char page[8192];
+    snprintf(page, sizeof page, "%s/r.html", tmp);
+    out =
+        check_page(page, "--eval \"document.querySelector('#view-groups h2').textContent\" "
+                         "--eval \"document.getElementById('first-look').textContent\" "
+                         "--eval \"document.querySelector('#view-groups table').tBodies[0].rows.length\" "
+                         "--expect 'group-paths:main:visits min=0' --expect 'group-paths:main:visits max=1' "
+                         "--expect 'group-paths:main > compute > leaf:visits max=10' "
+                         "--expect 'group-paths:worker > compute > leaf:visits max=120'");
+    CHECK_CONTAINS(out, "\"evals\": [\n  \"Processes\",\n  \"Exclusive timemain ");
+    CHECK_CONTAINS(out, "Imbalancemain: the slowest process took ");
+    CHECK_CONTAINS(out, "\\u2192 processes\",\n  5\n ]");
+    free(out);
 }
 
 STROBE_TEST(options)
@@ -148,5 +180,5 @@ STROBE_TEST(damaged_experiment)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(page_of_workload), STROBE_CASE(thread_selection), STROBE_CASE(options),
-                 STROBE_CASE(damaged_experiment))
+STROBE_TEST_MAIN(STROBE_CASE(page_of_workload), STROBE_CASE(thread_selection), STROBE_CASE(processes),
+                 STROBE_CASE(options), STROBE_CASE(damaged_experiment))

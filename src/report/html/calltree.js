@@ -34,6 +34,10 @@ strobe.view({
     const tableBox = S.h('div');
     el.appendChild(note);
     el.appendChild(flameBox);
+    const treeBox = S.h('div');
+    el.appendChild(S.h('h3', null, 'Call paths'));
+    el.appendChild(S.h('p', { class: 'note' }, 'The call tree with its exact numbers; the hottest path is open. Click \u25B8 to open a node.'));
+    el.appendChild(treeBox);
     el.appendChild(S.h('h3', null, 'Flat profile'));
     el.appendChild(S.h('p', { class: 'note' }, 'Click a row to find the region in the flame graph.'));
     el.appendChild(tableBox);
@@ -114,6 +118,65 @@ strobe.view({
         if (tr && flame) { flame.search(tr.firstChild.textContent); flameBox.scrollIntoView({ block: 'nearest' }); }
       });
       tableBox.appendChild(table);
+      drawTree(value);
+    }
+
+    // The call tree as an indented table: children by inclusive time,
+    // rows made when their parent is opened (trees can be huge).
+    const kids = Array.from({ length: n }, () => []);
+    for (let i = 1; i < n; i++) kids[ct.parent[i]].push(i);
+    function drawTree(value) {
+      const total = value[0] || 1;
+      const order = i => kids[i].filter(k => stat(k)).sort((a, b) => value[b] - value[a]);
+      const body = S.h('tbody');
+      const row = (i, open) => {
+        const s = stat(i), ks = order(i);
+        const toggle = S.h('span', { class: 'toggle' }, ks.length ? (open ? '\u25BE' : '\u25B8') : '\u00A0');
+        const tr = S.h('tr', { 'data-node': String(i) },
+          S.h('td', { class: 'name', title: S.regionSource(d, ct.region[i]), 'data-v': names[i] }, S.h('span', { style: 'padding-left:' + (depth[i] - 1) * 14 + 'px' }),
+            toggle, ' ', names[i]),
+          S.h('td', { class: 'num', 'data-v': String(s.visits) }, S.fmt.count(s.visits)),
+          S.h('td', { class: 'num', 'data-v': String(s.incl_ns) }, S.fmt.time(s.incl_ns)),
+          S.h('td', { class: 'num' }, S.fmt.pct(s.incl_ns / total)),
+          S.h('td', { class: 'num', 'data-v': String(s.excl_ns) }, S.fmt.time(s.excl_ns)),
+          S.h('td', { class: 'num' }, S.fmt.time(s.visits ? s.incl_ns / s.visits : null)));
+        tr.kids = null;
+        const expand = () => {
+          if (tr.kids) return;
+          tr.kids = [];
+          let after = tr;
+          for (const k of ks) { const c = row(k, false); after.after(c.tr); after = lastRow(c.tr); tr.kids.push(c.tr); }
+          toggle.textContent = ks.length ? '\u25BE' : '\u00A0';
+        };
+        const collapse = () => {
+          for (const c of tr.kids || []) { c.collapse(); c.remove(); }
+          tr.kids = null;
+          toggle.textContent = ks.length ? '\u25B8' : '\u00A0';
+        };
+        tr.collapse = collapse;
+        toggle.addEventListener('click', () => (tr.kids ? collapse() : expand()));
+        return { tr, expand, ks };
+      };
+      const lastRow = tr => (tr.kids && tr.kids.length ? lastRow(tr.kids[tr.kids.length - 1]) : tr);
+      // top-level nodes, and the hottest path opened
+      let hot = null;
+      for (const k of order(0)) {
+        const c = row(k, false);
+        body.appendChild(c.tr);
+        if (!hot) hot = c;
+      }
+      for (let guard = 0; hot && guard < 64; guard++) {
+        hot.expand();
+        const next = hot.tr.kids && hot.tr.kids[0];
+        if (!next) break;
+        const i = Number(next.getAttribute('data-node'));
+        hot = { tr: next, expand: () => next.querySelector('.toggle').click(), ks: order(i) };
+        if (!hot.ks.length) break;
+      }
+      treeBox.textContent = '';
+      const table = S.h('table', { class: 'data' }, S.h('thead', null, S.h('tr', null,
+        ['call path', 'visits', 'inclusive', 'incl %', 'exclusive', 'avg'].map((h, k) => S.h('th', { class: k ? 'num' : '' }, h)))), body);
+      treeBox.appendChild(S.h('div', { class: 'scroll', id: 'call-paths' }, table));
     }
     draw();
     S.on('thread', draw);

@@ -8,7 +8,8 @@ const strobe = {
   listeners: {},
 };
 
-// Registers a view: {id, title, order, show(data) -> bool, render(el, data)}.
+// Registers a view: {id, title, order, show(data) -> bool, render(el, data)};
+// title is a string or a function of the data.
 // render may call strobe.on('thread', fn) to follow the thread selector.
 strobe.view = function (def) { strobe.views.push(def); };
 

@@ -30,9 +30,10 @@
     let show = false;
     try { show = v.show(d); } catch (e) { S.fail(null, e); }
     if (!show) continue;
-    const sec = S.section(v.id, v.title);
+    const title = typeof v.title === 'function' ? v.title(d) : v.title;
+    const sec = S.section(v.id, title);
     main.appendChild(sec);
-    nav.appendChild(S.h('a', { href: '#view-' + v.id }, v.title));
+    nav.appendChild(S.h('a', { href: '#view-' + v.id }, title));
     try { v.render(sec, d); } catch (e) { S.fail(sec, e); }
   }
   document.getElementById('footer').textContent = 'strobe ' + (r.meta.strobe_version || '') +

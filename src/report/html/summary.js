@@ -1,6 +1,7 @@
-// Summary view: what ran, how long, on which threads and processes, how
-// much was recorded, the overhead estimate and every warning about
-// missing or dropped data (the report's own problems first).
+// Summary view: what ran, how long, on how many threads and processes,
+// how much was recorded, the overhead estimate and every warning about
+// missing or dropped data (the report's own problems first); and the
+// threads view, the table of every thread.
 strobe.view({
   id: 'summary', title: 'Summary', order: 10,
   show: () => true,
@@ -30,6 +31,15 @@ strobe.view({
     ];
     el.appendChild(S.h('dl', { class: 'facts' }, facts.filter(f => f[1] !== undefined && f[1] !== null && f[1] !== '')
       .map(f => [S.h('dt', null, f[0]), S.h('dd', null, String(f[1]))])));
+  },
+});
+
+// Threads view: one row per thread of every process, sortable.
+strobe.view({
+  id: 'threads', title: 'Threads', order: 28,
+  show: () => true,
+  render(el, d) {
+    const S = strobe, r = d.report;
     const rows = r.threads.map((t, i) => {
       const p = r.processes[t.process];
       return {
@@ -47,7 +57,6 @@ strobe.view({
       { key: 'visits', label: 'visits', num: true, fmt: S.fmt.count }, { key: 'events', label: 'events', num: true, fmt: S.fmt.count },
       { key: 'dropped', label: 'dropped', num: true, fmt: S.fmt.count }, { key: 'ended', label: 'end' },
     ].filter(Boolean);
-    el.appendChild(S.h('h3', null, 'Threads'));
     el.appendChild(S.table(cols, rows, { sort: 'index', asc: true, limit: 64 }));
   },
 });
