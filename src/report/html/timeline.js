@@ -95,6 +95,14 @@ strobe.lanes = function (opts) {
     return 10 * p;
   };
 
+  // A tick's label: in the unit of the view's end, with as many decimals
+  // as the step needs (deep in a long run: "1.5005 s", not "1.50 s").
+  const axisLabel = (t, step) => {
+    const u = t1 >= 1e9 ? [1e9, 's'] : t1 >= 1e6 ? [1e6, 'ms'] : t1 >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
+    const dec = Math.max(0, Math.ceil(-Math.log10(step / u[0]) - 1e-9));
+    return (t / u[0]).toFixed(Math.min(dec, 9)) + ' ' + u[1];
+  };
+
   let c = null;
   const draw = () => {
     if (!c || c.height !== height || c.width !== Math.max(200, canvas.parentNode.clientWidth)) c = S.canvas(canvas, height);
@@ -107,7 +115,7 @@ strobe.lanes = function (opts) {
     for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
       const x = gutter + (t - t0) * scale;
       ctx.beginPath(); ctx.moveTo(x + 0.5, axisH - 4); ctx.lineTo(x + 0.5, height); ctx.stroke();
-      ctx.fillText(S.fmt.time(t), x + 3, axisH / 2);
+      ctx.fillText(axisLabel(t, step), x + 3, axisH / 2);
     }
     for (const item of layout) {
       if (item.group !== undefined) {
@@ -132,7 +140,7 @@ strobe.lanes = function (opts) {
       }
     }
     ctx.globalAlpha = 1;
-    rangeEl.textContent = S.fmt.time(t0) + ' \u2013 ' + S.fmt.time(t1) + ' (' + S.fmt.time(t1 - t0) + ' shown)' +
+    rangeEl.textContent = (t0 > 0 ? axisLabel(t0, step) : '0 ns') + ' \u2013 ' + axisLabel(t1, step) + ' (' + S.fmt.time(t1 - t0) + ' shown)' +
       (leftOut ? '; ' + leftOut + ' more threads not drawn: select one with the thread selector' : '');
   };
 
