@@ -74,21 +74,30 @@ STROBE_TEST(workload_frames)
     "{deltaY: -100, clientX: 600, clientY: 60, cancelable: true}))"
 #define SELECT_T2 "strobe.state.thread = 2, strobe.emit(\"thread\"), "
 #define CANVASES "document.querySelectorAll(\"#view-timeline canvas\").length"
+/* all threads again, the whole run, the pointer over the middle of t0's
+ * first row (main's bar): the tooltip's text */
+#define HOVER_MAIN                                                                                           \
+    "strobe.state.thread = -1, strobe.emit(\"thread\"), "                                                    \
+    "Array.from(document.querySelectorAll(\"#view-timeline button\")).pop().click(), "                       \
+    "(c => { const r = c.getBoundingClientRect(); c.dispatchEvent(new MouseEvent(\"mousemove\", "            \
+    "{clientX: r.left + 190 + (r.width - 190) / 2, clientY: r.top + 29})); })"                               \
+    "(document.querySelector(\"#view-timeline canvas\")), document.getElementById(\"tooltip\").textContent"
 
 /* The page in headless Chromium (tests/report/html_check.py): the
  * Timeline is drawn with no console error, one lane per thread; the
  * mouse wheel zooms in around the pointer; selecting a thread redraws
- * one lane. */
+ * one lane; a bar's tooltip names its region, thread and source. */
 STROBE_TEST(workload_page_drawn)
 {
     const char *dir = page_of("html_tl_dom", "", CLI_BIN_DIR "/cli_workload");
-    char *out =
-        ok_in(dir, HTML_CHECK LANES("timeline") " --eval '" FROM_ZERO "' --eval '(" WHEEL ", " FROM_ZERO
-                                                ")' --eval '(" SELECT_T2 CANVASES ")'");
+    char *out = ok_in(dir, HTML_CHECK LANES("timeline") " --eval '" FROM_ZERO "' --eval '(" WHEEL
+                                                        ", " FROM_ZERO ")' --eval '(" SELECT_T2 CANVASES
+                                                        ")' --eval '(" HOVER_MAIN ")'");
     /* main's thread first, then the workers in creation order; the whole
      * run shown, then zoomed in (no longer from 0); still one canvas */
     CHECK_CONTAINS(out, "\"evals\": [\n  \"21 ");
-    CHECK_CONTAINS(out, "\n  true,\n  false,\n  1\n ]");
+    CHECK_CONTAINS(out, "\n  true,\n  false,\n  1,\n  \"mainthread");
+    CHECK_CONTAINS(out, "workload.c:");
     free(out);
 }
 
