@@ -62,6 +62,7 @@ bench: build
 	@bench/run.sh $(BUILD)
 	@bench/command.py $(BUILD)
 	@bench/export.sh $(BUILD)
+	@bench/report_html.sh $(BUILD)
 	@bench/real.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)

@@ -13,6 +13,7 @@
 
 #include "analysis/experiment.h"
 #include "analysis/select.h"
+#include "analysis/timeline.h"
 #include "cli/cli.h"
 #include "common/size.h"
 #include "export/export.h"
@@ -255,8 +256,9 @@ struct html_models {
     struct strobe_malloc_model *mem;
     struct strobe_sample_model *samples;
     struct strobe_mpi_model *mpi;
-    char problems[5][sizeof(struct strobe_errbuf) + 64];
-    const char *lines[5];
+    struct strobe_timeline *timeline, *tm_timeline;
+    char problems[7][sizeof(struct strobe_errbuf) + 64];
+    const char *lines[7];
     size_t nproblems;
 };
 
@@ -296,6 +298,15 @@ static void html_models_build(struct html_models *m, const struct strobe_experim
     eb.msg[0] = 0;
     if (strobe_mpi_present(exp))
         html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb);
+    eb.msg[0] = 0;
+    html_problem(m, "timeline", strobe_timeline_build(exp, STROBE_TIMELINE_BUDGET, &m->timeline, &eb), &eb);
+    eb.msg[0] = 0;
+    rc = strobe_tm_timeline_build(exp, STROBE_TM_TIMELINE_BUDGET, &m->tm_timeline, &eb);
+    html_problem(m, "TM state timeline", rc, &eb);
+    if (rc == 0 && m->tm_timeline->intervals == 0) {
+        strobe_timeline_free(m->tm_timeline);
+        m->tm_timeline = NULL;
+    }
 }
 
 static void html_models_free(struct html_models *m)
@@ -305,6 +316,8 @@ static void html_models_free(struct html_models *m)
     strobe_malloc_model_free(m->mem);
     strobe_sample_model_free(m->samples);
     strobe_mpi_model_free(m->mpi);
+    strobe_timeline_free(m->timeline);
+    strobe_timeline_free(m->tm_timeline);
 }
 
 /* `--format html -o PATH`: the page goes to PATH.tmp, renamed over PATH
@@ -320,6 +333,8 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     ho.report.malloc = m.mem;
     ho.report.samples = m.samples;
     ho.report.mpi = m.mpi;
+    ho.timeline = m.timeline;
+    ho.tm_timeline = m.tm_timeline;
     char when[32];
     time_t now = time(NULL);
     struct tm tm;

@@ -15,12 +15,17 @@
 
 #include "report/report.h"
 
+struct strobe_timeline;
+
 struct strobe_html_opts {
     struct strobe_report_opts report; /* the sections present, as for the JSON report */
     const char *const *problems;      /* parts of the experiment that could not be read,
                                          one line each, shown at the top of the page */
     size_t nproblems;
     const char *generated; /* when the report was written (shown in the footer), or NULL */
+    /* analysis/timeline.h, NULL when absent: the frames per thread, and the
+     * TMbox states of a `--tm-monitor events` run */
+    const struct strobe_timeline *timeline, *tm_timeline;
 };
 
 /* Writes the page to OUT. Returns 0 or strobe_report_json's codes. */

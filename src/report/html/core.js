@@ -190,11 +190,11 @@ strobe.fitText = function (ctx, text, x, y, w) {
 // TMbox states in Paraver's colours (the same as the .pcf of
 // `strobe export --format paraver`), in the report's order.
 strobe.tmStates = [
-  { key: 'Compute', color: 'rgb(0,0,160)' },
-  { key: 'Compute_Wasted', color: 'rgb(120,190,255)' },
-  { key: 'Try_Lock', color: 'rgb(255,160,0)' },
-  { key: 'Commit_Locked', color: 'rgb(0,140,0)' },
-  { key: 'Abort', color: 'rgb(220,0,0)' },
+  { key: 'Compute', color: 'rgb(0,0,160)', help: 'transaction attempts that committed, up to the commit request' },
+  { key: 'Compute_Wasted', color: 'rgb(120,190,255)', help: 'attempts that aborted or were cancelled' },
+  { key: 'Try_Lock', color: 'rgb(255,160,0)', help: 'waiting for the commit locks' },
+  { key: 'Commit_Locked', color: 'rgb(0,140,0)', help: 'committing with the locks held' },
+  { key: 'Abort', color: 'rgb(220,0,0)', help: 'rollback and back-off after an abort' },
 ];
 
 // A table cell's content: `text` over a bar as wide as value/max.
