@@ -466,6 +466,23 @@ static int sites_of(const struct strobe_experiment *exp, uint32_t proc, const st
     return rc;
 }
 
+/* false when process proc's traces can hold no wait record: each of its
+ * traced threads has a profile file (so its waits are in the rows) and
+ * no row or barrier of the process waited. */
+static bool may_have_waits(const struct strobe_experiment *exp, const struct strobe_lock_model *m, uint32_t proc)
+{
+    for (uint32_t t = 0; t < exp->nthreads; t++)
+        if (exp->threads[t].process == proc && exp->threads[t].stream_path && !exp->threads[t].profile_path)
+            return true;
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].process == proc && (m->rows[i].contended || m->rows[i].wait_ns))
+            return true;
+    for (size_t i = 0; i < m->nbarriers; i++)
+        if (m->barriers[i].process == proc && (m->barriers[i].waits || m->barriers[i].wait_ns))
+            return true;
+    return false;
+}
+
 int strobe_lock_model_build(const struct strobe_experiment *exp, struct strobe_lock_model **out,
                             struct strobe_errbuf *eb)
 {
@@ -483,10 +500,13 @@ int strobe_lock_model_build(const struct strobe_experiment *exp, struct strobe_l
             qsort(b.e, b.n, sizeof *b.e, cmp_entry);
         rc = merge(&b, m);
     }
-    /* each process's defs once: the objects' names, the sites */
+    /* each process's defs once: the objects' names, the sites (a pass
+     * over its traces, skipped when they cannot hold a wait: every traced
+     * thread has a profile and it counted no wait in the process) */
     for (uint32_t p = 0; rc == 0 && p < exp->nprocesses; p++) {
         struct strobe__defs d = {0};
-        if ((rc = strobe__process_defs(exp, p, &d, eb)) == 0 && (rc = name_objects(m, p, &d)) == 0)
+        if ((rc = strobe__process_defs(exp, p, &d, eb)) == 0 && (rc = name_objects(m, p, &d)) == 0 &&
+            may_have_waits(exp, m, p))
             rc = sites_of(exp, p, &d, m, eb);
         strobe__defs_free(&d);
     }

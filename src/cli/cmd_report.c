@@ -257,52 +257,61 @@ struct html_models {
     struct strobe_sample_model *samples;
     struct strobe_mpi_model *mpi;
     struct strobe_timeline *timeline, *tm_timeline;
-    char problems[7][sizeof(struct strobe_errbuf) + 64];
-    const char *lines[7];
+    char problems[8][sizeof(struct strobe_errbuf) + 64];
+    const char *lines[8];
     size_t nproblems;
 };
 
-/* Records that WHAT could not be read (rc, message in eb); rc -ENOENT
- * means the run did not record it and is no problem. */
-static void html_problem(struct html_models *m, const char *what, int rc, const struct strobe_errbuf *eb)
+/* Records that WHAT could not be read (rc, message in eb), and what that
+ * means for the page; rc -ENOENT means the run did not record it and is
+ * no problem. */
+static void html_problem(struct html_models *m, const char *what, int rc, const struct strobe_errbuf *eb,
+                         const char *consequence)
 {
     if (rc == 0 || rc == -ENOENT)
         return;
     size_t i = m->nproblems++;
-    snprintf(m->problems[i], sizeof m->problems[i], "%s: %s", what,
-             eb->msg[0] ? eb->msg : strobe_strerror(rc));
+    snprintf(m->problems[i], sizeof m->problems[i], "%s: %s (%s)", what,
+             eb->msg[0] ? eb->msg : strobe_strerror(rc), consequence);
     m->lines[i] = m->problems[i];
 }
+
+#define LEFT_OUT "left out of the page"
 
 static void html_models_build(struct html_models *m, const struct strobe_experiment *exp,
                               const struct strobe_profile *prof)
 {
     struct strobe_errbuf eb = {""};
     int rc = strobe_tm_model_build(exp, prof, &m->tm, &eb);
-    html_problem(m, "transactional memory", rc, &eb);
+    html_problem(m, "transactional memory", rc, &eb, LEFT_OUT);
     if (rc == 0 && m->tm->nblocks == 0) {
         strobe_tm_model_free(m->tm);
         m->tm = NULL;
     }
     eb.msg[0] = 0;
     rc = strobe_lock_model_build(exp, &m->locks, &eb);
-    html_problem(m, "locks", rc, &eb);
+    html_problem(m, "locks", rc, &eb, LEFT_OUT);
     if (rc == 0 && m->locks->nrows == 0 && m->locks->nbarriers == 0) {
         strobe_lock_model_free(m->locks);
         m->locks = NULL;
     }
     eb.msg[0] = 0;
-    html_problem(m, "memory", strobe_malloc_model_build(exp, prof, &m->mem, &eb), &eb);
+    html_problem(m, "memory", strobe_malloc_model_build(exp, prof, &m->mem, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
-    html_problem(m, "samples", strobe_sample_model_build(exp, prof, &m->samples, &eb), &eb);
+    html_problem(m, "samples", strobe_sample_model_build(exp, prof, &m->samples, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
     if (strobe_mpi_present(exp))
-        html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb);
+        html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
-    html_problem(m, "timeline", strobe_timeline_build(exp, STROBE_TIMELINE_BUDGET, &m->timeline, &eb), &eb);
+    html_problem(m, "timeline", strobe_timeline_build(exp, STROBE_TIMELINE_BUDGET, &m->timeline, &eb), &eb,
+                 LEFT_OUT);
+    /* a damaged stream cuts its lane short, the others are whole */
+    if (m->timeline && m->timeline->ndamaged)
+        html_problem(m, "timeline", STROBE_ERR_FORMAT, &m->timeline->damage,
+                     m->timeline->ndamaged == 1 ? "its lane ends there" : "those lanes end there");
     eb.msg[0] = 0;
     rc = strobe_tm_timeline_build(exp, STROBE_TM_TIMELINE_BUDGET, &m->tm_timeline, &eb);
-    html_problem(m, "TM state timeline", rc, &eb);
+    html_problem(m, "TM state timeline", rc, &eb, LEFT_OUT);
     if (rc == 0 && m->tm_timeline->intervals == 0) {
         strobe_timeline_free(m->tm_timeline);
         m->tm_timeline = NULL;
@@ -358,7 +367,7 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     free(tmp);
     html_models_free(&m);
     for (size_t i = 0; i < m.nproblems; i++)
-        strobe__cli_say("report: %s: warning: %s (left out of the page)", exp->dir, m.lines[i]);
+        strobe__cli_say("report: %s: warning: %s", exp->dir, m.lines[i]);
     if (rc == STROBE_ERR_FORMAT)
         strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
     else if (rc)

@@ -144,9 +144,9 @@ STROBE_TEST(options)
 
 /* A damaged experiment never gives a broken page. A cut profile file (the
  * call-path profile every view needs) fails with one line naming it and
- * writes no page; a cut event stream (read by the optional views) gives
- * the page without what it held, the problem named at its top and in one
- * warning line. */
+ * writes no page; a cut event stream gives the page with that thread's
+ * timeline lane ending at the damage, the problem named at its top and in
+ * one warning line. */
 STROBE_TEST(damaged_experiment)
 {
     char dir[8192], page[8192];
@@ -168,14 +168,15 @@ STROBE_TEST(damaged_experiment)
                                 "truncate -s -3 '%s'/proc-*/t3.evt && %s report '%s' --format html -o '%s'",
                                 dir, STROBE, dir, page),
                  0);
-    CHECK_CONTAINS(out, "warning: locks: proc-");
+    CHECK_CONTAINS(out, "warning: timeline: proc-");
     CHECK_CONTAINS(out, "/t3.evt: offset ");
     CHECK_CONTAINS(out, ": THREAD_END record of "); /* 8 or 9 bytes: varints */
-    CHECK_CONTAINS(out, " bytes runs past the end of the file (left out of the page)\n");
+    CHECK_CONTAINS(out, " bytes runs past the end of the file (its lane ends there)\n");
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);
     free(out);
     out = check_page(page, "--eval \"document.querySelector('#view-summary .problem').textContent\" "
                            "--expect flat-profile:leaf:visits=130");
-    CHECK_CONTAINS(out, "\"Not in this report: locks: proc-");
+    CHECK_CONTAINS(out, "\"Could not be read: timeline: proc-");
     CHECK_CONTAINS(out, "/t3.evt: offset ");
     free(out);
 }

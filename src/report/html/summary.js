@@ -8,7 +8,7 @@ strobe.view({
   render(el, d) {
     const S = strobe, r = d.report, s = r.summary, m = r.meta || {};
     for (const p of d.problems || [])
-      el.appendChild(S.h('p', { class: 'problem' }, 'Not in this report: ' + p));
+      el.appendChild(S.h('p', { class: 'problem' }, 'Could not be read: ' + p));
     if (s.dropped > 0)
       el.appendChild(S.h('p', { class: 'warning' }, S.fmt.count(s.dropped) +
         ' events were dropped (trace size limit): the timeline is incomplete; profiles still count every visit.'));
