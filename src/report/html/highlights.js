@@ -5,8 +5,13 @@
 // lock wait, leaks, the hottest sampled function, the time in MPI).
 strobe.view({
   id: 'highlights', title: 'First look', order: 11,
-  show: d => d.report.flat.length > 0,
+  show(d) { return this.facts(d).length > 0; },
   render(el, d) {
+    el.appendChild(strobe.h('dl', { class: 'facts', id: 'first-look' }, this.facts(d).map(x => [strobe.h('dt', null, x[0]),
+      strobe.h('dd', null, x[1], ' \u2192 ', x[2])])));
+  },
+  // The facts as [term, text, link]; none: the view is not shown.
+  facts(d) {
     const S = strobe, r = d.report, items = [];
     const link = (view, text) => S.h('a', { href: '#view-' + view }, text);
     const pathName = p => S.pathName(d, p);
@@ -30,9 +35,15 @@ strobe.view({
     }
     if (r.locks) {
       const w = (r.locks.objects || []).concat(r.locks.barriers || []).sort((a, b) => b.wait_ns - a.wait_ns)[0];
-      if (w && w.wait_ns > 0)
-        items.push(['Waiting', S.fmt.time(w.wait_ns) + ' on ' + (w.kind || 'barrier') + ' ' + (w.name || '0x' + Number(w.address).toString(16)) +
-          (w.path ? ' from ' + pathName(w.path) : ''), link('locks', 'locks')]);
+      if (w && w.wait_ns > 0) {
+        // where: its call path, or without one (an uninstrumented program)
+        // the call site that waited longest on the object
+        const site = (r.locks.sites || []).find(x => x.address === w.address && x.process === w.process);
+        const where = w.path && w.path.length ? ' from ' + pathName(w.path)
+          : site ? ' at ' + site.function + (site.file ? ' (' + site.file.split('/').pop() + ':' + site.line + ')' : '') : '';
+        items.push(['Waiting', S.fmt.time(w.wait_ns) + ' on ' + (w.kind || 'barrier') + ' ' +
+          (w.name || '0x' + Number(w.address).toString(16)) + where, link('locks', 'locks')]);
+      }
     }
     if (r.malloc && r.malloc.live_blocks > 0)
       items.push(['Memory', S.fmt.count(r.malloc.live_blocks) + ' blocks (' + S.fmt.bytes(r.malloc.live_bytes) + ') still allocated at exit',
@@ -47,7 +58,6 @@ strobe.view({
       items.push(['MPI', S.fmt.pct(all ? mpi / all : null) + ' of the ranks\' time in MPI, ' + S.fmt.count(r.mpi.messages) + ' messages',
         link('mpi', 'MPI')]);
     }
-    el.appendChild(S.h('dl', { class: 'facts', id: 'first-look' }, items.map(x => [S.h('dt', null, x[0]),
-      S.h('dd', null, x[1], ' \u2192 ', x[2])])));
+    return items;
   },
 });

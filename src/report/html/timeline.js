@@ -285,7 +285,8 @@ strobe.timelineView = function (el, d, tl, o) {
 
 strobe.view({
   id: 'timeline', title: 'Timeline', order: 30,
-  show: d => !!d.timeline && d.timeline.lanes.some(l => l.traced),
+  // an uninstrumented program (sampled, say) has no frame to draw
+  show: d => !!d.timeline && d.timeline.intervals > 0,
   render(el, d) {
     const S = strobe, regions = d.report.regions;
     const name = k => regions[k] ? regions[k].name : '?';
