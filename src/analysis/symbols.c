@@ -14,6 +14,25 @@
 
 static char *debuginfo_path;
 
+/* The C++ ABI's demangler, from libstdc++ (declared here: it has no C
+ * header). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* NAME as people write it: an Itanium C++ ABI name demangled
+ * ("geo::Square::area() const", not _ZNK3geo6Square4areaEv), anything else
+ * copied. Returns a malloc'd string, NULL when out of memory. */
+static char *readable(const char *name)
+{
+    if (strncmp(name, "_Z", 2) == 0) {
+        int status = -1;
+        char *plain = __cxa_demangle(name, NULL, NULL, &status);
+        if (plain && status == 0)
+            return plain;
+        free(plain);
+    }
+    return strdup(name);
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
@@ -120,9 +139,14 @@ int strobe__symbols_name_objects(const struct strobe__defs *d, const uint64_t *a
         const char *name = mod ? dwfl_module_addrinfo(mod, addrs[i], &off, &sym, NULL, NULL, NULL) : NULL;
         if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
             continue;
-        int k = off                         ? asprintf(&names[i], "%s+%" PRIu64, name, (uint64_t)off)
-                : (names[i] = strdup(name)) ? 0
-                                            : -1;
+        char *plain = readable(name);
+        int k = plain ? 0 : -1;
+        if (plain && off) {
+            k = asprintf(&names[i], "%s+%" PRIu64, plain, (uint64_t)off);
+            free(plain);
+        } else if (plain) {
+            names[i] = plain;
+        }
         if (k < 0) {
             names[i] = NULL;
             rc = -ENOMEM;
@@ -174,11 +198,15 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
         /* "atomic@main", "omp parallel@main" */
         const char *kind = site ? strobe_region_kind_name(r->kind) : "";
         const char *at = site ? "@" : "";
+        char *plain = name ? readable(name) : NULL;
         int n;
-        if (name)
-            n = asprintf(&o->name, "%s%s%s", kind, at, name);
-        else
+        if (plain)
+            n = asprintf(&o->name, "%s%s%s", kind, at, plain);
+        else if (!name)
             n = asprintf(&o->name, "%s%s0x%" PRIx64, kind, at, m ? r->address - m->bias : r->address);
+        else
+            n = -1;
+        free(plain);
         if (n < 0)
             o->name = NULL;
         o->file = strdup(file ? file : "");
@@ -214,7 +242,7 @@ static const char *die_name(Dwarf_Die *die)
 
 static int frame_set(struct strobe__code_frame *f, const char *name, const char *file, int line)
 {
-    f->name = strdup(name);
+    f->name = readable(name);
     f->file = strdup(file ? file : "");
     f->line = line > 0 ? (unsigned)line : 0;
     return f->name && f->file ? 0 : -ENOMEM;

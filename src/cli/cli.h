@@ -37,6 +37,8 @@ int strobe__cmd_export(int argc, char **argv);
 int strobe__cmd_ls(int argc, char **argv);
 int strobe__cmd_petra(int argc, char **argv);
 int strobe__cmd_ctl(int argc, char **argv);
+/* `strobe cc` and `strobe c++` (argv[0] says which): execs the compiler */
+int strobe__cmd_cc(int argc, char **argv);
 
 extern const char strobe__run_help[];
 extern const char strobe__report_help[];
@@ -44,6 +46,7 @@ extern const char strobe__export_help[];
 extern const char strobe__ls_help[];
 extern const char strobe__petra_help[];
 extern const char strobe__ctl_help[];
+extern const char strobe__cc_help[];
 
 /* ---- Talking to a strobed (ls, ctl) ------------------------------------- */
 

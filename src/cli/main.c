@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The `strobe` command: dispatches to its subcommands (run, report,
- * export, ls, petra) and answers --help, --version and `strobe help CMD`. See
+ * The `strobe` command: dispatches to its subcommands (cc, c++, run,
+ * report, export, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
  * docs/cli.md for the user documentation.
  */
 #include <string.h>
@@ -16,9 +16,10 @@ static const char main_help[] =
     "Measures parallel programs and analyses what was recorded.\n"
     "\n"
     "commands:\n"
+    "  cc, c++  compile with clang (or $STROBE_CC, $STROBE_CXX) ready to be measured\n"
     "  run      run a program under the strobe runtime, write an experiment directory\n"
-    "  report   print the report of an experiment (text or JSON)\n"
-    "  export   write an experiment as OTF2, Chrome trace JSON or Cube4\n"
+    "  report   print the report of an experiment (text, JSON or a self-contained HTML page)\n"
+    "  export   write an experiment as OTF2, Chrome, Perfetto, Cube4, pprof or Paraver\n"
     "  ls       list the metric sets a strobed serves, with values\n"
     "  ctl      control a running strobed: add and remove samplers, stores, producers\n"
     "  petra    read the heap of strobed's petra store: latest values and history\n"
@@ -37,6 +38,8 @@ static const struct command {
     {"ls", strobe__cmd_ls, strobe__ls_help},
     {"petra", strobe__cmd_petra, strobe__petra_help},
     {"ctl", strobe__cmd_ctl, strobe__ctl_help},
+    {"cc", strobe__cmd_cc, strobe__cc_help},
+    {"c++", strobe__cmd_cc, strobe__cc_help},
 };
 
 static const struct command *find_command(const char *name)

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `strobe cc` and `strobe c++`: programs built by the wrapper (clang by
+ * default, gcc through STROBE_CC, from a makefile through CC="strobe cc")
+ * are measured by `strobe run` with their exact visit counts
+ * (workload.c), C++ functions are reported by their C++ names
+ * (cc_shapes.cpp), and a missing or recursive compiler gives one line.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+#define STROBE STROBE_BIN_DIR "/strobe"
+#define SRC STROBE_SOURCE_DIR "/tests/cli"
+
+/* "name visits" per row of the flat profile of the experiment in DIR. */
+#define FLAT_PY                                                                                              \
+    "python3 -c 'import json,sys; d=json.load(sys.stdin); "                                                  \
+    "[print(d[\"regions\"][f[\"region\"]][\"name\"], f[\"visits\"]) for f in "                               \
+    "sorted(d[\"flat\"], key=lambda f: d[\"regions\"][f[\"region\"]][\"name\"])]'"
+
+/* Builds with BUILD (a shell command run in TMP), runs ./prog under
+ * strobe run, returns the flat profile lines. */
+static char *build_and_measure(const char *tmp, const char *build)
+{
+    char *out;
+    int rc = strobe_test_sh(
+        &out, "cd '%s' && %s && %s run -o exp -- ./prog >/dev/null 2>&1 && %s report exp --format json | " FLAT_PY,
+        tmp, build, STROBE, STROBE);
+    if (rc != 0)
+        STROBE_FAIL("%s: exit %d\n%s", build, rc, out);
+    return out;
+}
+
+static const char workload_flat[] = "compute 65\nleaf 130\nmain 1\nrec 4\nsetup 1\nworker 3\n";
+
+STROBE_TEST(clang_default)
+{
+    char *out = build_and_measure(strobe_test_tmpdir("cc_clang"),
+                                  STROBE " cc -O2 -pthread " SRC "/workload.c -o prog");
+    CHECK_STR_EQ(out, workload_flat);
+    free(out);
+}
+
+STROBE_TEST(gcc_by_strobe_cc)
+{
+    char *out = build_and_measure(strobe_test_tmpdir("cc_gcc"),
+                                  "STROBE_CC=gcc " STROBE " cc -O2 -pthread " SRC "/workload.c -o prog");
+    CHECK_STR_EQ(out, workload_flat);
+    free(out);
+}
+
+/* CC="strobe cc" in a makefile: separate compile and link steps. */
+STROBE_TEST(makefile)
+{
+    const char *tmp = strobe_test_tmpdir("cc_make");
+    char *out;
+    CHECK_EQ_INT(
+        strobe_test_sh(
+            &out,
+            "cd '%s' && cp %s/workload.c . && printf 'prog: workload.o\\n\\t$(CC) -pthread "
+            "workload.o -o prog\\nworkload.o: workload.c\\n\\t$(CC) -O1 -c workload.c\\n' > Makefile",
+            tmp, SRC),
+        0);
+    free(out);
+    out = build_and_measure(tmp, "make -s CC='" STROBE " cc'");
+    CHECK_STR_EQ(out, workload_flat);
+    free(out);
+}
+
+STROBE_TEST(cxx_names)
+{
+    char *out =
+        build_and_measure(strobe_test_tmpdir("cc_cxx"), STROBE " c++ -O1 " SRC "/cc_shapes.cpp -o prog");
+    CHECK_CONTAINS(out, "geo::Square::area() const 3\n");
+    CHECK_CONTAINS(out, "int total<int>(std::vector<int, std::allocator<int> > const&) 1\n");
+    CHECK_CONTAINS(out, "main 1\n");
+    CHECK_CONTAINS(out, "sum_areas(std::vector<geo::Shape*, std::allocator<geo::Shape*> > const&) 1\n");
+    CHECK(strstr(out, "_Z") == NULL);
+    free(out);
+}
+
+STROBE_TEST(errors)
+{
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "STROBE_CC=no-such-compiler %s cc x.c", STROBE), 127);
+    CHECK_STR_EQ(out, "strobe: cc: no-such-compiler: not found\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "STROBE_CC='%s cc' %s cc x.c", STROBE, STROBE), 2);
+    CHECK_STR_EQ(out, "strobe: cc: STROBE_CC runs strobe cc again (name the real compiler in STROBE_CC)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "STROBE_CXX=' ' %s c++ x.cpp", STROBE), 2);
+    CHECK_STR_EQ(out, "strobe: c++: STROBE_CXX is blank (name the compiler, e.g. STROBE_CXX=gcc)\n");
+    free(out);
+    /* the compiler's own failure and exit status come through */
+    CHECK_EQ_INT(
+        strobe_test_sh(&out, "cd '%s' && %s cc no-such-file.c", strobe_test_tmpdir("cc_errors"), STROBE), 1);
+    CHECK_CONTAINS(out, "no-such-file.c");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s help c++", STROBE), 0);
+    CHECK_CONTAINS(out, "usage: strobe cc [COMPILER ARGS...]\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(clang_default), STROBE_CASE(gcc_by_strobe_cc), STROBE_CASE(makefile),
+                 STROBE_CASE(cxx_names), STROBE_CASE(errors))
