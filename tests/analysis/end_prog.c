@@ -29,7 +29,10 @@ static void spin_ms(long ms)
     do {
         sink++;
         clock_gettime(CLOCK_MONOTONIC, &b);
-    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+        /* in ns: a per-field ms count truncates a negative nsec
+         * difference toward zero and stopped up to 1 ms early whenever
+         * the spin crossed a second */
+    } while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ms * 1000000L);
 }
 
 NOINLINE void tick(void)
