@@ -12,7 +12,9 @@
  *            one contended acquisition, ~30 ms of wait).
  *   barrier  threads t1..t3 wait 3 times on `bar` (episodes 1..3); t1 sleeps
  *            50 ms before its second wait, so t2 and t3 wait ~50 ms there;
- *            prints "slept_ns N", how long the sleep really took.
+ *            prints "slept_ns N", how long the sleep really took, and
+ *            "imbalance_ns N", how long before t1 the first of t2 and t3
+ *            reached that wait (the longest wait the barrier should see).
  *   cond     a producer (t1) hands 20000 numbers through a 16-slot queue to
  *            a consumer (t2) under queue_lock with queue_cond; exits 0 when
  *            the consumer's sum is right, 1 otherwise.
@@ -93,6 +95,7 @@ static long long mono_ns(void)
 }
 
 static long long slept_ns;
+static long long arrived_ns[4]; /* at the second wait, by thread 1..3 */
 
 NOINLINE void *barrier_worker(void *arg)
 {
@@ -103,6 +106,8 @@ NOINLINE void *barrier_worker(void *arg)
             usleep(50000);
             slept_ns = mono_ns() - t0;
         }
+        if (e == 2)
+            arrived_ns[k] = mono_ns();
         pthread_barrier_wait(&bar);
     }
     return NULL;
@@ -243,7 +248,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "barrier") == 0) {
         pthread_barrier_init(&bar, NULL, 3);
         run_threads(barrier_worker, NULL, 3);
-        printf("slept_ns %lld\n", slept_ns);
+        long long first = arrived_ns[2] < arrived_ns[3] ? arrived_ns[2] : arrived_ns[3];
+        printf("slept_ns %lld\nimbalance_ns %lld\n", slept_ns, arrived_ns[1] - first);
         return 0;
     }
     if (strcmp(mode, "cond") == 0) {
