@@ -304,7 +304,8 @@ static const char *const column_key[] = {"visits", "incl_ns", "excl_ns", "min_ns
 
 /* The call tree as columns (the HTML report's data; 4-5 times smaller
  * than the node objects): parallel arrays over the nodes in pre-order
- * (parent -1 and region -1 for the root), and the per-thread statistics as
+ * (parent -1 and region -1 for the root), the user metrics as parallel
+ * arrays of (node, metric) entries, and the per-thread statistics as
  * parallel arrays of (node, thread) entries in node order. */
 static void json_tree_columns(struct strobe__jw *w, const struct strobe__report_view *v, const uint32_t *order,
                               const uint32_t *parent, size_t n)
@@ -325,6 +326,27 @@ static void json_tree_columns(struct strobe__jw *w, const struct strobe__report_
             json_stat_value(w, &v->prof->nodes[order[i]].total, c);
         strobe__jw_close(w);
     }
+    /* user metrics: one entry per (node, metric) recorded there, summed
+     * over threads */
+    static const char *const metric_key[] = {"node", "metric", "count", "sum", "min", "max"};
+    strobe__jw_open(w, "metrics", '{', false);
+    for (int c = 0; c < 6; c++) {
+        strobe__jw_open(w, metric_key[c], '[', true);
+        for (size_t i = 1; i < n; i++) {
+            const struct strobe_cnode *node = &v->prof->nodes[order[i]];
+            for (size_t m = 0; node->metrics && m < exp->nmetrics; m++) {
+                const struct strobe_metric_stats *x = &node->metrics[m];
+                if (!x->count)
+                    continue;
+                if (c < 3)
+                    strobe__jw_u64(w, NULL, c == 0 ? i : c == 1 ? m : x->count);
+                else
+                    strobe__jw_i64(w, NULL, c == 3 ? x->sum : c == 4 ? x->min : x->max);
+            }
+        }
+        strobe__jw_close(w);
+    }
+    strobe__jw_close(w);
     strobe__jw_open(w, "threads", '{', false);
     for (int c = -2; c <= COL_MAX; c++) { /* -2: node, -1: thread, then the statistics */
         strobe__jw_open(w, c == -2 ? "node" : c == -1 ? "thread" : column_key[c], '[', true);

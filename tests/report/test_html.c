@@ -120,6 +120,26 @@ STROBE_TEST(processes)
     free(out);
 }
 
+/* User metrics: examples/annotate records bytes_sent (20 values, sum
+ * 4380) and items (1..20) on serve > handle. */
+STROBE_TEST(metrics)
+{
+    const char *tmp = strobe_test_tmpdir("html_metrics");
+    char *out;
+    int rc = strobe_test_sh(
+        &out, "cd '%s' && STROBE_EXPERIMENT_DIR=exp %s >/dev/null && %s report exp --format html -o r.html",
+        tmp, STROBE_ANNOTATE, STROBE);
+    if (rc != 0)
+        STROBE_FAIL("exit %d\n%s", rc, out);
+    free(out);
+    char page[8192];
+    snprintf(page, sizeof page, "%s/r.html", tmp);
+    free(check_page(
+        page, "--expect 'metric-0:serve > handle:count=20' --expect 'metric-0:serve > handle:sum=210' "
+              "--expect 'metric-0:serve > handle:min=1' --expect 'metric-0:serve > handle:max=20' "
+              "--expect 'metric-1:serve > handle:count=20' --expect 'metric-1:serve > handle:sum=4380'"));
+}
+
 STROBE_TEST(options)
 {
     char dir[8192];
@@ -182,4 +202,4 @@ STROBE_TEST(damaged_experiment)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(page_of_workload), STROBE_CASE(thread_selection), STROBE_CASE(processes),
-                 STROBE_CASE(options), STROBE_CASE(damaged_experiment))
+                 STROBE_CASE(metrics), STROBE_CASE(options), STROBE_CASE(damaged_experiment))

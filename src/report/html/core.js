@@ -296,6 +296,14 @@ strobe.heatmapCanvas = function (rowLabels, colLabels, values, id, rgb, alpha, t
   return S.h('div', { class: 'scroll heatmap', 'data-chart': id, 'data-rows': String(rows), 'data-cols': String(cols) }, canvas);
 };
 
+// The call path of call-tree node i (an id of calltree_columns) as
+// region indices, outermost first.
+strobe.nodePath = function (d, i) {
+  const ct = d.report.calltree_columns, p = [];
+  for (; i > 0; i = ct.parent[i]) p.push(ct.region[i]);
+  return p.reverse();
+};
+
 // A call path (region indices, null: not in the call tree) as "a > b".
 strobe.pathName = function (d, path) {
   if (path === null || path === undefined) return '(not in the call tree)';

@@ -21,8 +21,7 @@ strobe.view({
       { key: 'incl', label: 'inclusive', num: true, fmt: S.fmt.time }, { key: 'events', label: 'events', num: true, fmt: S.fmt.count },
     ], groups, { sort: 'group', asc: true }));
     // call paths by imbalance of inclusive time
-    const ct = r.calltree_columns, names = ct.region.map(g => g < 0 ? '' : S.regionName(d, g));
-    const path = i => { const p = []; for (; i > 0; i = ct.parent[i]) p.push(names[i]); return p.reverse().join(' > '); };
+    const path = i => S.pathName(d, S.nodePath(d, i));
     const rows = by.calltree.map(c => ({
       path: path(c.id), min: c.incl_ns.min, avg: c.incl_ns.avg, max: c.incl_ns.max, imbalance: c.incl_ns.max - c.incl_ns.avg,
       ratio: c.incl_ns.avg ? c.incl_ns.max / c.incl_ns.avg : null, vmin: c.visits.min, vmax: c.visits.max,

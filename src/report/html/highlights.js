@@ -22,9 +22,7 @@ strobe.view({
         link('calltree', 'call tree')]);
     if (r.by && r.by.groups.length > 1 && r.by.calltree.length) {
       const worst = r.by.calltree.reduce((a, c) => (c.incl_ns.max - c.incl_ns.avg > a.incl_ns.max - a.incl_ns.avg ? c : a));
-      const names = r.calltree_columns.region, parent = r.calltree_columns.parent, p = [];
-      for (let i = worst.id; i > 0; i = parent[i]) p.push(names[i]);
-      items.push(['Imbalance', pathName(p.reverse()) + ': the slowest ' + (r.by.key === 'rank' ? 'rank' : 'process') + ' took ' +
+      items.push(['Imbalance', pathName(S.nodePath(d, worst.id)) + ': the slowest ' + (r.by.key === 'rank' ? 'rank' : 'process') + ' took ' +
         S.fmt.time(worst.incl_ns.max) + ', the average ' + S.fmt.time(worst.incl_ns.avg), link('groups', r.by.key === 'rank' ? 'ranks' : 'processes')]);
     }
     if (r.tm && r.tm.blocks.length) {
