@@ -41,7 +41,7 @@ strobe.view({
     el.appendChild(S.h('h3', null, 'Flat profile'));
     el.appendChild(S.h('p', { class: 'note' }, 'Click a row to find the region in the flame graph.'));
     el.appendChild(tableBox);
-    let flame = null;
+    let flame = null, flameValue = null;   // one chart, its weights follow the thread
 
     function flatRows() {
       if (S.state.thread < 0)
@@ -87,12 +87,13 @@ strobe.view({
       const who = S.state.thread < 0 ? 'all threads' : S.threadName(d, S.state.thread);
       note.textContent = 'Inclusive time of ' + who + ' (' + S.fmt.time(value[0]) +
         ' in top-level regions). Click a box to zoom, hover for its statistics.';
-      flameBox.textContent = '';
-      flame = S.flame(flameBox, { parent: ct.parent, name: names, value }, {
+      flameValue = value;
+      if (flame) flame.setValues(value);
+      else flame = S.flame(flameBox, { parent: ct.parent, name: names, value }, {
         unit: S.fmt.time,
         tip(i) {
           const s = stat(i), g = ct.region[i];
-          if (i === 0 || !s) return [['inclusive', S.fmt.time(value[i])]];
+          if (i === 0 || !s) return [['inclusive', S.fmt.time(flameValue[i])]];
           return [['source', S.regionSource(d, g) || '-'], ['visits', S.fmt.count(s.visits)],
             ['inclusive', S.fmt.time(s.incl_ns)], ['exclusive', S.fmt.time(s.excl_ns)],
             ['min', S.fmt.time(s.min_ns)], ['avg', S.fmt.time(s.visits ? s.incl_ns / s.visits : null)],

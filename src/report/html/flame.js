@@ -7,12 +7,16 @@
 // Click a box to zoom into it (its ancestors stay as full-width bars),
 // click the root or "reset" to zoom out; the search box dims every box
 // whose name does not contain the text and says what share matched.
-// Returns {search(text)} so other views can drive the search.
+// Returns {search(text), setValues(value)}: other views can drive the
+// search, and give the same tree new weights (another thread) without a
+// new chart; the search text stays, the zoom too while its box has weight.
 strobe.flame = function (container, tree, opts) {
   const S = strobe, n = tree.parent.length, rowH = opts.rowHeight || 18;
   const kids = Array.from({ length: n }, () => []), depth = new Int32Array(n);
   for (let i = 1; i < n; i++) { kids[tree.parent[i]].push(i); depth[i] = depth[tree.parent[i]] + 1; }
-  for (const k of kids) k.sort((a, b) => tree.value[b] - tree.value[a]);
+  const sortKids = () => { for (const k of kids) k.sort((a, b) => tree.value[b] - tree.value[a]); };
+  tree = { parent: tree.parent, name: tree.name, value: tree.value };
+  sortKids();
   // rows drawn below and above the zoomed box: deep recursion must not
   // make a canvas taller than browsers allow (~32k px)
   const MAX_ROWS = 300, MAX_ABOVE = 20;
@@ -110,5 +114,13 @@ strobe.flame = function (container, tree, opts) {
   canvas.addEventListener('click', ev => { const i = hit(ev); if (i >= 0) { zoom = i === zoom ? tree.parent[i] || 0 : i; draw(); } });
   window.addEventListener('resize', () => draw());
   draw();
-  return { search(text) { input.value = text; query = text; draw(); }, zoomTo(i) { zoom = i; draw(); } };
+  return {
+    search(text) { input.value = text; query = text; draw(); },
+    setValues(value) {
+      tree.value = value;
+      sortKids();
+      if (!(value[zoom] > 0)) zoom = 0;
+      draw();
+    },
+  };
 };
