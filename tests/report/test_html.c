@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/html_page.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
@@ -42,15 +43,10 @@ static char *check_page(const char *page, const char *args)
 
 STROBE_TEST(page_of_workload)
 {
-    char dir[8192];
-    const char *tmp = record("html_page", dir, sizeof dir);
-    char *out;
-    int rc = strobe_test_sh(&out, "%s report '%s' --format html -o '%s/r.html'", STROBE, dir, tmp);
-    CHECK_EQ_INT(rc, 0);
-    CHECK_STR_EQ(out, ""); /* nothing on the terminal: the page is the output */
-    free(out);
-    char page[8192], args[8192];
-    snprintf(page, sizeof page, "%s/r.html", tmp);
+    /* nothing on the terminal: the page is the output (html_page.h) */
+    const char *tmp = strobe_test_html_page("html_page", "", "", STROBE_WORKLOAD);
+    char page[8192], args[16384];
+    snprintf(page, sizeof page, "%s/page.html", tmp);
     snprintf(args, sizeof args,
              "--screenshot '%s/r.png' --dom '%s/dom.html' "
              "--expect flat-profile:main:visits=1 --expect flat-profile:setup:visits=1 "
@@ -69,7 +65,7 @@ STROBE_TEST(page_of_workload)
     CHECK(stat(png, &st) == 0);
     CHECK(st.st_size > 40000);
     /* no partial file left next to the page */
-    snprintf(png, sizeof png, "%s/r.html.tmp", tmp);
+    snprintf(png, sizeof png, "%s/page.html.tmp", tmp);
     CHECK(stat(png, &st) != 0);
 }
 
@@ -78,11 +74,9 @@ STROBE_TEST(page_of_workload)
  * tree's per-thread statistics. */
 STROBE_TEST(thread_selection)
 {
-    char dir[8192];
-    const char *tmp = record("html_thread", dir, sizeof dir);
-    CHECK_EQ_INT(strobe_test_sh(NULL, "%s report '%s' --format html -o '%s/r.html'", STROBE, dir, tmp), 0);
     char page[8192];
-    snprintf(page, sizeof page, "%s/r.html", tmp);
+    snprintf(page, sizeof page, "%s/page.html",
+             strobe_test_html_page("html_thread", "", "", STROBE_WORKLOAD));
     free(check_page(page,
                     "--eval \"(() => { const s = document.getElementById('thread-select'); s.value = '2'; "
                     "s.dispatchEvent(new Event('change')); return 1; })()\" "
@@ -97,17 +91,10 @@ STROBE_TEST(thread_selection)
  * they exec; only the latter have regions. */
 STROBE_TEST(processes)
 {
-    const char *tmp = strobe_test_tmpdir("html_processes");
-    char *out;
-    int rc = strobe_test_sh(
-        &out, "%s run -o '%s/exp' -- sh -c '%s; %s' && %s report '%s/exp' --format html -o '%s/r.html'",
-        STROBE, tmp, STROBE_WORKLOAD, STROBE_WORKLOAD, STROBE, tmp, tmp);
-    if (rc != 0)
-        STROBE_FAIL("exit %d\n%s", rc, out);
-    free(out);
-    char page[8192];
-    snprintf(page, sizeof page, "%s/r.html", tmp);
-    out =
+    char page[8192], command[8192];
+    snprintf(command, sizeof command, "sh -c '%s; %s'", STROBE_WORKLOAD, STROBE_WORKLOAD);
+    snprintf(page, sizeof page, "%s/page.html", strobe_test_html_page("html_processes", "", "", command));
+    char *out =
         check_page(page, "--eval \"document.querySelector('#view-groups h2').textContent\" "
                          "--eval \"document.getElementById('first-look').textContent\" "
                          "--eval \"document.querySelector('#view-groups table').tBodies[0].rows.length\" "

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/html_page.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
@@ -23,20 +24,11 @@
     " --eval 'Array.from(document.querySelectorAll(\"#view-" id " li[data-thread]\"), l => "                 \
     "l.dataset.traced === \"1\" ? l.dataset.intervals : \"-\").join(\" \")'"
 
-/* Runs PROG under `strobe run OPTIONS` in a scratch directory NAME and
- * writes its page; returns the directory. */
+/* PROG's page (html_page.h) in the scratch directory NAME, recorded with
+ * OPTIONS on the STM's software path; returns the directory. */
 static const char *page_of(const char *name, const char *options, const char *prog)
 {
-    const char *dir = strobe_test_tmpdir(name);
-    char *out;
-    int rc = strobe_test_sh(&out,
-                            "cd '%s' && STROBE_TM_HTM=0 " STROBE " run %s -o exp -- %s >/dev/null && " STROBE
-                            " report exp --format html -o page.html",
-                            dir, options, prog);
-    if (rc != 0)
-        STROBE_FAIL("%s: exit %d\n%s", prog, rc, out);
-    free(out);
-    return dir;
+    return strobe_test_html_page(name, "STROBE_TM_HTM=0", options, prog);
 }
 
 /* Runs CMD in DIR; fails the test unless it exits 0; returns its output
