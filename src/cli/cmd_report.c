@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "common/size.h"
 #include "export/export.h"
+#include "export/output.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/score.h"
@@ -329,8 +330,8 @@ static void html_models_free(struct html_models *m)
     strobe_timeline_free(m->tm_timeline);
 }
 
-/* `--format html -o PATH`: the page goes to PATH.tmp, renamed over PATH
- * once complete, so a failure never leaves a partial page behind. */
+/* `--format html -o PATH`: written all or nothing like an export
+ * (export/output.h), so a failure never leaves a partial page behind. */
 static int report_html(const struct strobe_experiment *exp, const struct strobe_profile *prof,
                        const struct strobe_report_opts *ropts, const char *path)
 {
@@ -349,27 +350,20 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     struct tm tm;
     if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
         ho.generated = when;
-    size_t len = strlen(path) + 5;
-    char *tmp = malloc(len);
-    int rc = tmp ? 0 : -ENOMEM;
-    FILE *f = NULL;
-    if (rc == 0) {
-        snprintf(tmp, len, "%s.tmp", path);
-        f = fopen(tmp, "w");
-        rc = f ? strobe_report_html(f, exp, prof, &ho) : -errno;
-    }
-    if (f && fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -errno;
-    if (rc && f)
-        unlink(tmp);
-    free(tmp);
+    struct strobe__out_file o;
+    struct strobe_errbuf eb = {""};
+    int rc = strobe__out_file_open(&o, path, &eb);
+    if (rc == 0 && (rc = strobe_report_html(o.f, exp, prof, &ho)) != 0)
+        strobe__out_file_abort(&o);
+    else if (rc == 0)
+        rc = strobe__out_file_commit(&o, &eb);
     html_models_free(&m);
     for (size_t i = 0; i < m.nproblems; i++)
         strobe__cli_say("report: %s: warning: %s", exp->dir, m.lines[i]);
     if (rc == STROBE_ERR_FORMAT)
         strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
+    else if (rc && eb.msg[0])
+        strobe__cli_say("report: %s", eb.msg);
     else if (rc)
         strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
     return rc ? STROBE_EXIT_FAILURE : 0;

@@ -64,9 +64,12 @@ STROBE_TEST(page_of_workload)
     struct stat st;
     CHECK(stat(png, &st) == 0);
     CHECK(st.st_size > 40000);
-    /* no partial file left next to the page */
-    snprintf(png, sizeof png, "%s/page.html.tmp", tmp);
-    CHECK(stat(png, &st) != 0);
+    /* no temporary file left next to the page (export/output.h names
+     * them page.html.tmp-PID-N) */
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && ls -d page.html*", tmp), 0);
+    CHECK_STR_EQ(out, "page.html\n");
+    free(out);
 }
 
 /* The thread selector: thread 2 (the second worker) did compute 20 times
@@ -144,8 +147,15 @@ STROBE_TEST(options)
     /* an unwritable page: one line naming it, exit 1, nothing left */
     CHECK_EQ_INT(
         strobe_test_sh(&out, "%s report '%s' --format html -o '%s/no/such/dir/r.html'", STROBE, dir, tmp), 1);
-    CHECK_CONTAINS(out, "/no/such/dir/r.html: No such file or directory");
+    CHECK_CONTAINS(out, "/no/such/dir/r.html: cannot create: No such file or directory\n");
     CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+    free(out);
+    /* a page to a device is written to it, not renamed over it */
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s report '%s' --format html -o /dev/stdout | grep -c 'id=\"strobe-data\"'",
+                                STROBE, dir),
+                 0);
+    CHECK_STR_EQ(out, "1\n");
     free(out);
 }
 
