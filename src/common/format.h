@@ -12,6 +12,11 @@
  *                 metrics (record framing below)
  *   t<N>.evt      event stream of thread N (N = 0 is the main thread)
  *   t<N>.prof     call-path profile of thread N (fixed 64-byte slots)
+ *   t<N>.bb       block stream of thread N: the basic blocks and memory
+ *                 addresses of code compiled by `strobe cc --trace=bb[,mem]`
+ *                 (below, "Block streams")
+ *   blocks        the static tables of those modules (core/bb.c writes it,
+ *                 analysis/blocks.c reads it; docs/formats/trace.md)
  * Every file is written through a MAP_SHARED mapping, so whatever a process
  * stored before being killed is in the page cache and thus in the file.
  *
@@ -47,6 +52,7 @@
 #define STROBE_MAGIC_EVENTS "STRBEVT1"
 #define STROBE_MAGIC_DEFS "STRBDEF1"
 #define STROBE_MAGIC_PROFILE "STRBPRF1"
+#define STROBE_MAGIC_BLOCKS "STRBBLK1"
 
 /* Header of t<N>.evt and defs (64 bytes). */
 struct strobe_file_header {
@@ -96,9 +102,10 @@ enum strobe_ext_type {
     STROBE_EXT_THREAD_END = 2,
     /* payload: uleb metric id, sleb value (added to the current call path) */
     STROBE_EXT_METRIC = 3,
-    /* payload: uleb child thread index */
+    /* payload: uleb child thread index, then uleb ticket (as in SYNC;
+     * 0 = none; records written before this field have none) */
     STROBE_EXT_THREAD_CREATE = 4,
-    /* payload: uleb joined thread index */
+    /* payload: uleb joined thread index, then uleb ticket (as CREATE) */
     STROBE_EXT_THREAD_JOIN = 5,
     /* payload: uleb child pid (written by the parent after fork()) */
     STROBE_EXT_FORK = 6,
@@ -168,7 +175,16 @@ enum strobe_ext_type {
      * STROBE_SYNC_MAX_FRAMES), n ulebs: return addresses of the waiting
      * call's stack, innermost first (the runtime writes one: the return
      * address of the interposed call; readers skip the runtime's own
-     * frames). Records written before this field have none. */
+     * frames). Records written before this field have none.
+     * Then, for every op: uleb ticket (0 = none), a process-wide number
+     * that orders the synchronization events of all threads: taken after
+     * an acquire returns, before a release (or signal, broadcast) is
+     * passed on, at a barrier's or condition wait's entry (ARRIVE) and
+     * after it returns. Records written before this field have none.
+     * With task-graph recording (STROBE_LOCKS=all; on by itself when a
+     * module traced by `strobe cc --trace=bb` registers) every call is
+     * recorded, waited or not, with a ticket, and a MARK with the same
+     * ticket goes into the thread's block stream. */
     STROBE_EXT_SYNC = 10,
     /* A large block (>= the MALLOC CONFIG threshold) allocated
      * or freed by this thread (`--malloc`, core/malloc.c), inside the
@@ -261,6 +277,11 @@ enum strobe_sync_op {
     STROBE_SYNC_BROADCAST = 9,
     STROBE_SYNC_BARRIER = 10,
     STROBE_SYNC_TIMEOUT = 11,
+    /* task-graph recording only: uleb 0 (no wait yet); the thread
+     * arrives at a barrier (object) or enters a condition wait (object,
+     * then the mutex address as in COND_WAIT); the matching BARRIER /
+     * COND_WAIT record follows when the call returns */
+    STROBE_SYNC_ARRIVE = 12,
 };
 
 /* Kinds of synchronization objects (profile SYNC slots). */
@@ -315,6 +336,31 @@ enum strobe_tm_serial_cause {
     STROBE_TM_SERIAL_MAX_ROLLBACKS = 2,
     STROBE_TM_SERIAL_OTHER = 3,
 };
+
+/* ---- Block streams (t<N>.bb) ------------------------------------------
+ * Header: struct strobe_file_header, magic STROBE_MAGIC_BLOCKS, chunked
+ * like an event stream (a 0x00 record byte pads to the chunk end). The
+ * records carry no time: they fall between the thread's synchronization
+ * events, which MARK records place in the stream.
+ *
+ *   BLOCK  b0 bit 0 = 1. 3 bytes little-endian v = id << 1 | 1, id the
+ *          process-wide segment id (1 .. 2^23 - 1; the `blocks` file maps
+ *          it to its module's table, common/bbtrace.h). For modules
+ *          traced at level MEM, one address field per op of the segment
+ *          whose base is STROBE_BB_RECORDED, in op order:
+ *            2 bytes little-endian int16 d, d != -32768: the address is
+ *              this op's previous address in this chunk of the stream (0
+ *              at the chunk start) plus d;
+ *            0x00 0x80 then 6 bytes little-endian: the address itself.
+ *          The other ops' addresses follow from the table (a static offset
+ *          of a recorded op of the segment, or a constant).
+ *   MARK   b0 = 0x02, uleb ticket: the synchronization event of this
+ *          thread's event stream that carries this ticket happened here
+ *          (STROBE_EXT_SYNC, THREAD_CREATE, THREAD_JOIN).
+ *   Other even b0 values are reserved. Every chunk decodes alone: the
+ *   writer resets the per-op previous addresses at each chunk start. */
+#define STROBE_BB_MARK 0x02u
+#define STROBE_BB_ESCAPE 0x8000u
 
 /* ---- Definition records (defs) ----------------------------------------
  * Each record: byte type (1..255; 0 = chunk padding), uleb payload length,
