@@ -113,8 +113,7 @@ static int env_locks(struct strobe__config *cfg)
 {
     const char *v = getenv("STROBE_LOCKS");
     if (v && strcmp(v, "all") == 0) {
-        cfg->locks = true;
-        atomic_store_explicit(&cfg->sync_all, true, memory_order_relaxed);
+        cfg->locks = cfg->locks_all = true;
         return 0;
     }
     if (v && *v && strobe__parse_bool(v, &cfg->locks) != 0)
@@ -450,6 +449,8 @@ static int init_process(uint64_t *first_sync_ns)
     rt->mode = (rt->cfg.trace ? STROBE__MODE_TRACE : 0) | (rt->cfg.profile ? STROBE__MODE_PROFILE : 0) |
                (rt->cfg.clock_kind == STROBE_CLOCK_MONOTONIC ? STROBE__MODE_MONO : 0) |
                (rt->cfg.locks ? STROBE__MODE_SYNC : 0);
+    if (rt->cfg.locks_all)
+        atomic_store_explicit(&rt->sync_all, true, memory_order_relaxed);
 
     /* First calibration point now; the second once at least 1 ms has
      * passed, both written before the program runs, so even a process

@@ -49,14 +49,10 @@ enum strobe__state {
 #define STROBE__PROFILE_LIMIT_DEFAULT (64ull << 20)
 
 struct strobe__config {
-    bool trace;   /* STROBE_TRACE */
-    bool profile; /* STROBE_PROFILE */
-    bool locks;   /* STROBE_LOCKS */
-    /* Task-graph synchronization recording (sync.c): every interposed call
-     * writes its record with a ticket. On with STROBE_LOCKS=all, or switched
-     * on at run time by the first module of `strobe cc --trace=bb` code
-     * (bb.c; only when `locks` is on): read with relaxed loads. */
-    _Atomic bool sync_all;
+    bool trace;             /* STROBE_TRACE */
+    bool profile;           /* STROBE_PROFILE */
+    bool locks;             /* STROBE_LOCKS */
+    bool locks_all;         /* STROBE_LOCKS=all: sync_all from the start */
     int clock_kind;         /* enum strobe_clock_kind (STROBE_CLOCK) */
     uint32_t chunk_size;    /* STROBE_CHUNK_SIZE */
     uint64_t trace_limit;   /* STROBE_TRACE_LIMIT, bytes per stream, 0 = none */
@@ -110,6 +106,10 @@ struct strobe__runtime {
     _Alignas(64) _Atomic int state; /* enum strobe__state */
     struct strobe__config cfg;
     uint32_t mode; /* STROBE__MODE_* bits for new threads (thread.h) */
+    /* Task-graph synchronization recording (sync.c): every interposed call
+     * is recorded with a ticket. Set by the first module registered for
+     * block tracing (bb.c) unless STROBE_LOCKS=0; never cleared. */
+    _Atomic bool sync_all;
     pid_t pid;
     struct strobe_filter *filter; /* STROBE_FILTER, NULL = measure everything */
     uint64_t overhead_ticks;      /* self-measured cost of one event */
@@ -198,12 +198,13 @@ static inline bool strobe__active(void)
 }
 
 /* Whether every synchronization call is recorded (task-graph recording,
- * config.sync_all). One relaxed load: a thread that sees the switch a few
- * calls late records those calls as the default mode does; a lock taken
- * before the switch may have its release recorded without its acquire. */
+ * sync_all; on from the start with STROBE_LOCKS=all). One relaxed load: a
+ * thread that sees the switch a few calls late records those calls as the
+ * default mode does; a lock taken before the switch may have its release
+ * recorded without its acquire. */
 static inline bool strobe__sync_all(void)
 {
-    return atomic_load_explicit(&strobe__rt.cfg.sync_all, memory_order_relaxed);
+    return atomic_load_explicit(&strobe__rt.sync_all, memory_order_relaxed);
 }
 
 /* The next synchronization ticket (format.h, STROBE_EXT_SYNC): 1, 2, ...
