@@ -200,8 +200,11 @@ enum strobe_ext_type {
      * unless STROBE_LOCKS=0): then every call is recorded, waited or not,
      * and every record but TIMEOUT has a ticket, and a MARK with the same
      * ticket goes into the thread's block stream. A condition wait writes
-     * the RELEASE of its mutex, then ARRIVE, then COND_WAIT. Without it
-     * the ticket is 0. Records written before this field have none. */
+     * ARRIVE, which also releases its mutex (no RELEASE record: an
+     * acquirer that waited for that release names a release number no
+     * record carries), then COND_WAIT, which re-acquires it. Without
+     * task-graph recording the ticket is 0. Records written before this
+     * field have none. */
     STROBE_EXT_SYNC = 10,
     /* A large block (>= the MALLOC CONFIG threshold) allocated
      * or freed by this thread (`--malloc`, core/malloc.c), inside the
@@ -296,7 +299,8 @@ enum strobe_sync_op {
     STROBE_SYNC_TIMEOUT = 11,
     /* task-graph recording only: the thread arrives at a barrier or
      * enters a condition wait (the object); payload uleb 0 (no wait yet),
-     * uleb the mutex address (condition wait) or 0 (barrier). The matching
+     * uleb the mutex address (condition wait: this releases it) or 0
+     * (barrier). The matching
      * BARRIER or COND_WAIT record follows when the call returns (none if
      * it failed or the thread ended first). */
     STROBE_SYNC_ARRIVE = 12,

@@ -516,11 +516,10 @@ STROBE_HOT_INLINE void publish_release(struct strobe__thread *t, uintptr_t obj, 
         publish_release_slow(t, st, obj, op);
 }
 
-/* Before the real unlock of obj: the hold ends (timed when sampled) and
- * the release is published. */
-STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
+/* Thread t's hold of obj ends: timed when sampled. Returns the time it
+ * took then, else 0. BUSY_IN is set. */
+STROBE_HOT_INLINE uint64_t hold_end(struct strobe__thread *t, uintptr_t obj)
 {
-    strobe__busy_enter(t);
     uint64_t now = 0;
     struct strobe__sync_state *s = t->sync;
     if (STROBE_LIKELY(s != NULL)) {
@@ -541,7 +540,15 @@ STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
             break;
         }
     }
-    publish_release(t, obj, STROBE_SYNC_RELEASE, now);
+    return now;
+}
+
+/* Before the real unlock of obj: the hold ends and the release is
+ * published. */
+STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
+{
+    strobe__busy_enter(t);
+    publish_release(t, obj, STROBE_SYNC_RELEASE, hold_end(t, obj));
     strobe__busy_leave(t);
 }
 
@@ -849,37 +856,54 @@ STROBE_API int sem_post(sem_t *s)
 
 /* ---- condition variables ---- */
 
-/* Task-graph recording: an ARRIVE record of this thread at obj (a
- * barrier, or a condition variable waited on with mutex `mutex`) at time
- * `now`, with a ticket taken before the wait begins. */
-static void arrive(struct strobe__thread *t, uintptr_t obj, uintptr_t mutex, uint64_t now, uintptr_t site)
+/* Task-graph recording: thread t arrives at obj, a barrier (mutex 0) or
+ * a condition variable it waits on with `mutex`. The mutex's hold ends
+ * and its release is published to its waiters as in releasing, with no
+ * RELEASE record: the ARRIVE record, naming the mutex, stands for it. Its
+ * ticket is taken before the wait begins (and the mutex is released).
+ * Returns the ARRIVE's time. */
+STROBE_NOINLINE static uint64_t arrive(struct strobe__thread *t, uintptr_t obj, uintptr_t mutex,
+                                       uintptr_t site)
 {
-    uint64_t ticket = strobe__sync_ticket();
-    uint64_t v[2] = {0, mutex};
     strobe__busy_set(t, STROBE__BUSY_IN);
-    record(t, STROBE_SYNC_ARRIVE, obj, now, v, 2, site, ticket);
+    uint64_t now = 0;
+    if (mutex) {
+        now = hold_end(t, mutex);
+        struct strobe__sync_stripe *st = stripe_of(mutex);
+        if (st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0)
+            publish_word(t, st, mutex);
+    }
+    if (!now)
+        now = strobe__now(t);
+    uint64_t v[2] = {0, mutex};
+    record(t, STROBE_SYNC_ARRIVE, obj, now, v, 2, site, strobe__sync_ticket());
     strobe__busy_clear(t, STROBE__BUSY_IN);
+    return now;
 }
 
 /* A wait on c with m: m's hold ends and its release is published (the
  * real call unlocks it), the wait is timed, then m is held again (not a
  * new acquisition) and the wait recorded with the signaller. In
- * task-graph recording, m's RELEASE and the ARRIVE at c precede the
- * wait. */
+ * task-graph recording the ARRIVE at c (which also releases m) precedes
+ * the wait. */
 static int cond_wait(struct strobe__thread *t, pthread_cond_t *c, pthread_mutex_t *m,
                      const struct timespec *ts, uintptr_t site)
 {
     uintptr_t co = (uintptr_t)c, mo = (uintptr_t)m;
-    releasing(t, mo);
+    bool all = strobe__sync_all();
+    uint64_t t0 = 0;
+    if (STROBE_UNLIKELY(all))
+        t0 = arrive(t, co, mo, site);
+    else
+        releasing(t, mo);
     struct strobe__sync_stripe *st = stripe_of(co);
     uint64_t before = 0;
     if (st) {
         atomic_fetch_add_explicit(&st->waiters, 1, memory_order_relaxed);
         before = atomic_load_explicit(&st->word, memory_order_relaxed);
     }
-    uint64_t t0 = strobe__now(t);
-    if (STROBE_UNLIKELY(strobe__sync_all()))
-        arrive(t, co, mo, t0, site);
+    if (STROBE_LIKELY(!all))
+        t0 = strobe__now(t);
     int rc = ts ? REALV(cond_timedwait, "pthread_cond_timedwait", COND_VERSION)(c, m, ts)
                 : REALV(cond_wait, "pthread_cond_wait", COND_VERSION)(c, m);
     uint64_t t1 = strobe__now(t);
@@ -940,9 +964,7 @@ STROBE_API int pthread_barrier_wait(pthread_barrier_t *b)
     if (!t)
         return real_wait(b);
     uintptr_t o = (uintptr_t)b;
-    uint64_t t0 = strobe__now(t);
-    if (STROBE_UNLIKELY(strobe__sync_all()))
-        arrive(t, o, 0, t0, (uintptr_t)RA);
+    uint64_t t0 = STROBE_UNLIKELY(strobe__sync_all()) ? arrive(t, o, 0, (uintptr_t)RA) : strobe__now(t);
     int rc = real_wait(b);
     uint64_t t1 = strobe__now(t);
     if (strobe__tls.t != t || !strobe__active() || (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD))

@@ -475,7 +475,7 @@ struct ordered {
     uint64_t op, obj, ticket, args[5];
 };
 
-#define MAX_ORDERED 4096
+#define MAX_ORDERED 400000
 static struct ordered recs[MAX_ORDERED];
 static size_t nrecs;
 
@@ -542,8 +542,9 @@ static int cmp_ticket(const void *a, const void *b)
 
 /* The records on mutex `obj` in ticket order alternate: an acquire
  * (ACQUIRE_MUTEX, or COND_WAIT with obj as its mutex) by some thread,
- * then a release (RELEASE) by the same thread; so every acquire's ticket
- * is greater than the previous release's. Returns the acquisitions. */
+ * then a release (RELEASE, or ARRIVE with obj as its mutex) by the same
+ * thread; so every acquire's ticket is greater than the previous
+ * release's. Returns the acquisitions. */
 static size_t check_mutex_order(uint64_t obj)
 {
     static struct ordered on[MAX_ORDERED];
@@ -552,7 +553,9 @@ static size_t check_mutex_order(uint64_t obj)
         const struct ordered *r = &recs[i];
         bool acquire = (r->op == STROBE_SYNC_ACQUIRE_MUTEX && r->obj == obj) ||
                        (r->op == STROBE_SYNC_COND_WAIT && r->args[1] == obj);
-        if (acquire || (r->op == STROBE_SYNC_RELEASE && r->obj == obj)) {
+        bool release = (r->op == STROBE_SYNC_RELEASE && r->obj == obj) ||
+                       (r->op == STROBE_SYNC_ARRIVE && r->args[1] == obj);
+        if (acquire || release) {
             on[n] = *r;
             on[n++].op = acquire ? STROBE_SYNC_ACQUIRE_MUTEX : STROBE_SYNC_RELEASE;
         }
@@ -660,11 +663,11 @@ STROBE_TEST(taskgraph_cond_signal)
     CHECK(cond != 0);
     read_ordered(exp);
     uint32_t w = worker(exp, 1);
-    /* the waiter: lock, RELEASE of the mutex and ARRIVE at the wait,
-     * COND_WAIT when woken, unlock */
-    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, 0, 0), 5);
+    /* the waiter: lock, ARRIVE at the wait (which releases the mutex),
+     * COND_WAIT when woken (which re-acquires it), unlock */
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, 0, 0), 4);
     CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_MUTEX, lock), 1);
-    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_RELEASE, lock), 2);
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_RELEASE, lock), 1);
     CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ARRIVE, cond), 1);
     CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_COND_WAIT, cond), 1);
     /* main: lock, signal, unlock (and the create and join) */
@@ -688,6 +691,29 @@ STROBE_TEST(taskgraph_cond_signal)
     }
     CHECK(arrive < signal && signal < woken);
     CHECK_EQ_INT(check_mutex_order(lock), 3); /* the waiter's lock, main's, the wait's re-acquisition */
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(taskgraph_producer_consumer_order)
+{
+    /* 20000 items through queue_lock and queue_cond, contended: in ticket
+     * order the mutex still alternates acquire and release by one thread
+     * (waits, condition waits and their re-acquisitions included), and
+     * the counts are the default mode's */
+    struct strobe_experiment *exp = run("taskgraph_pc", "--taskgraph", "cond");
+    struct strobe_lock_model *m = model(exp);
+    const struct strobe_lock_row *q = row(exp, m, "queue_lock", "producer");
+    uint64_t lock = q->object, cond_waits = 0;
+    CHECK_EQ_U64(q->acquisitions, 20000);
+    CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->acquisitions, 20000);
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].kind == STROBE_SYNC_COND)
+            cond_waits += m->rows[i].acquisitions;
+    read_ordered(exp);
+    CHECK_EQ_INT(count_ordered(UINT32_MAX, STROBE__RAW_SYNC, STROBE_SYNC_COND_WAIT, 0), cond_waits);
+    CHECK_EQ_INT(count_ordered(UINT32_MAX, STROBE__RAW_SYNC, STROBE_SYNC_ARRIVE, 0), cond_waits);
+    CHECK_EQ_INT(check_mutex_order(lock), 40000 + cond_waits);
     strobe_lock_model_free(m);
     strobe_experiment_close(exp);
 }
@@ -735,5 +761,6 @@ STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(waits_by_call_site
                  STROBE_CASE(rwlock_spin_sem_exact), STROBE_CASE(fork_child_forgets_parent_waiters),
                  STROBE_CASE(no_profile_keeps_the_waits), STROBE_CASE(no_locks_records_nothing),
                  STROBE_CASE(corrupt_sync_data_is_one_line_error), STROBE_CASE(taskgraph_records_exact),
-                 STROBE_CASE(taskgraph_cond_signal), STROBE_CASE(taskgraph_same_lock_model),
+                 STROBE_CASE(taskgraph_cond_signal), STROBE_CASE(taskgraph_producer_consumer_order),
+                 STROBE_CASE(taskgraph_same_lock_model),
                  STROBE_CASE(report_locks_usage))
