@@ -650,8 +650,7 @@ static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct
     return 0;
 }
 
-/* STROBE_EXT_SYNC (format.h): the op, the object, the op's arguments, a
- * wait's frames, the ticket. */
+/* STROBE_EXT_SYNC (format.h): the op, the object, the op's arguments. */
 static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
                         struct strobe_errbuf *eb)
 {
