@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "common/format.h"
+#include "core/bb.h"
 #include "core/malloc.h"
 #include "core/mfile.h"
 #include "core/sync.h"
@@ -105,6 +106,10 @@ struct strobe__runtime {
     _Alignas(64) _Atomic int state; /* enum strobe__state */
     struct strobe__config cfg;
     uint32_t mode; /* STROBE__MODE_* bits for new threads (thread.h) */
+    /* Task-graph synchronization recording (sync.c): every interposed call
+     * is recorded with a ticket. Set by the first module registered for
+     * block tracing (bb.c) unless STROBE_LOCKS=0; never cleared. */
+    _Atomic bool sync_all;
     pid_t pid;
     struct strobe_filter *filter; /* STROBE_FILTER, NULL = measure everything */
     uint64_t overhead_ticks;      /* self-measured cost of one event */
@@ -178,6 +183,9 @@ struct strobe__runtime {
     struct strobe__thread *threads; /* every thread with open files */
     struct strobe__join_slot *joins;
     size_t joins_cap, joins_used;
+
+    /* Block tracing (bb.h; partly read without the lock, as it says). */
+    struct strobe__bb bb;
 };
 
 extern struct strobe__runtime strobe__rt;
