@@ -12,13 +12,15 @@
  * and prints "kernel a=A b=B g=G far0=F0 far1=F1 n=N" (the library's block
  * is id 1: its constructor registers first).
  *
- * usage: bb_prog loop N | threads K N | fork N M | kill N
+ * usage: bb_prog loop N | threads K N | fork N M | kill N | abi N
  *   loop     kernel(N), then bb_lib_work(7)
  *   threads  thread k (1..K) runs kernel(N * k); lines printed by main in
  *            thread order after the joins ("thread k kernel ...")
  *   fork     kernel(N) in the parent, kernel(M) in the child
  *   kill     kernel(N), then half a segment (address fields, no id), then
  *            SIGKILL
+ *   abi      kernel(N), then a module of another ABI version registers
+ *            (the runtime stops recording blocks), then kernel(N) again
  */
 #include <pthread.h>
 #include <signal.h>
@@ -146,6 +148,25 @@ int main(int argc, char **argv)
         uint8_t *p = bb_begin(BB_MAXREC(2));
         bb_addr(p + 3, &prev[0], &r);
         raise(SIGKILL);
+    } else if (strcmp(argv[1], "abi") == 0) {
+        static uint32_t other_base;
+        static const struct strobe_bb_module other = {STROBE_BB_ABI + 1,
+                                                      STROBE_BB_LEVEL_BB,
+                                                      0,
+                                                      0,
+                                                      0,
+                                                      0,
+                                                      "other.c",
+                                                      NULL,
+                                                      NULL,
+                                                      NULL,
+                                                      &other_base,
+                                                      NULL};
+        kernel(&r);
+        printf("%s\n", r.line);
+        if (strobe_bb_register)
+            strobe_bb_register(&other);
+        kernel(&r);
     } else {
         return 2;
     }

@@ -311,6 +311,44 @@ STROBE_TEST(killed)
     strobe_experiment_close(exp);
 }
 
+/* A module the runtime cannot take (another ABI) ends the recording of
+ * blocks for the process, said in one line: what was recorded before
+ * stays, the later segments go to scratch. */
+STROBE_TEST(other_abi_stops)
+{
+    struct strobe_experiment *exp = run("bb_abi", "abi 500");
+    struct kernel k = kernel_line(output, "");
+    CHECK_CONTAINS(output,
+                   "strobe: a module: compiled by another version of `strobe cc` (block-tracing ABI); blocks "
+                   "are no longer recorded in this process\n");
+    struct strobe__blocks *b = tables(exp, 0);
+    CHECK_EQ_INT(b->nmodules, 2);
+    struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
+    CHECK_EQ_U64(check_stream(s, &k, 0, false), kernel_blocks(500));
+    strobe__bbstream_close(s);
+    strobe__blocks_free(b);
+    strobe_experiment_close(exp);
+}
+
+/* `strobe report`: the summary's lines and the JSON member. */
+STROBE_TEST(report_summary)
+{
+    struct strobe_experiment *exp = run("bb_report", "loop 1000");
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s'", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "\n  blocks           1071 executed (1 block stream)\n"
+                        "  memory events    3000 reads, 1063 writes\n"
+                        "  block trace      7.5 KiB (1.90 bytes/memory event)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report --format json '%s'", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out,
+                   "\n  \"blocks\": {\n    \"streams\": 1,\n    \"blocks\": 1071,\n    \"reads\": 3000,\n"
+                   "    \"writes\": 1063,\n    \"marks\": 0,\n    \"bytes\": 7729,\n"
+                   "    \"bytes_per_memory_event\": 1.90");
+    free(out);
+}
+
 /* Without the runtime the segments write into the scratch area. */
 STROBE_TEST(no_runtime)
 {
@@ -491,4 +529,5 @@ STROBE_TEST(byte_level_marks_and_chunks)
 
 STROBE_TEST_MAIN(STROBE_CASE(loop_exact), STROBE_CASE(threads_own_streams), STROBE_CASE(small_chunks),
                  STROBE_CASE(size_limit), STROBE_CASE(fork_child), STROBE_CASE(killed),
-                 STROBE_CASE(no_runtime), STROBE_CASE(damaged), STROBE_CASE(byte_level_marks_and_chunks))
+                 STROBE_CASE(no_runtime), STROBE_CASE(other_abi_stops), STROBE_CASE(report_summary),
+                 STROBE_CASE(damaged), STROBE_CASE(byte_level_marks_and_chunks))
