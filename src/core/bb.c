@@ -122,6 +122,23 @@ static uint8_t *room(struct strobe__thread *t, struct strobe_bb_cursor *c, uint3
     return p;
 }
 
+/* Block recording ends for the whole process (said once): every thread's
+ * next segment asks for room and gets scratch, including the segments of
+ * modules that could not be registered, whose ids would be wrong. */
+static void all_off_locked(const char *module, const char *why)
+{
+    struct strobe__runtime *rt = &strobe__rt;
+    if (!rt->bb.off)
+        strobe__say(module && *module ? module : "a module", ": ", why,
+                    "; blocks are no longer recorded in this process", (char *)NULL);
+    __atomic_store_n(&rt->bb.off, true, __ATOMIC_RELAXED);
+    /* limit NULL: the next segment of every thread calls refill, which
+     * sees `off` under the lock (room); pos stays, the data ends there. */
+    for (struct strobe__thread *t = rt->threads; t; t = t->next)
+        if (t->bb.cursor && t->bb.file.fd >= 0 && !t->bb.pos)
+            __atomic_store_n(&t->bb.cursor->limit, NULL, __ATOMIC_RELAXED);
+}
+
 STROBE_API uint8_t *strobe_bb_refill(uint32_t need)
 {
     struct strobe_bb_cursor *c = &strobe_bb_cursor;
@@ -139,6 +156,19 @@ STROBE_API uint8_t *strobe_bb_refill(uint32_t need)
         need > STROBE_BB_MAX_RECORD)
         return park(t, c);
     strobe__busy_set(t, STROBE__BUSY_IN);
+    /* Room at the cursor this library sees, yet the caller asks for some:
+     * the caller's cursor is another one (an executable that does not
+     * export its strobe_bb_cursor binds its code to its own definition,
+     * which no reference here reaches). Its records would land nowhere. */
+    struct strobe__bb_stream *s = &t->bb;
+    if (STROBE_UNLIKELY(s->file.fd >= 0 && !s->pos && c->limit &&
+                        (uintptr_t)c->pos + need <= (uintptr_t)c->limit)) {
+        pthread_mutex_lock(&strobe__rt.lock);
+        all_off_locked("the program",
+                       "its strobe_bb_cursor is not the runtime's (an executable must export it: "
+                       "-Wl,--export-dynamic-symbol=strobe_bb_cursor, as `strobe cc` links)");
+        pthread_mutex_unlock(&strobe__rt.lock);
+    }
     uint8_t *p = room(t, c, need);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return p;
@@ -307,23 +337,6 @@ static int tables_open(void)
                                 rt->cfg.chunk_size, 0, 0, 0, &rt->bb.tables_pos);
 }
 
-/* Block recording ends for the whole process (said once): every thread's
- * next segment asks for room and gets scratch, including the segments of
- * modules that could not be registered, whose ids would be wrong. */
-static void all_off_locked(const char *why, const char *module)
-{
-    struct strobe__runtime *rt = &strobe__rt;
-    if (!rt->bb.off)
-        strobe__say(module && *module ? module : "a module", ": ", why,
-                    "; blocks are no longer recorded in this process", (char *)NULL);
-    __atomic_store_n(&rt->bb.off, true, __ATOMIC_RELAXED);
-    /* limit NULL: the next segment of every thread calls refill, which
-     * sees `off` under the lock (room); pos stays, the data ends there. */
-    for (struct strobe__thread *t = rt->threads; t; t = t->next)
-        if (t->bb.cursor && t->bb.file.fd >= 0 && !t->bb.pos)
-            __atomic_store_n(&t->bb.cursor->limit, NULL, __ATOMIC_RELAXED);
-}
-
 STROBE_API void strobe_bb_register(const struct strobe_bb_module *m)
 {
     struct strobe__runtime *rt = &strobe__rt;
@@ -337,12 +350,12 @@ STROBE_API void strobe_bb_register(const struct strobe_bb_module *m)
         /* said already */
     } else if (m->abi != STROBE_BB_ABI ||
                (m->level != STROBE_BB_LEVEL_BB && m->level != STROBE_BB_LEVEL_MEM)) {
-        all_off_locked("compiled by another version of `strobe cc` (block-tracing ABI)",
-                       m->abi == STROBE_BB_ABI ? m->name : NULL);
+        all_off_locked(m->abi == STROBE_BB_ABI ? m->name : NULL,
+                       "compiled by another version of `strobe cc` (block-tracing ABI)");
     } else if (n == STROBE__BB_MAX_MODULES || m->nblocks > STROBE_BB_MAX_ID - bb->next_id) {
-        all_off_locked("more blocks than 23-bit ids (8388607) or more than 4096 traced modules", m->name);
+        all_off_locked(m->name, "more blocks than 23-bit ids (8388607) or more than 4096 traced modules");
     } else if ((rc = tables_open()) != 0 || (rc = write_module(m, bb->next_id + 1)) != 0) {
-        all_off_locked(strerror(-rc), "blocks");
+        all_off_locked("blocks", strerror(-rc));
     } else {
         *m->base = bb->next_id << 1 | 1;
         bb->modules[n] = m;

@@ -330,6 +330,26 @@ STROBE_TEST(other_abi_stops)
     strobe_experiment_close(exp);
 }
 
+/* An executable that does not export its cursor writes into its own,
+ * which the runtime never sees: one line says so, nothing is recorded. */
+STROBE_TEST(cursor_not_exported)
+{
+    struct strobe_experiment *exp = strobe_test_run_fixture(
+        dir, sizeof dir, output, sizeof output, "bb_noexport", "", "analysis_bb_prog_noexport", "loop 100");
+    CHECK_CONTAINS(
+        output, "strobe: the program: its strobe_bb_cursor is not the runtime's (an executable must export "
+                "it: -Wl,--export-dynamic-symbol=strobe_bb_cursor, as `strobe cc` links); blocks are no "
+                "longer recorded in this process\n");
+    struct strobe__blocks *b = tables(exp, 0);
+    struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
+    struct strobe__bb_event ev;
+    struct strobe_errbuf eb = {""};
+    CHECK_EQ_INT(strobe__bbstream_next(s, &ev, &eb), 0);
+    strobe__bbstream_close(s);
+    strobe__blocks_free(b);
+    strobe_experiment_close(exp);
+}
+
 /* `strobe report`: the summary's lines and the JSON member. */
 STROBE_TEST(report_summary)
 {
@@ -530,4 +550,5 @@ STROBE_TEST(byte_level_marks_and_chunks)
 STROBE_TEST_MAIN(STROBE_CASE(loop_exact), STROBE_CASE(threads_own_streams), STROBE_CASE(small_chunks),
                  STROBE_CASE(size_limit), STROBE_CASE(fork_child), STROBE_CASE(killed),
                  STROBE_CASE(no_runtime), STROBE_CASE(other_abi_stops), STROBE_CASE(report_summary),
-                 STROBE_CASE(damaged), STROBE_CASE(byte_level_marks_and_chunks))
+                 STROBE_CASE(cursor_not_exported), STROBE_CASE(damaged),
+                 STROBE_CASE(byte_level_marks_and_chunks))
