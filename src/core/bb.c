@@ -266,6 +266,20 @@ static int batch_room(struct batch *b, size_t max)
     return b->len + max > sizeof b->buf ? batch_flush(b) : 0;
 }
 
+/* One entry of n ulebs. */
+static int batch_put(struct batch *b, const uint64_t *v, size_t n)
+{
+    int rc = batch_room(b, 10 * n);
+    if (rc)
+        return rc;
+    uint8_t *p = b->buf + b->len;
+    for (size_t i = 0; i < n; i++)
+        p = strobe_uleb_put(p, v[i]);
+    b->len = (size_t)(p - b->buf);
+    b->n++;
+    return 0;
+}
+
 static int write_module(const struct strobe_bb_module *m, uint32_t first)
 {
     uint8_t head[5 * 10 + 10 + STROBE_BT_NAME_MAX], *q = head;
@@ -294,34 +308,17 @@ static int write_module(const struct strobe_bb_module *m, uint32_t first)
     b.type = STROBE_BT_BLOCKS;
     for (uint32_t i = 0; rc == 0 && i < m->nblocks; i++) {
         const struct strobe_bb_block *k = &m->blocks[i];
-        if ((rc = batch_room(&b, 6 * 5)) != 0)
-            break;
-        uint8_t *p = b.buf + b.len;
-        p = strobe_uleb_put(p, k->first_op);
-        p = strobe_uleb_put(p, k->nops);
-        p = strobe_uleb_put(p, k->recorded);
-        p = strobe_uleb_put(p, k->function);
-        p = strobe_uleb_put(p, k->file);
-        p = strobe_uleb_put(p, k->line);
-        b.len = (size_t)(p - b.buf);
-        b.n++;
+        const uint64_t v[] = {k->first_op, k->nops, k->recorded, k->function, k->file, k->line};
+        rc = batch_put(&b, v, 6);
     }
     if (rc == 0)
         rc = batch_flush(&b);
     b.type = STROBE_BT_OPS;
     for (uint32_t i = 0; rc == 0 && i < m->nops; i++) {
         const struct strobe_bb_op *o = &m->ops[i];
-        if ((rc = batch_room(&b, 4 * 5 + 2 * 10)) != 0)
-            break;
-        uint8_t *p = b.buf + b.len;
-        p = strobe_uleb_put(p, o->size);
-        p = strobe_uleb_put(p, o->line);
-        p = strobe_uleb_put(p, o->column);
-        p = strobe_uleb_put(p, o->kind);
-        p = strobe_uleb_put(p, strobe_zigzag(o->base));
-        p = strobe_uleb_put(p, strobe_zigzag(o->offset));
-        b.len = (size_t)(p - b.buf);
-        b.n++;
+        const uint64_t v[] = {
+            o->size, o->line, o->column, o->kind, strobe_zigzag(o->base), strobe_zigzag(o->offset)};
+        rc = batch_put(&b, v, 6);
     }
     if (rc == 0)
         rc = batch_flush(&b);

@@ -170,6 +170,19 @@ static uint64_t check_stream(struct strobe__bbstream *s, const struct kernel *k,
     return i;
 }
 
+/* The stream of thread t<index> of process p against kernel k and `lib`
+ * library blocks (check_stream); returns the BLOCKs seen. */
+static uint64_t check_thread(const struct strobe_experiment *exp, uint32_t p, uint32_t index,
+                             const struct kernel *k, long lib, bool prefix)
+{
+    struct strobe__blocks *b = tables(exp, p);
+    struct strobe__bbstream *s = stream(exp, thread_of(exp, p, index), b);
+    uint64_t n = check_stream(s, k, lib, prefix);
+    strobe__bbstream_close(s);
+    strobe__blocks_free(b);
+    return n;
+}
+
 static uint64_t kernel_blocks(long n)
 {
     return (uint64_t)n + (uint64_t)(n + 15) / 16 + 1;
@@ -219,17 +232,13 @@ STROBE_TEST(loop_exact)
 STROBE_TEST(threads_own_streams)
 {
     struct strobe_experiment *exp = run("bb_threads", "threads 3 200");
-    struct strobe__blocks *b = tables(exp, 0);
     for (uint32_t t = 1; t <= 3; t++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "thread %u ", t);
         struct kernel k = kernel_line(output, prefix);
         CHECK_EQ_INT(k.n, 200 * (long)t);
-        struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, t), b);
-        CHECK_EQ_U64(check_stream(s, &k, 0, false), kernel_blocks(k.n));
-        strobe__bbstream_close(s);
+        CHECK_EQ_U64(check_thread(exp, 0, t, &k, 0, false), kernel_blocks(k.n));
     }
-    strobe__blocks_free(b);
     strobe_experiment_close(exp);
 }
 
@@ -281,12 +290,7 @@ STROBE_TEST(fork_child)
     for (uint32_t p = 0; p < 2; p++) {
         bool child = exp->processes[p].parent != STROBE_NONE;
         struct kernel k = kernel_line(output, child ? "child " : "parent ");
-        struct strobe__blocks *b = tables(exp, p);
-        CHECK_EQ_INT(b->nblocks, 4);
-        struct strobe__bbstream *s = stream(exp, thread_of(exp, p, 0), b);
-        CHECK_EQ_U64(check_stream(s, &k, 0, false), kernel_blocks(child ? 300 : 100));
-        strobe__bbstream_close(s);
-        strobe__blocks_free(b);
+        CHECK_EQ_U64(check_thread(exp, p, 0, &k, 0, false), kernel_blocks(child ? 300 : 100));
     }
     strobe_experiment_close(exp);
 }
@@ -303,11 +307,7 @@ STROBE_TEST(killed)
     struct kernel k = kernel_line(out, "");
     free(out);
     struct strobe_experiment *exp = strobe_test_open_experiment(dir);
-    struct strobe__blocks *b = tables(exp, 0);
-    struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
-    CHECK_EQ_U64(check_stream(s, &k, 0, false), kernel_blocks(3000));
-    strobe__bbstream_close(s);
-    strobe__blocks_free(b);
+    CHECK_EQ_U64(check_thread(exp, 0, 0, &k, 0, false), kernel_blocks(3000));
     strobe_experiment_close(exp);
 }
 
@@ -321,12 +321,7 @@ STROBE_TEST(other_abi_stops)
     CHECK_CONTAINS(output,
                    "strobe: a module: compiled by another version of `strobe cc` (block-tracing ABI); blocks "
                    "are no longer recorded in this process\n");
-    struct strobe__blocks *b = tables(exp, 0);
-    CHECK_EQ_INT(b->nmodules, 2);
-    struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
-    CHECK_EQ_U64(check_stream(s, &k, 0, false), kernel_blocks(500));
-    strobe__bbstream_close(s);
-    strobe__blocks_free(b);
+    CHECK_EQ_U64(check_thread(exp, 0, 0, &k, 0, false), kernel_blocks(500));
     strobe_experiment_close(exp);
 }
 
