@@ -31,7 +31,8 @@
  * GOT (initial-exec), so that an instrumented executable's definition
  * interposes and this library writes MARKs at the same cursor as the
  * executable's code. Nothing in the build may bind it locally
- * (-Bsymbolic, protected visibility): tests/core checks the relocation. */
+ * (-Bsymbolic, protected visibility): tests/analysis/test_blocks would
+ * see the runtime write into a cursor the fixture never reads. */
 STROBE_API __thread struct strobe_bb_cursor strobe_bb_cursor __attribute__((tls_model("initial-exec")));
 
 /* Largest payload of one `blocks` record: well inside the smallest chunk. */

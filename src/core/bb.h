@@ -57,11 +57,13 @@ struct strobe__bb {
     uint8_t *tables_pos;
 };
 
-/* Writes a MARK with `ticket` into the calling thread's block stream,
- * when it has one (t must be the calling thread's state). Called by the
- * synchronization recorder (sync.c) with the ticket of the SYNC or
- * THREAD_CREATE/JOIN record it writes. Not async-signal-safe (it may
- * switch chunks under the process lock). */
+/* Writes a MARK with `ticket` into the calling thread's block stream (t
+ * must be the calling thread's state), creating the stream when the
+ * process has modules traced by blocks and the thread none yet; nothing
+ * when the thread's blocks are not recorded. Called by the synchronization
+ * recorder (sync.c) with the ticket of the SYNC or THREAD_CREATE/JOIN
+ * record it writes. Not with strobe__rt.lock held, and not
+ * async-signal-safe: it may switch chunks under that lock. */
 void strobe__bb_mark(struct strobe__thread *t, uint64_t ticket);
 
 /* Thread end (caller holds strobe__rt.lock): truncates and closes t's
