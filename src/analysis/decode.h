@@ -27,6 +27,23 @@ void strobe__file_unmap(const uint8_t *buf, size_t len);
 int strobe__header_check(const uint8_t *buf, size_t len, const char *magic, const char *name,
                          struct strobe_file_header *out, struct strobe_errbuf *eb);
 
+/* Moves *pos over chunk padding to the next record of a framed file (defs,
+ * blocks). Returns 1 when a record starts at *pos, 0 at the end of the
+ * data, < 0 on corrupt padding. */
+int strobe__next_record(const uint8_t *buf, size_t len, uint32_t cs, size_t *pos, const char *name,
+                        struct strobe_errbuf *eb);
+
+/* Cursor over one record's bytes [p, end); buf is the start of the file
+ * (offsets in messages are from it). */
+struct strobe__cursor {
+    const uint8_t *buf, *p, *end;
+    const char *name;
+    const char *what; /* record name for messages */
+};
+/* A uleb, or a string (malloc'd), of the record; errors name the offset. */
+int strobe__get_u(struct strobe__cursor *c, uint64_t *v, struct strobe_errbuf *eb);
+int strobe__get_str(struct strobe__cursor *c, char **s, struct strobe_errbuf *eb);
+
 /* ---- defs -------------------------------------------------------------- */
 struct strobe__sync {
     uint64_t ticks, ns;

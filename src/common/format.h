@@ -382,7 +382,44 @@ enum strobe_tm_serial_cause {
  *   Other even b0 values are reserved. Every chunk decodes alone: the
  *   writer resets the per-op previous addresses at each chunk start. */
 #define STROBE_BB_MARK 0x02u
+#define STROBE_BB_MAX_ID 0x7fffffu /* 2^23 - 1 */
 #define STROBE_BB_ESCAPE 0x8000u
+
+/* ---- Block tables (blocks) --------------------------------------------
+ * The static tables of the modules traced by `strobe cc --trace=bb[,mem]`
+ * (common/bbtrace.h) as the process registered them, so that block ids and
+ * op numbers of its t<N>.bb streams can be resolved after it is gone.
+ * Header: struct strobe_file_header, magic STROBE_MAGIC_BLOCK_TABLES,
+ * chunked and framed like defs: byte type (1..255; 0 = chunk padding),
+ * uleb payload length, payload; readers skip unknown types. Each module
+ * is one MODULE record followed by its NAMES, BLOCKS and OPS records (in
+ * that order, each continuing the previous record of its kind), all
+ * written at its registration under one lock, so a module's records are
+ * never interleaved with another's. A process killed while writing them
+ * leaves the last module incomplete: readers keep the entries present
+ * (a stream naming a missing one is then an error). A fork child's file
+ * repeats the parent's modules, whose ids its code keeps using. */
+#define STROBE_MAGIC_BLOCK_TABLES "STRBTAB1"
+
+enum strobe_bt_type {
+    /* uleb first id (process-wide id of the module's block 1; its blocks
+     * are first .. first + nblocks - 1), uleb nblocks, uleb nops, uleb
+     * nnames, uleb level (STROBE_BB_LEVEL_*), str module name */
+    STROBE_BT_MODULE = 1,
+    /* uleb n, then n strs: the module's next n names (at most
+     * STROBE_BT_NAME_MAX bytes each: longer ones are cut) */
+    STROBE_BT_NAMES = 2,
+    /* uleb n, then n times struct strobe_bb_block: uleb first_op (in the
+     * module), uleb nops, uleb recorded, uleb function (name index), uleb
+     * file (name index), uleb line */
+    STROBE_BT_BLOCKS = 3,
+    /* uleb n, then n times struct strobe_bb_op: uleb size, uleb line, uleb
+     * column, uleb kind, sleb base (STROBE_BB_RECORDED, STROBE_BB_CONSTANT
+     * or an op number of the block), sleb offset (for a CONSTANT: the
+     * address at run time) */
+    STROBE_BT_OPS = 4,
+};
+#define STROBE_BT_NAME_MAX 1024u
 
 /* ---- Definition records (defs) ----------------------------------------
  * Each record: byte type (1..255; 0 = chunk padding), uleb payload length,

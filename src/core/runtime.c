@@ -73,6 +73,7 @@ struct strobe__runtime strobe__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .proc_fd = -1,
     .defs = {.fd = -1},
+    .bb = {.tables = {.fd = -1}},
     .next_index = 1, /* 0 is the main thread's */
 };
 
@@ -596,6 +597,7 @@ static void runtime_finish(void)
      * more (storing past the new end of file would raise SIGBUS). */
     strobe__mfile_close(&rt->defs, rt->defs_pos);
     rt->defs_pos = NULL;
+    strobe__bb_finish_locked();
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -636,6 +638,7 @@ static void atfork_child(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     pthread_mutex_init(&rt->lock, NULL); /* locked by the parent's thread */
+    strobe__bb_atfork_child_cursor();
     strobe__sync_after_fork_child();
     strobe__mem_atfork_child();
     strobe__publish_after_fork_child();
@@ -671,6 +674,8 @@ static void atfork_child(void)
                              parent_dir);
         rc = strobe__defs_copy_parent(&parent_defs, parent_used);
     }
+    if (rc == 0)
+        rc = strobe__bb_atfork_child_tables();
     strobe__mfile_abandon(&parent_defs);
     if (rc) {
         strobe__say("fork child: cannot create its process directory (", strerror(-rc),

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "common/format.h"
+#include "core/bb.h"
 #include "core/malloc.h"
 #include "core/mfile.h"
 #include "core/sync.h"
@@ -188,6 +189,9 @@ struct strobe__runtime {
     struct strobe__thread *threads; /* every thread with open files */
     struct strobe__join_slot *joins;
     size_t joins_cap, joins_used;
+
+    /* Block tracing (bb.h; partly read without the lock, as it says). */
+    struct strobe__bb bb;
 };
 
 extern struct strobe__runtime strobe__rt;
