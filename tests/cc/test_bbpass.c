@@ -7,8 +7,11 @@
  * exact addresses of struct-array accesses (as the program prints them),
  * elided and constant addresses reconstructed, address bytes per event;
  * and an instrumented program run with no runtime at all (and under
- * `strobe run`) behaves as the plain build.
+ * `strobe run`) behaves as the plain build; through strobe's runtime,
+ * `strobe report` counts what bbrt.c decodes.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,5 +165,33 @@ STROBE_TEST(no_runtime)
     }
 }
 
+/* Through strobe's runtime (core/bb.c) when libstrobe.so has it: `strobe
+ * report` counts the blocks, reads and writes bbrt.c decodes from the
+ * same program. */
+STROBE_TEST(through_strobe_run)
+{
+    const char *tmp = strobe_test_tmpdir("bbpass_strobe_run");
+    char *has;
+    strobe_test_sh(&has, "nm -D %s/libstrobe.so | grep -c ' T strobe_bb_refill$'", STROBE_LIB_DIR);
+    bool runtime = strcmp(has, "1\n") == 0;
+    free(has);
+    if (!runtime) {
+        printf("skipped: this libstrobe.so has no block tracing runtime\n");
+        return;
+    }
+    build_and_run(tmp, "bb_mem", "--trace=bb,mem -O2", "4");
+    char *want =
+        in(tmp, "awk '$1==\"block\" {b+=$5} $1==\"mem\" && $3==\"L\" {r++} $1==\"mem\" && $3==\"S\" {w++} "
+                "END {print b, r, w}' bb");
+    CHECK_STR_EQ(want, "26 10 9\n");
+    free(want);
+    check_str(tmp,
+              "" STROBE " cc --trace=bb,mem -O2 " SRC "/bb_mem.c -o traced && " STROBE
+              " run -o exp -- ./traced 4 "
+              ">/dev/null 2>&1 && " STROBE " report exp | awk '$1==\"blocks\" {b=$2} $1==\"memory\" && "
+              "$2==\"events\" {r=$3; w=$5} END {print b, r, w}'",
+              "26 10 9\n");
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(loop_o0), STROBE_CASE(loop_o2), STROBE_CASE(loop_bb_only), STROBE_CASE(mem_o0),
-                 STROBE_CASE(mem_o2), STROBE_CASE(no_runtime))
+                 STROBE_CASE(mem_o2), STROBE_CASE(no_runtime), STROBE_CASE(through_strobe_run))
