@@ -160,7 +160,9 @@ static bool has_fn_attr(LLVMValueRef fn, const char *name)
 }
 
 /* A call that ends a segment: one that may run instrumented code (which
- * moves the cursor). Intrinsics and inline assembly do not. */
+ * moves the cursor). Intrinsics and inline assembly do not, except the
+ * coroutine intrinsics: a suspension point is lowered later into a
+ * return and a resumption by another call. */
 static bool is_cut(LLVMValueRef inst)
 {
     LLVMOpcode op = LLVMGetInstructionOpcode(inst);
@@ -169,7 +171,22 @@ static bool is_cut(LLVMValueRef inst)
     LLVMValueRef callee = LLVMGetCalledValue(inst);
     if (LLVMIsAInlineAsm(callee))
         return false;
-    return !(LLVMIsAFunction(callee) && LLVMGetIntrinsicID(callee) != 0);
+    if (!LLVMIsAFunction(callee) || LLVMGetIntrinsicID(callee) == 0)
+        return true;
+    size_t len;
+    return strncmp(LLVMGetValueName2(callee, &len), "llvm.coro.", 10) == 0;
+}
+
+/* True when only bitcasts and a ret follow the tail call `call`, which
+ * must stay right before them (musttail): no segment there. */
+static bool ends_tail_call(LLVMValueRef call)
+{
+    if (!LLVMIsACallInst(call) || !LLVMIsTailCall(call))
+        return false;
+    LLVMValueRef i = LLVMGetNextInstruction(call);
+    while (i && LLVMIsABitCastInst(i))
+        i = LLVMGetNextInstruction(i);
+    return i && LLVMIsAReturnInst(i);
 }
 
 static bool is_const_int(LLVMValueRef v, int64_t *out)
@@ -400,21 +417,17 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
     if (!i || LLVMIsAFuncletPadInst(i) || LLVMIsACatchSwitchInst(i))
         return; /* Windows exception handling: not instrumented */
     struct seg *s = new_seg(pl, i, function);
-    LLVMValueRef prev_call = NULL;
     for (; i && s; i = LLVMGetNextInstruction(i)) {
         if (pl->nsegs >= MAX_BLOCKS)
             return;
         if (LLVMIsATerminatorInst(i) && !is_cut(i)) {
-            /* a tail call's return stays right after it (musttail) */
-            if (!(s->start == i && prev_call && LLVMIsAReturnInst(i) && LLVMIsTailCall(prev_call)))
-                end_seg(pl, s, i, fn);
+            end_seg(pl, s, i, fn);
             return;
         }
         if (is_cut(i)) {
             end_seg(pl, s, i, fn);
-            if (LLVMIsATerminatorInst(i))
+            if (LLVMIsATerminatorInst(i) || ends_tail_call(i))
                 return; /* invoke, callbr: the successors start their own */
-            prev_call = i;
             s = new_seg(pl, LLVMGetNextInstruction(i), function);
             continue;
         }
@@ -423,7 +436,6 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
         if (s->recorded >= STROBE_BB_MAX_SEG_OPS) {
             LLVMValueRef next = LLVMGetNextInstruction(i);
             end_seg(pl, s, next, fn);
-            prev_call = NULL;
             s = new_seg(pl, next, function);
         }
     }
