@@ -36,19 +36,9 @@ static void build_and_run(const char *tmp, const char *fixture, const char *flag
     free(out);
 }
 
-/* The output of the shell command CMD run in TMP (must succeed). */
-static char *in(const char *tmp, const char *cmd)
-{
-    char *out;
-    int rc = strobe_test_sh(&out, "cd '%s' && %s", tmp, cmd);
-    if (rc != 0)
-        STROBE_FAIL("%s: exit %d\n%s", cmd, rc, out);
-    return out;
-}
-
 static void check_str(const char *tmp, const char *cmd, const char *want)
 {
-    char *out = in(tmp, cmd);
+    char *out = strobe_test_ok_in(tmp, cmd);
     CHECK_STR_EQ(out, want);
     free(out);
 }
@@ -96,14 +86,16 @@ static void mem_accesses(const char *tmp, const char *flags)
 {
     build_and_run(tmp, "bb_mem", flags, "4");
     check_clean(tmp);
-    char *want = in(tmp, "awk '$1==\"a\" || $1==\"d\" {print $2}' stdout");
-    char *got = in(tmp, "awk '$1==\"mem\" && $2==\"fill\" && $3==\"S\" && ($6==21 || $6==22) {print $5}' bb");
+    char *want = strobe_test_ok_in(tmp, "awk '$1==\"a\" || $1==\"d\" {print $2}' stdout");
+    char *got = strobe_test_ok_in(
+        tmp, "awk '$1==\"mem\" && $2==\"fill\" && $3==\"S\" && ($6==21 || $6==22) {print $5}' bb");
     CHECK_STR_EQ(got, want);
     CHECK(strlen(want) > 0);
     free(want);
     free(got);
-    want = in(tmp, "awk '$1==\"counter\" {print \"L\", $2, \"C\"; print \"S\", $2, \"C\"}' stdout");
-    got = in(tmp, "awk '$1==\"mem\" && $6==34 {print $3, $5, $7}' bb");
+    want = strobe_test_ok_in(tmp,
+                             "awk '$1==\"counter\" {print \"L\", $2, \"C\"; print \"S\", $2, \"C\"}' stdout");
+    got = strobe_test_ok_in(tmp, "awk '$1==\"mem\" && $6==34 {print $3, $5, $7}' bb");
     CHECK_STR_EQ(got, want);
     free(want);
     free(got);
@@ -180,9 +172,9 @@ STROBE_TEST(through_strobe_run)
         return;
     }
     build_and_run(tmp, "bb_mem", "--trace=bb,mem -O2", "4");
-    char *want =
-        in(tmp, "awk '$1==\"block\" {b+=$5} $1==\"mem\" && $3==\"L\" {r++} $1==\"mem\" && $3==\"S\" {w++} "
-                "END {print b, r, w}' bb");
+    char *want = strobe_test_ok_in(
+        tmp, "awk '$1==\"block\" {b+=$5} $1==\"mem\" && $3==\"L\" {r++} $1==\"mem\" && $3==\"S\" {w++} "
+             "END {print b, r, w}' bb");
     CHECK_STR_EQ(want, "26 10 9\n");
     free(want);
     check_str(tmp,
