@@ -11,8 +11,8 @@
  *                                            scratch area without one)
  *   then, per recorded load/store before it runs (level MEM):
  *          d = addr - prev[k]; prev[k] = addr;
- *          field = |d| < 32768 ? (uint16)d : addr << 16 | 0x8000;
- *          8-byte store of field at q; q += |d| < 32768 ? 2 : 8
+ *          field = |d| <= 32767 ? (uint16)d : addr << 16 | 0x8000;
+ *          8-byte store of field at q; q += |d| <= 32767 ? 2 : 8
  *   end:   signal fence; 4-byte store of the id (*base + local << 1) and
  *          the first field's first byte at p; cursor.pos = q
  *
@@ -22,9 +22,9 @@
  * the module's table (struct strobe_bb_module, constant data registered by
  * a constructor) says how to compute them.
  *
- * Work is done in two passes: plan() decides the segments and operations
- * of the whole module without changing it (so the table sizes are known),
- * then emit() rewrites it.
+ * Work is done in two passes: plan_module() decides the segments and
+ * operations of the whole module without changing it (so the table sizes
+ * are known), then emit_module() rewrites it.
  */
 #ifndef _GNU_SOURCE /* strndup; LLVM_DEFINITIONS usually has it */
 #define _GNU_SOURCE
