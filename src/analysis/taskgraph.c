@@ -558,16 +558,12 @@ static int process(struct builder *b, struct thread *t)
         return rc;
     }
     if (ev->kind == STROBE__RAW_THREAD_JOIN) {
-        /* a join record has no wait: the joiner's task ends when the
-         * child did, or at its own previous record when that is later */
+        /* a join record has no wait: the joiner's task ends at its
+         * previous record (what it did since, unseen, counts as waiting;
+         * counting the whole wait as work would put every join on the
+         * critical path) */
         struct thread *child = thread_by_index(b, ev->id);
-        uint64_t end = ns;
-        if (child && child->last && child->last->end_ns < end)
-            end = child->last->end_ns;
-        uint64_t prev = t->prev_ticks ? ns_of(b, t->prev_ticks) : 0;
-        if (prev > end)
-            end = prev;
-        if ((rc = end_task(b, t, end)) || (rc = begin_task(b, t, ns)))
+        if ((rc = end_task(b, t, t->prev_ticks ? ns_of(b, t->prev_ticks) : ns)) || (rc = begin_task(b, t, ns)))
             return rc;
         return child ? add_pred(b, t, child->last, STROBE_TG_JOIN) : 0;
     }
