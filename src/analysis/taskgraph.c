@@ -174,15 +174,6 @@ static uint32_t innermost(const struct builder *b, const struct thread *t)
     return local < p->region_map_len ? p->region_map[local] : STROBE_NONE;
 }
 
-static int emit_edge(struct builder *b, uint64_t from, uint64_t to, uint32_t kind)
-{
-    b->pr->edges[kind]++;
-    if (!b->sink || !b->sink->edge)
-        return 0;
-    struct strobe_tg_edge e = {from, to, kind};
-    return b->sink->edge(b->sink->arg, &e);
-}
-
 /* An edge from finished task `from` into t's running task. */
 static int add_pred(struct builder *b, struct thread *t, struct node *from, uint32_t kind)
 {
@@ -194,7 +185,11 @@ static int add_pred(struct builder *b, struct thread *t, struct node *from, uint
         t->in = from->dist;
         t->via = kind;
     }
-    return emit_edge(b, from->id, t->id, kind);
+    b->pr->edges[kind]++;
+    if (!b->sink || !b->sink->edge)
+        return 0;
+    struct strobe_tg_edge e = {from->id, t->id, kind, from->thread, t->global, from->end_ns, t->start_ns};
+    return b->sink->edge(b->sink->arg, &e);
 }
 
 /* Starts t's next task at `ns`, after its last one (program order). */
@@ -529,6 +524,45 @@ static int advance(struct builder *b, struct thread *t)
     const struct strobe_thread_info *ti = &b->exp->threads[t->global];
     uint64_t end = t->prev_ticks ? ns_of(b, t->prev_ticks) : 0;
     return end_task(b, t, ti->end_ns > end ? ti->end_ns : end);
+}
+
+/* 1 when thread `thread`'s first synchronization record has a ticket, 0
+ * when it has none or there is no such record, < 0 on damage. */
+static int first_ticketed(const struct strobe_experiment *exp, uint32_t thread, struct strobe_errbuf *eb)
+{
+    const char *shown = strobe__shown_path(exp, exp->threads[thread].stream_path);
+    const uint8_t *buf;
+    size_t len;
+    int rc = strobe__file_map(exp->threads[thread].stream_path, shown, &buf, &len, eb);
+    if (rc)
+        return rc;
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    if ((rc = strobe__stream_begin(&d, buf, len, shown, eb)) == 0) {
+        while ((rc = strobe__stream_decode(&d, &ev, eb)) == 1)
+            if (ev.kind == STROBE__RAW_SYNC || ev.kind == STROBE__RAW_THREAD_CREATE ||
+                ev.kind == STROBE__RAW_THREAD_JOIN) {
+                rc = ticket_of(&ev) != 0;
+                break;
+            }
+        strobe__stream_end(&d);
+    }
+    strobe__file_unmap(buf, len);
+    return rc;
+}
+
+int strobe_taskgraph_recorded(const struct strobe_experiment *exp, struct strobe_errbuf *eb)
+{
+    /* a process's first thread: every thread of it is created after it, and
+     * a traced program that synchronizes at all does so there (creates) */
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        if (!exp->threads[t].stream_path || (t > 0 && exp->threads[t - 1].process == exp->threads[t].process))
+            continue;
+        int rc = first_ticketed(exp, t, eb);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 static int start_thread(struct builder *b, struct thread *t)

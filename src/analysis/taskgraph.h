@@ -68,6 +68,9 @@ struct strobe_tg_task {
 struct strobe_tg_edge {
     uint64_t from, to; /* task ids */
     uint32_t kind;     /* enum strobe_tg_edge_kind */
+    /* where it is drawn: the end of `from`, the start of `to` */
+    uint32_t from_thread, to_thread; /* global thread indices */
+    uint64_t from_ns, to_ns;
 };
 
 /* Optional consumer of the graph itself (exports). A callback returning
@@ -159,5 +162,11 @@ struct strobe_taskgraph {
 int strobe_taskgraph_build(const struct strobe_experiment *exp, const struct strobe_tg_sink *sink,
                            struct strobe_taskgraph **out, struct strobe_errbuf *eb);
 void strobe_taskgraph_free(struct strobe_taskgraph *g);
+
+/* 1 when some process of EXP was recorded with task-graph recording (its
+ * synchronization records carry tickets), 0 when none was, < 0 on a
+ * damaged stream (message in eb). Reads each process's streams only up
+ * to their first synchronization record. */
+int strobe_taskgraph_recorded(const struct strobe_experiment *exp, struct strobe_errbuf *eb);
 
 #endif

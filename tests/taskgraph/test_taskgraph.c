@@ -194,6 +194,40 @@ STROBE_TEST(cli_formats)
     free(out);
 }
 
+/* The edges between threads as Chrome flows: 17 ("s" + "f" each). */
+STROBE_TEST(chrome_flows)
+{
+    struct strobe_experiment *exp = run("chrome_flows", "graph");
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe export '%s' --format chrome -o '%s/t.json' && python3 -c \"import json; "
+                                "ev = [e for e in json.load(open('%s/t.json'))['traceEvents'] if e.get('cat') == "
+                                "'taskgraph']; print(len(ev), sorted(set(e['name'] for e in ev)))\"",
+                                STROBE_BIN_DIR, dir, dir, dir),
+                 0);
+    CHECK_STR_EQ(out, "34 ['barrier', 'create', 'join', 'lock']\n");
+    free(out);
+}
+
+/* The HTML report's view (src/report/html/taskgraph.js), seen in headless
+ * Chromium by tests/report/check_views.py: the bottleneck lock first. */
+STROBE_TEST(html_view)
+{
+    struct strobe_experiment *exp = run("html_view", "bottleneck");
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe report '%s' --format html -o '%s/page.html' && cd '%s' && python3 "
+                                "%s/tests/report/check_views.py page.html",
+                                STROBE_BIN_DIR, dir, dir, dir, STROBE_SOURCE_DIR),
+                 0);
+    CHECK_CONTAINS(out, "view taskgraph\ntable taskgraph-regions-0: region (at the task's start)=hold_slow | ");
+    CHECK_CONTAINS(out, "table taskgraph-locks: object=slow_lock | kind=mutex | call path=bottleneck_worker > "
+                        "wait_slow | ");
+    free(out);
+}
+
 STROBE_TEST(cli_errors)
 {
     char *out;
@@ -213,4 +247,5 @@ STROBE_TEST(cli_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(graph_exact), STROBE_CASE(lock_bottleneck_first_and_critical),
-                 STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(cli_errors))
+                 STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(chrome_flows),
+                 STROBE_CASE(html_view), STROBE_CASE(cli_errors))
