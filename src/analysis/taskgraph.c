@@ -115,6 +115,12 @@ struct builder {
     size_t nheap;
     bool ticketed, decided;
     struct node *best;
+    size_t roots;    /* nodes without a predecessor */
+    size_t sweep_at; /* live nodes at which the next sweep runs */
+    struct node **chain; /* scratch: a chain of nodes, last first */
+    size_t chaincap;
+    struct strobe_tg_region_time *regions; /* the critical path's time per region so far */
+    size_t nregions, regioncap;
     struct strobe__keymap objmap;
     struct object *objects;
     size_t nobjects, objcap;
@@ -151,6 +157,7 @@ static void unref(struct builder *b, struct node *n)
 {
     while (n && --n->refs == 0) {
         struct node *pred = n->pred;
+        b->roots -= !pred;
         n->pred = b->free_nodes;
         b->free_nodes = n;
         b->live--;
@@ -223,9 +230,87 @@ static void add_busy(struct strobe_tg_process *pr, uint64_t start, uint64_t end)
     }
 }
 
+/* ---- the critical path ---- */
+
+/* Nodes kept at least before a sweep: a sweep walks the best chain, so
+ * sweeping each time the live nodes double keeps its cost linear. */
+#define SWEEP_MIN 65536u
+
+/* Appends x, the next task of the critical path (first to last), to the
+ * process's path: kept while there is room, counted in any case, its time
+ * added to its region and, when an acquisition started it, to its lock row. */
+static int path_step(struct builder *b, const struct node *x)
+{
+    struct strobe_tg_process *pr = b->pr;
+    if (pr->npath < STROBE_TG_PATH_KEEP) {
+        size_t cap = pr->npath;
+        if (strobe__grow((void **)&pr->path, &cap, pr->npath + 1, sizeof *pr->path))
+            return -ENOMEM;
+        pr->path[pr->npath++] = (struct strobe_tg_step){
+            x->id, x->thread, x->region, x->start_ns, x->end_ns, pr->path_tasks ? x->via : STROBE_TG_PROGRAM};
+    }
+    pr->path_tasks++;
+    if (x->lock != STROBE_NONE)
+        b->g->locks[x->lock].on_path++;
+    size_t j = 0;
+    while (j < b->nregions && b->regions[j].region != x->region)
+        j++;
+    if (j == b->nregions) {
+        if (strobe__grow((void **)&b->regions, &b->regioncap, j + 1, sizeof *b->regions))
+            return -ENOMEM;
+        b->regions[b->nregions++] = (struct strobe_tg_region_time){x->region, 0, 0};
+    }
+    b->regions[j].ns += x->end_ns - x->start_ns;
+    b->regions[j].tasks++;
+    return 0;
+}
+
+/* b->chain[0..*n) = the best chain, best first, root last. */
+static int best_chain(struct builder *b, size_t *n)
+{
+    *n = 0;
+    for (struct node *x = b->best; x; x = x->pred) {
+        if (strobe__grow((void **)&b->chain, &b->chaincap, *n + 1, sizeof *b->chain))
+            return -ENOMEM;
+        b->chain[(*n)++] = x;
+    }
+    return 0;
+}
+
+/* Retires the prefix every future path shares. With one root, a node of
+ * the best chain that only its successor on the chain refers to (no
+ * holder, no other successor), and every node above it, lies on every
+ * path that can still be extended, so on the final critical path: its
+ * steps are appended to the path and the nodes freed. This keeps memory
+ * at the live tasks and the candidates' unshared parts, however long the
+ * critical path grows. (A thread started late, because its creation was
+ * not recorded, adds a root afterwards; its chain is assumed not to
+ * outgrow the retired path.) */
+static int sweep(struct builder *b)
+{
+    size_t n = 0;
+    int rc = b->roots == 1 ? best_chain(b, &n) : 0;
+    size_t k = n;
+    while (rc == 0 && k > 1 && b->chain[k - 1]->refs == 1)
+        k--;
+    for (size_t i = n; rc == 0 && i-- > k;)
+        rc = path_step(b, b->chain[i]);
+    if (rc == 0 && k < n) {
+        b->chain[k - 1]->pred = NULL;
+        for (size_t i = k; i < n; i++) {
+            b->chain[i]->pred = b->free_nodes;
+            b->free_nodes = b->chain[i];
+            b->live--;
+        }
+    }
+    b->sweep_at = 2 * b->live > SWEEP_MIN ? 2 * b->live : SWEEP_MIN;
+    return rc;
+}
+
 /* Ends t's running task at `ns` (not before its start); it becomes t->last. */
 static int end_task(struct builder *b, struct thread *t, uint64_t ns)
 {
+    int rc;
     if (!t->in_task)
         return 0;
     t->in_task = false;
@@ -248,6 +333,7 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
                        .lock = t->lock,
                        .refs = 1};
     t->in_pred = NULL;
+    b->roots += !n->pred;
     unref(b, t->last);
     t->last = n;
     struct strobe_tg_process *pr = b->pr;
@@ -262,6 +348,8 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
         unref(b, b->best);
         b->best = ref(n);
     }
+    if (b->live >= b->sweep_at && (rc = sweep(b)) != 0)
+        return rc;
     if (b->sink && b->sink->task) {
         struct strobe_tg_task task = {n->id, b->process, n->thread, n->start_ns, n->end_ns, n->region};
         return b->sink->task(b->sink->arg, &task);
@@ -707,46 +795,24 @@ static int cmp_region_time(const void *pa, const void *pb)
     return (a->region > b->region) - (a->region < b->region);
 }
 
-/* The critical path from b->best back to its first task, and its time
- * per region; each task that an acquisition started counts for its row. */
+/* The rest of the critical path: from the retired part (or its first
+ * task) to b->best, and its time per region, longest first. */
 static int finish_path(struct builder *b)
 {
     struct strobe_tg_process *pr = b->pr;
-    size_t n = 0;
-    for (struct node *x = b->best; x; x = x->pred)
-        n++;
+    size_t n;
+    int rc = best_chain(b, &n);
+    for (size_t i = n; rc == 0 && i-- > 0;)
+        rc = path_step(b, b->chain[i]);
     pr->span_ns = b->best ? b->best->dist : 0;
-    if (n == 0)
-        return 0;
-    pr->path = malloc(n * sizeof *pr->path);
-    pr->regions = malloc(n * sizeof *pr->regions);
-    if (!pr->path || !pr->regions)
-        return -ENOMEM;
-    pr->npath = n;
-    size_t i = n;
-    for (struct node *x = b->best; x; x = x->pred) {
-        pr->path[--i] = (struct strobe_tg_step){x->id, x->thread, x->region, x->start_ns, x->end_ns, x->via};
-        if (x->lock != STROBE_NONE)
-            b->g->locks[x->lock].on_path++;
+    if (rc == 0 && b->nregions) {
+        if (!(pr->regions = malloc(b->nregions * sizeof *pr->regions)))
+            return -ENOMEM;
+        memcpy(pr->regions, b->regions, b->nregions * sizeof *pr->regions);
+        pr->nregions = b->nregions;
+        qsort(pr->regions, pr->nregions, sizeof *pr->regions, cmp_region_time);
     }
-    pr->path[0].via = STROBE_TG_PROGRAM;
-    /* per region: sort a copy of the steps' regions */
-    for (size_t k = 0; k < n; k++)
-        pr->regions[k] = (struct strobe_tg_region_time){pr->path[k].region,
-                                                        pr->path[k].end_ns - pr->path[k].start_ns, 1};
-    size_t m = 0;
-    for (size_t k = 0; k < n; k++) {
-        size_t j = 0;
-        while (j < m && pr->regions[j].region != pr->regions[k].region)
-            j++;
-        if (j == m)
-            pr->regions[m++] = (struct strobe_tg_region_time){pr->regions[k].region, 0, 0};
-        pr->regions[j].ns += pr->path[k].end_ns - pr->path[k].start_ns;
-        pr->regions[j].tasks++;
-    }
-    pr->nregions = m;
-    qsort(pr->regions, m, sizeof *pr->regions, cmp_region_time);
-    return 0;
+    return rc;
 }
 
 static void process_free(struct builder *b)
@@ -772,6 +838,7 @@ static void process_free(struct builder *b)
     }
     unref(b, b->best);
     b->best = NULL;
+    b->nregions = b->roots = 0;
     free(b->threads);
     free(b->heap);
     free(b->objects);
@@ -800,6 +867,7 @@ static int build_process(struct builder *b, uint32_t proc)
     *b->pr = (struct strobe_tg_process){.process = proc, .begin_ns = UINT64_MAX};
     b->process = proc;
     b->decided = b->ticketed = false;
+    b->sweep_at = SWEEP_MIN;
     b->threads = calloc(n, sizeof *b->threads);
     b->heap = calloc(n, sizeof *b->heap);
     if (!b->threads || !b->heap)
@@ -941,6 +1009,8 @@ int strobe_taskgraph_build(const struct strobe_experiment *exp, const struct str
         free(n);
     }
     strobe__keymap_free(&b.lockmap);
+    free(b.chain);
+    free(b.regions);
     free(b.path);
     free(b.key);
     if (rc) {

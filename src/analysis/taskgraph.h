@@ -20,7 +20,9 @@
  *   - critical path: a longest-path DP over the topologically ordered
  *     stream, each task weighted by its duration (the waits between tasks
  *     are not work); each finished task keeps a reference-counted link to
- *     its longest predecessor, so only the chains still reachable live;
+ *     its longest predecessor, so only the chains still reachable live,
+ *     and the prefix all of them share is retired into the result as the
+ *     chains grow;
  *   - parallelism: total work / span, and the busy threads per time bin;
  *   - locks: per object and acquiring call path (the regions open at the
  *     acquisition), waits, holds and how many of its critical sections lie
@@ -96,6 +98,9 @@ struct strobe_tg_region_time {
 };
 
 #define STROBE_TG_BINS 100
+/* Critical-path tasks kept in the model (the rest are counted). */
+#define STROBE_TG_PATH_KEEP 10000
+#define STROBE_TG_PATH_KEEP_TEXT "10000"
 
 struct strobe_tg_process {
     uint32_t process;
@@ -105,8 +110,10 @@ struct strobe_tg_process {
     uint64_t work_ns; /* sum of the tasks' durations */
     uint64_t span_ns; /* the critical path's length */
     uint64_t begin_ns, end_ns; /* first task start, last task end */
-    struct strobe_tg_step *path; /* the critical path, first task first */
+    struct strobe_tg_step *path; /* the critical path, first task first: its
+                                    first STROBE_TG_PATH_KEEP tasks */
     size_t npath;
+    uint64_t path_tasks; /* tasks on the critical path */
     struct strobe_tg_region_time *regions; /* its time per region, longest first */
     size_t nregions;
     /* busy thread-ns per bin of bin_ns from begin_ns: the parallelism in a

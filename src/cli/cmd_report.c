@@ -311,16 +311,10 @@ static void html_models_build(struct html_models *m, const struct strobe_experim
     if (strobe_mpi_present(exp))
         html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
-    rc = strobe_taskgraph_build(exp, NULL, &m->taskgraph, &eb);
-    html_problem(m, "task graph", rc, &eb, LEFT_OUT);
     /* the view needs a graph recorded with tickets (`strobe run --taskgraph`) */
-    bool ticketed = false;
-    for (size_t i = 0; rc == 0 && i < m->taskgraph->nprocesses; i++)
-        ticketed = ticketed || m->taskgraph->processes[i].ticketed;
-    if (rc == 0 && !ticketed) {
-        strobe_taskgraph_free(m->taskgraph);
-        m->taskgraph = NULL;
-    }
+    if ((rc = strobe_taskgraph_recorded(exp, &eb)) == 1)
+        rc = strobe_taskgraph_build(exp, NULL, &m->taskgraph, &eb);
+    html_problem(m, "task graph", rc, &eb, LEFT_OUT);
     eb.msg[0] = 0;
     html_problem(m, "timeline", strobe_timeline_build(exp, STROBE_TIMELINE_BUDGET, &m->timeline, &eb), &eb,
                  LEFT_OUT);

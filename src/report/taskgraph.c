@@ -37,7 +37,7 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
     fprintf(out, "\n  work %s, span (critical path) %s, parallelism (work / span) %s\n",
             strobe__fmt_time(a, pr->work_ns), strobe__fmt_time(b, pr->span_ns), r);
 
-    fprintf(out, "\nCritical path: %s over %zu tasks\n", strobe__fmt_time(a, pr->span_ns), pr->npath);
+    fprintf(out, "\nCritical path: %s over %" PRIu64 " tasks\n", strobe__fmt_time(a, pr->span_ns), pr->path_tasks);
     if (pr->nregions)
         fprintf(out, "  %10s %6s %8s  %s\n", "time", "share", "tasks", "region (at the task's start)");
     size_t shown = top && top < pr->nregions ? top : pr->nregions;
@@ -67,8 +67,9 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
             strobe__cell(out, strobe__fmt_time(c, s->end_ns - s->start_ns), 10);
             fprintf(out, "  %-8s %s\n", strobe_tg_edge_kind_name(s->via), region_name(exp, s->region));
         }
-        if (shown < pr->npath)
-            fprintf(out, "  ... %zu more tasks (--top 0 shows all)\n", pr->npath - shown);
+        if (shown < pr->path_tasks)
+            fprintf(out, "  ... %" PRIu64 " more tasks%s\n", pr->path_tasks - shown,
+                    shown < pr->npath ? " (--top 0 shows all)" : " (the report keeps the first " STROBE_TG_PATH_KEEP_TEXT ")");
     }
     if (pr->nbins) {
         fprintf(out, "\nParallelism over time (busy threads per %s from %s)\n ",
@@ -179,6 +180,7 @@ void strobe__taskgraph_json(struct strobe__jw *w, const struct strobe_taskgraph 
             strobe__jw_double(w, "parallelism", (double)pr->work_ns / (double)pr->span_ns);
         else
             strobe__jw_null(w, "parallelism");
+        strobe__jw_u64(w, "critical_path_tasks", pr->path_tasks);
         strobe__jw_open(w, "critical_path", '[', false);
         for (size_t k = 0; k < pr->npath; k++) {
             const struct strobe_tg_step *s = &pr->path[k];
