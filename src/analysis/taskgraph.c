@@ -117,6 +117,7 @@ struct builder {
     struct node *best;
     size_t roots;    /* nodes without a predecessor */
     size_t sweep_at; /* live nodes at which the next sweep runs */
+    struct node *blocker; /* where the last sweep stopped */
     struct node **chain; /* scratch: a chain of nodes, last first */
     size_t chaincap;
     struct strobe_tg_region_time *regions; /* the critical path's time per region so far */
@@ -283,15 +284,23 @@ static int best_chain(struct builder *b, size_t *n)
  * path that can still be extended, so on the final critical path: its
  * steps are appended to the path and the nodes freed. This keeps memory
  * at the live tasks and the candidates' unshared parts, however long the
- * critical path grows. (A thread started late, because its creation was
- * not recorded, adds a root afterwards; its chain is assumed not to
- * outgrow the retired path.) */
-static int sweep(struct builder *b)
+ * critical path grows. The node the walk stopped at is kept (b->blocker,
+ * one more reference): while something else still refers to it, nothing
+ * can be retired and the walk is skipped. (A thread started late, because
+ * its creation was not recorded, adds a root afterwards; its chain is
+ * assumed not to outgrow the retired path.) */
+static int retire(struct builder *b)
 {
     size_t n = 0;
-    int rc = b->roots == 1 ? best_chain(b, &n) : 0;
+    int rc = 0;
+    if (b->roots != 1 || (b->blocker && b->blocker->refs > 2))
+        return 0;
+    unref(b, b->blocker);
+    b->blocker = NULL;
+    if ((rc = best_chain(b, &n)) != 0 || n == 0)
+        return rc;
     size_t k = n;
-    while (rc == 0 && k > 1 && b->chain[k - 1]->refs == 1)
+    while (k > 1 && b->chain[k - 1]->refs == 1)
         k--;
     for (size_t i = n; rc == 0 && i-- > k;)
         rc = path_step(b, b->chain[i]);
@@ -303,6 +312,14 @@ static int sweep(struct builder *b)
             b->live--;
         }
     }
+    if (k > 1)
+        b->blocker = ref(b->chain[k - 1]);
+    return rc;
+}
+
+static int sweep(struct builder *b)
+{
+    int rc = retire(b);
     b->sweep_at = 2 * b->live > SWEEP_MIN ? 2 * b->live : SWEEP_MIN;
     return rc;
 }
@@ -837,7 +854,8 @@ static void process_free(struct builder *b)
         unref(b, o->signal);
     }
     unref(b, b->best);
-    b->best = NULL;
+    unref(b, b->blocker);
+    b->best = b->blocker = NULL;
     b->nregions = b->roots = 0;
     free(b->threads);
     free(b->heap);
