@@ -65,6 +65,7 @@ bench: build
 	@bench/report_html.sh $(BUILD)
 	@bench/real.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
+	@bench/bb_refill.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)
 	@bench/sample/run.sh $(BUILD)

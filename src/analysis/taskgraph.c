@@ -28,12 +28,6 @@
 #include "common/format.h"
 #include "strobe/strobe.h"
 
-const char *strobe_tg_edge_kind_name(uint32_t kind)
-{
-    static const char *const names[] = {"program", "create", "join", "lock", "barrier", "cond"};
-    return kind < STROBE_TG_NKINDS ? names[kind] : "?";
-}
-
 /* A finished task as the critical-path DP keeps it: dist is the longest
  * path (in ns of task time) ending with it, pred the task before it on
  * that path. Nodes are shared (reference-counted): by the thread's next
@@ -540,13 +534,6 @@ static int depart(struct builder *b, struct thread *t, struct object *o)
 
 /* ---- the merge ---- */
 
-/* The ticket of a synchronization record (format.h; 0 = none). */
-static uint64_t ticket_of(const struct strobe__raw_event *ev)
-{
-    (void)ev;
-    return 0;
-}
-
 static bool heap_less(const struct thread *x, const struct thread *y)
 {
     return x->key < y->key || (x->key == y->key && x->global < y->global);
@@ -606,7 +593,7 @@ static int advance(struct builder *b, struct thread *t)
         case STROBE__RAW_SYNC:
         case STROBE__RAW_THREAD_CREATE:
         case STROBE__RAW_THREAD_JOIN: {
-            uint64_t ticket = ticket_of(ev);
+            uint64_t ticket = ev->ticket;
             if (!b->decided) {
                 b->decided = true;
                 b->ticketed = ticket != 0;
@@ -647,7 +634,7 @@ static int first_ticketed(const struct strobe_experiment *exp, uint32_t thread, 
         while ((rc = strobe__stream_decode(&d, &ev, eb)) == 1)
             if (ev.kind == STROBE__RAW_SYNC || ev.kind == STROBE__RAW_THREAD_CREATE ||
                 ev.kind == STROBE__RAW_THREAD_JOIN) {
-                rc = ticket_of(&ev) != 0;
+                rc = ev.ticket != 0;
                 break;
             }
         strobe__stream_end(&d);

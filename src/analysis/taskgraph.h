@@ -54,8 +54,13 @@ enum strobe_tg_edge_kind {
     STROBE_TG_NKINDS = 6,
 };
 
-/* "program", "create", "join", "lock", "barrier", "cond". */
-const char *strobe_tg_edge_kind_name(uint32_t kind);
+/* "program", "create", "join", "lock", "barrier", "cond". Inline: the
+ * report names the kinds without linking the analysis. */
+static inline const char *strobe_tg_edge_kind_name(uint32_t kind)
+{
+    static const char *const names[] = {"program", "create", "join", "lock", "barrier", "cond"};
+    return kind < STROBE_TG_NKINDS ? names[kind] : "?";
+}
 
 /* One task, as handed to the sink when it ends. */
 struct strobe_tg_task {

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analysis/blocks.h"
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
 #include "analysis/malloc.h"
@@ -64,6 +65,9 @@ struct strobe_report_opts {
     const struct strobe_taskgraph *taskgraph; /* add the task-graph section
                                                  (strobe_taskgraph_build); NULL: none.
                                                  The text form is report/taskgraph.h's. */
+    const struct strobe_blocks_summary *blocks; /* the experiment's block streams
+                                                   (strobe_blocks_summarize): summary
+                                                   lines / the "blocks" member; NULL: none */
     bool tree_columns;                        /* JSON: the call tree as columns ("calltree_columns",
                                                  docs/report-html.md) instead of node objects */
 };
