@@ -64,6 +64,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/bb.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/runtime.h"
@@ -343,7 +344,8 @@ static void *real(void **slot, const char *name, const char *version)
 /* ---- recording ---- */
 
 /* Appends a SYNC record of up to 6 values after the op and the object, at
- * `now`, with its ticket last (0: none); a wait (every op but RELEASE,
+ * `now`, with its ticket last (0: none; a ticketed record that was
+ * written is also marked in the thread's block stream); a wait (every op but RELEASE,
  * SIGNAL and BROADCAST) also gets its call site `site`, the return address
  * of the interposed call (0: unknown), so that a program without
  * instrumentation still says where it waited. Only recorded calls pass it
@@ -363,7 +365,8 @@ static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_
             q = strobe_uleb_put(q, site);
     }
     q = strobe_uleb_put(q, ticket);
-    strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload));
+    if (strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload)) == 0 && ticket)
+        strobe__bb_mark(t, ticket);
 }
 
 /* The ticket of a call about to be recorded: a new one in task-graph
