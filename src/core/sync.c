@@ -13,7 +13,16 @@
  *  - every call that waited (a contended acquire, a condition wait, a
  *    barrier) also writes a SYNC trace record with its wait and what the
  *    task graph needs to order it after another thread's action: the
- *    releasing thread and its release number, the barrier episode.
+ *    releasing thread and its release number, the barrier episode;
+ *  - with task-graph recording (STROBE_LOCKS=all, or switched on when a
+ *    module traced by `strobe cc --trace=bb` registers: strobe__sync_all)
+ *    every call writes its record, waited or not, with a ticket from one
+ *    process-wide counter (strobe__sync_ticket: why a relaxed increment
+ *    orders them as happens-before does), taken after an acquire returns
+ *    and before a release is passed on; a barrier or condition wait also
+ *    writes an ARRIVE before it waits. Each ticket also goes into the
+ *    thread's block stream as a MARK (strobe__bb_mark). An uncontended
+ *    pair then costs two timestamps, two increments and two records.
  *
  * Contention is detected before the call, and only then the wait is
  * timed: rwlocks, spin locks and semaphores are tried first (the try call
@@ -490,16 +499,24 @@ STROBE_COLD static void publish_release_slow(struct strobe__thread *t, struct st
     record(t, op, obj, strobe__now(t), &seq, 1, 0, 0);
 }
 
-/* A release in task-graph recording: published as in publish_release, and
- * recorded whether a waiter was registered or not (release number 0: none
- * was), with a ticket taken before the release is passed on. `now`: the
- * time if known, else 0. BUSY_IN is set. */
-STROBE_NOINLINE static void release_all(struct strobe__thread *t, uintptr_t obj, unsigned op, uint64_t now)
+/* Task-graph recording: thread t's release of obj published when a waiter
+ * is registered, as in publish_release. Returns its release number, 0
+ * when no waiter was. */
+static uint64_t publish_if_waited(struct strobe__thread *t, uintptr_t obj)
 {
     struct strobe__sync_stripe *st = stripe_of(obj);
-    uint64_t seq = 0;
     if (st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0)
-        seq = publish_word(t, st, obj);
+        return publish_word(t, st, obj);
+    return 0;
+}
+
+/* A release in task-graph recording: published (publish_if_waited) and
+ * recorded whether a waiter was registered or not, with a ticket taken
+ * before the release is passed on. `now`: the time if known, else 0.
+ * BUSY_IN is set. */
+STROBE_NOINLINE static void release_all(struct strobe__thread *t, uintptr_t obj, unsigned op, uint64_t now)
+{
+    uint64_t seq = publish_if_waited(t, obj);
     if (!now)
         now = strobe__now(t);
     record(t, op, obj, now, &seq, 1, 0, strobe__sync_ticket());
@@ -872,9 +889,7 @@ STROBE_NOINLINE static uint64_t arrive(struct strobe__thread *t, uintptr_t obj, 
     uint64_t now = 0;
     if (mutex) {
         now = hold_end(t, mutex);
-        struct strobe__sync_stripe *st = stripe_of(mutex);
-        if (st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0)
-            publish_word(t, st, mutex);
+        publish_if_waited(t, mutex);
     }
     if (!now)
         now = strobe__now(t);
