@@ -470,7 +470,8 @@ static void acquired_slow(struct strobe__thread *t, uintptr_t obj, uint32_t kind
         struct strobe_prof_sync *slot = slot_of(t, s, obj, kind);
         count_wait(slot, wait);
         if (held && s->nheld < HELD_MAX)
-            s->held[s->nheld++] = (struct held){obj, slot, sample_hold(s, slot) ? now : 0};
+            /* every hold timed in task-graph recording (ticket), as in acquired_all */
+            s->held[s->nheld++] = (struct held){obj, slot, ticket || sample_hold(s, slot) ? now : 0};
     }
     uint64_t v[3] = {wait, 0, 0};
     releaser_of(st, obj, before, v + 1);

@@ -707,7 +707,9 @@ STROBE_TEST(taskgraph_producer_consumer_order)
     const struct strobe_lock_row *q = row(exp, m, "queue_lock", "producer");
     uint64_t lock = q->object, cond_waits = 0;
     CHECK_EQ_U64(q->acquisitions, 20000);
+    CHECK_EQ_U64(q->hold_samples, 20000); /* every hold timed, waited or not */
     CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->acquisitions, 20000);
+    CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->hold_samples, 20000);
     for (size_t i = 0; i < m->nrows; i++)
         if (m->rows[i].kind == STROBE_SYNC_COND)
             cond_waits += m->rows[i].acquisitions;
