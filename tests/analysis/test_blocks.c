@@ -226,6 +226,14 @@ STROBE_TEST(loop_exact)
     CHECK_EQ_U64(sum.reads, 3 * 1000);
     CHECK_EQ_U64(sum.writes, 1000 + 63);
     CHECK_EQ_U64(sum.bytes, 7729);
+    /* the thread's end cut its stream to the data, the process's end the
+     * tables (SIGKILL leaves whole chunks: the killed case) */
+    struct stat st;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s/t0.bb", dir, exp->processes[0].dir);
+    CHECK(stat(path, &st) == 0 && st.st_size == 64 + 7729);
+    snprintf(path, sizeof path, "%s/%s/blocks", dir, exp->processes[0].dir);
+    CHECK(stat(path, &st) == 0 && st.st_size < 4096);
     strobe_experiment_close(exp);
 }
 
@@ -308,6 +316,10 @@ STROBE_TEST(killed)
     free(out);
     struct strobe_experiment *exp = strobe_test_open_experiment(dir);
     CHECK_EQ_U64(check_thread(exp, 0, 0, &k, 0, false), kernel_blocks(3000));
+    struct stat st;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s/t0.bb", dir, exp->processes[0].dir);
+    CHECK(stat(path, &st) == 0 && st.st_size == STROBE_CHUNK_SIZE_DEFAULT); /* not cut: killed */
     strobe_experiment_close(exp);
 }
 
