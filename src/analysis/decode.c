@@ -667,8 +667,8 @@ static int tm_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c
 static int sync_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                         struct strobe_errbuf *eb)
 {
-    /* arguments per op; flags (COND_WAIT's timeout, BARRIER's serial) are 0 or 1 */
-    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1};
+    /* arguments per op; flags (COND_WAIT's timeout, BARRIER's serial) are 0 or 1, ARRIVE's wait 0 */
+    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1, 2};
     uint64_t obj;
     int rc;
     ev->kind = STROBE__RAW_SYNC;
@@ -681,15 +681,17 @@ static int sync_payload(struct strobe__stream_decoder *d, struct strobe__cursor 
     for (unsigned i = 0; i < nargs[ev->id] && rc == 0; i++)
         rc = get_u(c, &ev->sync_args[i], eb);
     if (rc == 0 && ((ev->id == STROBE_SYNC_COND_WAIT && ev->sync_args[4] > 1) ||
-                    (ev->id == STROBE_SYNC_BARRIER && (ev->sync_args[1] == 0 || ev->sync_args[2] > 1))))
+                    (ev->id == STROBE_SYNC_BARRIER && (ev->sync_args[1] == 0 || ev->sync_args[2] > 1)) ||
+                    (ev->id == STROBE_SYNC_ARRIVE && ev->sync_args[0] != 0)))
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SYNC op %llu: argument out of range",
                              d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id);
-    /* a wait's frames, in records that have them */
+    /* a wait's frames, then the ticket, in records that have them */
     ev->nframes = 0;
     uint64_t n, a;
-    if (rc || c->p == c->end || ev->id == STROBE_SYNC_RELEASE || ev->id == STROBE_SYNC_SIGNAL ||
-        ev->id == STROBE_SYNC_BROADCAST)
+    if (rc || c->p == c->end)
         return rc;
+    if (ev->id == STROBE_SYNC_RELEASE || ev->id == STROBE_SYNC_SIGNAL || ev->id == STROBE_SYNC_BROADCAST)
+        return get_u(c, &ev->ticket, eb);
     if ((rc = get_u(c, &n, eb)))
         return rc;
     if (n > STROBE_SYNC_MAX_FRAMES)
@@ -706,7 +708,7 @@ static int sync_payload(struct strobe__stream_decoder *d, struct strobe__cursor 
         d->frames[i] = a;
     }
     ev->nframes = (uint32_t)n;
-    return 0;
+    return c->p == c->end ? 0 : get_u(c, &ev->ticket, eb);
 }
 
 /* STROBE_EXT_SAMPLE (format.h): missed, flags, the frames into d->frames. */
@@ -833,11 +835,11 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct s
         ev->value = strobe_unzigzag(v);
         return 0;
     case STROBE_EXT_THREAD_CREATE:
-        ev->kind = STROBE__RAW_THREAD_CREATE;
-        return get_u(c, &ev->id, eb);
     case STROBE_EXT_THREAD_JOIN:
-        ev->kind = STROBE__RAW_THREAD_JOIN;
-        return get_u(c, &ev->id, eb);
+        ev->kind = type == STROBE_EXT_THREAD_CREATE ? STROBE__RAW_THREAD_CREATE : STROBE__RAW_THREAD_JOIN;
+        if ((rc = get_u(c, &ev->id, eb)))
+            return rc;
+        return c->p == c->end ? 0 : get_u(c, &ev->ticket, eb); /* older records have none */
     case STROBE_EXT_FORK:
         ev->kind = STROBE__RAW_FORK;
         if ((rc = get_u(c, &v, eb)))
