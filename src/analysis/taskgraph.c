@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/blocks.h"
 #include "analysis/decode.h"
 #include "analysis/keymap.h"
 #include "analysis/symbols.h"
+#include "common/bbtrace.h"
 #include "common/format.h"
 #include "strobe/strobe.h"
 
@@ -36,9 +38,9 @@
 struct node {
     struct node *pred;
     uint64_t dist;
-    uint64_t id, start_ns, end_ns;
-    uint32_t thread, region, via, lock;
-    uint32_t refs;
+    uint64_t id, start_ns, end_ns, blocks;
+    uint32_t thread, region, lock, refs;
+    uint8_t via;
 };
 
 struct held {
@@ -69,8 +71,22 @@ struct object {
     uint64_t episodes; /* started so far */
 };
 
+/* The distinct cache lines of one task: open addressing, an entry is
+ * current when its generation is the task's. */
+struct lineset {
+    uint64_t *line;
+    uint32_t *gen;
+    size_t cap, count;
+    uint32_t current;
+};
+
 struct thread {
     uint32_t global, index;
+    struct strobe__bbstream *bb; /* its block stream, or NULL */
+    bool bb_done;
+    struct lineset lines;
+    /* the running task's blocks and accesses */
+    uint64_t blocks, reads, writes, read_bytes, write_bytes;
     const uint8_t *buf;
     size_t len;
     struct strobe__stream_decoder dec;
@@ -107,6 +123,7 @@ struct builder {
     size_t nthreads;
     struct thread **heap;
     size_t nheap;
+    struct strobe__blocks *tables; /* the process's block tables, or NULL */
     bool ticketed, decided;
     struct node *best;
     size_t roots;    /* nodes without a predecessor */
@@ -194,6 +211,83 @@ static int add_pred(struct builder *b, struct thread *t, struct node *from, uint
     return b->sink->edge(b->sink->arg, &e);
 }
 
+/* ---- block streams ---- */
+
+/* Adds line to t's set of the running task. */
+static int line_add(struct lineset *s, uint64_t line)
+{
+    if (2 * (s->count + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        uint64_t *l = malloc(cap * sizeof *l);
+        uint32_t *g = calloc(cap, sizeof *g);
+        if (!l || !g) {
+            free(l);
+            free(g);
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->gen[i] == s->current) {
+                size_t j = (size_t)((s->line[i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+                while (g[j] == s->current)
+                    j = (j + 1) & (cap - 1);
+                l[j] = s->line[i];
+                g[j] = s->current;
+            }
+        free(s->line);
+        free(s->gen);
+        s->line = l;
+        s->gen = g;
+        s->cap = cap;
+    }
+    size_t j = (size_t)((line * 0x9e3779b97f4a7c15ull) >> 20) & (s->cap - 1);
+    while (s->gen[j] == s->current) {
+        if (s->line[j] == line)
+            return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->line[j] = line;
+    s->gen[j] = s->current;
+    s->count++;
+    return 0;
+}
+
+/* Reads t's block stream up to the MARK of `ticket` (0: to its end),
+ * charging what ran to the running task (none between an arrival and its
+ * departure: the thread was waiting). */
+static int consume_blocks(struct builder *b, struct thread *t, uint64_t ticket)
+{
+    struct strobe__bb_event ev;
+    int rc = 0;
+    while (t->bb && !t->bb_done && (rc = strobe__bbstream_next(t->bb, &ev, b->eb)) == 1) {
+        b->g->events++;
+        if (ev.type == STROBE__BB_MARK) {
+            if (ticket && ev.ticket >= ticket)
+                return 0;
+            continue;
+        }
+        if (!t->in_task)
+            continue;
+        t->blocks++;
+        for (uint32_t i = 0; i < ev.naccesses; i++) {
+            const struct strobe__bb_access *a = &ev.accesses[i];
+            if (a->kind == STROBE_BB_STORE) {
+                t->writes++;
+                t->write_bytes += a->size;
+            } else {
+                t->reads++;
+                t->read_bytes += a->size;
+            }
+            uint64_t first = a->address >> 6, last = (a->address + (a->size ? a->size - 1 : 0)) >> 6;
+            for (uint64_t l = first; l <= last; l++)
+                if (line_add(&t->lines, l))
+                    return -ENOMEM;
+        }
+    }
+    if (rc == 0)
+        t->bb_done = true;
+    return rc;
+}
+
 /* Starts t's next task at `ns`, after its last one (program order). */
 static int begin_task(struct builder *b, struct thread *t, uint64_t ns)
 {
@@ -205,6 +299,13 @@ static int begin_task(struct builder *b, struct thread *t, uint64_t ns)
     t->in = 0;
     t->in_pred = NULL;
     t->via = STROBE_TG_PROGRAM;
+    t->blocks = t->reads = t->writes = t->read_bytes = t->write_bytes = 0;
+    t->lines.count = 0;
+    if (++t->lines.current == 0) { /* generations wrapped: forget them */
+        if (t->lines.gen)
+            memset(t->lines.gen, 0, t->lines.cap * sizeof *t->lines.gen);
+        t->lines.current = 1;
+    }
     int rc = add_pred(b, t, t->last, STROBE_TG_PROGRAM);
     if (rc == 0 && t->create) {
         rc = add_pred(b, t, t->create, STROBE_TG_CREATE);
@@ -245,6 +346,7 @@ static int path_step(struct builder *b, const struct node *x)
             x->id, x->thread, x->region, x->start_ns, x->end_ns, pr->path_tasks ? x->via : STROBE_TG_PROGRAM};
     }
     pr->path_tasks++;
+    pr->path_blocks += x->blocks;
     if (x->lock != STROBE_NONE)
         b->g->locks[x->lock].on_path++;
     size_t j = 0;
@@ -338,9 +440,10 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
                        .id = t->id,
                        .start_ns = t->start_ns,
                        .end_ns = ns,
+                       .blocks = t->blocks,
                        .thread = t->global,
                        .region = t->region,
-                       .via = t->via,
+                       .via = (uint8_t)t->via,
                        .lock = t->lock,
                        .refs = 1};
     t->in_pred = NULL;
@@ -350,6 +453,11 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
     struct strobe_tg_process *pr = b->pr;
     pr->tasks++;
     pr->work_ns += ns - t->start_ns;
+    pr->block_count += t->blocks;
+    pr->reads += t->reads;
+    pr->writes += t->writes;
+    pr->read_bytes += t->read_bytes;
+    pr->write_bytes += t->write_bytes;
     if (t->start_ns < pr->begin_ns)
         pr->begin_ns = t->start_ns;
     if (ns > pr->end_ns)
@@ -362,7 +470,9 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
     if (b->live >= b->sweep_at && (rc = sweep(b)) != 0)
         return rc;
     if (b->sink && b->sink->task) {
-        struct strobe_tg_task task = {n->id, b->process, n->thread, n->start_ns, n->end_ns, n->region};
+        struct strobe_tg_task task = {n->id,        b->process,    n->thread,      n->start_ns,
+                                      n->end_ns,    n->region,     t->blocks,      t->reads,
+                                      t->writes,    t->read_bytes, t->write_bytes, t->lines.count};
         return b->sink->task(b->sink->arg, &task);
     }
     return 0;
@@ -612,6 +722,8 @@ static int advance(struct builder *b, struct thread *t)
     if (rc < 0)
         return rc;
     t->done = true;
+    if ((rc = consume_blocks(b, t, 0)) != 0)
+        return rc;
     /* the last record (THREAD_END, or the last one written before a kill) */
     const struct strobe_thread_info *ti = &b->exp->threads[t->global];
     uint64_t end = t->prev_ticks ? ns_of(b, t->prev_ticks) : 0;
@@ -671,8 +783,10 @@ static int process(struct builder *b, struct thread *t)
     const struct strobe_process_info *p = &b->exp->processes[b->process];
     uint64_t ns = ns_of(b, t->next_ticks);
     uint64_t object = (uint64_t)ev->value;
-    int rc = 0;
+    int rc = ev->ticket ? consume_blocks(b, t, ev->ticket) : 0;
     struct object *o;
+    if (rc)
+        return rc;
     if (ev->kind == STROBE__RAW_THREAD_CREATE) {
         struct thread *child = thread_by_index(b, ev->id);
         if ((rc = end_task(b, t, ns)) || (rc = begin_task(b, t, ns)))
@@ -827,6 +941,9 @@ static void process_free(struct builder *b)
         unref(b, t->last);
         unref(b, t->create);
         free(t->held);
+        free(t->lines.line);
+        free(t->lines.gen);
+        strobe__bbstream_close(t->bb);
         if (t->mapped) {
             strobe__stream_end(&t->dec);
             strobe__file_unmap(t->buf, t->len);
@@ -847,6 +964,8 @@ static void process_free(struct builder *b)
     free(b->threads);
     free(b->heap);
     free(b->objects);
+    strobe__blocks_free(b->tables);
+    b->tables = NULL;
     strobe__keymap_free(&b->objmap);
     b->objmap = (struct strobe__keymap){0};
     b->threads = NULL;
@@ -879,7 +998,7 @@ static int build_process(struct builder *b, uint32_t proc)
         return -ENOMEM;
     /* bins over the process's threads' lifetime */
     uint64_t lo = UINT64_MAX, hi = 0;
-    int rc = 0;
+    int rc = strobe__blocks_open(exp, proc, &b->tables, b->eb);
     for (size_t i = 0; i < exp->nthreads && rc == 0; i++) {
         const struct strobe_thread_info *ti = &exp->threads[i];
         if (ti->process != proc || !ti->stream_path)
@@ -891,6 +1010,8 @@ static int build_process(struct builder *b, uint32_t proc)
             t->mapped = true;
             rc = strobe__stream_begin(&t->dec, t->buf, t->len, shown, b->eb);
         }
+        if (rc == 0 && b->tables && (rc = strobe__bbstream_open(exp, (uint32_t)i, b->tables, &t->bb, b->eb)) == 0)
+            b->pr->blocks = b->pr->blocks || t->bb;
         if (ti->begin_ns < lo)
             lo = ti->begin_ns;
         if (ti->end_ns > hi)

@@ -28,6 +28,9 @@
  *     acquisition), waits, holds and how many of its critical sections lie
  *     on the critical path;
  *   - barriers: per episode, the last arriver and the wait it caused.
+ * When a thread has a block stream (analysis/blocks.h), its blocks and
+ * memory accesses are split between its tasks at the MARK records that
+ * carry the tickets of its synchronization records.
  *
  * Processes are built one after the other (tickets order the events of
  * one process). A process whose records carry no tickets (recorded
@@ -70,6 +73,12 @@ struct strobe_tg_task {
     uint64_t start_ns, end_ns;
     uint32_t region;   /* global region id open at its start (else the first one it
                           entered), STROBE_NONE: none */
+    /* from the thread's block stream (`strobe cc --trace=bb[,mem]`; all 0
+     * without one, see strobe_tg_process.blocks) */
+    uint64_t blocks;              /* segments executed */
+    uint64_t reads, writes;       /* memory accesses */
+    uint64_t read_bytes, write_bytes;
+    uint64_t lines;               /* distinct 64-byte cache lines touched */
 };
 
 struct strobe_tg_edge {
@@ -110,6 +119,8 @@ struct strobe_tg_region_time {
 struct strobe_tg_process {
     uint32_t process;
     bool ticketed; /* merged by tickets (else by time: approximate) */
+    bool blocks;   /* some thread has a block stream: tasks count blocks and accesses */
+    uint64_t block_count, reads, writes, read_bytes, write_bytes; /* over its tasks */
     uint64_t tasks;
     uint64_t edges[STROBE_TG_NKINDS];
     uint64_t work_ns; /* sum of the tasks' durations */
@@ -118,7 +129,8 @@ struct strobe_tg_process {
     struct strobe_tg_step *path; /* the critical path, first task first: its
                                     first STROBE_TG_PATH_KEEP tasks */
     size_t npath;
-    uint64_t path_tasks; /* tasks on the critical path */
+    uint64_t path_tasks;  /* tasks on the critical path */
+    uint64_t path_blocks; /* its length in work: the blocks its tasks executed */
     struct strobe_tg_region_time *regions; /* its time per region, longest first */
     size_t nregions;
     /* busy thread-ns per bin of bin_ns from begin_ns: the parallelism in a

@@ -36,6 +36,14 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
     fmt_ratio(r, sizeof r, pr->work_ns, pr->span_ns);
     fprintf(out, "\n  work %s, span (critical path) %s, parallelism (work / span) %s\n",
             strobe__fmt_time(a, pr->work_ns), strobe__fmt_time(b, pr->span_ns), r);
+    if (pr->blocks) {
+        fmt_ratio(r, sizeof r, pr->block_count, pr->path_blocks);
+        fprintf(out,
+                "  blocks %" PRIu64 ", on the critical path %" PRIu64 " (parallelism in work %s); reads %" PRIu64
+                " (%s), writes %" PRIu64 " (",
+                pr->block_count, pr->path_blocks, r, pr->reads, strobe__fmt_bytes(a, pr->read_bytes), pr->writes);
+        fprintf(out, "%s)\n", strobe__fmt_bytes(b, pr->write_bytes));
+    }
 
     fprintf(out, "\nCritical path: %s over %" PRIu64 " tasks\n", strobe__fmt_time(a, pr->span_ns), pr->path_tasks);
     if (pr->nregions)
@@ -174,6 +182,13 @@ void strobe__taskgraph_json(struct strobe__jw *w, const struct strobe_taskgraph 
         for (uint32_t k = 0; k < STROBE_TG_NKINDS; k++)
             strobe__jw_u64(w, strobe_tg_edge_kind_name(k), pr->edges[k]);
         strobe__jw_close(w);
+        strobe__jw_bool(w, "blocks", pr->blocks);
+        strobe__jw_u64(w, "block_count", pr->block_count);
+        strobe__jw_u64(w, "reads", pr->reads);
+        strobe__jw_u64(w, "writes", pr->writes);
+        strobe__jw_u64(w, "read_bytes", pr->read_bytes);
+        strobe__jw_u64(w, "write_bytes", pr->write_bytes);
+        strobe__jw_u64(w, "critical_path_blocks", pr->path_blocks);
         strobe__jw_u64(w, "work_ns", pr->work_ns);
         strobe__jw_u64(w, "span_ns", pr->span_ns);
         if (pr->span_ns)
@@ -267,6 +282,12 @@ static int json_task(void *arg, const struct strobe_tg_task *t)
     strobe__jw_u64(w, "start_ns", t->start_ns);
     strobe__jw_u64(w, "end_ns", t->end_ns);
     strobe__jw_ref(w, "region", t->region);
+    strobe__jw_u64(w, "blocks", t->blocks);
+    strobe__jw_u64(w, "reads", t->reads);
+    strobe__jw_u64(w, "writes", t->writes);
+    strobe__jw_u64(w, "read_bytes", t->read_bytes);
+    strobe__jw_u64(w, "write_bytes", t->write_bytes);
+    strobe__jw_u64(w, "lines", t->lines);
     strobe__jw_close(w);
     return ferror(w->out) ? -EIO : 0;
 }
