@@ -30,7 +30,12 @@
  *   - barriers: per episode, the last arriver and the wait it caused.
  * When a thread has a block stream (analysis/blocks.h), its blocks and
  * memory accesses are split between its tasks at the MARK records that
- * carry the tickets of its synchronization records.
+ * carry the tickets of its synchronization records, and with memory
+ * accesses two more analyses run on them (memory: the addresses written
+ * and the lines recently written, like a shadow memory):
+ *   - sharing: per thread pair, bytes one wrote and the other read later;
+ *   - false sharing: 64-byte lines written by two threads at different
+ *     addresses in tasks that overlap in time, with both source lines.
  *
  * Processes are built one after the other (tickets order the events of
  * one process). A process whose records carry no tickets (recorded
@@ -167,6 +172,26 @@ struct strobe_tg_episode {
     bool complete;    /* every arriver departed (not so when killed inside) */
 };
 
+/* Bytes thread `writer` wrote and thread `reader` read afterwards
+ * (matched by address: the reader's first read of each write). */
+struct strobe_tg_share {
+    uint32_t process;
+    uint32_t writer, reader; /* global thread indices */
+    uint64_t bytes;
+};
+
+/* A false-sharing candidate: a 64-byte line two threads wrote at
+ * different addresses in tasks that overlapped in time. */
+struct strobe_tg_false_share {
+    uint32_t process;
+    uint64_t line;        /* its address */
+    uint32_t thread[2];   /* global thread indices, thread[0] < thread[1] */
+    uint64_t address[2];  /* the last such write of each */
+    char *file[2];        /* and its source file ("" unknown) */
+    uint32_t source_line[2];
+    uint64_t conflicts;   /* writes that met an overlapping write of the other */
+};
+
 struct strobe_taskgraph {
     struct strobe_tg_process *processes; /* the processes with tasks */
     size_t nprocesses;
@@ -174,6 +199,11 @@ struct strobe_taskgraph {
     size_t nlocks;
     struct strobe_tg_episode *episodes; /* by wait caused, longest first */
     size_t nepisodes;
+    struct strobe_tg_share *shares; /* by bytes, most first */
+    size_t nshares;
+    struct strobe_tg_false_share *false_shares; /* by conflicts, most first */
+    size_t nfalse_shares;
+    bool has_blocks; /* some process had block streams with memory accesses */
     uint64_t events; /* records read */
     uint64_t tasks, edges[STROBE_TG_NKINDS]; /* over all processes */
     size_t peak_live; /* most task nodes alive at once (memory bound) */

@@ -92,6 +92,49 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
     }
 }
 
+/* The sharing tables (block streams with memory accesses). */
+static void text_sharing(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g, size_t top)
+{
+    char a[STROBE_UNITS_LEN];
+    fprintf(out, "\nSharing (bytes written by one thread and read later by another)\n");
+    if (g->nshares == 0)
+        fprintf(out, "  none\n");
+    else
+        fprintf(out, "  %12s  %-12s %s\n", "bytes", "writer", "reader");
+    size_t shown = top && top < g->nshares ? top : g->nshares;
+    for (size_t i = 0; i < shown; i++) {
+        const struct strobe_tg_share *x = &g->shares[i];
+        fprintf(out, "  %12" PRIu64 "  ", x->bytes);
+        char w[32];
+        snprintf(w, sizeof w, "t%u", exp->threads[x->writer].index);
+        fprintf(out, "%-12s ", w);
+        strobe__thread_label(out, exp, x->reader);
+        fprintf(out, " (%s)\n", strobe__fmt_bytes(a, x->bytes));
+    }
+    if (shown < g->nshares)
+        fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nshares - shown);
+    fprintf(out, "\nFalse-sharing candidates (64-byte lines written by two threads at different addresses in "
+                 "overlapping tasks)\n");
+    if (g->nfalse_shares == 0)
+        fprintf(out, "  none\n");
+    else
+        fprintf(out, "  %10s  %-18s %s\n", "conflicts", "line", "threads: address (source)");
+    shown = top && top < g->nfalse_shares ? top : g->nfalse_shares;
+    for (size_t i = 0; i < shown; i++) {
+        const struct strobe_tg_false_share *f = &g->false_shares[i];
+        fprintf(out, "  %10" PRIu64 "  0x%-16" PRIx64, f->conflicts, f->line);
+        for (int k = 0; k < 2; k++) {
+            fputs(k ? ";  " : " ", out);
+            strobe__thread_label(out, exp, f->thread[k]);
+            fprintf(out, ": 0x%" PRIx64 " (%s:%u)", f->address[k], *f->file[k] ? f->file[k] : "?",
+                    f->source_line[k]);
+        }
+        fputc('\n', out);
+    }
+    if (shown < g->nfalse_shares)
+        fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nfalse_shares - shown);
+}
+
 int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g,
                                  size_t top)
 {
@@ -150,6 +193,8 @@ int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
     }
     if (shown < g->nepisodes)
         fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nepisodes - shown);
+    if (g->has_blocks)
+        text_sharing(out, exp, g, top);
     return ferror(out) ? -EIO : 0;
 }
 
@@ -264,6 +309,37 @@ void strobe__taskgraph_json(struct strobe__jw *w, const struct strobe_taskgraph 
         strobe__jw_u64(w, "last_arrival_ns", e->last_ns);
         strobe__jw_u64(w, "wait_ns", e->wait_ns);
         strobe__jw_bool(w, "complete", e->complete);
+        strobe__jw_close(w);
+    }
+    strobe__jw_close(w);
+    strobe__jw_bool(w, "memory_accesses", g->has_blocks);
+    strobe__jw_open(w, "sharing", '[', false);
+    for (size_t i = 0; i < g->nshares; i++) {
+        strobe__jw_open(w, NULL, '{', true);
+        strobe__jw_u64(w, "process", g->shares[i].process);
+        strobe__jw_u64(w, "writer", g->shares[i].writer);
+        strobe__jw_u64(w, "reader", g->shares[i].reader);
+        strobe__jw_u64(w, "bytes", g->shares[i].bytes);
+        strobe__jw_close(w);
+    }
+    strobe__jw_close(w);
+    strobe__jw_open(w, "false_sharing", '[', false);
+    for (size_t i = 0; i < g->nfalse_shares; i++) {
+        const struct strobe_tg_false_share *f = &g->false_shares[i];
+        strobe__jw_open(w, NULL, '{', true);
+        strobe__jw_u64(w, "process", f->process);
+        strobe__jw_u64(w, "line", f->line);
+        strobe__jw_u64(w, "conflicts", f->conflicts);
+        strobe__jw_open(w, "writes", '[', true);
+        for (int k = 0; k < 2; k++) {
+            strobe__jw_open(w, NULL, '{', true);
+            strobe__jw_u64(w, "thread", f->thread[k]);
+            strobe__jw_u64(w, "address", f->address[k]);
+            strobe__jw_str(w, "file", f->file[k]);
+            strobe__jw_u64(w, "source_line", f->source_line[k]);
+            strobe__jw_close(w);
+        }
+        strobe__jw_close(w);
         strobe__jw_close(w);
     }
     strobe__jw_close(w);
