@@ -194,6 +194,129 @@ STROBE_TEST(cli_formats)
     free(out);
 }
 
+/* The task of thread t<index>: its only one (fails unless exactly one). */
+static const struct strobe_tg_task *only_task(const struct strobe_experiment *exp, const struct strobe_tg_task *tasks,
+                                              size_t n, uint32_t index)
+{
+    const struct strobe_tg_task *found = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (exp->threads[tasks[i].thread].index == index) {
+            if (found)
+                STROBE_FAIL("t%u has more than one task", index);
+            found = &tasks[i];
+        }
+    if (!found)
+        STROBE_FAIL("t%u has no task", index);
+    return found;
+}
+
+struct task_list {
+    struct strobe_tg_task t[64];
+    size_t n;
+};
+
+static int keep_task(void *arg, const struct strobe_tg_task *t)
+{
+    struct task_list *l = arg;
+    if (l->n < 64)
+        l->t[l->n++] = *t;
+    return 0;
+}
+
+/* tests/analysis/bb_prog.c threads 3 200: thread k runs kernel(200 k)
+ * without synchronizing, one task each: 200 k segments of block 1 (3
+ * loads, 1 store), ceil(200 k / 16) of block 2 (1 store), one of block 3. */
+STROBE_TEST(block_counts_exact)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("block_counts"));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s threads 3 200", STROBE_BIN_DIR, dir, STROBE_BB_PROG);
+    if (rc != 0)
+        STROBE_FAIL("bb_prog: exit %d\n%s", rc, out);
+    free(out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    struct task_list l = {.n = 0};
+    struct strobe_tg_sink sink = {.arg = &l, .task = keep_task};
+    struct strobe_taskgraph *g;
+    struct strobe_errbuf eb = {""};
+    if (strobe_taskgraph_build(exp, &sink, &g, &eb) != 0)
+        STROBE_FAIL("task graph: %s", eb.msg);
+    CHECK(g->processes[0].ticketed); /* the registration turned task-graph recording on */
+    CHECK(g->processes[0].blocks);
+    static const uint64_t want[4][3] = {{0}, {214, 600, 213}, {426, 1200, 425}, {639, 1800, 638}};
+    for (uint32_t k = 1; k <= 3; k++) {
+        const struct strobe_tg_task *t = only_task(exp, l.t, l.n, k);
+        CHECK_EQ_U64(t->blocks, want[k][0]);
+        CHECK_EQ_U64(t->reads, want[k][1]);
+        CHECK_EQ_U64(t->writes, want[k][2]);
+        CHECK_EQ_U64(t->read_bytes, 20 * 200 * k); /* a[i], a[i + 1]: 8 bytes; g_counter: 4 */
+    }
+    CHECK_EQ_U64(g->processes[0].block_count, 214 + 426 + 639);
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
+}
+
+/* share_prog MODE built with strobe cc --trace=bb,mem, run by strobe run. */
+static struct strobe_taskgraph *share_run(const char *name, const char *mode, struct strobe_experiment **exp)
+{
+    const char *tmp = strobe_test_tmpdir(name);
+    snprintf(dir, sizeof dir, "%s/exp", tmp);
+    char *out;
+    int rc = strobe_test_sh(&out,
+                            "cd '%s' && %s/strobe cc --trace=bb,mem -O0 -g %s/tests/taskgraph/share_prog.c -o share "
+                            "-pthread && %s/strobe run -o exp -- ./share %s",
+                            tmp, STROBE_BIN_DIR, STROBE_SOURCE_DIR, STROBE_BIN_DIR, mode);
+    if (rc != 0)
+        STROBE_FAIL("share_prog %s: exit %d\n%s", mode, rc, out);
+    free(out);
+    *exp = strobe_test_open_experiment(dir);
+    return build(*exp);
+}
+
+STROBE_TEST(sharing_producer_consumer)
+{
+    struct strobe_experiment *exp;
+    struct strobe_taskgraph *g = share_run("sharing", "produce", &exp);
+    CHECK(g->has_blocks);
+    CHECK_EQ_U64(g->nshares, 1);
+    CHECK_EQ_U64(exp->threads[g->shares[0].writer].index, 1);
+    CHECK_EQ_U64(exp->threads[g->shares[0].reader].index, 0);
+    CHECK_EQ_U64(g->shares[0].bytes, 8000);
+    CHECK_EQ_U64(g->nfalse_shares, 0);
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
+}
+
+/* The line of share_prog.c that contains `text`. */
+static unsigned share_line(const char *text)
+{
+    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/taskgraph/share_prog.c", "r");
+    char line[512];
+    for (unsigned n = 1; f && fgets(line, sizeof line, f); n++)
+        if (strstr(line, text) && !strstr(line, "marked")) {
+            fclose(f);
+            return n;
+        }
+    STROBE_FAIL("share_prog.c: no %s", text);
+}
+
+STROBE_TEST(false_sharing_flagged)
+{
+    struct strobe_experiment *exp;
+    struct strobe_taskgraph *g = share_run("false_sharing", "false", &exp);
+    CHECK(g->nfalse_shares >= 1);
+    const struct strobe_tg_false_share *f = &g->false_shares[0];
+    CHECK(f->conflicts >= 1);
+    CHECK_EQ_U64(f->address[1] - f->address[0] == 8 || f->address[0] - f->address[1] == 8, 1);
+    unsigned a = share_line("INCREMENT_A"), b = share_line("INCREMENT_B");
+    /* t1 increments a, t2 b */
+    CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 0 : 1], a);
+    CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 1 : 0], b);
+    CHECK(strstr(f->file[0], "share_prog.c") && strstr(f->file[1], "share_prog.c"));
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
+}
+
 /* The edges between threads as Chrome flows: 17 ("s" + "f" each). */
 STROBE_TEST(chrome_flows)
 {
@@ -248,4 +371,5 @@ STROBE_TEST(cli_errors)
 
 STROBE_TEST_MAIN(STROBE_CASE(graph_exact), STROBE_CASE(lock_bottleneck_first_and_critical),
                  STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(chrome_flows),
-                 STROBE_CASE(html_view), STROBE_CASE(cli_errors))
+                 STROBE_CASE(html_view), STROBE_CASE(block_counts_exact), STROBE_CASE(sharing_producer_consumer),
+                 STROBE_CASE(false_sharing_flagged), STROBE_CASE(cli_errors))
