@@ -7,16 +7,18 @@
  *            and reads them all: t1 -> t0 exactly 8000 bytes, nothing else
  *            shared
  *   false    t1 and t2 meet at a barrier, then increment counters.a and
- *            counters.b (adjacent, one 64-byte line) 100000 times each:
- *            the line is a false-sharing candidate with the lines of the
- *            two increments (marked INCREMENT_A and INCREMENT_B)
+ *            counters.b (adjacent, one 64-byte line) 100000 times each, and
+ *            on until the other has begun (so their tasks overlap in time
+ *            whatever the scheduling): the line is a false-sharing
+ *            candidate with the lines of the two increments (marked
+ *            INCREMENT_A and INCREMENT_B)
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 static long buf[1000];
-static struct {
+static volatile struct {
     long a, b;
 } counters __attribute__((aligned(64)));
 static pthread_barrier_t bar;
@@ -33,7 +35,7 @@ static void *inc_a(void *arg)
 {
     (void)arg;
     pthread_barrier_wait(&bar);
-    for (int i = 0; i < 100000; i++)
+    for (int i = 0; i < 100000 || counters.b == 0; i++)
         counters.a++; /* INCREMENT_A */
     return NULL;
 }
@@ -42,7 +44,7 @@ static void *inc_b(void *arg)
 {
     (void)arg;
     pthread_barrier_wait(&bar);
-    for (int i = 0; i < 100000; i++)
+    for (int i = 0; i < 100000 || counters.a == 0; i++)
         counters.b++; /* INCREMENT_B */
     return NULL;
 }
