@@ -112,7 +112,7 @@ struct line_rec {
 
 struct thread {
     uint32_t global, index;
-    uint32_t slot; /* position in the process's threads */
+    uint32_t slot;               /* position in the process's threads */
     struct strobe__bbstream *bb; /* its block stream, or NULL */
     bool bb_done;
     struct lineset lines;
@@ -169,10 +169,10 @@ struct builder {
     bool fs_owned;   /* its files are copies (else the tables' strings) */
     bool ticketed, decided;
     struct node *best;
-    size_t roots;    /* nodes without a predecessor */
-    size_t sweep_at; /* live nodes at which the next sweep runs */
+    size_t roots;         /* nodes without a predecessor */
+    size_t sweep_at;      /* live nodes at which the next sweep runs */
     struct node *blocker; /* where the last sweep stopped */
-    struct node **chain; /* scratch: a chain of nodes, last first */
+    struct node **chain;  /* scratch: a chain of nodes, last first */
     size_t chaincap;
     struct strobe_tg_region_time *regions; /* the critical path's time per region so far */
     size_t nregions, regioncap;
@@ -338,7 +338,8 @@ static void u64map_free(struct u64map *m)
 
 /* The record of `key` in m, appended to *arr (n, cap, elements of size)
  * zeroed when new: its index, or -ENOMEM. */
-static int64_t u64map_get_or_add(struct u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap, size_t size)
+static int64_t u64map_get_or_add(struct u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap,
+                                 size_t size)
 {
     size_t slot;
     bool found;
@@ -357,7 +358,8 @@ static int64_t u64map_get_or_add(struct u64map *m, uint64_t key, void **arr, siz
 
 /* Write `mine` to line met w, another thread's write at another address
  * in an overlapping task. */
-static int false_share(struct builder *b, uint64_t line, const struct line_write *w, const struct line_write *mine)
+static int false_share(struct builder *b, uint64_t line, const struct line_write *w,
+                       const struct line_write *mine)
 {
     struct strobe_taskgraph *g = b->g;
     const struct line_write *lo = w->thread < mine->thread ? w : mine, *hi = lo == w ? mine : w;
@@ -654,9 +656,9 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
     if (b->live >= b->sweep_at && (rc = sweep(b)) != 0)
         return rc;
     if (b->sink && b->sink->task) {
-        struct strobe_tg_task task = {n->id,        b->process,    n->thread,      n->start_ns,
-                                      n->end_ns,    n->region,     t->blocks,      t->reads,
-                                      t->writes,    t->read_bytes, t->write_bytes, t->lines.count};
+        struct strobe_tg_task task = {n->id,     b->process,    n->thread,      n->start_ns,
+                                      n->end_ns, n->region,     t->blocks,      t->reads,
+                                      t->writes, t->read_bytes, t->write_bytes, t->lines.count};
         return b->sink->task(b->sink->arg, &task);
     }
     return 0;
@@ -718,7 +720,8 @@ static int64_t lock_row(struct builder *b, struct thread *t, uint32_t kind, uint
         if (strobe__grow((void **)&g->locks, &b->lockcap, g->nlocks + 1, sizeof *g->locks))
             return -ENOMEM;
         struct strobe_tg_lock *l = &g->locks[g->nlocks];
-        *l = (struct strobe_tg_lock){.process = b->process, .kind = kind, .object = object, .depth = (uint32_t)depth};
+        *l = (struct strobe_tg_lock){
+            .process = b->process, .kind = kind, .object = object, .depth = (uint32_t)depth};
         if (depth && !(l->path = malloc(depth * sizeof *l->path)))
             return -ENOMEM;
         if (depth)
@@ -988,7 +991,8 @@ static int process(struct builder *b, struct thread *t)
          * counting the whole wait as work would put every join on the
          * critical path) */
         struct thread *child = thread_by_index(b, ev->id);
-        if ((rc = end_task(b, t, t->prev_ticks ? ns_of(b, t->prev_ticks) : ns)) || (rc = begin_task(b, t, ns)))
+        if ((rc = end_task(b, t, t->prev_ticks ? ns_of(b, t->prev_ticks) : ns)) ||
+            (rc = begin_task(b, t, ns)))
             return rc;
         return child ? add_pred(b, t, child->last, STROBE_TG_JOIN) : 0;
     }
@@ -1233,7 +1237,8 @@ static int build_process(struct builder *b, uint32_t proc)
             t->mapped = true;
             rc = strobe__stream_begin(&t->dec, t->buf, t->len, shown, b->eb);
         }
-        if (rc == 0 && b->tables && (rc = strobe__bbstream_open(exp, (uint32_t)i, b->tables, &t->bb, b->eb)) == 0)
+        if (rc == 0 && b->tables &&
+            (rc = strobe__bbstream_open(exp, (uint32_t)i, b->tables, &t->bb, b->eb)) == 0)
             b->pr->blocks = b->pr->blocks || t->bb;
         if (ti->begin_ns < lo)
             lo = ti->begin_ns;
@@ -1257,7 +1262,8 @@ static int build_process(struct builder *b, uint32_t proc)
      * when their CREATE is processed, or at the end if it never is */
     for (size_t i = 0; i < b->nthreads && rc == 0; i++) {
         uint32_t parent = exp->threads[b->threads[i].global].parent;
-        if (parent == STROBE_NONE || exp->threads[parent].process != proc || !exp->threads[parent].stream_path)
+        if (parent == STROBE_NONE || exp->threads[parent].process != proc ||
+            !exp->threads[parent].stream_path)
             rc = start_thread(b, &b->threads[i]);
     }
     for (;;) {

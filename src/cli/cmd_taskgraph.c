@@ -92,8 +92,8 @@ int strobe__cmd_taskgraph(int argc, char **argv)
             else if (strcmp(optarg, "dot") == 0)
                 format = STROBE_TG_FORMAT_DOT;
             else
-                return strobe__cli_usage_error("taskgraph", "--format: unknown format '%s' (text, json or dot)",
-                                               optarg);
+                return strobe__cli_usage_error("taskgraph",
+                                               "--format: unknown format '%s' (text, json or dot)", optarg);
             break;
         case 'o':
             if (!*optarg)

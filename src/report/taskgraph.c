@@ -12,7 +12,7 @@
 static const char *region_name(const struct strobe_experiment *exp, uint32_t region)
 {
     return region == STROBE_NONE || region >= exp->nregions ? "(outside measured regions)"
-                                                             : exp->regions[region].name;
+                                                            : exp->regions[region].name;
 }
 
 /* work / span with two decimals, "-" without a span */
@@ -39,13 +39,15 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
     if (pr->blocks) {
         fmt_ratio(r, sizeof r, pr->block_count, pr->path_blocks);
         fprintf(out,
-                "  blocks %" PRIu64 ", on the critical path %" PRIu64 " (parallelism in work %s); reads %" PRIu64
-                " (%s), writes %" PRIu64 " (",
-                pr->block_count, pr->path_blocks, r, pr->reads, strobe__fmt_bytes(a, pr->read_bytes), pr->writes);
+                "  blocks %" PRIu64 ", on the critical path %" PRIu64
+                " (parallelism in work %s); reads %" PRIu64 " (%s), writes %" PRIu64 " (",
+                pr->block_count, pr->path_blocks, r, pr->reads, strobe__fmt_bytes(a, pr->read_bytes),
+                pr->writes);
         fprintf(out, "%s)\n", strobe__fmt_bytes(b, pr->write_bytes));
     }
 
-    fprintf(out, "\nCritical path: %s over %" PRIu64 " tasks\n", strobe__fmt_time(a, pr->span_ns), pr->path_tasks);
+    fprintf(out, "\nCritical path: %s over %" PRIu64 " tasks\n", strobe__fmt_time(a, pr->span_ns),
+            pr->path_tasks);
     if (pr->nregions)
         fprintf(out, "  %10s %6s %8s  %s\n", "time", "share", "tasks", "region (at the task's start)");
     size_t shown = top && top < pr->nregions ? top : pr->nregions;
@@ -53,14 +55,15 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
         const struct strobe_tg_region_time *x = &pr->regions[i];
         fputs("  ", out);
         strobe__cell(out, strobe__fmt_time(a, x->ns), 10);
-        fprintf(out, " %5.1f%% %8" PRIu64 "  %s\n", pr->span_ns ? 100.0 * (double)x->ns / (double)pr->span_ns : 0.0,
-                x->tasks, region_name(exp, x->region));
+        fprintf(out, " %5.1f%% %8" PRIu64 "  %s\n",
+                pr->span_ns ? 100.0 * (double)x->ns / (double)pr->span_ns : 0.0, x->tasks,
+                region_name(exp, x->region));
     }
     if (shown < pr->nregions)
         fprintf(out, "  ... %zu more regions (--top 0 shows all)\n", pr->nregions - shown);
     if (pr->npath) {
-        fprintf(out, "  %8s %-8s %10s %10s %10s  %-8s %s\n", "task", "thread", "start", "end", "duration", "via",
-                "region");
+        fprintf(out, "  %8s %-8s %10s %10s %10s  %-8s %s\n", "task", "thread", "start", "end", "duration",
+                "via", "region");
         shown = top && top < pr->npath ? top : pr->npath;
         for (size_t i = 0; i < shown; i++) {
             const struct strobe_tg_step *s = &pr->path[i];
@@ -77,7 +80,8 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
         }
         if (shown < pr->path_tasks)
             fprintf(out, "  ... %" PRIu64 " more tasks%s\n", pr->path_tasks - shown,
-                    shown < pr->npath ? " (--top 0 shows all)" : " (the report keeps the first " STROBE_TG_PATH_KEEP_TEXT ")");
+                    shown < pr->npath ? " (--top 0 shows all)"
+                                      : " (the report keeps the first " STROBE_TG_PATH_KEEP_TEXT ")");
     }
     if (pr->nbins) {
         fprintf(out, "\nParallelism over time (busy threads per %s from %s)\n ",
@@ -93,7 +97,8 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
 }
 
 /* The sharing tables (block streams with memory accesses). */
-static void text_sharing(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g, size_t top)
+static void text_sharing(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g,
+                         size_t top)
 {
     char a[STROBE_UNITS_LEN];
     fprintf(out, "\nSharing (bytes written by one thread and read later by another)\n");
@@ -135,8 +140,8 @@ static void text_sharing(FILE *out, const struct strobe_experiment *exp, const s
         fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nfalse_shares - shown);
 }
 
-int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g,
-                                 size_t top)
+int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
+                                 const struct strobe_taskgraph *g, size_t top)
 {
     char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN], c[STROBE_UNITS_LEN];
     if (g->nprocesses == 0)
@@ -148,8 +153,8 @@ int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
     if (g->nlocks == 0)
         fprintf(out, "  none recorded\n");
     else
-        fprintf(out, "  %10s %10s %10s %10s %8s  %-7s %s\n", "wait", "max wait", "hold", "acquired", "on path",
-                "kind", "object / call path");
+        fprintf(out, "  %10s %10s %10s %10s %8s  %-7s %s\n", "wait", "max wait", "hold", "acquired",
+                "on path", "kind", "object / call path");
     size_t shown = top && top < g->nlocks ? top : g->nlocks;
     for (size_t i = 0; i < shown; i++) {
         const struct strobe_tg_lock *l = &g->locks[i];
@@ -387,7 +392,8 @@ static int dot_task(void *arg, const struct strobe_tg_task *t)
     struct strobe__tg_writer *tw = arg;
     const struct strobe_experiment *exp = tw->exp;
     char d[STROBE_UNITS_LEN];
-    fprintf(tw->out, "  n%" PRIu64 " [label=\"t%u #%" PRIu64 "\\n", t->id, exp->threads[t->thread].index, t->id);
+    fprintf(tw->out, "  n%" PRIu64 " [label=\"t%u #%" PRIu64 "\\n", t->id, exp->threads[t->thread].index,
+            t->id);
     for (const char *p = region_name(exp, t->region); *p; p++) {
         if (*p == '"' || *p == '\\')
             fputc('\\', tw->out);

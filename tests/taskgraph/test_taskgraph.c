@@ -19,8 +19,8 @@ static char output[4096];
 
 static struct strobe_experiment *run(const char *name, const char *mode)
 {
-    return strobe_test_run_fixture(dir, sizeof dir, output, sizeof output, name, "--taskgraph", "taskgraph_prog",
-                                   mode);
+    return strobe_test_run_fixture(dir, sizeof dir, output, sizeof output, name, "--taskgraph",
+                                   "taskgraph_prog", mode);
 }
 
 static struct strobe_taskgraph *build(const struct strobe_experiment *exp)
@@ -144,8 +144,8 @@ STROBE_TEST(sigkill_still_builds)
 {
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("sigkill"));
     char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run --taskgraph -o '%s' -- %s/taskgraph_prog kill", STROBE_BIN_DIR, dir,
-                            STROBE_TEST_BIN_DIR);
+    int rc = strobe_test_sh(&out, "%s/strobe run --taskgraph -o '%s' -- %s/taskgraph_prog kill",
+                            STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR);
     CHECK_EQ_INT(rc, 128 + 9);
     free(out);
     struct strobe_experiment *exp = strobe_test_open_experiment(dir);
@@ -173,30 +173,33 @@ STROBE_TEST(cli_formats)
     CHECK_CONTAINS(out, "graph_worker");
     free(out);
     /* JSON: valid, the tasks and edges of the graph */
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe taskgraph '%s' --format json -o '%s/g.json' && python3 -c \"import "
-                                "json; d = json.load(open('%s/g.json')); print(len(d['tasks']), len(d['edges']), "
-                                "d['taskgraph']['edges']['barrier'])\"",
-                                STROBE_BIN_DIR, dir, dir, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe taskgraph '%s' --format json -o '%s/g.json' && python3 -c \"import "
+                       "json; d = json.load(open('%s/g.json')); print(len(d['tasks']), len(d['edges']), "
+                       "d['taskgraph']['edges']['barrier'])\"",
+                       STROBE_BIN_DIR, dir, dir, dir),
+        0);
     CHECK_STR_EQ(out, "25 38 6\n");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe taskgraph '%s' --format dot | grep -c -- '->'", STROBE_BIN_DIR, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out, "%s/strobe taskgraph '%s' --format dot | grep -c -- '->'", STROBE_BIN_DIR, dir),
+        0);
     CHECK_STR_EQ(out, "38\n");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe report '%s' --taskgraph --format json | python3 -c \"import json, sys; "
-                                "print(json.load(sys.stdin)['taskgraph']['tasks'])\"",
-                                STROBE_BIN_DIR, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe report '%s' --taskgraph --format json | python3 -c \"import json, sys; "
+                       "print(json.load(sys.stdin)['taskgraph']['tasks'])\"",
+                       STROBE_BIN_DIR, dir),
+        0);
     CHECK_STR_EQ(out, "25\n");
     free(out);
 }
 
 /* The task of thread t<index>: its only one (fails unless exactly one). */
-static const struct strobe_tg_task *only_task(const struct strobe_experiment *exp, const struct strobe_tg_task *tasks,
-                                              size_t n, uint32_t index)
+static const struct strobe_tg_task *only_task(const struct strobe_experiment *exp,
+                                              const struct strobe_tg_task *tasks, size_t n, uint32_t index)
 {
     const struct strobe_tg_task *found = NULL;
     for (size_t i = 0; i < n; i++)
@@ -230,7 +233,8 @@ STROBE_TEST(block_counts_exact)
 {
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("block_counts"));
     char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s threads 3 200", STROBE_BIN_DIR, dir, STROBE_BB_PROG);
+    int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s threads 3 200", STROBE_BIN_DIR, dir,
+                            STROBE_BB_PROG);
     if (rc != 0)
         STROBE_FAIL("bb_prog: exit %d\n%s", rc, out);
     free(out);
@@ -262,10 +266,11 @@ static struct strobe_taskgraph *share_run(const char *name, const char *mode, st
     const char *tmp = strobe_test_tmpdir(name);
     snprintf(dir, sizeof dir, "%s/exp", tmp);
     char *out;
-    int rc = strobe_test_sh(&out,
-                            "cd '%s' && %s/strobe cc --trace=bb,mem -O0 -g %s/tests/taskgraph/share_prog.c -o share "
-                            "-pthread && %s/strobe run -o exp -- ./share %s",
-                            tmp, STROBE_BIN_DIR, STROBE_SOURCE_DIR, STROBE_BIN_DIR, mode);
+    int rc = strobe_test_sh(
+        &out,
+        "cd '%s' && %s/strobe cc --trace=bb,mem -O0 -g %s/tests/taskgraph/share_prog.c -o share "
+        "-pthread && %s/strobe run -o exp -- ./share %s",
+        tmp, STROBE_BIN_DIR, STROBE_SOURCE_DIR, STROBE_BIN_DIR, mode);
     if (rc != 0)
         STROBE_FAIL("share_prog %s: exit %d\n%s", mode, rc, out);
     free(out);
@@ -323,12 +328,13 @@ STROBE_TEST(chrome_flows)
     struct strobe_experiment *exp = run("chrome_flows", "graph");
     strobe_experiment_close(exp);
     char *out;
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe export '%s' --format chrome -o '%s/t.json' && python3 -c \"import json; "
-                                "ev = [e for e in json.load(open('%s/t.json'))['traceEvents'] if e.get('cat') == "
-                                "'taskgraph']; print(len(ev), sorted(set(e['name'] for e in ev)))\"",
-                                STROBE_BIN_DIR, dir, dir, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe export '%s' --format chrome -o '%s/t.json' && python3 -c \"import json; "
+                       "ev = [e for e in json.load(open('%s/t.json'))['traceEvents'] if e.get('cat') == "
+                       "'taskgraph']; print(len(ev), sorted(set(e['name'] for e in ev)))\"",
+                       STROBE_BIN_DIR, dir, dir, dir),
+        0);
     CHECK_STR_EQ(out, "34 ['barrier', 'create', 'join', 'lock']\n");
     free(out);
 }
@@ -345,9 +351,11 @@ STROBE_TEST(html_view)
                                 "%s/tests/report/check_views.py page.html",
                                 STROBE_BIN_DIR, dir, dir, dir, STROBE_SOURCE_DIR),
                  0);
-    CHECK_CONTAINS(out, "view taskgraph\ntable taskgraph-regions-0: region (at the task's start)=hold_slow | ");
-    CHECK_CONTAINS(out, "table taskgraph-locks: object=slow_lock | kind=mutex | call path=bottleneck_worker > "
-                        "wait_slow | ");
+    CHECK_CONTAINS(out,
+                   "view taskgraph\ntable taskgraph-regions-0: region (at the task's start)=hold_slow | ");
+    CHECK_CONTAINS(out,
+                   "table taskgraph-locks: object=slow_lock | kind=mutex | call path=bottleneck_worker > "
+                   "wait_slow | ");
     free(out);
 }
 
@@ -364,12 +372,14 @@ STROBE_TEST(cli_errors)
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe taskgraph '%s/none'", STROBE_BIN_DIR, tmp), 1);
     CHECK_CONTAINS(out, "strobe: taskgraph: ");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --taskgraph --score", STROBE_BIN_DIR), 2);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --taskgraph --score", STROBE_BIN_DIR),
+                 2);
     CHECK_CONTAINS(out, "'--score' and '--taskgraph' exclude each other");
     free(out);
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(graph_exact), STROBE_CASE(lock_bottleneck_first_and_critical),
                  STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(chrome_flows),
-                 STROBE_CASE(html_view), STROBE_CASE(block_counts_exact), STROBE_CASE(sharing_producer_consumer),
-                 STROBE_CASE(false_sharing_flagged), STROBE_CASE(cli_errors))
+                 STROBE_CASE(html_view), STROBE_CASE(block_counts_exact),
+                 STROBE_CASE(sharing_producer_consumer), STROBE_CASE(false_sharing_flagged),
+                 STROBE_CASE(cli_errors))
