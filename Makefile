@@ -64,6 +64,7 @@ bench: build
 	@bench/export.sh $(BUILD)
 	@bench/report_html.sh $(BUILD)
 	@bench/real.sh $(BUILD)
+	@bench/bbtrace.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)
