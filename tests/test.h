@@ -125,6 +125,17 @@ static inline int strobe_test_sh(char **out, const char *fmt, ...)
     return 128 + WTERMSIG(st);
 }
 
+/* Runs CMD in DIR; fails the test unless it exits 0; returns its output
+ * (free it). */
+static inline char *strobe_test_ok_in(const char *dir, const char *cmd)
+{
+    char *out;
+    int rc = strobe_test_sh(&out, "cd '%s' && %s", dir, cmd);
+    if (rc != 0)
+        STROBE_FAIL("%s: exit %d\n%s", cmd, rc, out);
+    return out;
+}
+
 /* Fresh empty scratch directory under the test's working directory,
  * named after the case; returned string is static per call site use. */
 static inline const char *strobe_test_tmpdir(const char *name)

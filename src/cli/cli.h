@@ -134,6 +134,12 @@ int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int6
  * naming every place looked at. */
 int strobe__find_runtime(char **out, char *err, size_t errlen);
 
+/* Finds the library FILE installed with strobe: <exe dir>/../lib/FILE,
+ * else <exe dir>/../<install libdir>/FILE. Returns 0 and a malloc'd
+ * absolute path, or a negative errno with a message in err naming every
+ * place looked at, followed by hint. */
+int strobe__find_lib(const char *file, const char *hint, char **out, char *err, size_t errlen);
+
 /* When the CLI itself runs under ASan/TSan, the path of the sanitizer
  * runtime it has loaded (malloc'd); NULL otherwise or when it is linked
  * statically. The child needs it first in LD_PRELOAD because the

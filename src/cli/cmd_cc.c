@@ -3,12 +3,16 @@
  * `strobe cc` and `strobe c++`: the compiler wrapper. Runs the real
  * compiler (clang / clang++, or the one named by STROBE_CC / STROBE_CXX)
  * with the user's arguments plus what `strobe run` needs to measure the
- * result with no other step: function entry/exit hooks and debug info.
- * It is a drop-in for CC/CXX in existing makefiles, so it takes no options
- * of its own: every argument goes to the compiler unchanged.
+ * result with no other step: function entry/exit hooks and debug info,
+ * and with clang the basic-block and memory tracing pass (src/cc,
+ * docs/bbtrace.md). It is a drop-in for CC/CXX in existing makefiles, so
+ * it has one option of its own, --trace, which no compiler has: every
+ * other argument goes to the compiler unchanged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +21,29 @@
 #include "cli/cli.h"
 #include "strobe/strobe.h"
 
-const char strobe__cc_help[] = "usage: strobe cc [COMPILER ARGS...]\n"
-                               "       strobe c++ [COMPILER ARGS...]\n"
+const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n"
+                               "       strobe c++ [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n"
                                "\n"
                                "Compiles with clang (strobe cc) or clang++ (strobe c++), or with the\n"
                                "compiler named by STROBE_CC (STROBE_CXX for c++; words separated by\n"
                                "blanks, e.g. STROBE_CC='ccache gcc'), adding what `strobe run` needs to\n"
                                "measure the program: function entry/exit hooks and debug info. Use it as\n"
                                "CC=\"strobe cc\" CXX=\"strobe c++\" in existing makefiles; every argument\n"
-                               "goes to the compiler unchanged (`strobe help cc` shows this text).\n"
+                               "goes to the compiler unchanged (`strobe help cc` shows this text),\n"
+                               "but strobe's own --trace:\n"
+                               "  --trace=bb       record each executed basic block (clang 14 only)\n"
+                               "  --trace=bb,mem   and the address of each load and store (the default\n"
+                               "                   with clang)\n"
+                               "  --trace=func     function entry and exit only (the default, and the only\n"
+                               "                   level, with other compilers)\n"
                                "\n"
                                "added flags:\n"
                                "  clang, clang++   -finstrument-functions-after-inlining -g\n"
                                "  other compilers  -finstrument-functions\n"
                                "                   -finstrument-functions-exclude-file-list=/usr/include -g\n"
                                "  (-g only when no -g option other than -g0 is given)\n"
+                               "  --trace=bb[,mem] -fpass-plugin=<libdir>/libstrobe-cc.so, and when linking\n"
+                               "                   -Wl,--export-dynamic-symbol=strobe_bb_cursor\n"
                                "\n"
                                "exit status: the compiler's; 126 the compiler cannot be executed, 127 it\n"
                                "was not found, 2 STROBE_CC names strobe itself.\n";
@@ -39,12 +51,41 @@ const char strobe__cc_help[] = "usage: strobe cc [COMPILER ARGS...]\n"
 /* Set in the compiler's environment: a STROBE_CC that runs `strobe cc`
  * again would otherwise exec itself forever. */
 #define ACTIVE_VAR "STROBE_CC_ACTIVE"
+/* Tells the pass plugin the level: clang rejects -mllvm options of a pass
+ * plugin (they are parsed before the plugin is loaded). */
+#define TRACE_VAR "STROBE_CC_TRACE"
+
+/* The LLVM version the plugin is built against; only that clang loads it. */
+#ifndef STROBE_CC_LLVM_MAJOR
+#define STROBE_CC_LLVM_MAJOR 14
+#endif
 
 /* True when the compiler's name (its last path component) says clang. */
 static bool is_clang(const char *compiler)
 {
     const char *base = strrchr(compiler, '/');
     return strstr(base ? base + 1 : compiler, "clang") != NULL;
+}
+
+/* True when a versioned clang (clang-15, clang++-16) is not the version
+ * the plugin was built for. */
+static bool other_clang(const char *compiler)
+{
+    const char *base = strrchr(compiler, '/');
+    const char *v = strstr(base ? base + 1 : compiler, "clang");
+    v = v ? strchr(v, '-') : NULL;
+    return v && v[1] >= '0' && v[1] <= '9' && atoi(v + 1) != STROBE_CC_LLVM_MAJOR;
+}
+
+/* True when the compiler will link (no -c, -S, -E): the executable must
+ * then export the cursor, so that libstrobe.so uses the executable's copy
+ * (bbtrace.h). */
+static bool links(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "-S") == 0 || strcmp(argv[i], "-E") == 0)
+            return false;
+    return true;
 }
 
 /* True when the user already asks for debug info (-g, -g3, -ggdb, ...). */
@@ -55,6 +96,35 @@ static bool has_debug(int argc, char **argv)
         if (strncmp(argv[i], "-g", 2) == 0)
             on = strcmp(argv[i], "-g0") != 0;
     return on;
+}
+
+enum trace { TRACE_FUNC, TRACE_BB, TRACE_MEM };
+
+/* Takes strobe's --trace options out of argv (the last one counts):
+ * returns the new argc, or -1 after saying what is wrong. */
+static int take_trace(const char *cmd, int argc, char **argv, enum trace *level, bool *given)
+{
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--trace=", 8) != 0) {
+            argv[n++] = argv[i];
+            continue;
+        }
+        const char *v = argv[i] + 8;
+        if (strcmp(v, "func") == 0)
+            *level = TRACE_FUNC;
+        else if (strcmp(v, "bb") == 0)
+            *level = TRACE_BB;
+        else if (strcmp(v, "bb,mem") == 0)
+            *level = TRACE_MEM;
+        else {
+            strobe__cli_say("%s: --trace=%s: not a level (bb, bb,mem or func)", cmd, v);
+            return -1;
+        }
+        *given = true;
+    }
+    argv[n] = NULL;
+    return n;
 }
 
 int strobe__cmd_cc(int argc, char **argv)
@@ -71,9 +141,15 @@ int strobe__cmd_cc(int argc, char **argv)
         strobe__cli_say("%s: %s runs strobe %s again (name the real compiler in %s)", cmd, var, cmd, var);
         return STROBE_EXIT_USAGE;
     }
+    enum trace level = TRACE_MEM;
+    bool given = false;
+    argc = take_trace(cmd, argc, argv, &level, &given);
+    if (argc < 0)
+        return STROBE_EXIT_USAGE;
     /* the compiler's words, then the user's arguments, then ours */
     char *words = strdup(named && *named ? named : cxx ? "clang++" : "clang");
-    char **args = calloc((size_t)argc + strlen(words) / 2 + 8, sizeof *args);
+    char **args = calloc((size_t)argc + strlen(words) / 2 + 10, sizeof *args);
+    char *plugin = NULL, *plugin_arg = NULL;
     if (!words || !args) {
         free(words);
         free(args);
@@ -105,14 +181,42 @@ int strobe__cmd_cc(int argc, char **argv)
     }
     if (!has_debug(argc, argv))
         args[n++] = "-g";
+    if (level != TRACE_FUNC) {
+        char err[PATH_MAX + 256];
+        if (!is_clang(compiler) || other_clang(compiler)) {
+            if (given)
+                strobe__cli_say("%s: --trace=bb needs clang %d (the compiler is %s): function level only",
+                                cmd, STROBE_CC_LLVM_MAJOR, compiler);
+            level = TRACE_FUNC;
+        } else if (strobe__find_lib("libstrobe-cc.so",
+                                    " (strobe was built without LLVM 14: install llvm-14-dev)", &plugin, err,
+                                    sizeof err) != 0) {
+            if (given)
+                strobe__cli_say("%s: --trace=bb: %s; function level only", cmd, err);
+            level = TRACE_FUNC;
+        } else if (asprintf(&plugin_arg, "-fpass-plugin=%s", plugin) < 0) {
+            plugin_arg = NULL;
+            level = TRACE_FUNC;
+        } else {
+            args[n++] = plugin_arg;
+            if (links(argc, argv))
+                args[n++] = "-Wl,--export-dynamic-symbol=strobe_bb_cursor";
+        }
+    }
     args[n] = NULL;
     setenv(ACTIVE_VAR, "1", 1);
+    if (level == TRACE_FUNC)
+        unsetenv(TRACE_VAR);
+    else
+        setenv(TRACE_VAR, level == TRACE_BB ? "bb" : "bb,mem", 1);
     execvp(args[0], args);
     int err = errno;
     if (err == ENOENT && !(named && *named))
         strobe__cli_say("%s: %s: not found (install it, or name the compiler in %s)", cmd, args[0], var);
     else
         strobe__cli_say("%s: %s: %s", cmd, args[0], err == ENOENT ? "not found" : strerror(err));
+    free(plugin_arg);
+    free(plugin);
     free(words);
     free(args);
     return err == ENOENT ? STROBE_EXIT_NOT_FOUND : STROBE_EXIT_CANNOT_EXEC;

@@ -546,6 +546,13 @@ int strobe__cmd_report(int argc, char **argv)
     missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
     if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
         goto out;
+    /* the blocks summary comes by itself when there are block streams */
+    struct strobe_blocks_summary blocks;
+    bool has_blocks;
+    missing = NULL;
+    if ((rc = strobe_blocks_summarize(exp, &blocks, &has_blocks, &eb)) != 0)
+        goto out;
+    opts.blocks = has_blocks ? &blocks : NULL;
     failed = false;
     opts.tm = tm_model;
     opts.locks = lock_model;

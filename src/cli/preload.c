@@ -5,7 +5,8 @@
  * tree: bin/../<libdir>) unless STROBE_RUNTIME names it, and, when this
  * CLI is a sanitizer build, the sanitizer runtime in front of it: a
  * sanitized libstrobe.so cannot be loaded into a program that does not
- * have the sanitizer runtime first in its library list.
+ * have the sanitizer runtime first in its library list. `strobe cc` finds
+ * its pass plugin, libstrobe-cc.so, the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,6 +57,34 @@ static int try_path(const char *path, char **out)
     return 0;
 }
 
+int strobe__find_lib(const char *file, const char *hint, char **out, char *err, size_t errlen)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "/proc/self/exe: %s%s", strerror(errno), hint);
+        return rc;
+    }
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    const char *libdir = STROBE_INSTALL_LIBDIR;
+    char cand[2][PATH_MAX + 64];
+    snprintf(cand[0], sizeof cand[0], "%s/../lib/%s", exe, file);
+    if (libdir[0] == '/')
+        snprintf(cand[1], sizeof cand[1], "%s/%s", libdir, file);
+    else
+        snprintf(cand[1], sizeof cand[1], "%s/../%s/%s", exe, libdir, file);
+    bool same = strcmp(cand[0], cand[1]) == 0;
+    if (try_path(cand[0], out) == 0 || (!same && try_path(cand[1], out) == 0))
+        return 0;
+    snprintf(err, errlen, "cannot find %s (looked for %s%s%s%s)", file, cand[0], same ? "" : ", ",
+             same ? "" : cand[1], hint);
+    return -ENOENT;
+}
+
 int strobe__find_runtime(char **out, char *err, size_t errlen)
 {
     const char *env = getenv("STROBE_RUNTIME");
@@ -65,30 +94,7 @@ int strobe__find_runtime(char **out, char *err, size_t errlen)
             snprintf(err, errlen, "STROBE_RUNTIME=%s: %s", env, strerror(-rc));
         return rc;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n < 0) {
-        int rc = -errno;
-        snprintf(err, errlen, "/proc/self/exe: %s (set STROBE_RUNTIME)", strerror(errno));
-        return rc;
-    }
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    const char *libdir = STROBE_INSTALL_LIBDIR;
-    char cand[2][PATH_MAX + 64];
-    snprintf(cand[0], sizeof cand[0], "%s/../lib/libstrobe.so", exe);
-    if (libdir[0] == '/')
-        snprintf(cand[1], sizeof cand[1], "%s/libstrobe.so", libdir);
-    else
-        snprintf(cand[1], sizeof cand[1], "%s/../%s/libstrobe.so", exe, libdir);
-    bool same = strcmp(cand[0], cand[1]) == 0;
-    if (try_path(cand[0], out) == 0 || (!same && try_path(cand[1], out) == 0))
-        return 0;
-    snprintf(err, errlen, "cannot find libstrobe.so (looked for %s%s%s; set STROBE_RUNTIME)", cand[0],
-             same ? "" : ", ", same ? "" : cand[1]);
-    return -ENOENT;
+    return strobe__find_lib("libstrobe.so", "; set STROBE_RUNTIME", out, err, errlen);
 }
 
 #if defined(CLI_ASAN) || defined(CLI_TSAN)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analysis/blocks.h"
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
 #include "analysis/malloc.h"
@@ -60,6 +61,9 @@ struct strobe_report_opts {
                                                  The text form is report/locks.h's. */
     const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
                                                  NULL: none */
+    const struct strobe_blocks_summary *blocks; /* the experiment's block streams
+                                                   (strobe_blocks_summarize): summary
+                                                   lines / the "blocks" member; NULL: none */
     bool tree_columns;                        /* JSON: the call tree as columns ("calltree_columns",
                                                  docs/report-html.md) instead of node objects */
 };

@@ -4,7 +4,8 @@
  * default, gcc through STROBE_CC, from a makefile through CC="strobe cc")
  * are measured by `strobe run` with their exact visit counts
  * (workload.c), C++ functions are reported by their C++ names
- * (cc_shapes.cpp), and a missing or recursive compiler gives one line.
+ * (cc_shapes.cpp), a missing or recursive compiler gives one line, and
+ * --trace selects the level.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,39 @@ STROBE_TEST(errors)
     CHECK_CONTAINS(out, "no-such-file.c");
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s help c++", STROBE), 0);
-    CHECK_CONTAINS(out, "usage: strobe cc [COMPILER ARGS...]\n");
+    CHECK_CONTAINS(out, "usage: strobe cc [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n");
+    free(out);
+}
+
+/* --trace is strobe's (the compiler never sees it); bb levels need clang
+ * 14 (one line otherwise, and the function level); func: no pass. */
+STROBE_TEST(trace_option)
+{
+    const char *tmp = strobe_test_tmpdir("cc_trace");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s cc --trace=mem x.c", STROBE), 2);
+    CHECK_STR_EQ(out, "strobe: cc: --trace=mem: not a level (bb, bb,mem or func)\n");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && STROBE_CC=gcc %s cc --trace=bb -O1 %s/workload.c -o gprog -pthread",
+                                tmp, STROBE, SRC),
+                 0);
+    CHECK_STR_EQ(out, "strobe: cc: --trace=bb needs clang 14 (the compiler is gcc): function level only\n");
+    free(out);
+    /* the default with gcc: function level, silently */
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && STROBE_CC=gcc %s cc -O1 %s/workload.c -o gprog -pthread", tmp,
+                                STROBE, SRC),
+                 0);
+    CHECK_STR_EQ(out, "");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && %s cc --trace=func -O1 %s/workload.c -o fprog -pthread && "
+                                "%s cc -O1 %s/workload.c -o mprog -pthread && nm fprog | grep -c strobe.bb.module; "
+                                "nm mprog | grep -c strobe.bb.module",
+                                tmp, STROBE, SRC, STROBE, SRC),
+                 0);
+    CHECK_STR_EQ(out, "0\n1\n");
     free(out);
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(clang_default), STROBE_CASE(gcc_by_strobe_cc), STROBE_CASE(makefile),
-                 STROBE_CASE(cxx_names), STROBE_CASE(errors))
+                 STROBE_CASE(cxx_names), STROBE_CASE(errors), STROBE_CASE(trace_option))

@@ -31,24 +31,13 @@ static const char *page_of(const char *name, const char *options, const char *pr
     return strobe_test_html_page(name, "STROBE_TM_HTM=0", options, prog);
 }
 
-/* Runs CMD in DIR; fails the test unless it exits 0; returns its output
- * (free it). */
-static char *ok_in(const char *dir, const char *cmd)
-{
-    char *out;
-    int rc = strobe_test_sh(&out, "cd '%s' && %s", dir, cmd);
-    if (rc != 0)
-        STROBE_FAIL("%s: exit %d\n%s", cmd, rc, out);
-    return out;
-}
-
 /* cli_workload's 204 frames (tests/cli/workload.c), all exact: main's
  * thread nests setup > rec x4 six deep; each worker runs 10 k computes of
  * 2 leaves (k = 1, 2, 3, in the order the threads were created). */
 STROBE_TEST(workload_frames)
 {
     const char *dir = page_of("html_tl_workload", "", CLI_BIN_DIR "/cli_workload");
-    char *out = ok_in(dir, CHECK_DATA " page.html timeline");
+    char *out = strobe_test_ok_in(dir, CHECK_DATA " page.html timeline");
     CHECK(strncmp(out, "0 6 21 21 0: main | compute,setup | leaf,rec | rec | rec | rec\n", 63) == 0);
     CHECK_CONTAINS(out, " 3 31 31 0: worker | compute | leaf\n");
     CHECK_CONTAINS(out, " 3 61 61 0: worker | compute | leaf\n");
@@ -83,9 +72,9 @@ STROBE_TEST(workload_frames)
 STROBE_TEST(workload_page_drawn)
 {
     const char *dir = page_of("html_tl_dom", "", CLI_BIN_DIR "/cli_workload");
-    char *out = ok_in(dir, HTML_CHECK LANES("timeline") " --eval '" FROM_ZERO "' --eval '(" WHEEL
-                                                        ", " FROM_ZERO ")' --eval '(" SELECT_T2 CANVASES
-                                                        ")' --eval '(" HOVER_MAIN ")'");
+    char *out = strobe_test_ok_in(
+        dir, HTML_CHECK LANES("timeline") " --eval '" FROM_ZERO "' --eval '(" WHEEL ", " FROM_ZERO
+                                          ")' --eval '(" SELECT_T2 CANVASES ")' --eval '(" HOVER_MAIN ")'");
     /* main's thread first, then the workers in creation order; the whole
      * run shown, then zoomed in (no longer from 0); still one canvas */
     CHECK_CONTAINS(out, "\"evals\": [\n  \"21 ");
@@ -99,10 +88,10 @@ STROBE_TEST(workload_page_drawn)
 STROBE_TEST(tm_states)
 {
     const char *dir = page_of("html_tl_tm", "--tm-monitor events", CLI_BIN_DIR "/cli_tm_workload");
-    char *out = ok_in(dir, CHECK_DATA " page.html tm_timeline");
+    char *out = strobe_test_ok_in(dir, CHECK_DATA " page.html tm_timeline");
     CHECK_CONTAINS(out, "0 1 100 100 0: Compute\n");
     free(out);
-    out = ok_in(dir, HTML_CHECK LANES("tm-timeline"));
+    out = strobe_test_ok_in(dir, HTML_CHECK LANES("tm-timeline"));
     CHECK_CONTAINS(out, "\"evals\": [\n  \"100\"\n ]");
     free(out);
 }

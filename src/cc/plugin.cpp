@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libstrobe-cc.so, the clang plugin behind `strobe cc --trace=bb[,mem]`:
+ * registers strobe's pass with LLVM 14's new pass manager, at the end of
+ * the optimization pipeline (so it instruments the optimized code, after
+ * inlining) at every optimization level, -O0 included. The transformation
+ * itself is C on the LLVM-C API (pass.c); this file only connects it.
+ *
+ * The level comes from the environment variable STROBE_CC_TRACE ("bb" or
+ * "bb,mem"), which `strobe cc` sets for the compiler: clang parses -mllvm
+ * options before it loads pass plugins, so an option of the plugin would
+ * be rejected as unknown.
+ */
+#include <cstdlib>
+#include <cstring>
+
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+
+#include "cc/pass.h"
+
+namespace
+{
+
+struct StrobeBlocksPass : llvm::PassInfoMixin<StrobeBlocksPass> {
+    unsigned level;
+    explicit StrobeBlocksPass(unsigned l) : level(l)
+    {
+    }
+    llvm::PreservedAnalyses run(llvm::Module &m, llvm::ModuleAnalysisManager &)
+    {
+        if (strobe__cc_instrument(llvm::wrap(&m), level) == 0)
+            return llvm::PreservedAnalyses::all();
+        return llvm::PreservedAnalyses::none();
+    }
+    // run on optnone functions too: at -O0 every function is optnone
+    static bool isRequired()
+    {
+        return true;
+    }
+};
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK ::llvm::PassPluginLibraryInfo llvmGetPassPluginInfo()
+{
+    return {LLVM_PLUGIN_API_VERSION, "strobe-cc", "1", [](llvm::PassBuilder &pb) {
+                pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager &mpm, llvm::OptimizationLevel) {
+                    unsigned level = strobe__cc_level(std::getenv("STROBE_CC_TRACE"));
+                    if (level)
+                        mpm.addPass(StrobeBlocksPass(level));
+                });
+            }};
+}
