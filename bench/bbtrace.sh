@@ -142,7 +142,7 @@ import json, sys
 b = json.load(sys.stdin).get("blocks")
 if not b:
     sys.exit("no blocks summary in strobe report --format json")
-print(b["executed"], b["reads"] + b["writes"])'
+print(b["blocks"], b["reads"] + b["writes"])'
 }
 
 KEEP=""       # the largest bbmem experiment of the last repetition
