@@ -64,6 +64,7 @@ bench: build
 	@bench/export.sh $(BUILD)
 	@bench/report_html.sh $(BUILD)
 	@bench/real.sh $(BUILD)
+	@bench/bbtrace.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
 	@bench/bb_refill.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)

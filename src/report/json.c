@@ -16,6 +16,7 @@
 
 #include "report/jsonw.h"
 #include "report/locks.h"
+#include "report/taskgraph.h"
 #include "report/malloc.h"
 #include "report/report.h"
 #include "report/samples.h"
@@ -1060,6 +1061,8 @@ int strobe__report_json_object(struct strobe__jw *w, const char *key, const stru
         json_locks(w, opts->locks);
     if (rc == 0 && opts && opts->mpi)
         json_mpi(w, opts->mpi);
+    if (rc == 0 && opts && opts->taskgraph)
+        strobe__taskgraph_json(w, opts->taskgraph);
     strobe__jw_close(w);
     strobe__report_view_free(&v);
     return rc;

@@ -21,6 +21,7 @@
 #include "analysis/malloc.h"
 #include "analysis/samples.h"
 #include "analysis/mpi.h"
+#include "analysis/taskgraph.h"
 #include "analysis/tm.h"
 
 /* Version of the JSON schema ("version" field); bump on incompatible change. */
@@ -61,6 +62,9 @@ struct strobe_report_opts {
                                                  The text form is report/locks.h's. */
     const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
                                                  NULL: none */
+    const struct strobe_taskgraph *taskgraph; /* add the task-graph section
+                                                 (strobe_taskgraph_build); NULL: none.
+                                                 The text form is report/taskgraph.h's. */
     const struct strobe_blocks_summary *blocks; /* the experiment's block streams
                                                    (strobe_blocks_summarize): summary
                                                    lines / the "blocks" member; NULL: none */
