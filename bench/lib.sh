@@ -32,3 +32,40 @@ optional_sources() {
     echo "${BENCH_NAME:-${0##*/}}: $1 is not set: $2 not measured ($3)"
     exit 0
 }
+
+# splash3_codes DIR: prints the codes/ folder of the SPLASH-3 checkout DIR
+# (its top folder or its codes/ folder), or dies saying what is wrong
+splash3_codes() {
+    local s3
+    s3=$(cd "$1" 2>/dev/null && pwd) || die "STROBE_SPLASH3_DIR=$1: no such folder"
+    [ -f "$s3/codes/Makefile.config" ] && s3=$s3/codes
+    [ -f "$s3/Makefile.config" ] && [ -f "$s3/pthread_macros/pthread.m4.stougie" ] ||
+        die "$s3: not a SPLASH-3 checkout (no codes/Makefile.config or pthread_macros/pthread.m4.stougie)"
+    echo "$s3"
+}
+
+# splash3_build CODES DEST LOG MAKE-VARIABLES... -- FOLDER...: copies each
+# program FOLDER (under CODES, e.g. kernels/fft) with SPLASH-3's makefile
+# configuration and m4 macros to DEST (emptied first; CODES is never
+# written) and builds it there with SPLASH-3's own makefile, passing the
+# MAKE-VARIABLES (CC=..., CFLAGS=...); dies with the end of LOG on failure
+splash3_build() {
+    local codes=$1 dest=$2 log=$3 d
+    shift 3
+    local -a vars=()
+    while [ "$1" != -- ]; do
+        vars+=("$1")
+        shift
+    done
+    shift
+    rm -rf "${dest:?}"
+    mkdir -p "$dest"
+    cp -r "$codes/Makefile.config" "$codes/pthread_macros" "$dest/"
+    for d in "$@"; do
+        mkdir -p "$dest/$(dirname "$d")"
+        cp -r "$codes/$d" "$dest/$d"
+        make -s -C "$dest/$d" clean >/dev/null
+        make -s -C "$dest/$d" "${vars[@]}" >"$log" 2>&1 ||
+            die "$d ($dest): build failed: $(tail -3 "$log" | tr '\n' ' ')"
+    done
+}

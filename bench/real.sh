@@ -47,10 +47,7 @@ optional_sources STROBE_SPLASH3_DIR SPLASH-3 \
     "fetch github.com/SakalisC/Splash-3 outside the repository and point STROBE_SPLASH3_DIR at it"
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")" && pwd)
-S3=$(cd "$STROBE_SPLASH3_DIR" 2>/dev/null && pwd) || die "STROBE_SPLASH3_DIR=$STROBE_SPLASH3_DIR: no such folder"
-[ -f "$S3/codes/Makefile.config" ] && S3=$S3/codes
-[ -f "$S3/Makefile.config" ] && [ -f "$S3/pthread_macros/pthread.m4.stougie" ] ||
-    die "$S3: not a SPLASH-3 checkout (no codes/Makefile.config or pthread_macros/pthread.m4.stougie)"
+S3=$(splash3_codes "$STROBE_SPLASH3_DIR") || exit 1
 STROBE=$BUILD/bin/strobe
 LIFETIME=$BUILD/bench/libstrobe-bench-lifetime.so
 COUNT=$BUILD/bench/strobe-bench-count-events
@@ -81,18 +78,11 @@ declare -A ARGS=([fft]="-p$THREADS -m22" [lu]="-p$THREADS -n1024" [radix]="-p$TH
 CFLAGS_BASE=$(sed -n '/^CFLAGS := /{s///p;q}' "$S3/Makefile.config")
 [ -n "$CFLAGS_BASE" ] || die "$S3/Makefile.config: no 'CFLAGS := ' line"
 for variant in plain instr; do
-    rm -rf "${WORK:?}/$variant"
-    mkdir -p "$WORK/$variant"
-    cp -r "$S3/Makefile.config" "$S3/pthread_macros" "$WORK/$variant/"
     flags=$CFLAGS_BASE
     [ "$variant" = instr ] && flags="$flags -finstrument-functions"
-    for p in $PROGS; do
-        mkdir -p "$WORK/$variant/$(dirname "${DIR[$p]}")"
-        cp -r "$S3/${DIR[$p]}" "$WORK/$variant/${DIR[$p]}"
-        make -s -C "$WORK/$variant/${DIR[$p]}" clean >/dev/null
-        make -s -C "$WORK/$variant/${DIR[$p]}" CFLAGS="$flags" >"$SCRATCH/make.log" 2>&1 ||
-            die "$p ($variant): build failed: $(tail -3 "$SCRATCH/make.log" | tr '\n' ' ')"
-    done
+    dirs=()
+    for p in $PROGS; do dirs+=("${DIR[$p]}"); done
+    splash3_build "$S3" "$WORK/$variant" "$SCRATCH/make.log" CFLAGS="$flags" -- "${dirs[@]}"
 done
 awk -v t="$THREADS" 'NR == 2 { $0 = 8192 } { line[NR] = $0 } END { line[NR] = t; for (i = 1; i <= NR; i++) print line[i] }' \
     "$S3/${DIR[barnes]}/input" >"$SCRATCH/barnes.in"

@@ -41,7 +41,10 @@ int strobe__header_check(const uint8_t *buf, size_t len, const char *magic, cons
     memcpy(&h, buf, sizeof h);
     if (memcmp(h.magic, magic, 8) != 0)
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 0: bad magic (not a strobe %s file)", name,
-                             strcmp(magic, STROBE_MAGIC_DEFS) == 0 ? "definitions" : "event stream");
+                             strcmp(magic, STROBE_MAGIC_DEFS) == 0     ? "definitions"
+                             : strcmp(magic, STROBE_MAGIC_BLOCKS) == 0 ? "block stream"
+                             : strcmp(magic, STROBE_MAGIC_BLOCK_TABLES) == 0 ? "block tables"
+                                                                             : "event stream");
     if (h.version != STROBE_FORMAT_VERSION)
         return strobe__error(eb, STROBE_ERR_VERSION, "%s: offset 8: format version %u, this strobe reads %u",
                              name, h.version, STROBE_FORMAT_VERSION);
@@ -86,19 +89,13 @@ static size_t chunk_end(size_t pos, uint32_t cs, size_t len)
     return e < len ? e : len;
 }
 
-/* Cursor over one record's bytes [p, end); base is the file offset of buf. */
-struct cursor {
-    const uint8_t *buf, *p, *end;
-    const char *name;
-    const char *what; /* record name for messages */
-};
 
-static size_t cur_off(const struct cursor *c)
+static size_t cur_off(const struct strobe__cursor *c)
 {
     return (size_t)(c->p - c->buf);
 }
 
-static int get_u(struct cursor *c, uint64_t *v, struct strobe_errbuf *eb)
+static int get_u(struct strobe__cursor *c, uint64_t *v, struct strobe_errbuf *eb)
 {
     size_t off = cur_off(c);
     if (strobe_uleb_get(&c->p, c->end, v) == 0)
@@ -112,7 +109,7 @@ static int get_u(struct cursor *c, uint64_t *v, struct strobe_errbuf *eb)
                          off, c->what);
 }
 
-static int get_str(struct cursor *c, char **s, struct strobe_errbuf *eb)
+static int get_str(struct strobe__cursor *c, char **s, struct strobe_errbuf *eb)
 {
     uint64_t n;
     int rc = get_u(c, &n, eb);
@@ -129,6 +126,22 @@ static int get_str(struct cursor *c, char **s, struct strobe_errbuf *eb)
         return strobe__error(eb, -ENOMEM, "%s: out of memory", c->name);
     c->p += n;
     return 0;
+}
+
+int strobe__next_record(const uint8_t *buf, size_t len, uint32_t cs, size_t *pos, const char *name,
+                        struct strobe_errbuf *eb)
+{
+    return next_record(buf, len, cs, pos, name, eb);
+}
+
+int strobe__get_u(struct strobe__cursor *c, uint64_t *v, struct strobe_errbuf *eb)
+{
+    return get_u(c, v, eb);
+}
+
+int strobe__get_str(struct strobe__cursor *c, char **s, struct strobe_errbuf *eb)
+{
+    return get_str(c, s, eb);
 }
 
 /* Arrays grow by doubling; the capacity is implied by the count (4, then
@@ -171,7 +184,7 @@ static const char *def_name(unsigned type)
 }
 
 /* STROBE_DEF_MPI_COMM (format.h): the runs of members expanded. */
-static int mpi_comm_record(struct strobe__defs *d, struct cursor *c, size_t rec_off, struct strobe_errbuf *eb)
+static int mpi_comm_record(struct strobe__defs *d, struct strobe__cursor *c, size_t rec_off, struct strobe_errbuf *eb)
 {
     struct strobe__mpi_comm m = {0};
     uint64_t nruns;
@@ -224,7 +237,7 @@ bad:
 }
 
 /* STROBE_DEF_MALLOC (format.h): CONFIG, SUMMARY or a LIVE path. */
-static int malloc_record(struct strobe__defs *d, struct cursor *c, size_t rec_off, struct strobe_errbuf *eb)
+static int malloc_record(struct strobe__defs *d, struct strobe__cursor *c, size_t rec_off, struct strobe_errbuf *eb)
 {
     uint64_t what;
     int rc = get_u(c, &what, eb);
@@ -267,7 +280,7 @@ static int malloc_record(struct strobe__defs *d, struct cursor *c, size_t rec_of
     }
 }
 
-static int def_record(struct strobe__defs *d, unsigned type, struct cursor *c, size_t rec_off,
+static int def_record(struct strobe__defs *d, unsigned type, struct strobe__cursor *c, size_t rec_off,
                       struct strobe_errbuf *eb)
 {
     int rc = 0;
@@ -480,7 +493,7 @@ int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct
     while ((rc = next_record(buf, len, h.chunk_size, &pos, name, eb)) == 1) {
         size_t rec_off = pos;
         unsigned type = buf[pos];
-        struct cursor c = { buf, buf + pos + 1, buf + chunk_end(pos, h.chunk_size, len), name, def_name(type) };
+        struct strobe__cursor c = { buf, buf + pos + 1, buf + chunk_end(pos, h.chunk_size, len), name, def_name(type) };
         uint64_t plen;
         if ((rc = get_u(&c, &plen, eb)))
             break;
@@ -587,7 +600,7 @@ static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, s
 
 /* A TM COUNTS record (format.h): thread, site, the counts and n abort
  * counts by cause; causes beyond those the reader knows are skipped. */
-static int tm_counts_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+static int tm_counts_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                              struct strobe_errbuf *eb)
 {
     struct strobe__tm_counts *k = &d->counts;
@@ -617,7 +630,7 @@ static int tm_counts_payload(struct strobe__stream_decoder *d, struct cursor *c,
 
 /* STROBE_EXT_TM (format.h): the event and its arguments, each checked
  * against the values the runtime writes. */
-static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+static int tm_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                       struct strobe_errbuf *eb)
 {
     /* largest argument per event: START attempt, LOCKED ticks, ABORT
@@ -651,11 +664,11 @@ static int tm_payload(struct strobe__stream_decoder *d, struct cursor *c, struct
 }
 
 /* STROBE_EXT_SYNC (format.h): the op, the object, the op's arguments. */
-static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+static int sync_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                         struct strobe_errbuf *eb)
 {
-    /* arguments per op; flags (COND_WAIT's timeout, BARRIER's serial) are 0 or 1 */
-    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1};
+    /* arguments per op; flags (COND_WAIT's timeout, BARRIER's serial) are 0 or 1, ARRIVE's wait 0 */
+    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1, 2};
     uint64_t obj;
     int rc;
     ev->kind = STROBE__RAW_SYNC;
@@ -668,15 +681,17 @@ static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, stru
     for (unsigned i = 0; i < nargs[ev->id] && rc == 0; i++)
         rc = get_u(c, &ev->sync_args[i], eb);
     if (rc == 0 && ((ev->id == STROBE_SYNC_COND_WAIT && ev->sync_args[4] > 1) ||
-                    (ev->id == STROBE_SYNC_BARRIER && (ev->sync_args[1] == 0 || ev->sync_args[2] > 1))))
+                    (ev->id == STROBE_SYNC_BARRIER && (ev->sync_args[1] == 0 || ev->sync_args[2] > 1)) ||
+                    (ev->id == STROBE_SYNC_ARRIVE && ev->sync_args[0] != 0)))
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: SYNC op %llu: argument out of range",
                              d->name, (unsigned long long)ev->offset, (unsigned long long)ev->id);
-    /* a wait's frames, in records that have them */
+    /* a wait's frames, then the ticket, in records that have them */
     ev->nframes = 0;
     uint64_t n, a;
-    if (rc || c->p == c->end || ev->id == STROBE_SYNC_RELEASE || ev->id == STROBE_SYNC_SIGNAL ||
-        ev->id == STROBE_SYNC_BROADCAST)
+    if (rc || c->p == c->end)
         return rc;
+    if (ev->id == STROBE_SYNC_RELEASE || ev->id == STROBE_SYNC_SIGNAL || ev->id == STROBE_SYNC_BROADCAST)
+        return get_u(c, &ev->ticket, eb);
     if ((rc = get_u(c, &n, eb)))
         return rc;
     if (n > STROBE_SYNC_MAX_FRAMES)
@@ -693,11 +708,11 @@ static int sync_payload(struct strobe__stream_decoder *d, struct cursor *c, stru
         d->frames[i] = a;
     }
     ev->nframes = (uint32_t)n;
-    return 0;
+    return c->p == c->end ? 0 : get_u(c, &ev->ticket, eb);
 }
 
 /* STROBE_EXT_SAMPLE (format.h): missed, flags, the frames into d->frames. */
-static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+static int sample_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                           struct strobe_errbuf *eb)
 {
     uint64_t weight, missed, flags, n, v;
@@ -735,7 +750,7 @@ static int sample_payload(struct strobe__stream_decoder *d, struct cursor *c, st
 }
 
 /* STROBE_EXT_MPI (format.h): the op and its parameters. */
-static int mpi_payload(struct strobe__stream_decoder *d, struct cursor *c, struct strobe__raw_event *ev,
+static int mpi_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                        struct strobe_errbuf *eb)
 {
     struct strobe_mpi_args *a = &ev->mpi;
@@ -796,7 +811,7 @@ static int mpi_payload(struct strobe__stream_decoder *d, struct cursor *c, struc
     return 0;
 }
 
-static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct cursor *c,
+static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct strobe__cursor *c,
                        struct strobe__raw_event *ev, struct strobe_errbuf *eb)
 {
     int rc = 0;
@@ -820,11 +835,11 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct c
         ev->value = strobe_unzigzag(v);
         return 0;
     case STROBE_EXT_THREAD_CREATE:
-        ev->kind = STROBE__RAW_THREAD_CREATE;
-        return get_u(c, &ev->id, eb);
     case STROBE_EXT_THREAD_JOIN:
-        ev->kind = STROBE__RAW_THREAD_JOIN;
-        return get_u(c, &ev->id, eb);
+        ev->kind = type == STROBE_EXT_THREAD_CREATE ? STROBE__RAW_THREAD_CREATE : STROBE__RAW_THREAD_JOIN;
+        if ((rc = get_u(c, &ev->id, eb)))
+            return rc;
+        return c->p == c->end ? 0 : get_u(c, &ev->ticket, eb); /* older records have none */
     case STROBE_EXT_FORK:
         ev->kind = STROBE__RAW_FORK;
         if ((rc = get_u(c, &v, eb)))
@@ -885,7 +900,7 @@ int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_e
         size_t off = d->pos;
         uint8_t b0 = d->buf[off];
         unsigned kind = b0 >> 6;
-        struct cursor c = { d->buf, d->buf + off + 1, d->buf + chunk_end(off, d->hdr.chunk_size, d->len), d->name,
+        struct strobe__cursor c = { d->buf, d->buf + off + 1, d->buf + chunk_end(off, d->hdr.chunk_size, d->len), d->name,
                             "record" };
         memset(ev, 0, sizeof *ev);
         ev->offset = off;

@@ -27,6 +27,23 @@ void strobe__file_unmap(const uint8_t *buf, size_t len);
 int strobe__header_check(const uint8_t *buf, size_t len, const char *magic, const char *name,
                          struct strobe_file_header *out, struct strobe_errbuf *eb);
 
+/* Moves *pos over chunk padding to the next record of a framed file (defs,
+ * blocks). Returns 1 when a record starts at *pos, 0 at the end of the
+ * data, < 0 on corrupt padding. */
+int strobe__next_record(const uint8_t *buf, size_t len, uint32_t cs, size_t *pos, const char *name,
+                        struct strobe_errbuf *eb);
+
+/* Cursor over one record's bytes [p, end); buf is the start of the file
+ * (offsets in messages are from it). */
+struct strobe__cursor {
+    const uint8_t *buf, *p, *end;
+    const char *name;
+    const char *what; /* record name for messages */
+};
+/* A uleb, or a string (malloc'd), of the record; errors name the offset. */
+int strobe__get_u(struct strobe__cursor *c, uint64_t *v, struct strobe_errbuf *eb);
+int strobe__get_str(struct strobe__cursor *c, char **s, struct strobe_errbuf *eb);
+
 /* ---- defs -------------------------------------------------------------- */
 struct strobe__sync {
     uint64_t ticks, ns;
@@ -126,14 +143,14 @@ enum strobe__raw_kind {
     STROBE__RAW_METRIC = 4,        /* id, value */
     STROBE__RAW_THREAD_BEGIN = 5,  /* tid, parent (index + 1, 0 = none) */
     STROBE__RAW_THREAD_END = 6,    /* rusage */
-    STROBE__RAW_THREAD_CREATE = 7, /* id = child thread index */
-    STROBE__RAW_THREAD_JOIN = 8,   /* id = joined thread index */
+    STROBE__RAW_THREAD_CREATE = 7, /* id = child thread index, ticket */
+    STROBE__RAW_THREAD_JOIN = 8,   /* id = joined thread index, ticket */
     STROBE__RAW_FORK = 9,          /* value = child pid */
     STROBE__RAW_TM = 10,        /* id = TM event, value = its argument, parent = culprit thread index + 1 */
     STROBE__RAW_TM_COUNTS = 11, /* a TM COUNTS record: the decoder's `counts` */
     STROBE__RAW_SYNC = 12,      /* id = op (enum strobe_sync_op), value = object address,
                                    sync_args = the op's arguments (format.h); a wait's
-                                   frames in the decoder's frames[0..nframes) */
+                                   frames in the decoder's frames[0..nframes); ticket */
     STROBE__RAW_ALLOC = 13,     /* id = op (enum strobe_alloc_op), parent = call, value = size, address */
     STROBE__RAW_SAMPLE = 14,    /* parent = weight, value = periods missed before it, id = flags,
                                    the decoder's frames[0..nframes) */
@@ -159,6 +176,7 @@ struct strobe__raw_event {
     uint64_t tid, parent;
     struct strobe_rusage rusage;
     uint64_t sync_args[5];
+    uint64_t ticket; /* SYNC, THREAD_CREATE, THREAD_JOIN: ordering ticket, 0 = none (format.h) */
     uint32_t depth; /* open regions after the event */
     uint64_t address; /* ALLOC */
     uint32_t nframes; /* SAMPLE, SYNC waits: the decoder's frames[0..nframes) */

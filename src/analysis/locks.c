@@ -322,7 +322,9 @@ static int read_waits(const struct strobe_experiment *exp, uint32_t t, struct si
     if ((rc = strobe__stream_begin(&d, buf, len, shown, eb)) == 0) {
         while ((rc = strobe__stream_decode(&d, &ev, eb)) == 1) {
             uint32_t kind = ev.kind == STROBE__RAW_SYNC ? wait_kind(ev.id) : 0;
-            if (!kind || ev.nframes == 0)
+            /* task-graph recording also writes the acquisitions that did
+             * not wait (wait 0): they are no waits (the profile counts them) */
+            if (!kind || ev.nframes == 0 || (ev.id <= STROBE_SYNC_ACQUIRE_SEM && ev.sync_args[0] == 0))
                 continue;
             if (strobe__grow((void **)&sb->w, &sb->wcap, sb->nw + 1, sizeof *sb->w) ||
                 strobe__grow((void **)&sb->pool, &sb->pcap, sb->npool + ev.nframes, sizeof *sb->pool)) {

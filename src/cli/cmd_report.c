@@ -22,13 +22,14 @@
 #include "report/report.h"
 #include "report/score.h"
 #include "report/locks.h"
+#include "report/taskgraph.h"
 #include "report/units.h"
 #include "strobe/strobe.h"
 #include "strobed/config.h"
 
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
-    "                         [--malloc] [--samples] [--mpi]\n"
+    "                         [--malloc] [--samples] [--mpi] [--taskgraph]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --format html -o FILE [--by rank|process] [--sort incl|excl|visits]\n"
     "                         [--source auto|profile|trace]\n"
@@ -82,6 +83,10 @@ const char strobe__report_help[] =
     "                      per MPI function its time on each rank, the message\n"
     "                      size histogram, the rank x rank bytes matrix and the\n"
     "                      collectives; fails when no MPI call was recorded\n"
+    "  --taskgraph         add the task-graph section (`strobe run --taskgraph`;\n"
+    "                      docs/taskgraph.md): critical path, parallelism, lock\n"
+    "                      contention with critical-path counts, barrier imbalance\n"
+    "                      per episode (as `strobe taskgraph DIR`)\n"
     "  --sort KEY          order of the flat profile and of call-tree children:\n"
     "                      excl (exclusive time, default), incl or visits\n"
     "  --top N             text: rows of the flat profile and children shown per\n"
@@ -148,8 +153,7 @@ const char strobe__export_help[] =
     "exit status: 0 success, 1 the experiment cannot be read or OUT not written\n"
     "(a partial OUT is removed), 2 usage error.\n";
 
-/* Opens DIR with a progress line; prints the error and returns NULL. */
-static struct strobe_experiment *open_experiment(const char *cmd, const char *dir)
+struct strobe_experiment *strobe__cli_open_experiment(const char *cmd, const char *dir)
 {
     struct strobe__progress prog;
     char what[512];
@@ -181,7 +185,8 @@ enum {
     OPT_LOCKS,
     OPT_MALLOC,
     OPT_SAMPLES,
-    OPT_MPI
+    OPT_MPI,
+    OPT_TASKGRAPH
 };
 
 static const struct option report_options[] = {
@@ -193,6 +198,7 @@ static const struct option report_options[] = {
     {"malloc", no_argument, NULL, OPT_MALLOC},
     {"samples", no_argument, NULL, OPT_SAMPLES},
     {"mpi", no_argument, NULL, OPT_MPI},
+    {"taskgraph", no_argument, NULL, OPT_TASKGRAPH},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
@@ -257,6 +263,7 @@ struct html_models {
     struct strobe_malloc_model *mem;
     struct strobe_sample_model *samples;
     struct strobe_mpi_model *mpi;
+    struct strobe_taskgraph *taskgraph;
     struct strobe_timeline *timeline, *tm_timeline;
     char problems[8][sizeof(struct strobe_errbuf) + 64];
     const char *lines[8];
@@ -304,6 +311,11 @@ static void html_models_build(struct html_models *m, const struct strobe_experim
     if (strobe_mpi_present(exp))
         html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
+    /* the view needs a graph recorded with tickets (`strobe run --taskgraph`) */
+    if ((rc = strobe_taskgraph_recorded(exp, &eb)) == 1)
+        rc = strobe_taskgraph_build(exp, NULL, &m->taskgraph, &eb);
+    html_problem(m, "task graph", rc, &eb, LEFT_OUT);
+    eb.msg[0] = 0;
     html_problem(m, "timeline", strobe_timeline_build(exp, STROBE_TIMELINE_BUDGET, &m->timeline, &eb), &eb,
                  LEFT_OUT);
     /* a damaged stream cuts its lane short, the others are whole */
@@ -326,6 +338,7 @@ static void html_models_free(struct html_models *m)
     strobe_malloc_model_free(m->mem);
     strobe_sample_model_free(m->samples);
     strobe_mpi_model_free(m->mpi);
+    strobe_taskgraph_free(m->taskgraph);
     strobe_timeline_free(m->timeline);
     strobe_timeline_free(m->tm_timeline);
 }
@@ -343,6 +356,7 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     ho.report.malloc = m.mem;
     ho.report.samples = m.samples;
     ho.report.mpi = m.mpi;
+    ho.report.taskgraph = m.taskgraph;
     ho.timeline = m.timeline;
     ho.tm_timeline = m.tm_timeline;
     char when[32];
@@ -374,7 +388,8 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe_report_opts opts;
     strobe_report_opts_init(&opts);
     enum { TEXT, JSON, HTML } format = TEXT;
-    bool tm = false, score = false, sorted = false, locks = false, mem = false, samples = false, mpi = false;
+    bool tm = false, score = false, sorted = false, locks = false, mem = false, samples = false, mpi = false,
+         taskgraph = false;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
@@ -419,6 +434,9 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_MPI:
             mpi = true;
+            break;
+        case OPT_TASKGRAPH:
+            taskgraph = true;
             break;
         case OPT_SORT:
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
@@ -485,8 +503,10 @@ int strobe__cmd_report(int argc, char **argv)
         return strobe__cli_usage_error("report", "-o: empty file name");
     if (locks && score)
         return strobe__cli_usage_error("report", "'--score' and '--locks' exclude each other");
+    if (taskgraph && score)
+        return strobe__cli_usage_error("report", "'--score' and '--taskgraph' exclude each other");
 
-    struct strobe_experiment *exp = open_experiment("report", dir);
+    struct strobe_experiment *exp = strobe__cli_open_experiment("report", dir);
     if (!exp)
         return STROBE_EXIT_FAILURE;
     bool ranked = false;
@@ -530,6 +550,7 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe_malloc_model *mem_model = NULL;
     struct strobe_sample_model *sample_model = NULL;
     struct strobe_mpi_model *mpi_model = NULL;
+    struct strobe_taskgraph *tg_model = NULL;
     const char *missing = NULL;
     bool failed = true;
     if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0)
@@ -546,16 +567,28 @@ int strobe__cmd_report(int argc, char **argv)
     missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
     if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
         goto out;
+    /* the blocks summary comes by itself when there are block streams */
+    struct strobe_blocks_summary blocks;
+    bool has_blocks;
+    missing = NULL;
+    if ((rc = strobe_blocks_summarize(exp, &blocks, &has_blocks, &eb)) != 0)
+        goto out;
+    opts.blocks = has_blocks ? &blocks : NULL;
+    if (taskgraph && (rc = strobe_taskgraph_build(exp, NULL, &tg_model, &eb)) != 0)
+        goto out;
     failed = false;
     opts.tm = tm_model;
     opts.locks = lock_model;
     opts.malloc = mem_model;
     opts.samples = sample_model;
     opts.mpi = mpi_model;
+    opts.taskgraph = tg_model;
     rc = format == JSON ? strobe_report_json(stdout, exp, prof, &opts)
                         : strobe_report_text(stdout, exp, prof, &opts);
     if (rc == 0 && lock_model && format == TEXT)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
+    if (rc == 0 && tg_model && format == TEXT)
+        rc = strobe_report_taskgraph_text(stdout, exp, tg_model, opts.top);
 out:
     if (failed && rc == -ENOENT && missing)
         strobe__cli_say("report: %s: %s", dir, missing);
@@ -565,6 +598,7 @@ out:
     strobe_malloc_model_free(mem_model);
     strobe_sample_model_free(sample_model);
     strobe_mpi_model_free(mpi_model);
+    strobe_taskgraph_free(tg_model);
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);
@@ -817,7 +851,7 @@ int strobe__cmd_export(int argc, char **argv)
         goto done;
     const char *dir = argv[optind];
 
-    struct strobe_experiment *exp = open_experiment("export", dir);
+    struct strobe_experiment *exp = strobe__cli_open_experiment("export", dir);
     if (!exp) {
         code = STROBE_EXIT_FAILURE;
         goto done;

@@ -35,7 +35,7 @@
 extern char **environ;
 
 const char strobe__run_help[] =
-    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks]\n"
+    "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks | --taskgraph]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
     "                  [--openmp] [--malloc] [--sample[=HZ]] [--measure-launcher] [--job NAME]\n"
     "                  [--] PROG [ARGS...]\n"
@@ -56,6 +56,11 @@ const char strobe__run_help[] =
     "  --locks, --no-locks record (default) or not the program's pthread mutex,\n"
     "                     rwlock, spin lock, condition variable, barrier and\n"
     "                     semaphore calls (`strobe report --locks`); the last wins\n"
+    "  --taskgraph        record every one of those calls and thread create/join,\n"
+    "                     waited or not, with ordering tickets, for `strobe\n"
+    "                     taskgraph` (STROBE_LOCKS=all; on by itself for code\n"
+    "                     built with `strobe cc --trace=bb`); with --locks and\n"
+    "                     --no-locks, the last wins\n"
     "  --tm               run `gcc -fgnu-tm` transactions on strobe's monitored STM\n"
     "                     (libstrobe-tm.so preloaded in place of libitm)\n"
     "  --tm-monitor LEVEL what the STM records (implies --tm): off (statistics API\n"
@@ -111,6 +116,7 @@ enum {
     OPT_JOB,
     OPT_LOCKS,
     OPT_NO_LOCKS,
+    OPT_TASKGRAPH,
     OPT_MALLOC,
     OPT_SAMPLE,
 };
@@ -129,6 +135,7 @@ static const struct option run_options[] = {
     {"job", required_argument, NULL, OPT_JOB},
     {"locks", no_argument, NULL, OPT_LOCKS},
     {"no-locks", no_argument, NULL, OPT_NO_LOCKS},
+    {"taskgraph", no_argument, NULL, OPT_TASKGRAPH},
     {"malloc", no_argument, NULL, OPT_MALLOC},
     {"sample", optional_argument, NULL, OPT_SAMPLE},
     {"help", no_argument, NULL, 'h'},
@@ -378,7 +385,7 @@ struct child_env {
     bool publish;
     bool skip_launcher; /* PROG is an MPI launcher, not measured */
     const char *job;    /* --job NAME, or NULL */
-    bool locks;         /* STROBE_LOCKS */
+    const char *locks;  /* STROBE_LOCKS: "0", "1" or "all" */
     bool malloc;        /* --malloc */
     uint32_t sample_hz; /* --sample, 0 = off */
 };
@@ -438,7 +445,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     if (rc == 0)
         rc = env_add(b, "STROBE_PROFILE", ce->profile ? "1" : "0");
     if (rc == 0)
-        rc = env_add(b, "STROBE_LOCKS", ce->locks ? "1" : "0");
+        rc = env_add(b, "STROBE_LOCKS", ce->locks);
     if (rc == 0 && ce->filter)
         rc = env_add(b, "STROBE_FILTER", ce->filter);
     if (rc == 0 && ce->publish)
@@ -560,7 +567,8 @@ static void report_experiment(const char *dir)
 
 struct run_opts {
     const char *output, *filter, *tm_monitor, *job; /* tm_monitor set = --tm */
-    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, no_locks, malloc;
+    bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, malloc;
+    const char *locks; /* STROBE_LOCKS: --locks "1" (default), --no-locks "0", --taskgraph "all" */
     uint32_t sample_hz; /* --sample, 0 = off */
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
@@ -568,6 +576,7 @@ struct run_opts {
 static int parse(int argc, char **argv, struct run_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->locks = "1";
     int c;
     /* '+': stop at PROG, whose own options are not ours */
     while ((c = strobe__cli_getopt("run", argc, argv, "+:ho:", run_options)) != -1) {
@@ -624,7 +633,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case OPT_LOCKS:
         case OPT_NO_LOCKS:
-            o->no_locks = c == OPT_NO_LOCKS;
+        case OPT_TASKGRAPH:
+            o->locks = c == OPT_NO_LOCKS ? "0" : c == OPT_LOCKS ? "1" : "all";
             break;
         case 'h':
             fputs(strobe__run_help, stdout);
@@ -635,6 +645,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
     }
     if (o->no_trace && o->no_profile)
         return strobe__cli_usage_error("run", "'--no-trace' and '--no-profile' exclude each other");
+    if (o->no_trace && strcmp(o->locks, "all") == 0) /* the task graph is built from the traces */
+        return strobe__cli_usage_error("run", "'--no-trace' and '--taskgraph' exclude each other");
     if (o->output && !*o->output)
         return strobe__cli_usage_error("run", "option '--output' needs a directory name");
     if (optind >= argc)
@@ -671,7 +683,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
     struct child_env ce = {runtime,       abs_dir,        filter,
                            !o->no_trace,  !o->no_profile, extra_preload,
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
-                           o->job,        !o->no_locks,   o->malloc,
+                           o->job,        o->locks,       o->malloc,
                            o->sample_hz};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `strobe` command: dispatches to its subcommands (cc, c++, run,
- * report, export, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
+ * report, export, taskgraph, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
  * docs/cli.md for the user documentation.
  */
 #include <string.h>
@@ -20,6 +20,8 @@ static const char main_help[] =
     "  run      run a program under the strobe runtime, write an experiment directory\n"
     "  report   print the report of an experiment (text, JSON or a self-contained HTML page)\n"
     "  export   write an experiment as OTF2, Chrome, Perfetto, Cube4, pprof or Paraver\n"
+    "  taskgraph  the task graph of an experiment: critical path, parallelism,\n"
+    "           lock contention, barrier imbalance; JSON or Graphviz DOT\n"
     "  ls       list the metric sets a strobed serves, with values\n"
     "  ctl      control a running strobed: add and remove samplers, stores, producers\n"
     "  petra    read the heap of strobed's petra store: latest values and history\n"
@@ -38,6 +40,7 @@ static const struct command {
     {"ls", strobe__cmd_ls, strobe__ls_help},
     {"petra", strobe__cmd_petra, strobe__petra_help},
     {"ctl", strobe__cmd_ctl, strobe__ctl_help},
+    {"taskgraph", strobe__cmd_taskgraph, strobe__taskgraph_help},
     {"cc", strobe__cmd_cc, strobe__cc_help},
     {"c++", strobe__cmd_cc, strobe__cc_help},
 };

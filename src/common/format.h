@@ -102,10 +102,12 @@ enum strobe_ext_type {
     STROBE_EXT_THREAD_END = 2,
     /* payload: uleb metric id, sleb value (added to the current call path) */
     STROBE_EXT_METRIC = 3,
-    /* payload: uleb child thread index, then uleb ticket (as in SYNC;
-     * 0 = none; records written before this field have none) */
+    /* payload: uleb child thread index, then uleb ticket (as in SYNC,
+     * taken before the child is started; 0 = none; records written before
+     * this field have none) */
     STROBE_EXT_THREAD_CREATE = 4,
-    /* payload: uleb joined thread index, then uleb ticket (as CREATE) */
+    /* payload: uleb joined thread index, then uleb ticket (as CREATE,
+     * taken after the join returned) */
     STROBE_EXT_THREAD_JOIN = 5,
     /* payload: uleb child pid (written by the parent after fork()) */
     STROBE_EXT_FORK = 6,
@@ -157,34 +159,52 @@ enum strobe_ext_type {
      * instruction's address), then n - 1 slebs: each following frame (a
      * return address, innermost first) minus the previous one. */
     STROBE_EXT_SAMPLE = 9,
-    /* Synchronization (interposed pthread/semaphore calls, only the ones
-     * that waited; uncontended acquisitions are counted in the profile's
-     * SYNC slots instead). payload: uleb op (enum strobe_sync_op), uleb
-     * object address, then
-     *   ACQUIRE_*   uleb wait ticks, uleb releaser thread index + 1
-     *               (0 unknown), uleb its release number
-     *   RELEASE, SIGNAL, BROADCAST  uleb release number (written only
-     *               when a waiter had registered)
+    /* Synchronization (interposed pthread/semaphore calls; by default only
+     * the ones that waited, every condition wait and barrier wait, and the
+     * releases a waiter had registered for: uncontended acquisitions are
+     * counted in the profile's SYNC slots instead). payload: uleb op (enum
+     * strobe_sync_op), uleb object address, then
+     *   ACQUIRE_*   uleb wait ticks (0: it did not wait, recorded by
+     *               task-graph recording only; a timed wait is at least
+     *               1), uleb releaser thread index + 1 (0 unknown), uleb
+     *               its release number (0 unknown)
+     *   RELEASE, SIGNAL, BROADCAST  uleb release number: the n-th release
+     *               of the object published to a waiter (0: no waiter had
+     *               registered; such releases are recorded by task-graph
+     *               recording only)
      *   COND_WAIT   uleb wait ticks, uleb mutex address, uleb signaller
      *               thread index + 1 (0 unknown), uleb its release
-     *               number, uleb 1 if it timed out
+     *               number, uleb 1 if it timed out. The mutex is held
+     *               again: this also acquires it.
      *   BARRIER     uleb wait ticks, uleb episode (this thread's n-th wait
      *               on the barrier, from 1), uleb 1 for the serial thread
      *   TIMEOUT     uleb wait ticks: a timed acquire that gave up
+     *   ARRIVE      uleb 0, uleb mutex address (a condition wait) or 0 (a
+     *               barrier); see enum strobe_sync_op
      * then, for every op but RELEASE, SIGNAL and BROADCAST: uleb n (0 to
      * STROBE_SYNC_MAX_FRAMES), n ulebs: return addresses of the waiting
      * call's stack, innermost first (the runtime writes one: the return
      * address of the interposed call; readers skip the runtime's own
      * frames). Records written before this field have none.
      * Then, for every op: uleb ticket (0 = none), a process-wide number
-     * that orders the synchronization events of all threads: taken after
-     * an acquire returns, before a release (or signal, broadcast) is
-     * passed on, at a barrier's or condition wait's entry (ARRIVE) and
-     * after it returns. Records written before this field have none.
-     * With task-graph recording (STROBE_LOCKS=all; on by itself when a
-     * module traced by `strobe cc --trace=bb` registers) every call is
-     * recorded, waited or not, with a ticket, and a MARK with the same
-     * ticket goes into the thread's block stream. */
+     * (1, 2, ...; gaps possible) that orders the synchronization events
+     * of all threads consistently with happens-before: when one call
+     * happens before another (same thread, or a release passed on to the
+     * acquire, wake-up or barrier departure it enables), its ticket is
+     * smaller. It is taken after an acquire (or trylock, COND_WAIT,
+     * BARRIER) returns, before a release (or signal, broadcast, sem_post)
+     * is passed on, and at a barrier's or condition wait's entry
+     * (ARRIVE), before the wait begins. Tickets are given by task-graph
+     * recording only (STROBE_LOCKS=all, `strobe run --taskgraph`; on by
+     * itself when a module traced by `strobe cc --trace=bb` registers,
+     * unless STROBE_LOCKS=0): then every call is recorded, waited or not,
+     * and every record but TIMEOUT has a ticket, and a MARK with the same
+     * ticket goes into the thread's block stream. A condition wait writes
+     * ARRIVE, which also releases its mutex (no RELEASE record: an
+     * acquirer that waited for that release names a release number no
+     * record carries), then COND_WAIT, which re-acquires it. Without
+     * task-graph recording the ticket is 0. Records written before this
+     * field have none. */
     STROBE_EXT_SYNC = 10,
     /* A large block (>= the MALLOC CONFIG threshold) allocated
      * or freed by this thread (`--malloc`, core/malloc.c), inside the
@@ -277,10 +297,12 @@ enum strobe_sync_op {
     STROBE_SYNC_BROADCAST = 9,
     STROBE_SYNC_BARRIER = 10,
     STROBE_SYNC_TIMEOUT = 11,
-    /* task-graph recording only: uleb 0 (no wait yet); the thread
-     * arrives at a barrier (object) or enters a condition wait (object,
-     * then the mutex address as in COND_WAIT); the matching BARRIER /
-     * COND_WAIT record follows when the call returns */
+    /* task-graph recording only: the thread arrives at a barrier or
+     * enters a condition wait (the object); payload uleb 0 (no wait yet),
+     * uleb the mutex address (condition wait: this releases it) or 0
+     * (barrier). The matching
+     * BARRIER or COND_WAIT record follows when the call returns (none if
+     * it failed or the thread ended first). */
     STROBE_SYNC_ARRIVE = 12,
 };
 
@@ -360,7 +382,44 @@ enum strobe_tm_serial_cause {
  *   Other even b0 values are reserved. Every chunk decodes alone: the
  *   writer resets the per-op previous addresses at each chunk start. */
 #define STROBE_BB_MARK 0x02u
+#define STROBE_BB_MAX_ID 0x7fffffu /* 2^23 - 1 */
 #define STROBE_BB_ESCAPE 0x8000u
+
+/* ---- Block tables (blocks) --------------------------------------------
+ * The static tables of the modules traced by `strobe cc --trace=bb[,mem]`
+ * (common/bbtrace.h) as the process registered them, so that block ids and
+ * op numbers of its t<N>.bb streams can be resolved after it is gone.
+ * Header: struct strobe_file_header, magic STROBE_MAGIC_BLOCK_TABLES,
+ * chunked and framed like defs: byte type (1..255; 0 = chunk padding),
+ * uleb payload length, payload; readers skip unknown types. Each module
+ * is one MODULE record followed by its NAMES, BLOCKS and OPS records (in
+ * that order, each continuing the previous record of its kind), all
+ * written at its registration under one lock, so a module's records are
+ * never interleaved with another's. A process killed while writing them
+ * leaves the last module incomplete: readers keep the entries present
+ * (a stream naming a missing one is then an error). A fork child's file
+ * repeats the parent's modules, whose ids its code keeps using. */
+#define STROBE_MAGIC_BLOCK_TABLES "STRBTAB1"
+
+enum strobe_bt_type {
+    /* uleb first id (process-wide id of the module's block 1; its blocks
+     * are first .. first + nblocks - 1), uleb nblocks, uleb nops, uleb
+     * nnames, uleb level (STROBE_BB_LEVEL_*), str module name */
+    STROBE_BT_MODULE = 1,
+    /* uleb n, then n strs: the module's next n names (at most
+     * STROBE_BT_NAME_MAX bytes each: longer ones are cut) */
+    STROBE_BT_NAMES = 2,
+    /* uleb n, then n times struct strobe_bb_block: uleb first_op (in the
+     * module), uleb nops, uleb recorded, uleb function (name index), uleb
+     * file (name index), uleb line */
+    STROBE_BT_BLOCKS = 3,
+    /* uleb n, then n times struct strobe_bb_op: uleb size, uleb line, uleb
+     * column, uleb kind, sleb base (STROBE_BB_RECORDED, STROBE_BB_CONSTANT
+     * or an op number of the block), sleb offset (for a CONSTANT: the
+     * address at run time) */
+    STROBE_BT_OPS = 4,
+};
+#define STROBE_BT_NAME_MAX 1024u
 
 /* ---- Definition records (defs) ----------------------------------------
  * Each record: byte type (1..255; 0 = chunk padding), uleb payload length,

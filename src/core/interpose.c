@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/bb.h"
 #include "core/hotpath.h"
 #include "core/registry.h"
 #include "core/runtime.h"
@@ -55,6 +56,28 @@ static void record_ext_u64(struct strobe__thread *t, unsigned type, uint64_t v, 
     strobe__busy_set(t, STROBE__BUSY_IN);
     strobe__ext_record(t, type, now ? now : strobe__now(t), payload, n);
     strobe__busy_clear(t, STROBE__BUSY_IN);
+}
+
+/* A THREAD_CREATE or THREAD_JOIN record of thread `index` with its
+ * ticket (0: none; a ticketed record that was written is also marked in
+ * the thread's block stream) at time `now` (0: now). */
+static void record_thread_op(struct strobe__thread *t, unsigned type, uint32_t index, uint64_t ticket,
+                             uint64_t now)
+{
+    uint8_t payload[20], *q = strobe_uleb_put(payload, index);
+    q = strobe_uleb_put(q, ticket);
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    if (strobe__ext_record(t, type, now ? now : strobe__now(t), payload, (size_t)(q - payload)) == 0 &&
+        ticket)
+        strobe__bb_mark(t, ticket);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+}
+
+/* A ticket for thread t's create or join in task-graph recording (sync.c
+ * records the other synchronization calls), else 0. */
+static uint64_t thread_op_ticket(const struct strobe__thread *t)
+{
+    return (t->mode & STROBE__MODE_SYNC) && strobe__sync_all() ? strobe__sync_ticket() : 0;
 }
 
 /* ---- modules ---- */
@@ -148,7 +171,8 @@ STROBE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
     child->start = start;
     child->arg = arg;
     /* Stamped before the child can run, so that no THREAD_BEGIN precedes
-     * its THREAD_CREATE in time. */
+     * its THREAD_CREATE in time, nor any ticket of the child its ticket. */
+    uint64_t ticket = thread_op_ticket(parent);
     uint64_t now = strobe__now(parent);
     int rc = real_create(thread, attr, thread_trampoline, child);
     if (rc != 0) {
@@ -159,12 +183,16 @@ STROBE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
     strobe__join_map_put(*thread, index);
     pthread_mutex_unlock(&strobe__rt.lock);
     if (strobe__tls.t == parent)
-        record_ext_u64(parent, STROBE_EXT_THREAD_CREATE, index, now);
+        record_thread_op(parent, STROBE_EXT_THREAD_CREATE, index, ticket, now);
     return 0;
 }
 
+/* After a join of `thread` returned: its THREAD_JOIN record, with a
+ * ticket taken now, after the joined thread's last synchronization. */
 static void record_join(pthread_t thread)
 {
+    struct strobe__thread *self = strobe__tls.t;
+    uint64_t ticket = self ? thread_op_ticket(self) : 0;
     if (!strobe__active())
         return;
     uint32_t index;
@@ -175,7 +203,7 @@ static void record_join(pthread_t thread)
     pthread_mutex_unlock(&strobe__rt.lock);
     struct strobe__thread *t = known ? strobe__thread_current() : NULL;
     if (t)
-        record_ext_u64(t, STROBE_EXT_THREAD_JOIN, index, 0);
+        record_thread_op(t, STROBE_EXT_THREAD_JOIN, index, ticket, 0);
 }
 
 STROBE_API int pthread_join(pthread_t thread, void **retval)

@@ -9,7 +9,9 @@
  *   STROBE_ENABLE=0         no measurement at all (default 1)
  *   STROBE_TRACE=0          no event streams t<N>.evt (default 1)
  *   STROBE_PROFILE=0        no call-path profiles t<N>.prof (default 1)
- *   STROBE_LOCKS=0          no lock/barrier/semaphore records (default 1)
+ *   STROBE_LOCKS=0          no lock/barrier/semaphore records (default 1);
+ *                           all: every call recorded, with tickets, for
+ *                           the task graph (sync.c)
  *   STROBE_EXPERIMENT_DIR   experiment directory (set by `strobe run`);
  *                           unset: ./strobe-<prog>-<YYYYmmdd-HHMMSS>[-N],
  *                           created here and exported to child processes
@@ -71,6 +73,7 @@ struct strobe__runtime strobe__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .proc_fd = -1,
     .defs = {.fd = -1},
+    .bb = {.tables = {.fd = -1}},
     .next_index = 1, /* 0 is the main thread's */
 };
 
@@ -106,6 +109,19 @@ static int env_size(const char *name, uint64_t *out, uint64_t min, uint64_t max,
     return 0;
 }
 
+/* STROBE_LOCKS: 0, 1 or all. */
+static int env_locks(struct strobe__config *cfg)
+{
+    const char *v = getenv("STROBE_LOCKS");
+    if (v && strcmp(v, "all") == 0) {
+        cfg->locks = cfg->locks_all = true;
+        return 0;
+    }
+    if (v && *v && strobe__parse_bool(v, &cfg->locks) != 0)
+        return bad_env("STROBE_LOCKS", v, "expected 0, 1 or all");
+    return 0;
+}
+
 /* Fills cfg from the environment; *enabled = false for STROBE_ENABLE=0. */
 static int read_config(struct strobe__config *cfg, bool *enabled)
 {
@@ -121,9 +137,7 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
     if (rc || !*enabled)
         return rc;
     if ((rc = env_bool("STROBE_TRACE", &cfg->trace)) || (rc = env_bool("STROBE_PROFILE", &cfg->profile)) ||
-        (rc = env_bool("STROBE_LOCKS", &cfg->locks)) ||
-
-        (rc = env_bool("STROBE_MALLOC", &cfg->malloc)) ||
+        (rc = env_locks(cfg)) || (rc = env_bool("STROBE_MALLOC", &cfg->malloc)) ||
         (rc = env_size("STROBE_MALLOC_LARGE", &cfg->malloc_large, 1, UINT64_MAX, false)))
         return rc;
     const char *hz = getenv("STROBE_SAMPLE");
@@ -436,6 +450,8 @@ static int init_process(uint64_t *first_sync_ns)
     rt->mode = (rt->cfg.trace ? STROBE__MODE_TRACE : 0) | (rt->cfg.profile ? STROBE__MODE_PROFILE : 0) |
                (rt->cfg.clock_kind == STROBE_CLOCK_MONOTONIC ? STROBE__MODE_MONO : 0) |
                (rt->cfg.locks ? STROBE__MODE_SYNC : 0);
+    if (rt->cfg.locks_all)
+        atomic_store_explicit(&rt->sync_all, true, memory_order_relaxed);
 
     /* First calibration point now; the second once at least 1 ms has
      * passed, both written before the program runs, so even a process
@@ -581,6 +597,7 @@ static void runtime_finish(void)
      * more (storing past the new end of file would raise SIGBUS). */
     strobe__mfile_close(&rt->defs, rt->defs_pos);
     rt->defs_pos = NULL;
+    strobe__bb_finish_locked();
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -621,6 +638,7 @@ static void atfork_child(void)
 {
     struct strobe__runtime *rt = &strobe__rt;
     pthread_mutex_init(&rt->lock, NULL); /* locked by the parent's thread */
+    strobe__bb_atfork_child_cursor();
     strobe__sync_after_fork_child();
     strobe__mem_atfork_child();
     strobe__publish_after_fork_child();
@@ -656,6 +674,8 @@ static void atfork_child(void)
                              parent_dir);
         rc = strobe__defs_copy_parent(&parent_defs, parent_used);
     }
+    if (rc == 0)
+        rc = strobe__bb_atfork_child_tables();
     strobe__mfile_abandon(&parent_defs);
     if (rc) {
         strobe__say("fork child: cannot create its process directory (", strerror(-rc),

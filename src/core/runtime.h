@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "common/format.h"
+#include "core/bb.h"
 #include "core/malloc.h"
 #include "core/mfile.h"
 #include "core/sync.h"
@@ -52,6 +53,7 @@ struct strobe__config {
     bool trace;             /* STROBE_TRACE */
     bool profile;           /* STROBE_PROFILE */
     bool locks;             /* STROBE_LOCKS */
+    bool locks_all;         /* STROBE_LOCKS=all: sync_all from the start */
     int clock_kind;         /* enum strobe_clock_kind (STROBE_CLOCK) */
     uint32_t chunk_size;    /* STROBE_CHUNK_SIZE */
     uint64_t trace_limit;   /* STROBE_TRACE_LIMIT, bytes per stream, 0 = none */
@@ -105,6 +107,10 @@ struct strobe__runtime {
     _Alignas(64) _Atomic int state; /* enum strobe__state */
     struct strobe__config cfg;
     uint32_t mode; /* STROBE__MODE_* bits for new threads (thread.h) */
+    /* Task-graph synchronization recording (sync.c): every interposed call
+     * is recorded with a ticket. Set by the first module registered for
+     * block tracing (bb.c) unless STROBE_LOCKS=0; never cleared. */
+    _Atomic bool sync_all;
     pid_t pid;
     struct strobe_filter *filter; /* STROBE_FILTER, NULL = measure everything */
     uint64_t overhead_ticks;      /* self-measured cost of one event */
@@ -151,6 +157,11 @@ struct strobe__runtime {
     char exe[PATH_MAX];     /* /proc/self/exe */
     int proc_fd;            /* the process directory, O_DIRECTORY */
 
+    /* The last synchronization ticket handed out (strobe__sync_ticket), on
+     * a cache line of its own: every thread increments it in task-graph
+     * recording. */
+    _Alignas(64) _Atomic uint64_t sync_ticket;
+
     _Alignas(64) _Atomic uint32_t next_index; /* thread index of the next created thread */
     /* Exits of regions that were not on the stack (ignored); kept for a
      * debugger, the format has no place for it. */
@@ -178,6 +189,9 @@ struct strobe__runtime {
     struct strobe__thread *threads; /* every thread with open files */
     struct strobe__join_slot *joins;
     size_t joins_cap, joins_used;
+
+    /* Block tracing (bb.h; partly read without the lock, as it says). */
+    struct strobe__bb bb;
 };
 
 extern struct strobe__runtime strobe__rt;
@@ -185,6 +199,32 @@ extern struct strobe__runtime strobe__rt;
 static inline bool strobe__active(void)
 {
     return atomic_load_explicit(&strobe__rt.state, memory_order_relaxed) == STROBE__ACTIVE;
+}
+
+/* Whether every synchronization call is recorded (task-graph recording,
+ * sync_all; on from the start with STROBE_LOCKS=all). One relaxed load: a
+ * thread that sees the switch a few calls late records those calls as the
+ * default mode does; a lock taken before the switch may have its release
+ * recorded without its acquire. */
+static inline bool strobe__sync_all(void)
+{
+    return atomic_load_explicit(&strobe__rt.sync_all, memory_order_relaxed);
+}
+
+/* The next synchronization ticket (format.h, STROBE_EXT_SYNC): 1, 2, ...
+ * process-wide. A relaxed read-modify-write is enough for the order the
+ * tickets promise, consistency with happens-before: all RMWs of one atomic
+ * object are in one total modification order, each RMW reads the value
+ * just before its own in it (C11 7.17.7.5, "atomic_fetch_add"), and that
+ * order agrees with happens-before (write-write coherence, C11 5.1.2.4
+ * #19). So when the call taking ticket a happens before the call taking
+ * ticket b (program order, or a release passed on by the pthread object to
+ * the acquire that waits for it), a < b. The counter publishes nothing
+ * else, so it needs no acquire or release of its own: the pthread objects
+ * do the synchronizing. Thread-safe and async-signal-safe. */
+static inline uint64_t strobe__sync_ticket(void)
+{
+    return atomic_fetch_add_explicit(&strobe__rt.sync_ticket, 1, memory_order_relaxed) + 1;
 }
 
 /* Starts the runtime if nobody has yet (the constructor normally did).

@@ -13,7 +13,16 @@
  *  - every call that waited (a contended acquire, a condition wait, a
  *    barrier) also writes a SYNC trace record with its wait and what the
  *    task graph needs to order it after another thread's action: the
- *    releasing thread and its release number, the barrier episode.
+ *    releasing thread and its release number, the barrier episode;
+ *  - with task-graph recording (STROBE_LOCKS=all, or switched on when a
+ *    module traced by `strobe cc --trace=bb` registers: strobe__sync_all)
+ *    every call writes its record, waited or not, with a ticket from one
+ *    process-wide counter (strobe__sync_ticket: why a relaxed increment
+ *    orders them as happens-before does), taken after an acquire returns
+ *    and before a release is passed on; a barrier or condition wait also
+ *    writes an ARRIVE before it waits. Each ticket also goes into the
+ *    thread's block stream as a MARK (strobe__bb_mark). An uncontended
+ *    pair then costs two timestamps, two increments and two records.
  *
  * Contention is detected before the call, and only then the wait is
  * timed: rwlocks, spin locks and semaphores are tried first (the try call
@@ -64,6 +73,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/bb.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/runtime.h"
@@ -343,15 +353,17 @@ static void *real(void **slot, const char *name, const char *version)
 /* ---- recording ---- */
 
 /* Appends a SYNC record of up to 6 values after the op and the object, at
- * `now`; a wait (every op but RELEASE, SIGNAL and BROADCAST) also gets its
- * call site `site`, the return address of the interposed call (0:
- * unknown), so that a program without instrumentation still says where it
- * waited. Only waits pass it on: the calls that did not wait pay nothing.
+ * `now`, with its ticket last (0: none; a ticketed record that was
+ * written is also marked in the thread's block stream); a wait (every op but RELEASE,
+ * SIGNAL and BROADCAST) also gets its call site `site`, the return address
+ * of the interposed call (0: unknown), so that a program without
+ * instrumentation still says where it waited. Only recorded calls pass it
+ * on: the calls that did not wait pay nothing in the default mode.
  * BUSY_IN is set. */
 static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_t now, const uint64_t *v,
-                   int n, uintptr_t site)
+                   int n, uintptr_t site, uint64_t ticket)
 {
-    uint8_t payload[10 * (2 + 6 + 2)], *q = payload; /* 10 bytes per uleb at most */
+    uint8_t payload[10 * (2 + 6 + 2 + 1)], *q = payload; /* 10 bytes per uleb at most */
     q = strobe_uleb_put(q, op);
     q = strobe_uleb_put(q, obj);
     for (int i = 0; i < n; i++)
@@ -361,7 +373,16 @@ static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_
         if (site)
             q = strobe_uleb_put(q, site);
     }
-    strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload));
+    q = strobe_uleb_put(q, ticket);
+    if (strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload)) == 0 && ticket)
+        strobe__bb_mark(t, ticket);
+}
+
+/* The ticket of a call about to be recorded: a new one in task-graph
+ * recording, else none. */
+static uint64_t ticket_if_all(void)
+{
+    return strobe__sync_all() ? strobe__sync_ticket() : 0;
 }
 
 STROBE_HOT_INLINE struct strobe__sync_state *state_of(struct strobe__thread *t)
@@ -369,11 +390,38 @@ STROBE_HOT_INLINE struct strobe__sync_state *state_of(struct strobe__thread *t)
     return STROBE_LIKELY(t->sync != NULL) ? t->sync : state_alloc(t);
 }
 
-/* An acquisition that did not wait: count it and, for a lock (held),
+/* An acquisition that did not wait, in task-graph recording: its ticket
+ * (after the acquire returned), counted as in acquired_fast but with its
+ * hold always timed (the record's timestamp is taken anyway), and recorded
+ * as op with wait 0 at call site `site`. BUSY_IN is set. */
+STROBE_NOINLINE static void acquired_all(struct strobe__thread *t, uintptr_t obj, uint32_t kind, unsigned op,
+                                         bool held, uintptr_t site)
+{
+    uint64_t ticket = strobe__sync_ticket();
+    uint64_t now = strobe__now(t);
+    struct strobe__sync_state *s = state_of(t);
+    if (STROBE_LIKELY(s != NULL)) {
+        struct strobe_prof_sync *slot = slot_of(t, s, obj, kind);
+        if (STROBE_LIKELY(slot != NULL))
+            slot->acquisitions++;
+        if (held && STROBE_LIKELY(s->nheld < HELD_MAX))
+            s->held[s->nheld++] = (struct held){obj, slot, now};
+    }
+    static const uint64_t no_wait[3] = {0, 0, 0};
+    record(t, op, obj, now, no_wait, 3, site, ticket);
+}
+
+/* An acquisition (op) that did not wait: count it and, for a lock (held),
  * track its hold. */
-STROBE_HOT_INLINE void acquired_fast(struct strobe__thread *t, uintptr_t obj, uint32_t kind, bool held)
+STROBE_HOT_INLINE void acquired_fast(struct strobe__thread *t, uintptr_t obj, uint32_t kind, unsigned op,
+                                     bool held, uintptr_t site)
 {
     strobe__busy_enter(t);
+    if (STROBE_UNLIKELY(strobe__sync_all())) {
+        acquired_all(t, obj, kind, op, held, site);
+        strobe__busy_leave(t);
+        return;
+    }
     struct strobe__sync_state *s = state_of(t);
     if (STROBE_LIKELY(s != NULL)) {
         struct strobe_prof_sync *slot = slot_of(t, s, obj, kind);
@@ -415,18 +463,32 @@ static void acquired_slow(struct strobe__thread *t, uintptr_t obj, uint32_t kind
                           uint64_t now, struct strobe__sync_stripe *st, uint64_t before, bool held,
                           uintptr_t site)
 {
+    uint64_t ticket = ticket_if_all();
     strobe__busy_set(t, STROBE__BUSY_IN);
     struct strobe__sync_state *s = state_of(t);
     if (s) {
         struct strobe_prof_sync *slot = slot_of(t, s, obj, kind);
         count_wait(slot, wait);
         if (held && s->nheld < HELD_MAX)
-            s->held[s->nheld++] = (struct held){obj, slot, sample_hold(s, slot) ? now : 0};
+            /* every hold timed in task-graph recording (ticket), as in acquired_all */
+            s->held[s->nheld++] = (struct held){obj, slot, ticket || sample_hold(s, slot) ? now : 0};
     }
     uint64_t v[3] = {wait, 0, 0};
     releaser_of(st, obj, before, v + 1);
-    record(t, op, obj, now, v, 3, site);
+    record(t, op, obj, now, v, 3, site, ticket);
     strobe__busy_clear(t, STROBE__BUSY_IN);
+}
+
+/* Stores thread t's release of obj in the stripe's word for a waiter to
+ * find; returns its release number. */
+static uint64_t publish_word(struct strobe__thread *t, struct strobe__sync_stripe *st, uintptr_t obj)
+{
+    uint64_t w = atomic_load_explicit(&st->word, memory_order_relaxed);
+    uint32_t tag = obj_tag(obj);
+    uint64_t seq = ((w & 0xff) == tag ? (w >> 32) + 1 : 1) & 0xffffffff;
+    uint64_t who = t->index + 1 < 0xffffff ? t->index + 1 : 0;
+    atomic_store_explicit(&st->word, (seq << 32) | (who << 8) | tag, memory_order_relaxed);
+    return seq;
 }
 
 /* A release of obj by thread t that a waiter may wait for: the stripe's
@@ -434,28 +496,52 @@ static void acquired_slow(struct strobe__thread *t, uintptr_t obj, uint32_t kind
 STROBE_COLD static void publish_release_slow(struct strobe__thread *t, struct strobe__sync_stripe *st,
                                              uintptr_t obj, unsigned op)
 {
-    uint64_t w = atomic_load_explicit(&st->word, memory_order_relaxed);
-    uint32_t tag = obj_tag(obj);
-    uint64_t seq = ((w & 0xff) == tag ? (w >> 32) + 1 : 1) & 0xffffffff;
-    uint64_t who = t->index + 1 < 0xffffff ? t->index + 1 : 0;
-    atomic_store_explicit(&st->word, (seq << 32) | (who << 8) | tag, memory_order_relaxed);
-    record(t, op, obj, strobe__now(t), &seq, 1, 0);
+    uint64_t seq = publish_word(t, st, obj);
+    record(t, op, obj, strobe__now(t), &seq, 1, 0, 0);
 }
 
-/* A release of obj by thread t: published when a waiter is registered.
- * BUSY_IN is set. */
-STROBE_HOT_INLINE void publish_release(struct strobe__thread *t, uintptr_t obj, unsigned op)
+/* Task-graph recording: thread t's release of obj published when a waiter
+ * is registered, as in publish_release. Returns its release number, 0
+ * when no waiter was. */
+static uint64_t publish_if_waited(struct strobe__thread *t, uintptr_t obj)
 {
+    struct strobe__sync_stripe *st = stripe_of(obj);
+    if (st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0)
+        return publish_word(t, st, obj);
+    return 0;
+}
+
+/* A release in task-graph recording: published (publish_if_waited) and
+ * recorded whether a waiter was registered or not, with a ticket taken
+ * before the release is passed on. `now`: the time if known, else 0.
+ * BUSY_IN is set. */
+STROBE_NOINLINE static void release_all(struct strobe__thread *t, uintptr_t obj, unsigned op, uint64_t now)
+{
+    uint64_t seq = publish_if_waited(t, obj);
+    if (!now)
+        now = strobe__now(t);
+    record(t, op, obj, now, &seq, 1, 0, strobe__sync_ticket());
+}
+
+/* A release of obj by thread t: published when a waiter is registered;
+ * every one recorded in task-graph recording (`now`: its time if known,
+ * else 0). BUSY_IN is set. */
+STROBE_HOT_INLINE void publish_release(struct strobe__thread *t, uintptr_t obj, unsigned op, uint64_t now)
+{
+    if (STROBE_UNLIKELY(strobe__sync_all())) {
+        release_all(t, obj, op, now);
+        return;
+    }
     struct strobe__sync_stripe *st = stripe_of(obj);
     if (STROBE_UNLIKELY(st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0))
         publish_release_slow(t, st, obj, op);
 }
 
-/* Before the real unlock of obj: the hold ends (timed when sampled) and
- * the release is published. */
-STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
+/* Thread t's hold of obj ends: timed when sampled. Returns the time it
+ * took then, else 0. BUSY_IN is set. */
+STROBE_HOT_INLINE uint64_t hold_end(struct strobe__thread *t, uintptr_t obj)
 {
-    strobe__busy_enter(t);
+    uint64_t now = 0;
     struct strobe__sync_state *s = t->sync;
     if (STROBE_LIKELY(s != NULL)) {
         /* the innermost held lock first: locks are usually released in
@@ -465,7 +551,8 @@ STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
             if (h->obj != obj)
                 continue;
             if (STROBE_UNLIKELY(h->start) && h->slot) {
-                uint64_t d = strobe__now(t) - h->start;
+                now = strobe__now(t);
+                uint64_t d = now - h->start;
                 h->slot->hold_ticks += (int64_t)d > 0 ? d : 0;
                 if (h->slot->hold_samples < UINT32_MAX)
                     h->slot->hold_samples++;
@@ -474,7 +561,15 @@ STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
             break;
         }
     }
-    publish_release(t, obj, STROBE_SYNC_RELEASE);
+    return now;
+}
+
+/* Before the real unlock of obj: the hold ends and the release is
+ * published. */
+STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
+{
+    strobe__busy_enter(t);
+    publish_release(t, obj, STROBE_SYNC_RELEASE, hold_end(t, obj));
     strobe__busy_leave(t);
 }
 
@@ -538,7 +633,8 @@ STROBE_COLD static int wait_acquire(struct strobe__thread *t, enum blocking b, v
     uint64_t t1 = strobe__now(t);
     if (st)
         atomic_fetch_sub_explicit(&st->waiters, 1, memory_order_relaxed);
-    uint64_t wait = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 0;
+    /* at least 1: a wait of 0 ticks is a call that did not wait */
+    uint64_t wait = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 1;
     /* the measurement may have ended meanwhile (process exit) */
     if (strobe__tls.t != t || !strobe__active())
         return rc;
@@ -546,7 +642,7 @@ STROBE_COLD static int wait_acquire(struct strobe__thread *t, enum blocking b, v
         acquired_slow(t, o, kind, op, wait, t1, st, before, held, site);
     } else if (rc == ETIMEDOUT) {
         strobe__busy_set(t, STROBE__BUSY_IN);
-        record(t, STROBE_SYNC_TIMEOUT, o, t1, &wait, 1, site);
+        record(t, STROBE_SYNC_TIMEOUT, o, t1, &wait, 1, site, 0); /* orders nothing */
         strobe__busy_clear(t, STROBE__BUSY_IN);
     }
     return rc;
@@ -578,12 +674,13 @@ STROBE_HOT_INLINE bool mutex_taken(pthread_mutex_t *m, const struct strobe__thre
 #endif
 }
 
-/* A lock or timedlock that did not wait (rc from the real call). */
-STROBE_HOT_INLINE int mutex_locked(struct strobe__thread *t, pthread_mutex_t *m, int rc)
+/* A lock or timedlock called from `site` that did not wait (rc from the
+ * real call). */
+STROBE_HOT_INLINE int mutex_locked(struct strobe__thread *t, pthread_mutex_t *m, int rc, void *site)
 {
     /* EOWNERDEAD: acquired, a robust mutex whose owner died */
     if (STROBE_LIKELY(rc == 0) || rc == EOWNERDEAD)
-        acquired_fast(t, (uintptr_t)m, STROBE_SYNC_MUTEX, true);
+        acquired_fast(t, (uintptr_t)m, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true, (uintptr_t)site);
     return rc;
 }
 
@@ -595,7 +692,7 @@ STROBE_API int pthread_mutex_lock(pthread_mutex_t *m)
     if (STROBE_UNLIKELY(mutex_taken(m, t)))
         return wait_acquire(t, B_MUTEX, m, NULL, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true,
                             (uintptr_t)RA);
-    return mutex_locked(t, m, REAL(mutex_lock, "pthread_mutex_lock")(m));
+    return mutex_locked(t, m, REAL(mutex_lock, "pthread_mutex_lock")(m), RA);
 }
 
 STROBE_API int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -603,7 +700,7 @@ STROBE_API int pthread_mutex_trylock(pthread_mutex_t *m)
     int rc = REAL(mutex_trylock, "pthread_mutex_trylock")(m);
     struct strobe__thread *t;
     if ((rc == 0 || rc == EOWNERDEAD) && !RUNTIME_LOCK(m) && (t = sync_thread(RA)))
-        acquired_fast(t, (uintptr_t)m, STROBE_SYNC_MUTEX, true);
+        acquired_fast(t, (uintptr_t)m, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true, (uintptr_t)RA);
     return rc;
 }
 
@@ -615,7 +712,7 @@ STROBE_API int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
     if (mutex_taken(m, t))
         return wait_acquire(t, B_MUTEX_TIMED, m, ts, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true,
                             (uintptr_t)RA);
-    return mutex_locked(t, m, REAL(mutex_timedlock, "pthread_mutex_timedlock")(m, ts));
+    return mutex_locked(t, m, REAL(mutex_timedlock, "pthread_mutex_timedlock")(m, ts), RA);
 }
 
 STROBE_API int pthread_mutex_unlock(pthread_mutex_t *m)
@@ -633,7 +730,7 @@ static int tried_then_wait(struct strobe__thread *t, int rc, enum blocking b, vo
                            const struct timespec *ts, uint32_t kind, unsigned op, void *ra)
 {
     if (STROBE_LIKELY(rc == 0)) {
-        acquired_fast(t, (uintptr_t)obj, kind, kind != STROBE_SYNC_SEM);
+        acquired_fast(t, (uintptr_t)obj, kind, op, kind != STROBE_SYNC_SEM, (uintptr_t)ra);
         return 0;
     }
     if (rc != EBUSY)
@@ -641,12 +738,12 @@ static int tried_then_wait(struct strobe__thread *t, int rc, enum blocking b, vo
     return wait_acquire(t, b, obj, ts, kind, op, kind != STROBE_SYNC_SEM, (uintptr_t)ra);
 }
 
-/* The program's own try call returned rc (0: acquired). */
-static int tried(int rc, void *ra, void *obj, uint32_t kind)
+/* The program's own try call (an acquire op) returned rc (0: acquired). */
+static int tried(int rc, void *ra, void *obj, uint32_t kind, unsigned op)
 {
     struct strobe__thread *t;
     if (rc == 0 && (t = sync_thread(ra)))
-        acquired_fast(t, (uintptr_t)obj, kind, kind != STROBE_SYNC_SEM);
+        acquired_fast(t, (uintptr_t)obj, kind, op, kind != STROBE_SYNC_SEM, (uintptr_t)ra);
     return rc;
 }
 
@@ -690,12 +787,12 @@ STROBE_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct time
 
 STROBE_API int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-    return tried(RD_TRY(l), RA, l, STROBE_SYNC_RWLOCK);
+    return tried(RD_TRY(l), RA, l, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_READ);
 }
 
 STROBE_API int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-    return tried(WR_TRY(l), RA, l, STROBE_SYNC_RWLOCK);
+    return tried(WR_TRY(l), RA, l, STROBE_SYNC_RWLOCK, STROBE_SYNC_ACQUIRE_WRITE);
 }
 
 STROBE_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
@@ -717,7 +814,8 @@ STROBE_API int pthread_spin_lock(pthread_spinlock_t *l)
 
 STROBE_API int pthread_spin_trylock(pthread_spinlock_t *l)
 {
-    return tried(REAL(spin_trylock, "pthread_spin_trylock")(l), RA, (void *)l, STROBE_SYNC_SPIN);
+    return tried(REAL(spin_trylock, "pthread_spin_trylock")(l), RA, (void *)l, STROBE_SYNC_SPIN,
+                 STROBE_SYNC_ACQUIRE_SPIN);
 }
 
 STROBE_API int pthread_spin_unlock(pthread_spinlock_t *l)
@@ -757,7 +855,7 @@ STROBE_API int sem_timedwait(sem_t *s, const struct timespec *ts)
 
 STROBE_API int sem_trywait(sem_t *s)
 {
-    return tried(REAL(sem_trywait, "sem_trywait")(s), RA, s, STROBE_SYNC_SEM);
+    return tried(REAL(sem_trywait, "sem_trywait")(s), RA, s, STROBE_SYNC_SEM, STROBE_SYNC_ACQUIRE_SEM);
 }
 
 /* A release that holds nothing: a semaphore post, a condition signal. */
@@ -766,7 +864,7 @@ static void released(void *ra, uintptr_t obj, unsigned op)
     struct strobe__thread *t = sync_thread(ra);
     if (t) {
         strobe__busy_enter(t);
-        publish_release(t, obj, op);
+        publish_release(t, obj, op, 0);
         strobe__busy_leave(t);
     }
 }
@@ -779,21 +877,52 @@ STROBE_API int sem_post(sem_t *s)
 
 /* ---- condition variables ---- */
 
+/* Task-graph recording: thread t arrives at obj, a barrier (mutex 0) or
+ * a condition variable it waits on with `mutex`. The mutex's hold ends
+ * and its release is published to its waiters as in releasing, with no
+ * RELEASE record: the ARRIVE record, naming the mutex, stands for it. Its
+ * ticket is taken before the wait begins (and the mutex is released).
+ * Returns the ARRIVE's time. */
+STROBE_NOINLINE static uint64_t arrive(struct strobe__thread *t, uintptr_t obj, uintptr_t mutex,
+                                       uintptr_t site)
+{
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint64_t now = 0;
+    if (mutex) {
+        now = hold_end(t, mutex);
+        publish_if_waited(t, mutex);
+    }
+    if (!now)
+        now = strobe__now(t);
+    uint64_t v[2] = {0, mutex};
+    record(t, STROBE_SYNC_ARRIVE, obj, now, v, 2, site, strobe__sync_ticket());
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return now;
+}
+
 /* A wait on c with m: m's hold ends and its release is published (the
  * real call unlocks it), the wait is timed, then m is held again (not a
- * new acquisition) and the wait recorded with the signaller. */
+ * new acquisition) and the wait recorded with the signaller. In
+ * task-graph recording the ARRIVE at c (which also releases m) precedes
+ * the wait. */
 static int cond_wait(struct strobe__thread *t, pthread_cond_t *c, pthread_mutex_t *m,
                      const struct timespec *ts, uintptr_t site)
 {
     uintptr_t co = (uintptr_t)c, mo = (uintptr_t)m;
-    releasing(t, mo);
+    bool all = strobe__sync_all();
+    uint64_t t0 = 0;
+    if (STROBE_UNLIKELY(all))
+        t0 = arrive(t, co, mo, site);
+    else
+        releasing(t, mo);
     struct strobe__sync_stripe *st = stripe_of(co);
     uint64_t before = 0;
     if (st) {
         atomic_fetch_add_explicit(&st->waiters, 1, memory_order_relaxed);
         before = atomic_load_explicit(&st->word, memory_order_relaxed);
     }
-    uint64_t t0 = strobe__now(t);
+    if (STROBE_LIKELY(!all))
+        t0 = strobe__now(t);
     int rc = ts ? REALV(cond_timedwait, "pthread_cond_timedwait", COND_VERSION)(c, m, ts)
                 : REALV(cond_wait, "pthread_cond_wait", COND_VERSION)(c, m);
     uint64_t t1 = strobe__now(t);
@@ -801,7 +930,8 @@ static int cond_wait(struct strobe__thread *t, pthread_cond_t *c, pthread_mutex_
         atomic_fetch_sub_explicit(&st->waiters, 1, memory_order_relaxed);
     if (strobe__tls.t != t || !strobe__active())
         return rc;
-    uint64_t wait = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 0;
+    uint64_t wait = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 1;
+    uint64_t ticket = ticket_if_all();
     strobe__busy_set(t, STROBE__BUSY_IN);
     struct strobe__sync_state *s = state_of(t);
     if (s) {
@@ -811,7 +941,7 @@ static int cond_wait(struct strobe__thread *t, pthread_cond_t *c, pthread_mutex_
     }
     uint64_t v[5] = {wait, mo, 0, 0, rc == ETIMEDOUT};
     releaser_of(st, co, before, v + 2);
-    record(t, STROBE_SYNC_COND_WAIT, co, t1, v, 5, site);
+    record(t, STROBE_SYNC_COND_WAIT, co, t1, v, 5, site, ticket);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
 }
@@ -852,13 +982,14 @@ STROBE_API int pthread_barrier_wait(pthread_barrier_t *b)
     int (*real_wait)(pthread_barrier_t *) = REAL(barrier_wait, "pthread_barrier_wait");
     if (!t)
         return real_wait(b);
-    uint64_t t0 = strobe__now(t);
+    uintptr_t o = (uintptr_t)b;
+    uint64_t t0 = STROBE_UNLIKELY(strobe__sync_all()) ? arrive(t, o, 0, (uintptr_t)RA) : strobe__now(t);
     int rc = real_wait(b);
     uint64_t t1 = strobe__now(t);
     if (strobe__tls.t != t || !strobe__active() || (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD))
         return rc;
-    uintptr_t o = (uintptr_t)b;
-    uint64_t wait = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 0;
+    uint64_t wait = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 1;
+    uint64_t ticket = ticket_if_all();
     strobe__busy_set(t, STROBE__BUSY_IN);
     struct strobe__sync_state *s = state_of(t);
     uint64_t episode = 0;
@@ -869,7 +1000,7 @@ STROBE_API int pthread_barrier_wait(pthread_barrier_t *b)
             episode = ++e->count;
     }
     uint64_t v[3] = {wait, episode, rc == PTHREAD_BARRIER_SERIAL_THREAD};
-    record(t, STROBE_SYNC_BARRIER, o, t1, v, 3, (uintptr_t)RA);
+    record(t, STROBE_SYNC_BARRIER, o, t1, v, 3, (uintptr_t)RA, ticket);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
 }

@@ -56,6 +56,7 @@ struct strobe__thread *strobe__thread_alloc(uint32_t index, uint32_t parent_plus
     t->mode = strobe__rt.mode;
     t->last_region = 0; /* ids start at 1: the first ENTER is never ENTER_SAME */
     t->evt.fd = -1;
+    t->bb.file.fd = -1;
     t->prof.fd = -1;
     t->sampler.fd = -1;
     struct strobe_prof_node *o = &t->overflow_node;
@@ -540,6 +541,7 @@ void strobe__thread_end(struct strobe__thread *t)
     list_remove(t);
     strobe__publish_retire_locked(t);
     strobe__mfile_close(&t->evt, t->pos);
+    strobe__bb_close(t);
     strobe__profile_close(t);
     pthread_mutex_unlock(&strobe__rt.lock);
     strobe__thread_free(t);
@@ -553,6 +555,7 @@ void strobe__threads_abandon_after_fork(struct strobe__thread *keep)
     while (t) {
         struct strobe__thread *next = t->next;
         strobe__mfile_abandon(&t->evt);
+        strobe__bb_abandon(t);
         strobe__profile_abandon(t);
         strobe__sample_abandon(t);
         t->next = NULL;

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "common/format.h"
+#include "core/bb.h"
 #include "core/mfile.h"
 #include "core/sample.h"
 
@@ -119,6 +120,7 @@ struct strobe__thread {
     uint32_t parent_plus1;       /* creator's index + 1, 0 = none */
     uint64_t tid;
     struct strobe__mfile evt;
+    struct strobe__bb_stream bb; /* t<N>.bb (bb.c) */
     struct strobe__profile prof;
     /* Stands in for nodes the profile had no room for: its first_child is
      * always NONE, so children of it are looked up on the slow path, which

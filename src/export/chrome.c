@@ -16,6 +16,12 @@
  *   THREAD_CREATE      instant "thread create" + flow start (id = child thread)
  *   THREAD_BEGIN       flow end on the child, bound to its first slice
  *   THREAD_JOIN, FORK  instant events
+ *   task-graph edges   (experiments of `strobe run --taskgraph`, after the
+ *                      threads' events) a flow per edge between threads
+ *                      (analysis/taskgraph.h): "s" at the end of the task it
+ *                      leaves, "f" bound to the enclosing slice at the start
+ *                      of the task it enters; category "taskgraph", named
+ *                      after the edge kind
  * Timestamps are microseconds with three decimals, i.e. exact nanoseconds.
  * With a selection (analysis/select.h) only the selected threads and their
  * processes have metadata; the iterator has already filtered the events.
@@ -25,6 +31,7 @@
 #include <string.h>
 
 #include "analysis/select.h"
+#include "analysis/taskgraph.h"
 #include "common/format.h"
 #include "export/escape.h"
 #include "export/export.h"
@@ -36,6 +43,7 @@ struct chrome {
     FILE *f;
     const struct strobe_experiment *exp;
     bool first; /* no event written yet (controls the "," separator) */
+    uint64_t flows; /* task-graph flows written (their ids) */
 };
 
 static void begin_event(struct chrome *c, const char *ph, const char *name, const char *cat)
@@ -187,6 +195,38 @@ static int write_event(void *arg, uint32_t thread, const struct strobe_event *ev
     return 0;
 }
 
+/* A strobe_tg_sink edge callback: the flow of an edge between selected
+ * threads (program order stays on its lane: no arrow). */
+static int write_flow(void *arg, const struct strobe_tg_edge *e)
+{
+    struct chrome *c = arg;
+    const char *kind = strobe_tg_edge_kind_name(e->kind);
+    if (e->kind == STROBE_TG_PROGRAM || !strobe_thread_selected(c->exp, e->from_thread) ||
+        !strobe_thread_selected(c->exp, e->to_thread))
+        return 0;
+    c->flows++;
+    begin_event(c, "s", kind, "taskgraph");
+    put_when_where(c, e->from_ns, e->from_thread);
+    fprintf(c->f, ",\"id\":%" PRIu64 "}", c->flows);
+    begin_event(c, "f", kind, "taskgraph");
+    put_when_where(c, e->to_ns, e->to_thread);
+    fprintf(c->f, ",\"bp\":\"e\",\"id\":%" PRIu64 "}", c->flows);
+    return ferror(c->f) ? -EIO : 0;
+}
+
+/* The task graph's edges as flows, when the run recorded it. */
+static int write_flows(struct chrome *c, struct strobe_errbuf *eb)
+{
+    int rc = strobe_taskgraph_recorded(c->exp, eb);
+    if (rc <= 0)
+        return rc;
+    struct strobe_tg_sink sink = {.arg = c, .edge = write_flow};
+    struct strobe_taskgraph *g = NULL;
+    rc = strobe_taskgraph_build(c->exp, &sink, &g, eb);
+    strobe_taskgraph_free(g);
+    return rc;
+}
+
 static void write_other_data(struct chrome *c)
 {
     const struct strobe_experiment *exp = c->exp;
@@ -230,6 +270,8 @@ int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
         if (ferror(c.f))
             break; /* reported by commit */
     }
+    if ((rc = write_flows(&c, eb)) < 0)
+        goto fail;
 
     fputs("\n],\n\"displayTimeUnit\":\"ns\",\n", c.f);
     write_other_data(&c);

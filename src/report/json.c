@@ -16,6 +16,7 @@
 
 #include "report/jsonw.h"
 #include "report/locks.h"
+#include "report/taskgraph.h"
 #include "report/malloc.h"
 #include "report/report.h"
 #include "report/samples.h"
@@ -94,6 +95,22 @@ static void json_summary(struct strobe__jw *w, const struct strobe__report_view 
     strobe__jw_u64(w, "profile_traced_threads", v->prof->traced);
     strobe__jw_bool(w, "profile_incomplete", v->prof->incomplete);
     strobe__jw_u64(w, "open_at_end", v->open_at_end);
+    strobe__jw_close(w);
+}
+
+static void json_blocks(struct strobe__jw *w, const struct strobe_blocks_summary *b)
+{
+    strobe__jw_open(w, "blocks", '{', false);
+    strobe__jw_u64(w, "streams", b->streams);
+    strobe__jw_u64(w, "blocks", b->blocks);
+    strobe__jw_u64(w, "reads", b->reads);
+    strobe__jw_u64(w, "writes", b->writes);
+    strobe__jw_u64(w, "marks", b->marks);
+    strobe__jw_u64(w, "bytes", b->bytes);
+    if (b->reads + b->writes)
+        strobe__jw_double(w, "bytes_per_memory_event", (double)b->bytes / (double)(b->reads + b->writes));
+    else
+        strobe__jw_null(w, "bytes_per_memory_event");
     strobe__jw_close(w);
 }
 
@@ -1032,6 +1049,8 @@ int strobe__report_json_object(struct strobe__jw *w, const char *key, const stru
             strobe__report_groups_free(&g);
         }
     }
+    if (rc == 0 && opts && opts->blocks)
+        json_blocks(w, opts->blocks);
     if (rc == 0 && opts && opts->tm)
         json_tm(w, exp, opts->tm);
     if (rc == 0 && opts && opts->malloc)
@@ -1042,6 +1061,8 @@ int strobe__report_json_object(struct strobe__jw *w, const char *key, const stru
         json_locks(w, opts->locks);
     if (rc == 0 && opts && opts->mpi)
         json_mpi(w, opts->mpi);
+    if (rc == 0 && opts && opts->taskgraph)
+        strobe__taskgraph_json(w, opts->taskgraph);
     strobe__jw_close(w);
     strobe__report_view_free(&v);
     return rc;

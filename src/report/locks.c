@@ -14,10 +14,8 @@ const char *strobe__sync_kind_name(uint32_t kind)
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
-/* The object's symbol, else its address, with the pid when the experiment
- * has several processes (addresses are per process). */
-static void object_label(FILE *out, const struct strobe_experiment *exp, uint32_t process, const char *name,
-                         uint64_t object)
+void strobe__object_label(FILE *out, const struct strobe_experiment *exp, uint32_t process, const char *name,
+                          uint64_t object)
 {
     if (exp->nprocesses > 1)
         fprintf(out, "%" PRIu64 ":", exp->processes[process].pid);
@@ -27,7 +25,7 @@ static void object_label(FILE *out, const struct strobe_experiment *exp, uint32_
         fprintf(out, "0x%" PRIx64, object);
 }
 
-static void thread_label(FILE *out, const struct strobe_experiment *exp, uint32_t thread)
+void strobe__thread_label(FILE *out, const struct strobe_experiment *exp, uint32_t thread)
 {
     const struct strobe_thread_info *t = &exp->threads[thread];
     if (exp->nprocesses > 1)
@@ -62,11 +60,11 @@ int strobe_report_locks_text(FILE *out, const struct strobe_experiment *exp,
         fprintf(out, " %10" PRIu64 " %10" PRIu64 " ", r->acquisitions, r->contended);
         strobe__cell(out, h, 10);
         fprintf(out, "  %-7s ", strobe__sync_kind_name(r->kind));
-        object_label(out, exp, r->process, r->name, r->object);
+        strobe__object_label(out, exp, r->process, r->name, r->object);
         fprintf(out, "\n  %*s threads:", 64, "");
         for (size_t k = 0; k < r->nthreads; k++) {
             fputc(' ', out);
-            thread_label(out, exp, r->threads[k].thread);
+            strobe__thread_label(out, exp, r->threads[k].thread);
             fprintf(out, " %" PRIu64, r->threads[k].acquisitions);
         }
         fprintf(out, "\n  %*s path: ", 64, "");
@@ -95,7 +93,7 @@ int strobe_report_locks_text(FILE *out, const struct strobe_experiment *exp,
             fputc(' ', out);
             strobe__cell(out, strobe__fmt_time(mx, s->max_wait_ns), 10);
             fprintf(out, " %10" PRIu64 "  %-7s ", s->waits, strobe__sync_kind_name(s->kind));
-            object_label(out, exp, s->process, s->name, s->object);
+            strobe__object_label(out, exp, s->process, s->name, s->object);
             fprintf(out, "\n  %*s at %s", 42, "", s->function);
             if (*s->file)
                 fprintf(out, " (%s:%u)", s->file, s->line);
@@ -115,7 +113,7 @@ int strobe_report_locks_text(FILE *out, const struct strobe_experiment *exp,
             fputc(' ', out);
             strobe__cell(out, strobe__fmt_time(mx, b->max_wait_ns), 10);
             fprintf(out, " %10" PRIu64 " %10" PRIu64 " %10zu  ", b->episodes, b->waits, b->nthreads);
-            object_label(out, exp, b->process, b->name, b->object);
+            strobe__object_label(out, exp, b->process, b->name, b->object);
             fputc('\n', out);
         }
     }

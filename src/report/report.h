@@ -15,11 +15,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analysis/blocks.h"
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
 #include "analysis/malloc.h"
 #include "analysis/samples.h"
 #include "analysis/mpi.h"
+#include "analysis/taskgraph.h"
 #include "analysis/tm.h"
 
 /* Version of the JSON schema ("version" field); bump on incompatible change. */
@@ -60,6 +62,12 @@ struct strobe_report_opts {
                                                  The text form is report/locks.h's. */
     const struct strobe_mpi_model *mpi;       /* add the MPI section (strobe_mpi_model_build);
                                                  NULL: none */
+    const struct strobe_taskgraph *taskgraph; /* add the task-graph section
+                                                 (strobe_taskgraph_build); NULL: none.
+                                                 The text form is report/taskgraph.h's. */
+    const struct strobe_blocks_summary *blocks; /* the experiment's block streams
+                                                   (strobe_blocks_summarize): summary
+                                                   lines / the "blocks" member; NULL: none */
     bool tree_columns;                        /* JSON: the call tree as columns ("calltree_columns",
                                                  docs/report-html.md) instead of node objects */
 };

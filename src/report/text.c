@@ -228,6 +228,23 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
                      exp->tm_level_inferred ? " (level inferred from the records)" : "");
 }
 
+/* The block streams of `strobe cc --trace=bb[,mem]` code, as summary lines. */
+static void text_blocks(FILE *out, const struct strobe_blocks_summary *b)
+{
+    char a[STROBE_UNITS_LEN];
+    uint64_t mem = b->reads + b->writes;
+    summary_line(out, "blocks", "%" PRIu64 " executed (%" PRIu64 " block stream%s)", b->blocks, b->streams,
+                 b->streams == 1 ? "" : "s");
+    summary_line(out, "memory events", "%" PRIu64 " reads, %" PRIu64 " writes", b->reads, b->writes);
+    if (mem) {
+        uint64_t hundredths = (uint64_t)(((unsigned __int128)b->bytes * 100 + mem / 2) / mem);
+        summary_line(out, "block trace", "%s (%" PRIu64 ".%02u bytes/memory event)", strobe__fmt_bytes(a, b->bytes),
+                     hundredths / 100, (unsigned)(hundredths % 100));
+    } else {
+        summary_line(out, "block trace", "%s", strobe__fmt_bytes(a, b->bytes));
+    }
+}
+
 /* ---- Flat profile ------------------------------------------------------ */
 
 static void text_flat(FILE *out, const struct strobe__report_view *v, size_t top)
@@ -1075,6 +1092,8 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
     if (rc)
         return rc;
     text_summary(out, &v);
+    if (opts->blocks)
+        text_blocks(out, opts->blocks);
     text_flat(out, &v, opts->top);
     rc = text_tree(out, &v, opts->top);
     if (rc == 0 && opts->threads) {

@@ -25,6 +25,14 @@
  *   fork     t1 waits on fork_cond; main forks while it waits, and the
  *            child signals fork_cond (whose waiter is the parent's thread)
  *            and exits; then main wakes t1 and joins it.
+ *   graph    the task-graph shape: main creates t1..t3, each locks and
+ *            unlocks graph_lock twice, waits once on graph_bar (3 threads),
+ *            and returns; main joins them in order. Nothing else
+ *            synchronizes.
+ *   signal   t1 locks sig_lock and waits on sig_cond until main sets
+ *            sig_done; main, once t1 waits, locks sig_lock, sets it,
+ *            signals sig_cond once and unlocks; then joins t1. Exactly one
+ *            wait (barring a spurious wake-up of the condition variable).
  * Synchronization between threads is done with plain atomics where the
  * counts must not change.
  */
@@ -186,6 +194,51 @@ static int fork_while_waiting(void)
     return 0;
 }
 
+pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_barrier_t graph_bar;
+
+NOINLINE void *graph_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_lock(&graph_lock);
+        counter++;
+        pthread_mutex_unlock(&graph_lock);
+    }
+    pthread_barrier_wait(&graph_bar);
+    return NULL;
+}
+
+pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t sig_cond = PTHREAD_COND_INITIALIZER;
+static int sig_waiting, sig_done;
+
+NOINLINE void *sig_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&sig_lock);
+    __atomic_store_n(&sig_waiting, 1, __ATOMIC_RELEASE);
+    while (!sig_done)
+        pthread_cond_wait(&sig_cond, &sig_lock);
+    pthread_mutex_unlock(&sig_lock);
+    return NULL;
+}
+
+static int signal_once(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, sig_waiter, NULL);
+    while (!__atomic_load_n(&sig_waiting, __ATOMIC_ACQUIRE))
+        usleep(100);
+    /* t1 holds sig_lock until its wait has begun */
+    pthread_mutex_lock(&sig_lock);
+    sig_done = 1;
+    pthread_cond_signal(&sig_cond);
+    pthread_mutex_unlock(&sig_lock);
+    pthread_join(t, NULL);
+    return 0;
+}
+
 static void run_threads(void *(*fn)(void *), void *(*fn2)(void *), int n)
 {
     pthread_t t[3];
@@ -260,6 +313,13 @@ int main(int argc, char **argv)
         return misc();
     if (strcmp(mode, "fork") == 0)
         return fork_while_waiting();
-    fprintf(stderr, "usage: analysis_locks_prog mutex|barrier|cond|misc|fork\n");
+    if (strcmp(mode, "graph") == 0) {
+        pthread_barrier_init(&graph_bar, NULL, 3);
+        run_threads(graph_worker, NULL, 3);
+        return counter == 6 ? 0 : 1;
+    }
+    if (strcmp(mode, "signal") == 0)
+        return signal_once();
+    fprintf(stderr, "usage: analysis_locks_prog mutex|barrier|cond|misc|fork|graph|signal\n");
     return 2;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/blocks.h"
 #include "analysis/decode.h"
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
@@ -450,18 +451,351 @@ STROBE_TEST(corrupt_sync_data_is_one_line_error)
     CHECK_CONTAINS(out, want);
     CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
     free(out);
-    /* a SYNC record of an unknown op (12): its op is the first payload
+    /* a SYNC record of an unknown op (13): its op is the first payload
      * byte, after b0, a 1..10-byte delta and the 1-byte length */
     CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\002' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
                                 prof, slot + 8),
                  0);
     long rec = strobe_test_first_record(evt, STROBE__RAW_SYNC, NULL);
-    strobe_test_patch_ext_op(evt, rec, 12);
+    strobe_test_patch_ext_op(evt, rec, 13);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks --source trace", STROBE_BIN_DIR, dir),
                  1);
-    snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 12\n", rec);
+    snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 13\n", rec);
     CHECK_CONTAINS(out, want);
     free(out);
+}
+
+/* ---- task-graph recording (`strobe run --taskgraph`) ---- */
+
+/* A SYNC, THREAD_CREATE or THREAD_JOIN record: thread t<index>, raw kind,
+ * SYNC op (0 for the others), object (the other thread's index for the
+ * others), ticket, arguments. */
+struct ordered {
+    uint32_t index;
+    int kind;
+    uint64_t op, obj, ticket, args[5];
+};
+
+#define MAX_ORDERED 400000
+static struct ordered recs[MAX_ORDERED];
+static size_t nrecs;
+
+/* Reads every such record of the experiment (process 0), each thread's in
+ * stream order; checks that each has a ticket (but TIMEOUT) and that a
+ * thread's tickets strictly increase. */
+static void read_ordered(const struct strobe_experiment *exp)
+{
+    nrecs = 0;
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        const char *path = exp->threads[t].stream_path;
+        const uint8_t *buf;
+        size_t len;
+        strobe_test_map(path, &buf, &len);
+        struct strobe_errbuf eb = {""};
+        struct strobe__stream_decoder d;
+        struct strobe__raw_event ev;
+        uint64_t last = 0;
+        int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+        while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1) {
+            if (ev.kind != STROBE__RAW_SYNC && ev.kind != STROBE__RAW_THREAD_CREATE &&
+                ev.kind != STROBE__RAW_THREAD_JOIN)
+                continue;
+            CHECK(nrecs < MAX_ORDERED);
+            struct ordered *o = &recs[nrecs++];
+            *o = (struct ordered){.index = exp->threads[t].index,
+                                  .kind = ev.kind,
+                                  .op = ev.kind == STROBE__RAW_SYNC ? ev.id : 0,
+                                  .obj = ev.kind == STROBE__RAW_SYNC ? (uint64_t)ev.value : ev.id,
+                                  .ticket = ev.ticket};
+            memcpy(o->args, ev.sync_args, sizeof o->args);
+            if (o->op == STROBE_SYNC_TIMEOUT) {
+                CHECK_EQ_U64(o->ticket, 0);
+                continue;
+            }
+            if (!(o->ticket > last))
+                STROBE_FAIL("%s: offset %llu: ticket %llu after %llu", path, (unsigned long long)ev.offset,
+                            (unsigned long long)o->ticket, (unsigned long long)last);
+            last = o->ticket;
+        }
+        if (rc < 0)
+            STROBE_FAIL("%s", eb.msg);
+        strobe__stream_end(&d);
+        strobe__file_unmap(buf, len);
+    }
+}
+
+/* Records of thread t<index> (UINT32_MAX: any) of raw kind `kind`, SYNC op
+ * `op` (0: any) on object `obj` (0: any). */
+static size_t count_ordered(uint32_t index, int kind, uint64_t op, uint64_t obj)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        n += (index == UINT32_MAX || recs[i].index == index) && recs[i].kind == kind &&
+             (op == 0 || recs[i].op == op) && (obj == 0 || recs[i].obj == obj);
+    return n;
+}
+
+static int cmp_ticket(const void *a, const void *b)
+{
+    const struct ordered *x = a, *y = b;
+    return (x->ticket > y->ticket) - (x->ticket < y->ticket);
+}
+
+/* The records on mutex `obj` in ticket order alternate: an acquire
+ * (ACQUIRE_MUTEX, or COND_WAIT with obj as its mutex) by some thread,
+ * then a release (RELEASE, or ARRIVE with obj as its mutex) by the same
+ * thread; so every acquire's ticket is greater than the previous
+ * release's. Returns the acquisitions. */
+static size_t check_mutex_order(uint64_t obj)
+{
+    static struct ordered on[MAX_ORDERED];
+    size_t n = 0;
+    for (size_t i = 0; i < nrecs; i++) {
+        const struct ordered *r = &recs[i];
+        bool acquire = (r->op == STROBE_SYNC_ACQUIRE_MUTEX && r->obj == obj) ||
+                       (r->op == STROBE_SYNC_COND_WAIT && r->args[1] == obj);
+        bool release = (r->op == STROBE_SYNC_RELEASE && r->obj == obj) ||
+                       (r->op == STROBE_SYNC_ARRIVE && r->args[1] == obj);
+        if (acquire || release) {
+            on[n] = *r;
+            on[n++].op = acquire ? STROBE_SYNC_ACQUIRE_MUTEX : STROBE_SYNC_RELEASE;
+        }
+    }
+    qsort(on, n, sizeof *on, cmp_ticket);
+    CHECK(n % 2 == 0);
+    for (size_t i = 0; i < n; i += 2) {
+        CHECK_EQ_U64(on[i].op, STROBE_SYNC_ACQUIRE_MUTEX);
+        CHECK_EQ_U64(on[i + 1].op, STROBE_SYNC_RELEASE);
+        CHECK_EQ_INT(on[i + 1].index, on[i].index);
+        CHECK(on[i + 1].ticket > on[i].ticket && (i == 0 || on[i].ticket > on[i - 1].ticket));
+    }
+    return n / 2;
+}
+
+/* The smallest and largest ticket of thread t<index>'s records. */
+static void ticket_range(uint32_t index, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        if (recs[i].index == index && recs[i].ticket) {
+            *lo = recs[i].ticket < *lo ? recs[i].ticket : *lo;
+            *hi = recs[i].ticket > *hi ? recs[i].ticket : *hi;
+        }
+}
+
+STROBE_TEST(taskgraph_records_exact)
+{
+    struct strobe_experiment *exp = run("taskgraph", "--taskgraph", "graph");
+    struct strobe_lock_model *m = model(exp);
+    const struct strobe_lock_row *r = row(exp, m, "graph_lock", "graph_worker");
+    CHECK_EQ_U64(r->acquisitions, 6);
+    CHECK_EQ_U64(r->hold_samples, 6); /* every hold timed */
+    uint64_t lock = r->object;
+    CHECK_EQ_INT(m->nbarriers, 1);
+    CHECK_STR_EQ(m->barriers[0].name, "graph_bar");
+    CHECK_EQ_U64(m->barriers[0].waits, 3);
+    uint64_t bar = m->barriers[0].object;
+    /* the sites list the waits only: no uncontended acquisition */
+    uint64_t site_waits = 0;
+    for (size_t i = 0; i < m->nsites; i++)
+        if (m->sites[i].object == lock)
+            site_waits += m->sites[i].waits;
+    CHECK_EQ_U64(site_waits, r->contended);
+
+    read_ordered(exp);
+    /* main: 3 creates, 3 joins, nothing else */
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_THREAD_CREATE, 0, 0), 3);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_THREAD_JOIN, 0, 0), 3);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, 0, 0), 0);
+    uint64_t arrive_max = 0, depart_min = UINT64_MAX;
+    for (uint32_t k = 1; k <= 3; k++) {
+        uint32_t w = worker(exp, k);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_MUTEX, lock), 2);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_RELEASE, lock), 2);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ARRIVE, bar), 1);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_BARRIER, bar), 1);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, 0, 0), 6);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_THREAD_CREATE, 0, 0) + count_ordered(w, STROBE__RAW_THREAD_JOIN, 0, 0), 0);
+        /* its create before all its records, its join after */
+        uint64_t lo, hi, create = 0, join = 0;
+        ticket_range(w, &lo, &hi);
+        for (size_t i = 0; i < nrecs; i++) {
+            if (recs[i].index == 0 && recs[i].obj == w)
+                *(recs[i].kind == STROBE__RAW_THREAD_CREATE ? &create : &join) = recs[i].ticket;
+            if (recs[i].index == w && recs[i].op == STROBE_SYNC_ARRIVE) {
+                CHECK_EQ_U64(recs[i].args[1], 0); /* a barrier: no mutex */
+                arrive_max = recs[i].ticket > arrive_max ? recs[i].ticket : arrive_max;
+            }
+            if (recs[i].index == w && recs[i].op == STROBE_SYNC_BARRIER)
+                depart_min = recs[i].ticket < depart_min ? recs[i].ticket : depart_min;
+        }
+        CHECK(create > 0 && create < lo && join > hi);
+    }
+    /* one episode: every departure after every arrival */
+    CHECK(arrive_max < depart_min);
+    CHECK_EQ_INT(check_mutex_order(lock), 6);
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+
+    /* the report and the exports take the new records (Paraver's is of
+     * TM runs only) */
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "threads: t");
+    free(out);
+    const char *formats[] = {"chrome", "otf2", "perfetto"};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe export '%s' --format %s -o '%s.%s'", STROBE_BIN_DIR, dir,
+                                    formats[i], dir, formats[i]),
+                     0);
+        free(out);
+    }
+}
+
+STROBE_TEST(taskgraph_cond_signal)
+{
+    struct strobe_experiment *exp = run("taskgraph_cond", "--taskgraph", "signal");
+    struct strobe_lock_model *m = model(exp);
+    uint64_t lock = row(exp, m, "sig_lock", "sig_waiter")->object, cond = 0;
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].kind == STROBE_SYNC_COND)
+            cond = m->rows[i].object;
+    CHECK(cond != 0);
+    read_ordered(exp);
+    uint32_t w = worker(exp, 1);
+    /* the waiter: lock, ARRIVE at the wait (which releases the mutex),
+     * COND_WAIT when woken (which re-acquires it), unlock */
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, 0, 0), 4);
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_MUTEX, lock), 1);
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_RELEASE, lock), 1);
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ARRIVE, cond), 1);
+    CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_COND_WAIT, cond), 1);
+    /* main: lock, signal, unlock (and the create and join) */
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, 0, 0), 3);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_SIGNAL, cond), 1);
+    uint64_t arrive = 0, signal = 0, woken = 0;
+    for (size_t i = 0; i < nrecs; i++) {
+        const struct ordered *r = &recs[i];
+        if (r->op == STROBE_SYNC_ARRIVE) {
+            CHECK_EQ_U64(r->args[0], 0);
+            CHECK_EQ_U64(r->args[1], lock);
+            arrive = r->ticket;
+        }
+        if (r->op == STROBE_SYNC_SIGNAL)
+            signal = r->ticket;
+        if (r->op == STROBE_SYNC_COND_WAIT) {
+            CHECK_EQ_U64(r->args[1], lock);
+            CHECK_EQ_U64(r->args[2], 1); /* the signaller: main (index 0) + 1 */
+            woken = r->ticket;
+        }
+    }
+    CHECK(arrive < signal && signal < woken);
+    CHECK_EQ_INT(check_mutex_order(lock), 3); /* the waiter's lock, main's, the wait's re-acquisition */
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(taskgraph_producer_consumer_order)
+{
+    /* 20000 items through queue_lock and queue_cond, contended: in ticket
+     * order the mutex still alternates acquire and release by one thread
+     * (waits, condition waits and their re-acquisitions included), and
+     * the counts are the default mode's */
+    struct strobe_experiment *exp = run("taskgraph_pc", "--taskgraph", "cond");
+    struct strobe_lock_model *m = model(exp);
+    const struct strobe_lock_row *q = row(exp, m, "queue_lock", "producer");
+    uint64_t lock = q->object, cond_waits = 0;
+    CHECK_EQ_U64(q->acquisitions, 20000);
+    CHECK_EQ_U64(q->hold_samples, 20000); /* every hold timed, waited or not */
+    CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->acquisitions, 20000);
+    CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->hold_samples, 20000);
+    for (size_t i = 0; i < m->nrows; i++)
+        if (m->rows[i].kind == STROBE_SYNC_COND)
+            cond_waits += m->rows[i].acquisitions;
+    read_ordered(exp);
+    CHECK_EQ_INT(count_ordered(UINT32_MAX, STROBE__RAW_SYNC, STROBE_SYNC_COND_WAIT, 0), cond_waits);
+    CHECK_EQ_INT(count_ordered(UINT32_MAX, STROBE__RAW_SYNC, STROBE_SYNC_ARRIVE, 0), cond_waits);
+    CHECK_EQ_INT(check_mutex_order(lock), 40000 + cond_waits);
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(taskgraph_same_lock_model)
+{
+    /* the misc fixture again, every call recorded: the same profile
+     * counts as rwlock_spin_sem_exact, and one record per call that
+     * acquired or released */
+    struct strobe_experiment *exp = run("taskgraph_misc", "--taskgraph", "misc");
+    struct strobe_lock_model *m = model(exp);
+    CHECK_EQ_U64(row(exp, m, "rw", "main > misc")->acquisitions, 17);
+    CHECK_EQ_U64(row(exp, m, "spin", "main > misc")->acquisitions, 7);
+    CHECK_EQ_U64(row(exp, m, "sem", "main > misc")->acquisitions, 3);
+    CHECK_EQ_U64(row(exp, m, "misc_lock", "main > misc")->acquisitions, 2);
+    CHECK_EQ_INT(m->nrows, 4);
+    CHECK_EQ_INT(m->nsites, 0); /* nothing waited */
+    for (size_t i = 0; i < m->nrows; i++)
+        CHECK_EQ_U64(m->rows[i].contended, 0);
+    read_ordered(exp);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_READ, 0), 11);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_WRITE, 0), 6);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_SPIN, 0), 7);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_SEM, 0), 3);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_ACQUIRE_MUTEX, 0), 2);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, STROBE_SYNC_RELEASE, 0), 17 + 7 + 3 + 2);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_SYNC, 0, 0), 2 * (17 + 7 + 3 + 2));
+    for (size_t i = 0; i < nrecs; i++)
+        if (recs[i].op != STROBE_SYNC_RELEASE)
+            CHECK_EQ_U64(recs[i].args[0], 0); /* no wait */
+    strobe_lock_model_free(m);
+    strobe_experiment_close(exp);
+}
+
+STROBE_TEST(taskgraph_marks_in_block_streams)
+{
+    /* a program with modules traced by blocks (bb_prog.c, as `strobe cc
+     * --trace=bb` builds them) under plain `strobe run`: their
+     * registration turns task-graph recording on, and each thread's block
+     * stream has a MARK per ticketed record of its event stream, in the
+     * same order */
+    struct strobe_experiment *exp = run_prog("taskgraph_marks", "", "analysis_bb_prog", "threads 3 100");
+    read_ordered(exp);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_THREAD_CREATE, 0, 0), 3);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_THREAD_JOIN, 0, 0), 3);
+    struct strobe__blocks *b;
+    struct strobe_errbuf eb = {""};
+    if (strobe__blocks_open(exp, 0, &b, &eb) != 0 || !b)
+        STROBE_FAIL("no blocks: %s", eb.msg);
+    size_t marks = 0;
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        struct strobe__bbstream *s;
+        if (strobe__bbstream_open(exp, t, b, &s, &eb) != 0)
+            STROBE_FAIL("%s", eb.msg);
+        size_t k = 0; /* the thread's next record in recs */
+        struct strobe__bb_event ev;
+        int rc = 0;
+        while (s && (rc = strobe__bbstream_next(s, &ev, &eb)) == 1) {
+            if (ev.type != STROBE__BB_MARK)
+                continue;
+            while (k < nrecs && (recs[k].index != exp->threads[t].index || recs[k].ticket == 0))
+                k++;
+            if (k == nrecs)
+                STROBE_FAIL("t%u.bb: MARK %llu without its record", exp->threads[t].index,
+                            (unsigned long long)ev.ticket);
+            CHECK_EQ_U64(ev.ticket, recs[k++].ticket);
+            marks++;
+        }
+        if (rc < 0)
+            STROBE_FAIL("%s", eb.msg);
+        strobe__bbstream_close(s);
+    }
+    size_t ticketed = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        ticketed += recs[i].ticket != 0;
+    CHECK_EQ_INT(marks, ticketed);
+    CHECK(marks >= 6);
+    strobe__blocks_free(b);
+    strobe_experiment_close(exp);
 }
 
 STROBE_TEST(report_locks_usage)
@@ -476,4 +810,7 @@ STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(waits_by_call_site
                  STROBE_CASE(barrier_imbalance), STROBE_CASE(condvar_producer_consumer),
                  STROBE_CASE(rwlock_spin_sem_exact), STROBE_CASE(fork_child_forgets_parent_waiters),
                  STROBE_CASE(no_profile_keeps_the_waits), STROBE_CASE(no_locks_records_nothing),
-                 STROBE_CASE(corrupt_sync_data_is_one_line_error), STROBE_CASE(report_locks_usage))
+                 STROBE_CASE(corrupt_sync_data_is_one_line_error), STROBE_CASE(taskgraph_records_exact),
+                 STROBE_CASE(taskgraph_cond_signal), STROBE_CASE(taskgraph_producer_consumer_order),
+                 STROBE_CASE(taskgraph_same_lock_model), STROBE_CASE(taskgraph_marks_in_block_streams),
+                 STROBE_CASE(report_locks_usage))

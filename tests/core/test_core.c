@@ -591,6 +591,34 @@ STROBE_TEST(bad_environment)
     check_refused(exp, "STROBE_CLOCK=sundial", PROG("calls") " 10", "strobe: STROBE_CLOCK=sundial: ");
     check_refused(exp, "STROBE_PROFILE_LIMIT=448", PROG("calls") " 10",
                   "strobe: STROBE_PROFILE_LIMIT=448: out of range; measurement disabled\n");
+    check_refused(exp, "STROBE_LOCKS=most", PROG("calls") " 10",
+                  "strobe: STROBE_LOCKS=most: expected 0, 1 or all; measurement disabled\n");
+}
+
+STROBE_TEST(threads_taskgraph_tickets)
+{
+    /* STROBE_LOCKS=all: every create and join has a ticket, in the order
+     * of the calls (one thread makes them all: strictly increasing) */
+    const char *exp = exp_dir("threads_taskgraph");
+    char *out, path[PBUF];
+    CHECK_EQ_INT(run(&out, exp, "STROBE_LOCKS=all", PROG("threads")), 0);
+    free(out);
+    static struct dec_stream s;
+    dec_stream_load(file_in(path, only_proc(exp), "t0.evt"), &s);
+    uint64_t last = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const struct dec_event *e = &s.ev[i];
+        if (e->kind != STROBE_EV_EXT ||
+            (e->ext != STROBE_EXT_THREAD_CREATE && e->ext != STROBE_EXT_THREAD_JOIN))
+            continue;
+        CHECK_EQ_INT(e->npayload, 2);
+        CHECK(e->payload[1] > last);
+        last = e->payload[1];
+        n++;
+    }
+    CHECK_EQ_INT(n, 8);
+    dec_stream_free(&s);
 }
 
 STROBE_TEST(monotonic_clock)
@@ -823,6 +851,10 @@ STROBE_TEST(threads)
         const struct dec_event *j = dec_find_ext(&s, STROBE_EXT_THREAD_JOIN, k);
         CHECK_EQ_U64(c->payload[0], k + 1);
         CHECK_EQ_U64(j->payload[0], k + 1);
+        CHECK_EQ_INT(c->npayload, 2);
+        CHECK_EQ_U64(c->payload[1], 0); /* no ticket without task-graph recording */
+        CHECK_EQ_INT(j->npayload, 2);
+        CHECK_EQ_U64(j->payload[1], 0);
         CHECK_EQ_INT(c->depth, 2); /* inside main > spawn */
     }
     CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, spawn), 1);
@@ -1755,4 +1787,5 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(malloc_large_threshold), STROBE_CASE(malloc_free_in_other_thread),
                  STROBE_CASE(malloc_threads_stress), STROBE_CASE(malloc_fork_child),
                  STROBE_CASE(malloc_killed_keeps_paths), STROBE_CASE(malloc_strobe_run),
-                 STROBE_CASE(malloc_off_costs_nothing), STROBE_CASE(malloc_bad_environment))
+                 STROBE_CASE(malloc_off_costs_nothing), STROBE_CASE(malloc_bad_environment),
+                 STROBE_CASE(threads_taskgraph_tickets))
