@@ -292,19 +292,6 @@ STROBE_TEST(sharing_producer_consumer)
     strobe_experiment_close(exp);
 }
 
-/* The line of share_prog.c that contains `text`. */
-static unsigned share_line(const char *text)
-{
-    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/taskgraph/share_prog.c", "r");
-    char line[512];
-    for (unsigned n = 1; f && fgets(line, sizeof line, f); n++)
-        if (strstr(line, text)) {
-            fclose(f);
-            return n;
-        }
-    STROBE_FAIL("share_prog.c: no %s", text);
-}
-
 STROBE_TEST(false_sharing_flagged)
 {
     struct strobe_experiment *exp;
@@ -313,7 +300,8 @@ STROBE_TEST(false_sharing_flagged)
     const struct strobe_tg_false_share *f = &g->false_shares[0];
     CHECK(f->conflicts >= 1);
     CHECK_EQ_U64(f->address[1] - f->address[0] == 8 || f->address[0] - f->address[1] == 8, 1);
-    unsigned a = share_line("/* INCREMENT_A */"), b = share_line("/* INCREMENT_B */");
+    unsigned a = strobe_test_line_of("tests/taskgraph/share_prog.c", "/* INCREMENT_A */"),
+             b = strobe_test_line_of("tests/taskgraph/share_prog.c", "/* INCREMENT_B */");
     /* t1 increments a, t2 b */
     CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 0 : 1], a);
     CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 1 : 0], b);
