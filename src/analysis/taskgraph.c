@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/blocks.h"
 #include "analysis/decode.h"
 #include "analysis/keymap.h"
 #include "analysis/symbols.h"
+#include "common/bbtrace.h"
 #include "common/format.h"
 #include "strobe/strobe.h"
 
@@ -36,9 +38,9 @@
 struct node {
     struct node *pred;
     uint64_t dist;
-    uint64_t id, start_ns, end_ns;
-    uint32_t thread, region, via, lock;
-    uint32_t refs;
+    uint64_t id, start_ns, end_ns, blocks;
+    uint32_t thread, region, lock, refs;
+    uint8_t via;
 };
 
 struct held {
@@ -69,8 +71,53 @@ struct object {
     uint64_t episodes; /* started so far */
 };
 
+/* The distinct cache lines of one task: open addressing, an entry is
+ * current when its generation is the task's. */
+struct lineset {
+    uint64_t *line;
+    uint32_t *gen;
+    size_t cap, count;
+    uint32_t current;
+};
+
+/* Open-addressing map from a 64-bit key to an index (keys are addresses
+ * and lines: never UINT64_MAX, the empty slot). */
+struct u64map {
+    uint64_t *key;
+    uint32_t *val;
+    size_t cap, count;
+};
+
+/* A written address: who wrote it last, which threads (by slot in the
+ * process, bit i) read it since. */
+struct written {
+    uint32_t writer;
+    uint64_t readers;
+};
+
+/* The latest write of one thread to a line, within the task [start, end]. */
+struct line_write {
+    uint32_t thread;
+    uint32_t source_line;
+    uint64_t address, start, end;
+    const char *file;
+};
+
+#define LINE_WRITERS 4
+
+struct line_rec {
+    struct line_write w[LINE_WRITERS];
+    uint32_t n;
+};
+
 struct thread {
     uint32_t global, index;
+    uint32_t slot;               /* position in the process's threads */
+    struct strobe__bbstream *bb; /* its block stream, or NULL */
+    bool bb_done;
+    struct lineset lines;
+    /* the running task's blocks and accesses */
+    uint64_t blocks, reads, writes, read_bytes, write_bytes;
     const uint8_t *buf;
     size_t len;
     struct strobe__stream_decoder dec;
@@ -107,12 +154,25 @@ struct builder {
     size_t nthreads;
     struct thread **heap;
     size_t nheap;
+    struct strobe__blocks *tables; /* the process's block tables, or NULL */
+    /* sharing: the addresses written, the lines written lately, the bytes
+     * per writer x reader slot, the false-sharing candidates' index */
+    struct u64map addrs, lines;
+    struct written *written;
+    size_t nwritten, writtencap;
+    struct line_rec *line_recs;
+    size_t nline_recs, linecap;
+    uint64_t *matrix;
+    struct strobe__keymap fsmap;
+    size_t fscap;
+    size_t fs_first; /* the process's first false-sharing candidate */
+    bool fs_owned;   /* its files are copies (else the tables' strings) */
     bool ticketed, decided;
     struct node *best;
-    size_t roots;    /* nodes without a predecessor */
-    size_t sweep_at; /* live nodes at which the next sweep runs */
+    size_t roots;         /* nodes without a predecessor */
+    size_t sweep_at;      /* live nodes at which the next sweep runs */
     struct node *blocker; /* where the last sweep stopped */
-    struct node **chain; /* scratch: a chain of nodes, last first */
+    struct node **chain;  /* scratch: a chain of nodes, last first */
     size_t chaincap;
     struct strobe_tg_region_time *regions; /* the critical path's time per region so far */
     size_t nregions, regioncap;
@@ -194,6 +254,226 @@ static int add_pred(struct builder *b, struct thread *t, struct node *from, uint
     return b->sink->edge(b->sink->arg, &e);
 }
 
+/* ---- block streams ---- */
+
+/* Adds line to t's set of the running task. */
+static int line_add(struct lineset *s, uint64_t line)
+{
+    if (2 * (s->count + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        uint64_t *l = malloc(cap * sizeof *l);
+        uint32_t *g = calloc(cap, sizeof *g);
+        if (!l || !g) {
+            free(l);
+            free(g);
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->gen[i] == s->current) {
+                size_t j = (size_t)((s->line[i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+                while (g[j] == s->current)
+                    j = (j + 1) & (cap - 1);
+                l[j] = s->line[i];
+                g[j] = s->current;
+            }
+        free(s->line);
+        free(s->gen);
+        s->line = l;
+        s->gen = g;
+        s->cap = cap;
+    }
+    size_t j = (size_t)((line * 0x9e3779b97f4a7c15ull) >> 20) & (s->cap - 1);
+    while (s->gen[j] == s->current) {
+        if (s->line[j] == line)
+            return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->line[j] = line;
+    s->gen[j] = s->current;
+    s->count++;
+    return 0;
+}
+
+/* The slot of key (*found: present), growing the map first when needed. */
+static int u64map_slot(struct u64map *m, uint64_t key, size_t *slot, bool *found)
+{
+    if (2 * (m->count + 1) > m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 4096;
+        uint64_t *k = malloc(cap * sizeof *k);
+        uint32_t *v = malloc(cap * sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return -ENOMEM;
+        }
+        memset(k, 0xff, cap * sizeof *k);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i] != UINT64_MAX) {
+                size_t j = (size_t)((m->key[i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+                while (k[j] != UINT64_MAX)
+                    j = (j + 1) & (cap - 1);
+                k[j] = m->key[i];
+                v[j] = m->val[i];
+            }
+        free(m->key);
+        free(m->val);
+        m->key = k;
+        m->val = v;
+        m->cap = cap;
+    }
+    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
+    while (m->key[j] != UINT64_MAX && m->key[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    *slot = j;
+    *found = m->key[j] == key;
+    return 0;
+}
+
+static void u64map_free(struct u64map *m)
+{
+    free(m->key);
+    free(m->val);
+    *m = (struct u64map){0};
+}
+
+/* The record of `key` in m, appended to *arr (n, cap, elements of size)
+ * zeroed when new: its index, or -ENOMEM. */
+static int64_t u64map_get_or_add(struct u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap,
+                                 size_t size)
+{
+    size_t slot;
+    bool found;
+    if (u64map_slot(m, key, &slot, &found))
+        return -ENOMEM;
+    if (found)
+        return m->val[slot];
+    if (strobe__grow(arr, cap, *n + 1, size))
+        return -ENOMEM;
+    memset((char *)*arr + *n * size, 0, size);
+    m->key[slot] = key;
+    m->val[slot] = (uint32_t)*n;
+    m->count++;
+    return (int64_t)(*n)++;
+}
+
+/* Write `mine` to line met w, another thread's write at another address
+ * in an overlapping task. */
+static int false_share(struct builder *b, uint64_t line, const struct line_write *w,
+                       const struct line_write *mine)
+{
+    struct strobe_taskgraph *g = b->g;
+    const struct line_write *lo = w->thread < mine->thread ? w : mine, *hi = lo == w ? mine : w;
+    uint64_t key[2] = {line, (uint64_t)lo->thread << 32 | hi->thread};
+    uint32_t i = (uint32_t)g->nfalse_shares;
+    int found = strobe__keymap_get_or_put(&b->fsmap, key, sizeof key, &i);
+    if (found < 0)
+        return -ENOMEM;
+    if (found == 0) {
+        if (strobe__grow((void **)&g->false_shares, &b->fscap, g->nfalse_shares + 1, sizeof *g->false_shares))
+            return -ENOMEM;
+        g->false_shares[g->nfalse_shares++] = (struct strobe_tg_false_share){
+            .process = b->process, .line = line << 6, .thread = {lo->thread, hi->thread}};
+    }
+    struct strobe_tg_false_share *f = &g->false_shares[i];
+    const struct line_write *both[2] = {lo, hi};
+    for (int k = 0; k < 2; k++) {
+        f->address[k] = both[k]->address;
+        f->file[k] = (char *)both[k]->file; /* the tables' until the process ends */
+        f->source_line[k] = both[k]->source_line;
+    }
+    f->conflicts++;
+    return 0;
+}
+
+/* One memory access of t's running task, which ends at end_ns. */
+static int share_access(struct builder *b, struct thread *t, const struct strobe__bb_event *ev,
+                        const struct strobe__bb_access *a, uint64_t end_ns)
+{
+    size_t slot;
+    bool found;
+    if (a->kind != STROBE_BB_STORE) {
+        if (u64map_slot(&b->addrs, a->address, &slot, &found))
+            return -ENOMEM;
+        if (!found)
+            return 0;
+        struct written *w = &b->written[b->addrs.val[slot]];
+        uint64_t bit = t->slot < 64 ? 1ull << t->slot : 0; /* further threads are not counted */
+        if (bit && w->writer != t->slot && !(w->readers & bit)) {
+            w->readers |= bit;
+            b->matrix[(size_t)w->writer * b->nthreads + t->slot] += a->size;
+        }
+        return 0;
+    }
+    int64_t i = u64map_get_or_add(&b->addrs, a->address, (void **)&b->written, &b->nwritten, &b->writtencap,
+                                  sizeof *b->written);
+    if (i < 0)
+        return -ENOMEM;
+    b->written[i] = (struct written){t->slot, 0};
+    uint64_t line = a->address >> 6;
+    if ((i = u64map_get_or_add(&b->lines, line, (void **)&b->line_recs, &b->nline_recs, &b->linecap,
+                               sizeof *b->line_recs)) < 0)
+        return -ENOMEM;
+    struct line_rec *r = &b->line_recs[i];
+    const struct strobe__op_info *op = a->op < ev->block->nops ? &ev->block->ops[a->op] : NULL;
+    struct line_write mine = {t->global, op ? op->line : 0, a->address, t->start_ns, end_ns, ev->block->file};
+    uint32_t k = r->n;
+    for (uint32_t j = 0; j < r->n; j++) {
+        const struct line_write *w = &r->w[j];
+        if (w->thread == t->global)
+            k = j;
+        else if (w->address != a->address && w->start <= end_ns && t->start_ns <= w->end &&
+                 false_share(b, line, w, &mine))
+            return -ENOMEM;
+    }
+    if (k == LINE_WRITERS) { /* forget the oldest */
+        memmove(r->w, r->w + 1, (LINE_WRITERS - 1) * sizeof *r->w);
+        k = LINE_WRITERS - 1;
+    } else if (k == r->n) {
+        r->n++;
+    }
+    r->w[k] = mine;
+    return 0;
+}
+
+/* Reads t's block stream up to the MARK of `ticket` (0: to its end),
+ * charging what ran to the running task (none between an arrival and its
+ * departure: the thread was waiting). */
+static int consume_blocks(struct builder *b, struct thread *t, uint64_t ticket, uint64_t end_ns)
+{
+    struct strobe__bb_event ev;
+    int rc = 0;
+    while (t->bb && !t->bb_done && (rc = strobe__bbstream_next(t->bb, &ev, b->eb)) == 1) {
+        b->g->events++;
+        if (ev.type == STROBE__BB_MARK) {
+            if (ticket && ev.ticket >= ticket)
+                return 0;
+            continue;
+        }
+        if (!t->in_task)
+            continue;
+        t->blocks++;
+        for (uint32_t i = 0; i < ev.naccesses; i++) {
+            const struct strobe__bb_access *a = &ev.accesses[i];
+            if (a->kind == STROBE_BB_STORE) {
+                t->writes++;
+                t->write_bytes += a->size;
+            } else {
+                t->reads++;
+                t->read_bytes += a->size;
+            }
+            uint64_t first = a->address >> 6, last = (a->address + (a->size ? a->size - 1 : 0)) >> 6;
+            for (uint64_t l = first; l <= last; l++)
+                if (line_add(&t->lines, l))
+                    return -ENOMEM;
+            if (b->matrix && (rc = share_access(b, t, &ev, a, end_ns)) != 0)
+                return rc;
+        }
+    }
+    if (rc == 0)
+        t->bb_done = true;
+    return rc;
+}
+
 /* Starts t's next task at `ns`, after its last one (program order). */
 static int begin_task(struct builder *b, struct thread *t, uint64_t ns)
 {
@@ -205,6 +485,13 @@ static int begin_task(struct builder *b, struct thread *t, uint64_t ns)
     t->in = 0;
     t->in_pred = NULL;
     t->via = STROBE_TG_PROGRAM;
+    t->blocks = t->reads = t->writes = t->read_bytes = t->write_bytes = 0;
+    t->lines.count = 0;
+    if (++t->lines.current == 0) { /* generations wrapped: forget them */
+        if (t->lines.gen)
+            memset(t->lines.gen, 0, t->lines.cap * sizeof *t->lines.gen);
+        t->lines.current = 1;
+    }
     int rc = add_pred(b, t, t->last, STROBE_TG_PROGRAM);
     if (rc == 0 && t->create) {
         rc = add_pred(b, t, t->create, STROBE_TG_CREATE);
@@ -245,6 +532,7 @@ static int path_step(struct builder *b, const struct node *x)
             x->id, x->thread, x->region, x->start_ns, x->end_ns, pr->path_tasks ? x->via : STROBE_TG_PROGRAM};
     }
     pr->path_tasks++;
+    pr->path_blocks += x->blocks;
     if (x->lock != STROBE_NONE)
         b->g->locks[x->lock].on_path++;
     size_t j = 0;
@@ -338,9 +626,10 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
                        .id = t->id,
                        .start_ns = t->start_ns,
                        .end_ns = ns,
+                       .blocks = t->blocks,
                        .thread = t->global,
                        .region = t->region,
-                       .via = t->via,
+                       .via = (uint8_t)t->via,
                        .lock = t->lock,
                        .refs = 1};
     t->in_pred = NULL;
@@ -350,6 +639,11 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
     struct strobe_tg_process *pr = b->pr;
     pr->tasks++;
     pr->work_ns += ns - t->start_ns;
+    pr->block_count += t->blocks;
+    pr->reads += t->reads;
+    pr->writes += t->writes;
+    pr->read_bytes += t->read_bytes;
+    pr->write_bytes += t->write_bytes;
     if (t->start_ns < pr->begin_ns)
         pr->begin_ns = t->start_ns;
     if (ns > pr->end_ns)
@@ -362,7 +656,9 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
     if (b->live >= b->sweep_at && (rc = sweep(b)) != 0)
         return rc;
     if (b->sink && b->sink->task) {
-        struct strobe_tg_task task = {n->id, b->process, n->thread, n->start_ns, n->end_ns, n->region};
+        struct strobe_tg_task task = {n->id,     b->process,    n->thread,      n->start_ns,
+                                      n->end_ns, n->region,     t->blocks,      t->reads,
+                                      t->writes, t->read_bytes, t->write_bytes, t->lines.count};
         return b->sink->task(b->sink->arg, &task);
     }
     return 0;
@@ -424,7 +720,8 @@ static int64_t lock_row(struct builder *b, struct thread *t, uint32_t kind, uint
         if (strobe__grow((void **)&g->locks, &b->lockcap, g->nlocks + 1, sizeof *g->locks))
             return -ENOMEM;
         struct strobe_tg_lock *l = &g->locks[g->nlocks];
-        *l = (struct strobe_tg_lock){.process = b->process, .kind = kind, .object = object, .depth = (uint32_t)depth};
+        *l = (struct strobe_tg_lock){
+            .process = b->process, .kind = kind, .object = object, .depth = (uint32_t)depth};
         if (depth && !(l->path = malloc(depth * sizeof *l->path)))
             return -ENOMEM;
         if (depth)
@@ -615,7 +912,10 @@ static int advance(struct builder *b, struct thread *t)
     /* the last record (THREAD_END, or the last one written before a kill) */
     const struct strobe_thread_info *ti = &b->exp->threads[t->global];
     uint64_t end = t->prev_ticks ? ns_of(b, t->prev_ticks) : 0;
-    return end_task(b, t, ti->end_ns > end ? ti->end_ns : end);
+    end = ti->end_ns > end ? ti->end_ns : end;
+    if ((rc = consume_blocks(b, t, 0, end)) != 0)
+        return rc;
+    return end_task(b, t, end);
 }
 
 /* 1 when thread `thread`'s first synchronization record has a ticket, 0
@@ -671,8 +971,10 @@ static int process(struct builder *b, struct thread *t)
     const struct strobe_process_info *p = &b->exp->processes[b->process];
     uint64_t ns = ns_of(b, t->next_ticks);
     uint64_t object = (uint64_t)ev->value;
-    int rc = 0;
+    int rc = ev->ticket ? consume_blocks(b, t, ev->ticket, ns) : 0;
     struct object *o;
+    if (rc)
+        return rc;
     if (ev->kind == STROBE__RAW_THREAD_CREATE) {
         struct thread *child = thread_by_index(b, ev->id);
         if ((rc = end_task(b, t, ns)) || (rc = begin_task(b, t, ns)))
@@ -689,7 +991,8 @@ static int process(struct builder *b, struct thread *t)
          * counting the whole wait as work would put every join on the
          * critical path) */
         struct thread *child = thread_by_index(b, ev->id);
-        if ((rc = end_task(b, t, t->prev_ticks ? ns_of(b, t->prev_ticks) : ns)) || (rc = begin_task(b, t, ns)))
+        if ((rc = end_task(b, t, t->prev_ticks ? ns_of(b, t->prev_ticks) : ns)) ||
+            (rc = begin_task(b, t, ns)))
             return rc;
         return child ? add_pred(b, t, child->last, STROBE_TG_JOIN) : 0;
     }
@@ -819,6 +1122,31 @@ static int finish_path(struct builder *b)
     return rc;
 }
 
+/* The process's sharing matrix as pairs; its false-sharing candidates'
+ * files copied out of the tables. */
+static int finish_sharing(struct builder *b)
+{
+    struct strobe_taskgraph *g = b->g;
+    size_t n = b->nthreads, cap = g->nshares;
+    for (size_t w = 0; b->matrix && w < n; w++)
+        for (size_t r = 0; r < n; r++) {
+            if (!b->matrix[w * n + r])
+                continue;
+            if (strobe__grow((void **)&g->shares, &cap, g->nshares + 1, sizeof *g->shares))
+                return -ENOMEM;
+            g->shares[g->nshares++] = (struct strobe_tg_share){b->process, b->threads[w].global,
+                                                               b->threads[r].global, b->matrix[w * n + r]};
+        }
+    for (size_t i = b->fs_first; i < g->nfalse_shares; i++)
+        for (int k = 0; k < 2; k++)
+            g->false_shares[i].file[k] = strdup(g->false_shares[i].file[k]);
+    b->fs_owned = true;
+    for (size_t i = b->fs_first; i < g->nfalse_shares; i++)
+        if (!g->false_shares[i].file[0] || !g->false_shares[i].file[1])
+            return -ENOMEM;
+    return 0;
+}
+
 static void process_free(struct builder *b)
 {
     for (size_t i = 0; i < b->nthreads; i++) {
@@ -827,6 +1155,9 @@ static void process_free(struct builder *b)
         unref(b, t->last);
         unref(b, t->create);
         free(t->held);
+        free(t->lines.line);
+        free(t->lines.gen);
+        strobe__bbstream_close(t->bb);
         if (t->mapped) {
             strobe__stream_end(&t->dec);
             strobe__file_unmap(t->buf, t->len);
@@ -847,6 +1178,21 @@ static void process_free(struct builder *b)
     free(b->threads);
     free(b->heap);
     free(b->objects);
+    strobe__blocks_free(b->tables);
+    b->tables = NULL;
+    for (size_t i = b->fs_first; !b->fs_owned && i < b->g->nfalse_shares; i++)
+        b->g->false_shares[i].file[0] = b->g->false_shares[i].file[1] = NULL; /* the tables' */
+    b->fs_first = b->g->nfalse_shares;
+    b->fs_owned = false;
+    u64map_free(&b->addrs);
+    u64map_free(&b->lines);
+    free(b->written);
+    free(b->line_recs);
+    free(b->matrix);
+    b->written = NULL;
+    b->line_recs = NULL;
+    b->matrix = NULL;
+    b->nwritten = b->writtencap = b->nline_recs = b->linecap = 0;
     strobe__keymap_free(&b->objmap);
     b->objmap = (struct strobe__keymap){0};
     b->threads = NULL;
@@ -879,23 +1225,33 @@ static int build_process(struct builder *b, uint32_t proc)
         return -ENOMEM;
     /* bins over the process's threads' lifetime */
     uint64_t lo = UINT64_MAX, hi = 0;
-    int rc = 0;
+    int rc = strobe__blocks_open(exp, proc, &b->tables, b->eb);
     for (size_t i = 0; i < exp->nthreads && rc == 0; i++) {
         const struct strobe_thread_info *ti = &exp->threads[i];
         if (ti->process != proc || !ti->stream_path)
             continue;
         struct thread *t = &b->threads[b->nthreads++];
-        *t = (struct thread){.global = (uint32_t)i, .index = ti->index};
+        *t = (struct thread){.global = (uint32_t)i, .index = ti->index, .slot = (uint32_t)(b->nthreads - 1)};
         const char *shown = strobe__shown_path(exp, ti->stream_path);
         if ((rc = strobe__file_map(ti->stream_path, shown, &t->buf, &t->len, b->eb)) == 0) {
             t->mapped = true;
             rc = strobe__stream_begin(&t->dec, t->buf, t->len, shown, b->eb);
         }
+        if (rc == 0 && b->tables &&
+            (rc = strobe__bbstream_open(exp, (uint32_t)i, b->tables, &t->bb, b->eb)) == 0)
+            b->pr->blocks = b->pr->blocks || t->bb;
         if (ti->begin_ns < lo)
             lo = ti->begin_ns;
         if (ti->end_ns > hi)
             hi = ti->end_ns;
     }
+    /* sharing needs memory accesses: a module traced at level MEM */
+    bool mem = false;
+    for (size_t m = 0; rc == 0 && b->pr->blocks && m < b->tables->nmodules; m++)
+        mem = mem || b->tables->modules[m].level == STROBE_BB_LEVEL_MEM;
+    if (mem && !(b->matrix = calloc(b->nthreads * b->nthreads, sizeof *b->matrix)))
+        rc = -ENOMEM;
+    g->has_blocks = g->has_blocks || mem;
     if (rc == 0 && hi > lo) {
         b->pr->begin_ns = lo;
         b->pr->bin_ns = (hi - lo + STROBE_TG_BINS - 1) / STROBE_TG_BINS;
@@ -906,7 +1262,8 @@ static int build_process(struct builder *b, uint32_t proc)
      * when their CREATE is processed, or at the end if it never is */
     for (size_t i = 0; i < b->nthreads && rc == 0; i++) {
         uint32_t parent = exp->threads[b->threads[i].global].parent;
-        if (parent == STROBE_NONE || exp->threads[parent].process != proc || !exp->threads[parent].stream_path)
+        if (parent == STROBE_NONE || exp->threads[parent].process != proc ||
+            !exp->threads[parent].stream_path)
             rc = start_thread(b, &b->threads[i]);
     }
     for (;;) {
@@ -926,6 +1283,8 @@ static int build_process(struct builder *b, uint32_t proc)
     }
     if (rc == 0)
         rc = finish_path(b);
+    if (rc == 0)
+        rc = finish_sharing(b);
     for (size_t k = 0; k < STROBE_TG_NKINDS; k++)
         g->edges[k] += b->pr->edges[k];
     g->tasks += b->pr->tasks;
@@ -954,6 +1313,24 @@ static int cmp_episode(const void *pa, const void *pb)
     if (a->object != b->object)
         return a->object < b->object ? -1 : 1;
     return (a->episode > b->episode) - (a->episode < b->episode);
+}
+
+static int cmp_share(const void *pa, const void *pb)
+{
+    const struct strobe_tg_share *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    if (a->writer != b->writer)
+        return a->writer < b->writer ? -1 : 1;
+    return (a->reader > b->reader) - (a->reader < b->reader);
+}
+
+static int cmp_false_share(const void *pa, const void *pb)
+{
+    const struct strobe_tg_false_share *a = pa, *b = pb;
+    if (a->conflicts != b->conflicts)
+        return a->conflicts < b->conflicts ? 1 : -1;
+    return (a->line > b->line) - (a->line < b->line);
 }
 
 /* Names the lock objects and barriers of process proc by their symbols. */
@@ -1008,6 +1385,11 @@ int strobe_taskgraph_build(const struct strobe_experiment *exp, const struct str
         qsort(b.g->locks, b.g->nlocks, sizeof *b.g->locks, cmp_lock);
     if (rc == 0 && b.g->nepisodes)
         qsort(b.g->episodes, b.g->nepisodes, sizeof *b.g->episodes, cmp_episode);
+    if (rc == 0 && b.g->nshares)
+        qsort(b.g->shares, b.g->nshares, sizeof *b.g->shares, cmp_share);
+    if (rc == 0 && b.g->nfalse_shares)
+        qsort(b.g->false_shares, b.g->nfalse_shares, sizeof *b.g->false_shares, cmp_false_share);
+    strobe__keymap_free(&b.fsmap);
     while (b.free_nodes) {
         struct node *n = b.free_nodes;
         b.free_nodes = n->pred;
@@ -1042,6 +1424,12 @@ void strobe_taskgraph_free(struct strobe_taskgraph *g)
     }
     for (size_t i = 0; i < g->nepisodes; i++)
         free(g->episodes[i].name);
+    for (size_t i = 0; i < g->nfalse_shares; i++) {
+        free(g->false_shares[i].file[0]);
+        free(g->false_shares[i].file[1]);
+    }
+    free(g->shares);
+    free(g->false_shares);
     free(g->processes);
     free(g->locks);
     free(g->episodes);

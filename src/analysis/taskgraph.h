@@ -28,6 +28,14 @@
  *     acquisition), waits, holds and how many of its critical sections lie
  *     on the critical path;
  *   - barriers: per episode, the last arriver and the wait it caused.
+ * When a thread has a block stream (analysis/blocks.h), its blocks and
+ * memory accesses are split between its tasks at the MARK records that
+ * carry the tickets of its synchronization records, and with memory
+ * accesses two more analyses run on them (memory: the addresses written
+ * and the lines recently written, like a shadow memory):
+ *   - sharing: per thread pair, bytes one wrote and the other read later;
+ *   - false sharing: 64-byte lines written by two threads at different
+ *     addresses in tasks that overlap in time, with both source lines.
  *
  * Processes are built one after the other (tickets order the events of
  * one process). A process whose records carry no tickets (recorded
@@ -64,12 +72,18 @@ static inline const char *strobe_tg_edge_kind_name(uint32_t kind)
 
 /* One task, as handed to the sink when it ends. */
 struct strobe_tg_task {
-    uint64_t id;       /* unique in the experiment, in order of start */
-    uint32_t process;  /* index into experiment.processes */
-    uint32_t thread;   /* global thread index */
+    uint64_t id;      /* unique in the experiment, in order of start */
+    uint32_t process; /* index into experiment.processes */
+    uint32_t thread;  /* global thread index */
     uint64_t start_ns, end_ns;
-    uint32_t region;   /* global region id open at its start (else the first one it
-                          entered), STROBE_NONE: none */
+    uint32_t region; /* global region id open at its start (else the first one it
+                        entered), STROBE_NONE: none */
+    /* from the thread's block stream (`strobe cc --trace=bb[,mem]`; all 0
+     * without one, see strobe_tg_process.blocks) */
+    uint64_t blocks;        /* segments executed */
+    uint64_t reads, writes; /* memory accesses */
+    uint64_t read_bytes, write_bytes;
+    uint64_t lines; /* distinct 64-byte cache lines touched */
 };
 
 struct strobe_tg_edge {
@@ -110,15 +124,18 @@ struct strobe_tg_region_time {
 struct strobe_tg_process {
     uint32_t process;
     bool ticketed; /* merged by tickets (else by time: approximate) */
+    bool blocks;   /* some thread has a block stream: tasks count blocks and accesses */
+    uint64_t block_count, reads, writes, read_bytes, write_bytes; /* over its tasks */
     uint64_t tasks;
     uint64_t edges[STROBE_TG_NKINDS];
-    uint64_t work_ns; /* sum of the tasks' durations */
-    uint64_t span_ns; /* the critical path's length */
-    uint64_t begin_ns, end_ns; /* first task start, last task end */
+    uint64_t work_ns;            /* sum of the tasks' durations */
+    uint64_t span_ns;            /* the critical path's length */
+    uint64_t begin_ns, end_ns;   /* first task start, last task end */
     struct strobe_tg_step *path; /* the critical path, first task first: its
                                     first STROBE_TG_PATH_KEEP tasks */
     size_t npath;
-    uint64_t path_tasks; /* tasks on the critical path */
+    uint64_t path_tasks;                   /* tasks on the critical path */
+    uint64_t path_blocks;                  /* its length in work: the blocks its tasks executed */
     struct strobe_tg_region_time *regions; /* its time per region, longest first */
     size_t nregions;
     /* busy thread-ns per bin of bin_ns from begin_ns: the parallelism in a
@@ -131,7 +148,7 @@ struct strobe_tg_process {
 /* Acquisitions of one lock object from one call path. */
 struct strobe_tg_lock {
     uint32_t process;
-    uint32_t kind;  /* enum strobe_sync_kind (format.h) */
+    uint32_t kind; /* enum strobe_sync_kind (format.h) */
     uint64_t object;
     char *name;     /* symbol of a global object, NULL otherwise */
     uint32_t *path; /* global region ids, outermost first */
@@ -145,14 +162,34 @@ struct strobe_tg_lock {
 struct strobe_tg_episode {
     uint32_t process;
     uint64_t object;
-    char *name;       /* symbol of a global barrier, NULL otherwise */
-    uint64_t episode; /* its n-th episode, from 1 */
-    uint32_t threads; /* arrivals */
-    uint32_t last;    /* global thread index of the last arriver */
+    char *name;                 /* symbol of a global barrier, NULL otherwise */
+    uint64_t episode;           /* its n-th episode, from 1 */
+    uint32_t threads;           /* arrivals */
+    uint32_t last;              /* global thread index of the last arriver */
     uint64_t first_ns, last_ns; /* first and last arrival */
-    uint64_t wait_ns; /* caused by the last arriver: sum over the others of
-                         last_ns - their arrival */
-    bool complete;    /* every arriver departed (not so when killed inside) */
+    uint64_t wait_ns;           /* caused by the last arriver: sum over the others of
+                                   last_ns - their arrival */
+    bool complete;              /* every arriver departed (not so when killed inside) */
+};
+
+/* Bytes thread `writer` wrote and thread `reader` read afterwards
+ * (matched by address: the reader's first read of each write). */
+struct strobe_tg_share {
+    uint32_t process;
+    uint32_t writer, reader; /* global thread indices */
+    uint64_t bytes;
+};
+
+/* A false-sharing candidate: a 64-byte line two threads wrote at
+ * different addresses in tasks that overlapped in time. */
+struct strobe_tg_false_share {
+    uint32_t process;
+    uint64_t line;       /* its address */
+    uint32_t thread[2];  /* global thread indices, thread[0] < thread[1] */
+    uint64_t address[2]; /* the last such write of each */
+    char *file[2];       /* and its source file ("" unknown) */
+    uint32_t source_line[2];
+    uint64_t conflicts; /* writes that met an overlapping write of the other */
 };
 
 struct strobe_taskgraph {
@@ -162,9 +199,14 @@ struct strobe_taskgraph {
     size_t nlocks;
     struct strobe_tg_episode *episodes; /* by wait caused, longest first */
     size_t nepisodes;
-    uint64_t events; /* records read */
+    struct strobe_tg_share *shares; /* by bytes, most first */
+    size_t nshares;
+    struct strobe_tg_false_share *false_shares; /* by conflicts, most first */
+    size_t nfalse_shares;
+    bool has_blocks;                         /* some process had block streams with memory accesses */
+    uint64_t events;                         /* records read */
     uint64_t tasks, edges[STROBE_TG_NKINDS]; /* over all processes */
-    size_t peak_live; /* most task nodes alive at once (memory bound) */
+    size_t peak_live;                        /* most task nodes alive at once (memory bound) */
 };
 
 /* Builds the graph of every process of EXP with an event stream, handing

@@ -75,6 +75,7 @@ struct seg {
     LLVMValueRef start, end;
     uint32_t first_op, nops, recorded;
     uint32_t function, file, line;
+    bool reload; /* a call may have moved the cursor since the previous segment */
 };
 
 struct name {
@@ -371,14 +372,27 @@ static void plan_ops(struct plan *pl, struct seg *s, LLVMValueRef inst)
     }
 }
 
-static struct seg *new_seg(struct plan *pl, LLVMValueRef start, uint32_t function)
+/* True when bb is the successor of an invoke or a callbr: the call may
+ * have moved the cursor. */
+static bool after_call(LLVMBasicBlockRef bb)
+{
+    for (LLVMUseRef u = LLVMGetFirstUse(LLVMBasicBlockAsValue(bb)); u; u = LLVMGetNextUse(u)) {
+        LLVMValueRef user = LLVMGetUser(u);
+        if (LLVMIsAInvokeInst(user) ||
+            (LLVMIsAInstruction(user) && LLVMGetInstructionOpcode(user) == LLVMCallBr))
+            return true;
+    }
+    return false;
+}
+
+static struct seg *new_seg(struct plan *pl, LLVMValueRef start, uint32_t function, bool reload)
 {
     void *g = grow(pl->segs, &pl->cap_segs, pl->nsegs, sizeof *pl->segs, &pl->oom);
     if (!g)
         return NULL;
     pl->segs = g;
     struct seg *s = &pl->segs[pl->nsegs];
-    *s = (struct seg){.start = start, .first_op = pl->nops, .function = function};
+    *s = (struct seg){.start = start, .first_op = pl->nops, .function = function, .reload = reload};
     return s;
 }
 
@@ -416,7 +430,7 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
         i = LLVMGetNextInstruction(i);
     if (!i || LLVMIsAFuncletPadInst(i) || LLVMIsACatchSwitchInst(i))
         return; /* Windows exception handling: not instrumented */
-    struct seg *s = new_seg(pl, i, function);
+    struct seg *s = new_seg(pl, i, function, entry || after_call(bb));
     for (; i && s; i = LLVMGetNextInstruction(i)) {
         if (pl->nsegs >= MAX_BLOCKS)
             return;
@@ -428,7 +442,7 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
             end_seg(pl, s, i, fn);
             if (LLVMIsATerminatorInst(i) || ends_tail_call(i))
                 return; /* invoke, callbr: the successors start their own */
-            s = new_seg(pl, LLVMGetNextInstruction(i), function);
+            s = new_seg(pl, LLVMGetNextInstruction(i), function, true);
             continue;
         }
         if (pl->level == STROBE_BB_LEVEL_MEM)
@@ -436,7 +450,7 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
         if (s->recorded >= STROBE_BB_MAX_SEG_OPS) {
             LLVMValueRef next = LLVMGetNextInstruction(i);
             end_seg(pl, s, next, fn);
-            s = new_seg(pl, next, function);
+            s = new_seg(pl, next, function, false);
         }
     }
 }
@@ -469,6 +483,11 @@ struct emit {
     LLVMValueRef refill; /* strobe.bb.refill: the module's cold path */
     LLVMValueRef base;   /* strobe.bb.base: written by strobe_bb_register */
     LLVMValueRef prev;   /* strobe.bb.prev: the previous addresses, per thread */
+    /* The current function's copies of cursor.pos and cursor.limit:
+     * allocas, registers once promoted (plugin.cpp), so that a segment
+     * does not load what the previous one stored (a store-to-load
+     * forwarding delay per segment, the critical path of a tight loop) */
+    LLVMValueRef fn, pos_slot, limit_slot;
 };
 
 static LLVMValueRef c32(struct emit *e, uint64_t v)
@@ -600,17 +619,36 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     LLVMBasicBlockRef bb = LLVMGetInstructionParent(s->start);
     uint32_t need = 3u + 8u * s->recorded + 8u;
     /* head: is there room for the longest record of the segment? */
+    LLVMValueRef fn = LLVMGetBasicBlockParent(bb);
+    if (fn != e->fn) {
+        LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(fn)));
+        LLVMSetCurrentDebugLocation2(b, NULL);
+        e->fn = fn;
+        e->pos_slot = LLVMBuildAlloca(b, e->p8, "strobe.pos.slot");
+        e->limit_slot = LLVMBuildAlloca(b, e->p8, "strobe.limit.slot");
+    }
     LLVMBasicBlockRef head = split_before(e, bb, s->start);
     LLVMBasicBlockRef refill = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.refill");
     at_end(b, head);
-    LLVMValueRef pos = LLVMBuildLoad2(b, e->p8, e->cursor_pos, "strobe.pos");
-    LLVMValueRef limit = LLVMBuildLoad2(b, e->p8, e->cursor_limit, "");
+    /* the cursor itself after a call or at the function's start (too when
+     * the module has more blocks than ids: segments may be missing), else
+     * the copies: cursor.pos and its copy are equal after every segment */
+    LLVMValueRef pos, limit;
+    if (s->reload || pl->nsegs >= MAX_BLOCKS) {
+        pos = LLVMBuildLoad2(b, e->p8, e->cursor_pos, "strobe.pos");
+        limit = LLVMBuildLoad2(b, e->p8, e->cursor_limit, "");
+        LLVMBuildStore(b, limit, e->limit_slot);
+    } else {
+        pos = LLVMBuildLoad2(b, e->p8, e->pos_slot, "strobe.pos");
+        limit = LLVMBuildLoad2(b, e->p8, e->limit_slot, "");
+    }
     LLVMValueRef n = c64(e, need);
     LLVMValueRef endp = LLVMBuildGEP2(b, e->i8, pos, &n, 1, "");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntUGT, endp, limit, ""), refill, bb);
     at_end(b, refill);
     LLVMValueRef arg = c32(e, need);
     LLVMValueRef fresh = LLVMBuildCall2(b, LLVMGlobalGetValueType(e->refill), e->refill, &arg, 1, "");
+    LLVMBuildStore(b, LLVMBuildLoad2(b, e->p8, e->cursor_limit, ""), e->limit_slot);
     LLVMBuildBr(b, bb);
     LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(bb));
     LLVMValueRef p = LLVMBuildPhi(b, e->p8, "strobe.p");
@@ -660,6 +698,7 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     LLVMValueRef st = LLVMBuildStore(b, id, LLVMBuildBitCast(b, p, LLVMPointerType(e->i32, 0), ""));
     LLVMSetAlignment(st, 1);
     LLVMBuildStore(b, q, e->cursor_pos);
+    LLVMBuildStore(b, q, e->pos_slot);
 }
 
 static LLVMValueRef private_string(struct emit *e, const char *s, size_t len)

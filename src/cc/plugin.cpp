@@ -17,6 +17,7 @@
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Transforms/Utils/Mem2Reg.h"
 
 #include "cc/pass.h"
 
@@ -46,10 +47,17 @@ struct StrobeBlocksPass : llvm::PassInfoMixin<StrobeBlocksPass> {
 extern "C" LLVM_ATTRIBUTE_WEAK ::llvm::PassPluginLibraryInfo llvmGetPassPluginInfo()
 {
     return {LLVM_PLUGIN_API_VERSION, "strobe-cc", "1", [](llvm::PassBuilder &pb) {
-                pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager &mpm, llvm::OptimizationLevel) {
-                    unsigned level = strobe__cc_level(std::getenv("STROBE_CC_TRACE"));
-                    if (level)
+                pb.registerOptimizerLastEPCallback(
+                    [](llvm::ModulePassManager &mpm, llvm::OptimizationLevel o) {
+                        unsigned level = strobe__cc_level(std::getenv("STROBE_CC_TRACE"));
+                        if (!level)
+                            return;
                         mpm.addPass(StrobeBlocksPass(level));
-                });
+                        // the functions' copies of the cursor into registers
+                        // (pass.c); at -O0 they stay on the stack, as the
+                        // program's own variables do
+                        if (o != llvm::OptimizationLevel::O0)
+                            mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::PromotePass()));
+                    });
             }};
 }

@@ -27,7 +27,11 @@ const char strobe__taskgraph_help[] =
     "the tickets `strobe run --taskgraph` records. Prints the analyses: the\n"
     "critical path (its length, tasks and regions), parallelism (work / span and\n"
     "over time), lock contention per object and acquiring call path (with how\n"
-    "often on the critical path) and barrier imbalance per episode.\n"
+    "often on the critical path) and barrier imbalance per episode; for code\n"
+    "built with `strobe cc --trace=bb,mem` also the blocks and memory accesses of\n"
+    "each task, the bytes each thread read of what another wrote (sharing) and\n"
+    "the cache lines two threads wrote at once at different addresses (false\n"
+    "sharing, with both source lines).\n"
     "\n"
     "options:\n"
     "  --format FMT        text: the analyses (default); json: the tasks, edges and\n"
@@ -88,8 +92,8 @@ int strobe__cmd_taskgraph(int argc, char **argv)
             else if (strcmp(optarg, "dot") == 0)
                 format = STROBE_TG_FORMAT_DOT;
             else
-                return strobe__cli_usage_error("taskgraph", "--format: unknown format '%s' (text, json or dot)",
-                                               optarg);
+                return strobe__cli_usage_error("taskgraph",
+                                               "--format: unknown format '%s' (text, json or dot)", optarg);
             break;
         case 'o':
             if (!*optarg)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/bb.h"
 #include "core/hotpath.h"
 #include "core/registry.h"
 #include "core/runtime.h"
@@ -58,14 +59,17 @@ static void record_ext_u64(struct strobe__thread *t, unsigned type, uint64_t v, 
 }
 
 /* A THREAD_CREATE or THREAD_JOIN record of thread `index` with its
- * ticket (0: none) at time `now` (0: now). */
+ * ticket (0: none; a ticketed record that was written is also marked in
+ * the thread's block stream) at time `now` (0: now). */
 static void record_thread_op(struct strobe__thread *t, unsigned type, uint32_t index, uint64_t ticket,
                              uint64_t now)
 {
     uint8_t payload[20], *q = strobe_uleb_put(payload, index);
     q = strobe_uleb_put(q, ticket);
     strobe__busy_set(t, STROBE__BUSY_IN);
-    strobe__ext_record(t, type, now ? now : strobe__now(t), payload, (size_t)(q - payload));
+    if (strobe__ext_record(t, type, now ? now : strobe__now(t), payload, (size_t)(q - payload)) == 0 &&
+        ticket)
+        strobe__bb_mark(t, ticket);
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 

@@ -13,7 +13,16 @@
  *  - every call that waited (a contended acquire, a condition wait, a
  *    barrier) also writes a SYNC trace record with its wait and what the
  *    task graph needs to order it after another thread's action: the
- *    releasing thread and its release number, the barrier episode.
+ *    releasing thread and its release number, the barrier episode;
+ *  - with task-graph recording (STROBE_LOCKS=all, or switched on when a
+ *    module traced by `strobe cc --trace=bb` registers: strobe__sync_all)
+ *    every call writes its record, waited or not, with a ticket from one
+ *    process-wide counter (strobe__sync_ticket: why a relaxed increment
+ *    orders them as happens-before does), taken after an acquire returns
+ *    and before a release is passed on; a barrier or condition wait also
+ *    writes an ARRIVE before it waits. Each ticket also goes into the
+ *    thread's block stream as a MARK (strobe__bb_mark). An uncontended
+ *    pair then costs two timestamps, two increments and two records.
  *
  * Contention is detected before the call, and only then the wait is
  * timed: rwlocks, spin locks and semaphores are tried first (the try call
@@ -64,6 +73,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/bb.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
 #include "core/runtime.h"
@@ -343,7 +353,8 @@ static void *real(void **slot, const char *name, const char *version)
 /* ---- recording ---- */
 
 /* Appends a SYNC record of up to 6 values after the op and the object, at
- * `now`, with its ticket last (0: none); a wait (every op but RELEASE,
+ * `now`, with its ticket last (0: none; a ticketed record that was
+ * written is also marked in the thread's block stream); a wait (every op but RELEASE,
  * SIGNAL and BROADCAST) also gets its call site `site`, the return address
  * of the interposed call (0: unknown), so that a program without
  * instrumentation still says where it waited. Only recorded calls pass it
@@ -363,7 +374,8 @@ static void record(struct strobe__thread *t, unsigned op, uintptr_t obj, uint64_
             q = strobe_uleb_put(q, site);
     }
     q = strobe_uleb_put(q, ticket);
-    strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload));
+    if (strobe__ext_record(t, STROBE_EXT_SYNC, now, payload, (size_t)(q - payload)) == 0 && ticket)
+        strobe__bb_mark(t, ticket);
 }
 
 /* The ticket of a call about to be recorded: a new one in task-graph
@@ -458,7 +470,8 @@ static void acquired_slow(struct strobe__thread *t, uintptr_t obj, uint32_t kind
         struct strobe_prof_sync *slot = slot_of(t, s, obj, kind);
         count_wait(slot, wait);
         if (held && s->nheld < HELD_MAX)
-            s->held[s->nheld++] = (struct held){obj, slot, sample_hold(s, slot) ? now : 0};
+            /* every hold timed in task-graph recording (ticket), as in acquired_all */
+            s->held[s->nheld++] = (struct held){obj, slot, ticket || sample_hold(s, slot) ? now : 0};
     }
     uint64_t v[3] = {wait, 0, 0};
     releaser_of(st, obj, before, v + 1);
@@ -487,16 +500,24 @@ STROBE_COLD static void publish_release_slow(struct strobe__thread *t, struct st
     record(t, op, obj, strobe__now(t), &seq, 1, 0, 0);
 }
 
-/* A release in task-graph recording: published as in publish_release, and
- * recorded whether a waiter was registered or not (release number 0: none
- * was), with a ticket taken before the release is passed on. `now`: the
- * time if known, else 0. BUSY_IN is set. */
-STROBE_NOINLINE static void release_all(struct strobe__thread *t, uintptr_t obj, unsigned op, uint64_t now)
+/* Task-graph recording: thread t's release of obj published when a waiter
+ * is registered, as in publish_release. Returns its release number, 0
+ * when no waiter was. */
+static uint64_t publish_if_waited(struct strobe__thread *t, uintptr_t obj)
 {
     struct strobe__sync_stripe *st = stripe_of(obj);
-    uint64_t seq = 0;
     if (st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0)
-        seq = publish_word(t, st, obj);
+        return publish_word(t, st, obj);
+    return 0;
+}
+
+/* A release in task-graph recording: published (publish_if_waited) and
+ * recorded whether a waiter was registered or not, with a ticket taken
+ * before the release is passed on. `now`: the time if known, else 0.
+ * BUSY_IN is set. */
+STROBE_NOINLINE static void release_all(struct strobe__thread *t, uintptr_t obj, unsigned op, uint64_t now)
+{
+    uint64_t seq = publish_if_waited(t, obj);
     if (!now)
         now = strobe__now(t);
     record(t, op, obj, now, &seq, 1, 0, strobe__sync_ticket());
@@ -869,9 +890,7 @@ STROBE_NOINLINE static uint64_t arrive(struct strobe__thread *t, uintptr_t obj, 
     uint64_t now = 0;
     if (mutex) {
         now = hold_end(t, mutex);
-        struct strobe__sync_stripe *st = stripe_of(mutex);
-        if (st && atomic_load_explicit(&st->waiters, memory_order_relaxed) != 0)
-            publish_word(t, st, mutex);
+        publish_if_waited(t, mutex);
     }
     if (!now)
         now = strobe__now(t);

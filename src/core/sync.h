@@ -3,7 +3,9 @@
  * Synchronization interposer (sync.c): pthread mutexes, rwlocks, spin
  * locks, condition variables, barriers and POSIX semaphores, measured per
  * object and acquiring call path (profile SYNC slots), with a SYNC trace
- * record for every call that waited (format.h, STROBE_EXT_SYNC).
+ * record for every call that waited (format.h, STROBE_EXT_SYNC), and for
+ * every call, with ordering tickets, in task-graph recording
+ * (runtime.h: strobe__sync_all, strobe__sync_ticket).
  *
  * This header holds what the runtime context keeps for it: the real libc
  * entry points (resolved on first use) and the process-wide table of

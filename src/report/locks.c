@@ -15,7 +15,7 @@ const char *strobe__sync_kind_name(uint32_t kind)
 }
 
 void strobe__object_label(FILE *out, const struct strobe_experiment *exp, uint32_t process, const char *name,
-                         uint64_t object)
+                          uint64_t object)
 {
     if (exp->nprocesses > 1)
         fprintf(out, "%" PRIu64 ":", exp->processes[process].pid);

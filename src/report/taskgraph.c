@@ -12,7 +12,7 @@
 static const char *region_name(const struct strobe_experiment *exp, uint32_t region)
 {
     return region == STROBE_NONE || region >= exp->nregions ? "(outside measured regions)"
-                                                             : exp->regions[region].name;
+                                                            : exp->regions[region].name;
 }
 
 /* work / span with two decimals, "-" without a span */
@@ -36,8 +36,18 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
     fmt_ratio(r, sizeof r, pr->work_ns, pr->span_ns);
     fprintf(out, "\n  work %s, span (critical path) %s, parallelism (work / span) %s\n",
             strobe__fmt_time(a, pr->work_ns), strobe__fmt_time(b, pr->span_ns), r);
+    if (pr->blocks) {
+        fmt_ratio(r, sizeof r, pr->block_count, pr->path_blocks);
+        fprintf(out,
+                "  blocks %" PRIu64 ", on the critical path %" PRIu64
+                " (parallelism in work %s); reads %" PRIu64 " (%s), writes %" PRIu64 " (",
+                pr->block_count, pr->path_blocks, r, pr->reads, strobe__fmt_bytes(a, pr->read_bytes),
+                pr->writes);
+        fprintf(out, "%s)\n", strobe__fmt_bytes(b, pr->write_bytes));
+    }
 
-    fprintf(out, "\nCritical path: %s over %" PRIu64 " tasks\n", strobe__fmt_time(a, pr->span_ns), pr->path_tasks);
+    fprintf(out, "\nCritical path: %s over %" PRIu64 " tasks\n", strobe__fmt_time(a, pr->span_ns),
+            pr->path_tasks);
     if (pr->nregions)
         fprintf(out, "  %10s %6s %8s  %s\n", "time", "share", "tasks", "region (at the task's start)");
     size_t shown = top && top < pr->nregions ? top : pr->nregions;
@@ -45,14 +55,15 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
         const struct strobe_tg_region_time *x = &pr->regions[i];
         fputs("  ", out);
         strobe__cell(out, strobe__fmt_time(a, x->ns), 10);
-        fprintf(out, " %5.1f%% %8" PRIu64 "  %s\n", pr->span_ns ? 100.0 * (double)x->ns / (double)pr->span_ns : 0.0,
-                x->tasks, region_name(exp, x->region));
+        fprintf(out, " %5.1f%% %8" PRIu64 "  %s\n",
+                pr->span_ns ? 100.0 * (double)x->ns / (double)pr->span_ns : 0.0, x->tasks,
+                region_name(exp, x->region));
     }
     if (shown < pr->nregions)
         fprintf(out, "  ... %zu more regions (--top 0 shows all)\n", pr->nregions - shown);
     if (pr->npath) {
-        fprintf(out, "  %8s %-8s %10s %10s %10s  %-8s %s\n", "task", "thread", "start", "end", "duration", "via",
-                "region");
+        fprintf(out, "  %8s %-8s %10s %10s %10s  %-8s %s\n", "task", "thread", "start", "end", "duration",
+                "via", "region");
         shown = top && top < pr->npath ? top : pr->npath;
         for (size_t i = 0; i < shown; i++) {
             const struct strobe_tg_step *s = &pr->path[i];
@@ -69,7 +80,8 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
         }
         if (shown < pr->path_tasks)
             fprintf(out, "  ... %" PRIu64 " more tasks%s\n", pr->path_tasks - shown,
-                    shown < pr->npath ? " (--top 0 shows all)" : " (the report keeps the first " STROBE_TG_PATH_KEEP_TEXT ")");
+                    shown < pr->npath ? " (--top 0 shows all)"
+                                      : " (the report keeps the first " STROBE_TG_PATH_KEEP_TEXT ")");
     }
     if (pr->nbins) {
         fprintf(out, "\nParallelism over time (busy threads per %s from %s)\n ",
@@ -84,8 +96,52 @@ static void text_process(FILE *out, const struct strobe_experiment *exp, const s
     }
 }
 
-int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g,
-                                 size_t top)
+/* The sharing tables (block streams with memory accesses). */
+static void text_sharing(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g,
+                         size_t top)
+{
+    char a[STROBE_UNITS_LEN];
+    fprintf(out, "\nSharing (bytes written by one thread and read later by another)\n");
+    if (g->nshares == 0)
+        fprintf(out, "  none\n");
+    else
+        fprintf(out, "  %12s  %-12s %s\n", "bytes", "writer", "reader");
+    size_t shown = top && top < g->nshares ? top : g->nshares;
+    for (size_t i = 0; i < shown; i++) {
+        const struct strobe_tg_share *x = &g->shares[i];
+        fprintf(out, "  %12" PRIu64 "  ", x->bytes);
+        char w[32];
+        snprintf(w, sizeof w, "t%u", exp->threads[x->writer].index);
+        fprintf(out, "%-12s ", w);
+        strobe__thread_label(out, exp, x->reader);
+        fprintf(out, " (%s)\n", strobe__fmt_bytes(a, x->bytes));
+    }
+    if (shown < g->nshares)
+        fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nshares - shown);
+    fprintf(out, "\nFalse-sharing candidates (64-byte lines written by two threads at different addresses in "
+                 "overlapping tasks)\n");
+    if (g->nfalse_shares == 0)
+        fprintf(out, "  none\n");
+    else
+        fprintf(out, "  %10s  %-18s %s\n", "conflicts", "line", "threads: address (source)");
+    shown = top && top < g->nfalse_shares ? top : g->nfalse_shares;
+    for (size_t i = 0; i < shown; i++) {
+        const struct strobe_tg_false_share *f = &g->false_shares[i];
+        fprintf(out, "  %10" PRIu64 "  0x%-16" PRIx64, f->conflicts, f->line);
+        for (int k = 0; k < 2; k++) {
+            fputs(k ? ";  " : " ", out);
+            strobe__thread_label(out, exp, f->thread[k]);
+            fprintf(out, ": 0x%" PRIx64 " (%s:%u)", f->address[k], *f->file[k] ? f->file[k] : "?",
+                    f->source_line[k]);
+        }
+        fputc('\n', out);
+    }
+    if (shown < g->nfalse_shares)
+        fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nfalse_shares - shown);
+}
+
+int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
+                                 const struct strobe_taskgraph *g, size_t top)
 {
     char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN], c[STROBE_UNITS_LEN];
     if (g->nprocesses == 0)
@@ -97,8 +153,8 @@ int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
     if (g->nlocks == 0)
         fprintf(out, "  none recorded\n");
     else
-        fprintf(out, "  %10s %10s %10s %10s %8s  %-7s %s\n", "wait", "max wait", "hold", "acquired", "on path",
-                "kind", "object / call path");
+        fprintf(out, "  %10s %10s %10s %10s %8s  %-7s %s\n", "wait", "max wait", "hold", "acquired",
+                "on path", "kind", "object / call path");
     size_t shown = top && top < g->nlocks ? top : g->nlocks;
     for (size_t i = 0; i < shown; i++) {
         const struct strobe_tg_lock *l = &g->locks[i];
@@ -142,6 +198,8 @@ int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
     }
     if (shown < g->nepisodes)
         fprintf(out, "  ... %zu more (--top 0 shows all)\n", g->nepisodes - shown);
+    if (g->has_blocks)
+        text_sharing(out, exp, g, top);
     return ferror(out) ? -EIO : 0;
 }
 
@@ -174,6 +232,13 @@ void strobe__taskgraph_json(struct strobe__jw *w, const struct strobe_taskgraph 
         for (uint32_t k = 0; k < STROBE_TG_NKINDS; k++)
             strobe__jw_u64(w, strobe_tg_edge_kind_name(k), pr->edges[k]);
         strobe__jw_close(w);
+        strobe__jw_bool(w, "blocks", pr->blocks);
+        strobe__jw_u64(w, "block_count", pr->block_count);
+        strobe__jw_u64(w, "reads", pr->reads);
+        strobe__jw_u64(w, "writes", pr->writes);
+        strobe__jw_u64(w, "read_bytes", pr->read_bytes);
+        strobe__jw_u64(w, "write_bytes", pr->write_bytes);
+        strobe__jw_u64(w, "critical_path_blocks", pr->path_blocks);
         strobe__jw_u64(w, "work_ns", pr->work_ns);
         strobe__jw_u64(w, "span_ns", pr->span_ns);
         if (pr->span_ns)
@@ -252,6 +317,37 @@ void strobe__taskgraph_json(struct strobe__jw *w, const struct strobe_taskgraph 
         strobe__jw_close(w);
     }
     strobe__jw_close(w);
+    strobe__jw_bool(w, "memory_accesses", g->has_blocks);
+    strobe__jw_open(w, "sharing", '[', false);
+    for (size_t i = 0; i < g->nshares; i++) {
+        strobe__jw_open(w, NULL, '{', true);
+        strobe__jw_u64(w, "process", g->shares[i].process);
+        strobe__jw_u64(w, "writer", g->shares[i].writer);
+        strobe__jw_u64(w, "reader", g->shares[i].reader);
+        strobe__jw_u64(w, "bytes", g->shares[i].bytes);
+        strobe__jw_close(w);
+    }
+    strobe__jw_close(w);
+    strobe__jw_open(w, "false_sharing", '[', false);
+    for (size_t i = 0; i < g->nfalse_shares; i++) {
+        const struct strobe_tg_false_share *f = &g->false_shares[i];
+        strobe__jw_open(w, NULL, '{', true);
+        strobe__jw_u64(w, "process", f->process);
+        strobe__jw_u64(w, "line", f->line);
+        strobe__jw_u64(w, "conflicts", f->conflicts);
+        strobe__jw_open(w, "writes", '[', true);
+        for (int k = 0; k < 2; k++) {
+            strobe__jw_open(w, NULL, '{', true);
+            strobe__jw_u64(w, "thread", f->thread[k]);
+            strobe__jw_u64(w, "address", f->address[k]);
+            strobe__jw_str(w, "file", f->file[k]);
+            strobe__jw_u64(w, "source_line", f->source_line[k]);
+            strobe__jw_close(w);
+        }
+        strobe__jw_close(w);
+        strobe__jw_close(w);
+    }
+    strobe__jw_close(w);
     strobe__jw_close(w);
 }
 
@@ -267,6 +363,12 @@ static int json_task(void *arg, const struct strobe_tg_task *t)
     strobe__jw_u64(w, "start_ns", t->start_ns);
     strobe__jw_u64(w, "end_ns", t->end_ns);
     strobe__jw_ref(w, "region", t->region);
+    strobe__jw_u64(w, "blocks", t->blocks);
+    strobe__jw_u64(w, "reads", t->reads);
+    strobe__jw_u64(w, "writes", t->writes);
+    strobe__jw_u64(w, "read_bytes", t->read_bytes);
+    strobe__jw_u64(w, "write_bytes", t->write_bytes);
+    strobe__jw_u64(w, "lines", t->lines);
     strobe__jw_close(w);
     return ferror(w->out) ? -EIO : 0;
 }
@@ -290,7 +392,8 @@ static int dot_task(void *arg, const struct strobe_tg_task *t)
     struct strobe__tg_writer *tw = arg;
     const struct strobe_experiment *exp = tw->exp;
     char d[STROBE_UNITS_LEN];
-    fprintf(tw->out, "  n%" PRIu64 " [label=\"t%u #%" PRIu64 "\\n", t->id, exp->threads[t->thread].index, t->id);
+    fprintf(tw->out, "  n%" PRIu64 " [label=\"t%u #%" PRIu64 "\\n", t->id, exp->threads[t->thread].index,
+            t->id);
     for (const char *p = region_name(exp, t->region); *p; p++) {
         if (*p == '"' || *p == '\\')
             fputc('\\', tw->out);

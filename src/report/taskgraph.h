@@ -20,8 +20,8 @@
 
 /* Writes the analyses as text. `top`: rows per table, 0 = all. Returns 0
  * or -EIO when writing failed. */
-int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp, const struct strobe_taskgraph *g,
-                                 size_t top);
+int strobe_report_taskgraph_text(FILE *out, const struct strobe_experiment *exp,
+                                 const struct strobe_taskgraph *g, size_t top);
 
 /* Writes the member "taskgraph": the analyses, in the JSON report and the
  * graph file alike. */
@@ -39,7 +39,7 @@ enum strobe_tg_format {
 struct strobe__tg_writer {
     const struct strobe_experiment *exp;
     int format;
-    FILE *out, *edges; /* edges: JSON only */
+    FILE *out, *edges;       /* edges: JSON only */
     struct strobe__jw w, ew; /* JSON: the document, the edges array */
 };
 

@@ -226,6 +226,14 @@ STROBE_TEST(loop_exact)
     CHECK_EQ_U64(sum.reads, 3 * 1000);
     CHECK_EQ_U64(sum.writes, 1000 + 63);
     CHECK_EQ_U64(sum.bytes, 7729);
+    /* the thread's end cut its stream to the data, the process's end the
+     * tables (SIGKILL leaves whole chunks: the killed case) */
+    struct stat st;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s/t0.bb", dir, exp->processes[0].dir);
+    CHECK(stat(path, &st) == 0 && st.st_size == 64 + 7729);
+    snprintf(path, sizeof path, "%s/%s/blocks", dir, exp->processes[0].dir);
+    CHECK(stat(path, &st) == 0 && st.st_size < 4096);
     strobe_experiment_close(exp);
 }
 
@@ -308,6 +316,10 @@ STROBE_TEST(killed)
     free(out);
     struct strobe_experiment *exp = strobe_test_open_experiment(dir);
     CHECK_EQ_U64(check_thread(exp, 0, 0, &k, 0, false), kernel_blocks(3000));
+    struct stat st;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s/t0.bb", dir, exp->processes[0].dir);
+    CHECK(stat(path, &st) == 0 && st.st_size == STROBE_CHUNK_SIZE_DEFAULT); /* not cut: killed */
     strobe_experiment_close(exp);
 }
 
@@ -432,6 +444,104 @@ STROBE_TEST(damaged)
     strobe_experiment_close(exp);
 }
 
+/* ---- built by `strobe cc --trace=bb,mem` (bb_cc_prog.c) ---- */
+
+/* Builds bb_cc_prog in the case's scratch directory; false (the case is
+ * skipped) when this build has no pass plugin. */
+static bool cc_build(const char *tmp)
+{
+    char *out;
+    if (strobe_test_sh(&out, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
+        free(out);
+        printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
+        return false;
+    }
+    free(out);
+    int rc = strobe_test_sh(&out,
+                            "cd '%s' && %s/strobe cc --trace=bb,mem -O1 -fno-unroll-loops -pthread "
+                            "%s/tests/analysis/bb_cc_prog.c -o prog",
+                            tmp, STROBE_BIN_DIR, STROBE_SOURCE_DIR);
+    if (rc != 0)
+        STROBE_FAIL("strobe cc: exit %d\n%s", rc, out);
+    free(out);
+    return true;
+}
+
+/* The 8-byte stores of thread t<index> into [a, a + 8 n): they must be
+ * a[0], a[1], ... in order; returns how many. */
+static uint64_t cc_stores(const struct strobe_experiment *exp, uint32_t index, uint64_t a, uint64_t n)
+{
+    struct strobe__blocks *b = tables(exp, 0);
+    struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, index), b);
+    struct strobe__bb_event ev;
+    struct strobe_errbuf eb = {""};
+    uint64_t seen = 0;
+    int rc;
+    while ((rc = strobe__bbstream_next(s, &ev, &eb)) == 1)
+        for (uint32_t i = 0; i < ev.naccesses; i++) {
+            const struct strobe__bb_access *x = &ev.accesses[i];
+            if (x->kind != STROBE_BB_STORE || x->address < a || x->address >= a + 8 * n)
+                continue;
+            if (x->size != 8 || x->address != a + 8 * seen)
+                STROBE_FAIL("t%u: store %llu: %u bytes at a + %llu, expected 8 at a + %llu", index,
+                            (unsigned long long)seen, x->size, (unsigned long long)(x->address - a),
+                            (unsigned long long)(8 * seen));
+            CHECK_STR_EQ(ev.block->function, "fill");
+            seen++;
+        }
+    if (rc < 0)
+        STROBE_FAIL("%s", eb.msg);
+    strobe__bbstream_close(s);
+    strobe__blocks_free(b);
+    return seen;
+}
+
+/* Each thread's stream holds exactly its own array's stores, in order. */
+STROBE_TEST(cc_threads)
+{
+    const char *tmp = strobe_test_tmpdir("bb_cc_threads");
+    if (!cc_build(tmp))
+        return;
+    char prog[4300];
+    snprintf(prog, sizeof prog, "%s/prog", tmp);
+    snprintf(dir, sizeof dir, "%s/exp", tmp);
+    char *out;
+    if (strobe_test_sh(&out, "%s/strobe run -o '%s' -- '%s' threads 3 5000", STROBE_BIN_DIR, dir, prog) != 0)
+        STROBE_FAIL("strobe run: %s", out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    for (uint32_t t = 1; t <= 3; t++) {
+        char key[32];
+        unsigned long a;
+        long n;
+        snprintf(key, sizeof key, "thread %u a=", t);
+        const char *p = strstr(out, key);
+        CHECK(p && sscanf(p + strlen(key), "%lx n=%ld", &a, &n) == 2 && n == 5000 * (long)t);
+        CHECK_EQ_U64(cc_stores(exp, t, a, (uint64_t)n), (uint64_t)n);
+    }
+    free(out);
+    strobe_experiment_close(exp);
+}
+
+/* SIGKILL right after fill(): every store is in the stream. */
+STROBE_TEST(cc_killed)
+{
+    const char *tmp = strobe_test_tmpdir("bb_cc_killed");
+    if (!cc_build(tmp))
+        return;
+    snprintf(dir, sizeof dir, "%s/exp", tmp);
+    char *out;
+    CHECK(strobe_test_sh(&out, "%s/strobe run -o '%s' -- '%s/prog' kill 20000", STROBE_BIN_DIR, dir, tmp) !=
+          0);
+    unsigned long a;
+    long n;
+    const char *p = strstr(out, "a=");
+    CHECK(p && sscanf(p, "a=%lx n=%ld", &a, &n) == 2 && n == 20000);
+    free(out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    CHECK_EQ_U64(cc_stores(exp, 0, a, (uint64_t)n), (uint64_t)n);
+    strobe_experiment_close(exp);
+}
+
 /* ---- byte-level streams ---- */
 
 static uint8_t *put_header(uint8_t *p, const char *magic, uint32_t chunk)
@@ -545,5 +655,5 @@ STROBE_TEST(byte_level_marks_and_chunks)
 STROBE_TEST_MAIN(STROBE_CASE(loop_exact), STROBE_CASE(threads_own_streams), STROBE_CASE(small_chunks),
                  STROBE_CASE(size_limit), STROBE_CASE(fork_child), STROBE_CASE(killed),
                  STROBE_CASE(no_runtime), STROBE_CASE(other_abi_stops), STROBE_CASE(report_summary),
-                 STROBE_CASE(cursor_not_exported), STROBE_CASE(damaged),
-                 STROBE_CASE(byte_level_marks_and_chunks))
+                 STROBE_CASE(cursor_not_exported), STROBE_CASE(cc_threads), STROBE_CASE(cc_killed),
+                 STROBE_CASE(damaged), STROBE_CASE(byte_level_marks_and_chunks))

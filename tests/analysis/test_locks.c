@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/blocks.h"
 #include "analysis/decode.h"
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
@@ -706,7 +707,9 @@ STROBE_TEST(taskgraph_producer_consumer_order)
     const struct strobe_lock_row *q = row(exp, m, "queue_lock", "producer");
     uint64_t lock = q->object, cond_waits = 0;
     CHECK_EQ_U64(q->acquisitions, 20000);
+    CHECK_EQ_U64(q->hold_samples, 20000); /* every hold timed, waited or not */
     CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->acquisitions, 20000);
+    CHECK_EQ_U64(row(exp, m, "queue_lock", "consumer")->hold_samples, 20000);
     for (size_t i = 0; i < m->nrows; i++)
         if (m->rows[i].kind == STROBE_SYNC_COND)
             cond_waits += m->rows[i].acquisitions;
@@ -748,6 +751,53 @@ STROBE_TEST(taskgraph_same_lock_model)
     strobe_experiment_close(exp);
 }
 
+STROBE_TEST(taskgraph_marks_in_block_streams)
+{
+    /* a program with modules traced by blocks (bb_prog.c, as `strobe cc
+     * --trace=bb` builds them) under plain `strobe run`: their
+     * registration turns task-graph recording on, and each thread's block
+     * stream has a MARK per ticketed record of its event stream, in the
+     * same order */
+    struct strobe_experiment *exp = run_prog("taskgraph_marks", "", "analysis_bb_prog", "threads 3 100");
+    read_ordered(exp);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_THREAD_CREATE, 0, 0), 3);
+    CHECK_EQ_INT(count_ordered(0, STROBE__RAW_THREAD_JOIN, 0, 0), 3);
+    struct strobe__blocks *b;
+    struct strobe_errbuf eb = {""};
+    if (strobe__blocks_open(exp, 0, &b, &eb) != 0 || !b)
+        STROBE_FAIL("no blocks: %s", eb.msg);
+    size_t marks = 0;
+    for (uint32_t t = 0; t < exp->nthreads; t++) {
+        struct strobe__bbstream *s;
+        if (strobe__bbstream_open(exp, t, b, &s, &eb) != 0)
+            STROBE_FAIL("%s", eb.msg);
+        size_t k = 0; /* the thread's next record in recs */
+        struct strobe__bb_event ev;
+        int rc = 0;
+        while (s && (rc = strobe__bbstream_next(s, &ev, &eb)) == 1) {
+            if (ev.type != STROBE__BB_MARK)
+                continue;
+            while (k < nrecs && (recs[k].index != exp->threads[t].index || recs[k].ticket == 0))
+                k++;
+            if (k == nrecs)
+                STROBE_FAIL("t%u.bb: MARK %llu without its record", exp->threads[t].index,
+                            (unsigned long long)ev.ticket);
+            CHECK_EQ_U64(ev.ticket, recs[k++].ticket);
+            marks++;
+        }
+        if (rc < 0)
+            STROBE_FAIL("%s", eb.msg);
+        strobe__bbstream_close(s);
+    }
+    size_t ticketed = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        ticketed += recs[i].ticket != 0;
+    CHECK_EQ_INT(marks, ticketed);
+    CHECK(marks >= 6);
+    strobe__blocks_free(b);
+    strobe_experiment_close(exp);
+}
+
 STROBE_TEST(report_locks_usage)
 {
     char *out;
@@ -762,5 +812,5 @@ STROBE_TEST_MAIN(STROBE_CASE(mutex_counts_exact), STROBE_CASE(waits_by_call_site
                  STROBE_CASE(no_profile_keeps_the_waits), STROBE_CASE(no_locks_records_nothing),
                  STROBE_CASE(corrupt_sync_data_is_one_line_error), STROBE_CASE(taskgraph_records_exact),
                  STROBE_CASE(taskgraph_cond_signal), STROBE_CASE(taskgraph_producer_consumer_order),
-                 STROBE_CASE(taskgraph_same_lock_model),
+                 STROBE_CASE(taskgraph_same_lock_model), STROBE_CASE(taskgraph_marks_in_block_streams),
                  STROBE_CASE(report_locks_usage))

@@ -19,8 +19,8 @@ static char output[4096];
 
 static struct strobe_experiment *run(const char *name, const char *mode)
 {
-    return strobe_test_run_fixture(dir, sizeof dir, output, sizeof output, name, "--taskgraph", "taskgraph_prog",
-                                   mode);
+    return strobe_test_run_fixture(dir, sizeof dir, output, sizeof output, name, "--taskgraph",
+                                   "taskgraph_prog", mode);
 }
 
 static struct strobe_taskgraph *build(const struct strobe_experiment *exp)
@@ -144,8 +144,8 @@ STROBE_TEST(sigkill_still_builds)
 {
     snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("sigkill"));
     char *out;
-    int rc = strobe_test_sh(&out, "%s/strobe run --taskgraph -o '%s' -- %s/taskgraph_prog kill", STROBE_BIN_DIR, dir,
-                            STROBE_TEST_BIN_DIR);
+    int rc = strobe_test_sh(&out, "%s/strobe run --taskgraph -o '%s' -- %s/taskgraph_prog kill",
+                            STROBE_BIN_DIR, dir, STROBE_TEST_BIN_DIR);
     CHECK_EQ_INT(rc, 128 + 9);
     free(out);
     struct strobe_experiment *exp = strobe_test_open_experiment(dir);
@@ -173,25 +173,153 @@ STROBE_TEST(cli_formats)
     CHECK_CONTAINS(out, "graph_worker");
     free(out);
     /* JSON: valid, the tasks and edges of the graph */
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe taskgraph '%s' --format json -o '%s/g.json' && python3 -c \"import "
-                                "json; d = json.load(open('%s/g.json')); print(len(d['tasks']), len(d['edges']), "
-                                "d['taskgraph']['edges']['barrier'])\"",
-                                STROBE_BIN_DIR, dir, dir, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe taskgraph '%s' --format json -o '%s/g.json' && python3 -c \"import "
+                       "json; d = json.load(open('%s/g.json')); print(len(d['tasks']), len(d['edges']), "
+                       "d['taskgraph']['edges']['barrier'])\"",
+                       STROBE_BIN_DIR, dir, dir, dir),
+        0);
     CHECK_STR_EQ(out, "25 38 6\n");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe taskgraph '%s' --format dot | grep -c -- '->'", STROBE_BIN_DIR, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out, "%s/strobe taskgraph '%s' --format dot | grep -c -- '->'", STROBE_BIN_DIR, dir),
+        0);
     CHECK_STR_EQ(out, "38\n");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe report '%s' --taskgraph --format json | python3 -c \"import json, sys; "
-                                "print(json.load(sys.stdin)['taskgraph']['tasks'])\"",
-                                STROBE_BIN_DIR, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe report '%s' --taskgraph --format json | python3 -c \"import json, sys; "
+                       "print(json.load(sys.stdin)['taskgraph']['tasks'])\"",
+                       STROBE_BIN_DIR, dir),
+        0);
     CHECK_STR_EQ(out, "25\n");
     free(out);
+}
+
+/* The task of thread t<index>: its only one (fails unless exactly one). */
+static const struct strobe_tg_task *only_task(const struct strobe_experiment *exp,
+                                              const struct strobe_tg_task *tasks, size_t n, uint32_t index)
+{
+    const struct strobe_tg_task *found = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (exp->threads[tasks[i].thread].index == index) {
+            if (found)
+                STROBE_FAIL("t%u has more than one task", index);
+            found = &tasks[i];
+        }
+    if (!found)
+        STROBE_FAIL("t%u has no task", index);
+    return found;
+}
+
+struct task_list {
+    struct strobe_tg_task t[64];
+    size_t n;
+};
+
+static int keep_task(void *arg, const struct strobe_tg_task *t)
+{
+    struct task_list *l = arg;
+    if (l->n < 64)
+        l->t[l->n++] = *t;
+    return 0;
+}
+
+/* tests/analysis/bb_prog.c threads 3 200: thread k runs kernel(200 k)
+ * without synchronizing, one task each: 200 k segments of block 1 (3
+ * loads, 1 store), ceil(200 k / 16) of block 2 (1 store), one of block 3. */
+STROBE_TEST(block_counts_exact)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("block_counts"));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run -o '%s' -- %s threads 3 200", STROBE_BIN_DIR, dir,
+                            STROBE_BB_PROG);
+    if (rc != 0)
+        STROBE_FAIL("bb_prog: exit %d\n%s", rc, out);
+    free(out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    struct task_list l = {.n = 0};
+    struct strobe_tg_sink sink = {.arg = &l, .task = keep_task};
+    struct strobe_taskgraph *g;
+    struct strobe_errbuf eb = {""};
+    if (strobe_taskgraph_build(exp, &sink, &g, &eb) != 0)
+        STROBE_FAIL("task graph: %s", eb.msg);
+    CHECK(g->processes[0].ticketed); /* the registration turned task-graph recording on */
+    CHECK(g->processes[0].blocks);
+    static const uint64_t want[4][3] = {{0}, {214, 600, 213}, {426, 1200, 425}, {639, 1800, 638}};
+    for (uint32_t k = 1; k <= 3; k++) {
+        const struct strobe_tg_task *t = only_task(exp, l.t, l.n, k);
+        CHECK_EQ_U64(t->blocks, want[k][0]);
+        CHECK_EQ_U64(t->reads, want[k][1]);
+        CHECK_EQ_U64(t->writes, want[k][2]);
+        CHECK_EQ_U64(t->read_bytes, 20 * 200 * k); /* a[i], a[i + 1]: 8 bytes; g_counter: 4 */
+    }
+    CHECK_EQ_U64(g->processes[0].block_count, 214 + 426 + 639);
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
+}
+
+/* share_prog MODE built with strobe cc --trace=bb,mem, run by strobe run. */
+static struct strobe_taskgraph *share_run(const char *name, const char *mode, struct strobe_experiment **exp)
+{
+    const char *tmp = strobe_test_tmpdir(name);
+    snprintf(dir, sizeof dir, "%s/exp", tmp);
+    char *out;
+    int rc = strobe_test_sh(
+        &out,
+        "cd '%s' && %s/strobe cc --trace=bb,mem -O0 -g %s/tests/taskgraph/share_prog.c -o share "
+        "-pthread && %s/strobe run -o exp -- ./share %s",
+        tmp, STROBE_BIN_DIR, STROBE_SOURCE_DIR, STROBE_BIN_DIR, mode);
+    if (rc != 0)
+        STROBE_FAIL("share_prog %s: exit %d\n%s", mode, rc, out);
+    free(out);
+    *exp = strobe_test_open_experiment(dir);
+    return build(*exp);
+}
+
+STROBE_TEST(sharing_producer_consumer)
+{
+    struct strobe_experiment *exp;
+    struct strobe_taskgraph *g = share_run("sharing", "produce", &exp);
+    CHECK(g->has_blocks);
+    CHECK_EQ_U64(g->nshares, 1);
+    CHECK_EQ_U64(exp->threads[g->shares[0].writer].index, 1);
+    CHECK_EQ_U64(exp->threads[g->shares[0].reader].index, 0);
+    CHECK_EQ_U64(g->shares[0].bytes, 8000);
+    CHECK_EQ_U64(g->nfalse_shares, 0);
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
+}
+
+/* The line of share_prog.c that contains `text`. */
+static unsigned share_line(const char *text)
+{
+    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/taskgraph/share_prog.c", "r");
+    char line[512];
+    for (unsigned n = 1; f && fgets(line, sizeof line, f); n++)
+        if (strstr(line, text)) {
+            fclose(f);
+            return n;
+        }
+    STROBE_FAIL("share_prog.c: no %s", text);
+}
+
+STROBE_TEST(false_sharing_flagged)
+{
+    struct strobe_experiment *exp;
+    struct strobe_taskgraph *g = share_run("false_sharing", "false", &exp);
+    CHECK(g->nfalse_shares >= 1);
+    const struct strobe_tg_false_share *f = &g->false_shares[0];
+    CHECK(f->conflicts >= 1);
+    CHECK_EQ_U64(f->address[1] - f->address[0] == 8 || f->address[0] - f->address[1] == 8, 1);
+    unsigned a = share_line("/* INCREMENT_A */"), b = share_line("/* INCREMENT_B */");
+    /* t1 increments a, t2 b */
+    CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 0 : 1], a);
+    CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 1 : 0], b);
+    CHECK(strstr(f->file[0], "share_prog.c") && strstr(f->file[1], "share_prog.c"));
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
 }
 
 /* The edges between threads as Chrome flows: 17 ("s" + "f" each). */
@@ -200,12 +328,13 @@ STROBE_TEST(chrome_flows)
     struct strobe_experiment *exp = run("chrome_flows", "graph");
     strobe_experiment_close(exp);
     char *out;
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "%s/strobe export '%s' --format chrome -o '%s/t.json' && python3 -c \"import json; "
-                                "ev = [e for e in json.load(open('%s/t.json'))['traceEvents'] if e.get('cat') == "
-                                "'taskgraph']; print(len(ev), sorted(set(e['name'] for e in ev)))\"",
-                                STROBE_BIN_DIR, dir, dir, dir),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "%s/strobe export '%s' --format chrome -o '%s/t.json' && python3 -c \"import json; "
+                       "ev = [e for e in json.load(open('%s/t.json'))['traceEvents'] if e.get('cat') == "
+                       "'taskgraph']; print(len(ev), sorted(set(e['name'] for e in ev)))\"",
+                       STROBE_BIN_DIR, dir, dir, dir),
+        0);
     CHECK_STR_EQ(out, "34 ['barrier', 'create', 'join', 'lock']\n");
     free(out);
 }
@@ -222,9 +351,11 @@ STROBE_TEST(html_view)
                                 "%s/tests/report/check_views.py page.html",
                                 STROBE_BIN_DIR, dir, dir, dir, STROBE_SOURCE_DIR),
                  0);
-    CHECK_CONTAINS(out, "view taskgraph\ntable taskgraph-regions-0: region (at the task's start)=hold_slow | ");
-    CHECK_CONTAINS(out, "table taskgraph-locks: object=slow_lock | kind=mutex | call path=bottleneck_worker > "
-                        "wait_slow | ");
+    CHECK_CONTAINS(out,
+                   "view taskgraph\ntable taskgraph-regions-0: region (at the task's start)=hold_slow | ");
+    CHECK_CONTAINS(out,
+                   "table taskgraph-locks: object=slow_lock | kind=mutex | call path=bottleneck_worker > "
+                   "wait_slow | ");
     free(out);
 }
 
@@ -241,11 +372,14 @@ STROBE_TEST(cli_errors)
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe taskgraph '%s/none'", STROBE_BIN_DIR, tmp), 1);
     CHECK_CONTAINS(out, "strobe: taskgraph: ");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --taskgraph --score", STROBE_BIN_DIR), 2);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report /nonexistent --taskgraph --score", STROBE_BIN_DIR),
+                 2);
     CHECK_CONTAINS(out, "'--score' and '--taskgraph' exclude each other");
     free(out);
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(graph_exact), STROBE_CASE(lock_bottleneck_first_and_critical),
                  STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(chrome_flows),
-                 STROBE_CASE(html_view), STROBE_CASE(cli_errors))
+                 STROBE_CASE(html_view), STROBE_CASE(block_counts_exact),
+                 STROBE_CASE(sharing_producer_consumer), STROBE_CASE(false_sharing_flagged),
+                 STROBE_CASE(cli_errors))

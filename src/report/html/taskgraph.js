@@ -2,8 +2,9 @@
 // --taskgraph`; docs/taskgraph.md): per process the work, span and
 // parallelism, parallelism over time, the critical path by region and its
 // tasks; lock contention per object and acquiring call path with how
-// often on the critical path; barrier episodes by the wait their last
-// arriver caused.
+// often on the critical path; with memory traces (strobe cc
+// --trace=bb,mem) the sharing between threads and the false-sharing
+// candidates; barrier episodes by the wait their last arriver caused.
 strobe.view({
   id: 'taskgraph', title: 'Task graph', order: 62,
   show: d => !!(d.report.taskgraph && d.report.taskgraph.processes.length),
@@ -87,6 +88,26 @@ strobe.view({
         object: object(l), kind: l.kind, path: l.path.length ? S.pathName(d, l.path) : '(outside measured regions)',
         wait: l.wait_ns, max_wait: l.max_wait_ns, hold: l.hold_ns, acquisitions: l.acquisitions, on_path: l.on_critical_path,
       })), { sort: 'wait', limit: 50 }));
+    }
+    if (G.memory_accesses) {
+      const max = Math.max(0, ...G.sharing.map(x => x.bytes));
+      el.appendChild(S.h('h3', null, 'Sharing'));
+      el.appendChild(S.h('p', { class: 'note' }, 'Bytes written by one thread and read later by another (by address).'));
+      el.appendChild(S.tableOf('taskgraph-sharing', [
+        { key: 'writer', label: 'writer' }, { key: 'reader', label: 'reader' },
+        { key: 'bytes', label: 'bytes', num: true, fmt: v => S.bar(v, max, F.bytes(v)) },
+      ], G.sharing.map(x => ({ writer: S.threadShort(d, x.writer), reader: S.threadShort(d, x.reader), bytes: x.bytes })),
+      { sort: 'bytes', limit: 50 }));
+      el.appendChild(S.h('h3', null, 'False-sharing candidates'));
+      el.appendChild(S.tableOf('taskgraph-false-sharing', [
+        { key: 'line', label: '64-byte line', name: true },
+        { key: 'conflicts', label: 'conflicts', num: true, fmt: F.count, title: 'writes that met an overlapping write of the other thread' },
+        { key: 'a', label: 'first thread: source', name: true }, { key: 'b', label: 'second thread: source', name: true },
+      ], G.false_sharing.map(f => ({
+        line: '0x' + f.line.toString(16), conflicts: f.conflicts,
+        a: S.threadShort(d, f.writes[0].thread) + ': ' + f.writes[0].file.split('/').pop() + ':' + f.writes[0].source_line,
+        b: S.threadShort(d, f.writes[1].thread) + ': ' + f.writes[1].file.split('/').pop() + ':' + f.writes[1].source_line,
+      })), { sort: 'conflicts', limit: 50 }));
     }
     if (G.barrier_episodes.length) {
       const max = Math.max(...G.barrier_episodes.map(e => e.wait_ns));
