@@ -40,8 +40,9 @@
 #
 # Task graph: `strobe taskgraph EXP --format json` over the largest bbmem
 # experiment of the last repetition, STROBE_BENCH_BBTRACE_TG_REPS (default
-# 3) times: events/s (events = block events + memory events + the
-# experiment's recorded events) and peak RSS (/usr/bin/time), medians.
+# 3) times: events/s (the events the builder read, from its JSON, next to
+# all the experiment holds: block + memory events + event records) and
+# peak RSS (/usr/bin/time), medians.
 #
 # STROBE_BENCH_BBTRACE_PROGS (space-separated names, default all) limits the
 # programs, for debugging.
@@ -231,23 +232,30 @@ done
 
 # ---- task graph --------------------------------------------------------------
 TG=$RESULTS/bbtrace_taskgraph.tsv
-printf 'program\trep\tevents\tseconds\tpeak_rss_kb\tbytes\tstatus\n' >"$TG"
+printf 'program\trep\ttg_events\trecorded_events\tseconds\tpeak_rss_kb\tbytes\tstatus\n' >"$TG"
 if [ -z "$KEEP" ]; then
-    printf -- '-\t-\t-\t-\t-\t-\tno bbmem experiment recorded\n' >>"$TG"
+    printf -- '-\t-\t-\t-\t-\t-\t-\tno bbmem experiment recorded\n' >>"$TG"
 else
     p=${KEEP##*/keep-}
-    # events: block events + memory events (from the run's row) + the
-    # records of the event streams (strobe report's summary)
-    events=$(awk -F'\t' -v r="$REPS" -v p="$p" '$1 == r && $2 == p && $3 == "bbmem" { print $9 + $10 }' "$RAW")
+    # recorded: block events + memory events (the run's row) + the records
+    # of the event streams (strobe report's summary); the rate is over the
+    # events the builder says it read (taskgraph.events in its JSON)
+    recorded=$(awk -F'\t' -v r="$REPS" -v p="$p" '$1 == r && $2 == p && $3 == "bbmem" { print $9 + $10 }' "$RAW")
     evt=$("$STROBE" report "$KEEP" --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["events"])')
-    events=$((events + evt))
+    recorded=$((recorded + evt))
     for rep in $(seq 1 "$TG_REPS"); do
-        status=ok
-        /usr/bin/time -f '%e %M' -o "$SCRATCH/time" "$STROBE" taskgraph "$KEEP" --format json \
-            -o "$SCRATCH/taskgraph.json" >"$SCRATCH/tg.log" 2>&1 ||
+        status=ok tg_events=- secs=- rss=-
+        rm -f "$SCRATCH/taskgraph.json"
+        if /usr/bin/time -f '%e %M' -o "$SCRATCH/time" "$STROBE" taskgraph "$KEEP" --format json \
+            -o "$SCRATCH/taskgraph.json" >"$SCRATCH/tg.log" 2>&1; then
+            read -r secs rss < <(tail -1 "$SCRATCH/time")
+            tg_events=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["taskgraph"]["events"])' \
+                "$SCRATCH/taskgraph.json")
+        else
             status="strobe taskgraph failed: $(tail -c 200 "$SCRATCH/tg.log" | tr '\t\n' '  ')"
-        read -r secs rss < <(tail -1 "$SCRATCH/time")
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$rep" "$events" "$secs" "$rss" "$KEEP_BYTES" "$status" >>"$TG"
+        fi
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$rep" "$tg_events" "$recorded" "$secs" "$rss" \
+            "$KEEP_BYTES" "$status" >>"$TG"
     done
 fi
 

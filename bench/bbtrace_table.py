@@ -156,13 +156,17 @@ def main():
     tg_ok = [t for t in tg if t["status"] == "ok"]
     md.append("")
     if tg_ok:
-        rate = summary([int(t["events"]) / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
+        rate = summary([int(t["tg_events"]) / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
+        all_rate = summary([int(t["recorded_events"]) / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
+        mbs = summary([int(t["bytes"]) / 1e6 / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
         rss = summary([int(t["peak_rss_kb"]) / 1024 for t in tg_ok])
         t0 = tg_ok[0]
-        line = (f"task graph (strobe taskgraph --format json) of {t0['program']} bb,mem: {int(t0['events'])} events, "
-                f"{int(t0['bytes']) / 1e6:.0f} MB: {cell_range(summary([float(t['seconds']) for t in tg_ok]), 2)} s, "
-                f"{cell_range((rate[0] / 1e6, rate[1] / 1e6, rate[2] / 1e6, rate[3]), 1)} M events/s, "
-                f"peak RSS {cell_range(rss, 1)} MiB")
+        line = (f"task graph (strobe taskgraph --format json) of {t0['program']} bb,mem ({int(t0['bytes']) / 1e6:.0f} MB, "
+                f"{int(t0['recorded_events'])} events recorded): {int(t0['tg_events'])} events read in "
+                f"{cell_range(summary([float(t['seconds']) for t in tg_ok]), 2)} s: "
+                f"{cell_range(tuple(v / 1e6 for v in rate[:3]) + rate[3:], 1)} M events/s "
+                f"({all_rate[0] / 1e6:.1f} M/s counting every event recorded), "
+                f"{cell_range(mbs, 0)} MB/s of experiment, peak RSS {cell_range(rss, 1)} MiB")
         w(line)
         md.append(line)
         goals.append(("task graph build", f">= {GOAL_TG_EVENTS_PER_S / 1e6:.0f} M events/s",
