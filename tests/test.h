@@ -136,6 +136,21 @@ static inline char *strobe_test_ok_in(const char *dir, const char *cmd)
     return out;
 }
 
+/* The number of the first line of source file PATH (from the source
+ * tree's root) that contains TEXT; fails the test when none does. */
+static inline unsigned strobe_test_line_of(const char *path, const char *text)
+{
+    char full[4096], line[512];
+    snprintf(full, sizeof full, "%s/%s", STROBE_SOURCE_DIR, path);
+    FILE *f = fopen(full, "r");
+    for (unsigned n = 1; f && fgets(line, sizeof line, f); n++)
+        if (strstr(line, text)) {
+            fclose(f);
+            return n;
+        }
+    STROBE_FAIL("%s: no line with %s", path, text);
+}
+
 /* Fresh empty scratch directory under the test's working directory,
  * named after the case; returned string is static per call site use. */
 static inline const char *strobe_test_tmpdir(const char *name)

@@ -157,6 +157,25 @@ STROBE_TEST(no_runtime)
     }
 }
 
+/* Two modules compiled apart, each registered with ids of its own: the
+ * segment of twice() (its only one) runs N times. */
+STROBE_TEST(two_modules)
+{
+    const char *tmp = strobe_test_tmpdir("bbpass_two");
+    char *out;
+    int rc = strobe_test_sh(
+        &out,
+        "cd '%s' && clang -O2 -c -I%s/src %s/bbrt.c -o bbrt.o && %s cc -O2 -c %s/bb_two_lib.c && "
+        "%s cc -O2 %s/bb_two.c bb_two_lib.o bbrt.o -o prog && BBRT_OUT=bb ./prog 300",
+        tmp, STROBE_SOURCE_DIR, SRC, STROBE, SRC, STROBE, SRC);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_STR_EQ(out, "sum 89700\n");
+    free(out);
+    check_clean(tmp);
+    check_str(tmp, "awk '$1==\"block\" && $2==\"twice\" {print $4, $5}' bb", "1 300\n");
+    check_str(tmp, "awk '$1==\"block\" && $2==\"main\" && $5==300 {n++} END {print (n > 0)}' bb", "1\n");
+}
+
 /* Through strobe's runtime (core/bb.c) when libstrobe.so has it: `strobe
  * report` counts the blocks, reads and writes bbrt.c decodes from the
  * same program. */
@@ -186,4 +205,5 @@ STROBE_TEST(through_strobe_run)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(loop_o0), STROBE_CASE(loop_o2), STROBE_CASE(loop_bb_only), STROBE_CASE(mem_o0),
-                 STROBE_CASE(mem_o2), STROBE_CASE(no_runtime), STROBE_CASE(through_strobe_run))
+                 STROBE_CASE(mem_o2), STROBE_CASE(no_runtime), STROBE_CASE(two_modules),
+                 STROBE_CASE(through_strobe_run))

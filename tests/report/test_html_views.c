@@ -74,14 +74,7 @@ static int lines_with(const char *page, const char *prefix)
 /* The line of `text` in tests/analysis/tm_prog.c. */
 static unsigned tm_prog_line(const char *text)
 {
-    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/analysis/tm_prog.c", "r");
-    char line[512];
-    for (unsigned n = 1; f && fgets(line, sizeof line, f); n++)
-        if (strstr(line, text)) {
-            fclose(f);
-            return n;
-        }
-    STROBE_FAIL("tm_prog.c: no %s", text);
+    return strobe_test_line_of("tests/analysis/tm_prog.c", text);
 }
 
 /* tm_prog (without the lock interposer: the STM's own mutex would add the

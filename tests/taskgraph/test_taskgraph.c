@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/decode.h"
 #include "analysis/experiment.h"
 #include "analysis/taskgraph.h"
+#include "common/format.h"
 #include "records.h"
 #include "test.h"
 
@@ -292,19 +294,6 @@ STROBE_TEST(sharing_producer_consumer)
     strobe_experiment_close(exp);
 }
 
-/* The line of share_prog.c that contains `text`. */
-static unsigned share_line(const char *text)
-{
-    FILE *f = fopen(STROBE_SOURCE_DIR "/tests/taskgraph/share_prog.c", "r");
-    char line[512];
-    for (unsigned n = 1; f && fgets(line, sizeof line, f); n++)
-        if (strstr(line, text)) {
-            fclose(f);
-            return n;
-        }
-    STROBE_FAIL("share_prog.c: no %s", text);
-}
-
 STROBE_TEST(false_sharing_flagged)
 {
     struct strobe_experiment *exp;
@@ -313,11 +302,61 @@ STROBE_TEST(false_sharing_flagged)
     const struct strobe_tg_false_share *f = &g->false_shares[0];
     CHECK(f->conflicts >= 1);
     CHECK_EQ_U64(f->address[1] - f->address[0] == 8 || f->address[0] - f->address[1] == 8, 1);
-    unsigned a = share_line("/* INCREMENT_A */"), b = share_line("/* INCREMENT_B */");
+    unsigned a = strobe_test_line_of("tests/taskgraph/share_prog.c", "/* INCREMENT_A */"),
+             b = strobe_test_line_of("tests/taskgraph/share_prog.c", "/* INCREMENT_B */");
     /* t1 increments a, t2 b */
     CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 0 : 1], a);
     CHECK_EQ_U64(f->source_line[exp->threads[f->thread[0]].index == 1 ? 1 : 0], b);
     CHECK(strstr(f->file[0], "share_prog.c") && strstr(f->file[1], "share_prog.c"));
+    strobe_taskgraph_free(g);
+    strobe_experiment_close(exp);
+}
+
+/* SYNC records of op `op` over all threads of EXP. */
+static uint64_t sync_records(const struct strobe_experiment *exp, uint64_t op)
+{
+    uint64_t n = 0;
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        const uint8_t *buf;
+        size_t len;
+        strobe_test_map(exp->threads[t].stream_path, &buf, &len);
+        struct strobe_errbuf eb = {""};
+        struct strobe__stream_decoder d;
+        struct strobe__raw_event ev;
+        int rc = strobe__stream_begin(&d, buf, len, "stream", &eb);
+        while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+            n += ev.kind == STROBE__RAW_SYNC && ev.id == op &&
+                 (op != STROBE_SYNC_COND_WAIT || !ev.sync_args[4]);
+        if (rc < 0)
+            STROBE_FAIL("%s", eb.msg);
+        strobe__stream_end(&d);
+        strobe__file_unmap(buf, len);
+    }
+    return n;
+}
+
+/* tests/analysis/locks_prog cond: a producer hands 20000 numbers to a
+ * consumer through queue_cond. Every wait that was woken (not timed out)
+ * has a cond edge from the last signal before it, and a lock edge from
+ * the last release of queue_lock (its reacquisition). */
+STROBE_TEST(cond_edges)
+{
+    snprintf(dir, sizeof dir, "%s/exp", strobe_test_tmpdir("cond_edges"));
+    char *out;
+    int rc = strobe_test_sh(&out, "%s/strobe run --taskgraph -o '%s' -- %s cond", STROBE_BIN_DIR, dir,
+                            STROBE_LOCKS_PROG);
+    if (rc != 0)
+        STROBE_FAIL("locks_prog cond: exit %d\n%s", rc, out);
+    free(out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    struct strobe_taskgraph *g = build(exp);
+    uint64_t waits = sync_records(exp, STROBE_SYNC_COND_WAIT);
+    CHECK(waits > 0);
+    CHECK_EQ_U64(g->edges[STROBE_TG_COND], waits);
+    /* every acquisition but the first of each lock, and every reacquisition */
+    uint64_t acquisitions = sync_records(exp, STROBE_SYNC_ACQUIRE_MUTEX);
+    CHECK(g->edges[STROBE_TG_LOCK] >= acquisitions + waits - 2);
+    CHECK(g->edges[STROBE_TG_LOCK] <= acquisitions + waits);
     strobe_taskgraph_free(g);
     strobe_experiment_close(exp);
 }
@@ -382,4 +421,4 @@ STROBE_TEST_MAIN(STROBE_CASE(graph_exact), STROBE_CASE(lock_bottleneck_first_and
                  STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(chrome_flows),
                  STROBE_CASE(html_view), STROBE_CASE(block_counts_exact),
                  STROBE_CASE(sharing_producer_consumer), STROBE_CASE(false_sharing_flagged),
-                 STROBE_CASE(cli_errors))
+                 STROBE_CASE(cond_edges), STROBE_CASE(cli_errors))
