@@ -45,7 +45,7 @@ static inline void bb_begin(struct bb_seg *s, const uint32_t *base, uint32_t loc
         p = strobe_bb_refill ? strobe_bb_refill(maxrec) : c->scratch;
     uint32_t v = *base + (local << 1);
     s->id = v >> 1;
-    int32_t delta = (int32_t)(s->id - c->last_id);
+    int32_t delta = (int32_t)(s->id - strobe_bb_cursor.last_id); /* after a refill: a new chunk has 0 */
     int near = delta >= -32 && delta < 32;
     s->b0 = near ? (uint8_t)((uint32_t)delta << 2 | 2) : (uint8_t)v;
     uint16_t hi = near ? 0 : (uint16_t)(v >> 8); /* NEAR: zeros the masks overwrite */
