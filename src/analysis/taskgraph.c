@@ -64,7 +64,7 @@ struct episode {
 /* Per synchronization object of the process being built. */
 struct object {
     uint64_t address;
-    struct node *release; /* the task that ended at its last release */
+    struct node *release; /* the task that ended at its last release (a team: at its fork) */
     struct node *signal;  /* ... at its last signal or broadcast (cond) */
     struct episode *eps;  /* open barrier episodes, oldest first */
     size_t neps, epcap;
@@ -1085,6 +1085,18 @@ static int process(struct builder *b, struct thread *t)
             return rc;
         return t->wait_lock != STROBE_NONE ? hold(t, mutex, ns, t->wait_lock) : 0;
     }
+    case STROBE_SYNC_FORK:
+    case STROBE_SYNC_TEAM_BEGIN:
+        /* a team (OpenMP parallel region): its fork, then each other team
+         * thread's begin; its barriers are ARRIVE/BARRIER on the team's
+         * id, and the forking thread's departure from the last is the join */
+        if (!(o = object_of(b, object)) || (rc = end_task(b, t, ns)) || (rc = begin_task(b, t, ns)))
+            return rc ? rc : -ENOMEM;
+        if (ev->id == STROBE_SYNC_TEAM_BEGIN)
+            return add_pred(b, t, o->release, STROBE_TG_FORK);
+        unref(b, o->release);
+        o->release = ref(t->last);
+        return 0;
     default: /* TIMEOUT: the wait ended without an acquisition */
         if ((rc = end_task(b, t, ns - (wait < ns ? wait : ns))))
             return rc;

@@ -9,6 +9,13 @@
  * ("omp parallel@main", file:line of the pragma). docs/openmp.md says what
  * is recorded and why.
  *
+ * With task-graph recording on (strobe_sync_recording: `strobe run
+ * --taskgraph`, or code of `strobe cc --trace=bb`) it also reports the
+ * synchronization of the constructs (adapter.h, "Synchronization for the
+ * task graph"): each parallel region's fork and its team threads' begin,
+ * its barriers, numbered per region, whose last one is the join, and the
+ * acquisitions and releases of critical sections and OpenMP locks.
+ *
  * GCC's libgomp has no OMPT: a program that loads it gets one notice on
  * stderr instead of a silent empty profile.
  */
@@ -71,19 +78,52 @@ static void pop(unsigned kind)
         leave((const void *)open_constructs[nopen].addr, kind);
 }
 
+/* A parallel region this thread forked, which its data points to: its
+ * address (the implicit tasks and barriers of the region are named after
+ * it) and its team id for the task graph (0: not recorded). The team's
+ * threads read it when their implicit task begins, before the region can
+ * end, so it lives in the forking thread's storage, innermost last. */
+struct forked {
+    const void *codeptr;
+    uint64_t team;
+};
+static __thread struct forked forked[MAX_OPEN];
+static __thread unsigned nforked;
+
+/* The teams this thread works in (its implicit tasks), innermost last:
+ * the team id and the barriers it has passed in the region, which number
+ * the region's barrier episodes alike on every thread. */
+static __thread struct {
+    uint64_t team, barriers;
+} teams[MAX_OPEN];
+static __thread unsigned nteams;
+
+/* When the current barrier wait (0: not recorded) or mutex request began. */
+static __thread uint64_t barrier_since, mutex_since;
+
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *parallel,
                               unsigned int requested, int flags, const void *codeptr)
 {
-    (void)task, (void)frame, (void)requested, (void)flags;
-    /* the implicit tasks and barriers of the region are named after it */
-    parallel->ptr = (void *)codeptr;
+    (void)task, (void)frame, (void)flags;
+    parallel->ptr = NULL;
+    if (nforked < MAX_OPEN) {
+        struct forked *f = &forked[nforked];
+        f->codeptr = codeptr;
+        f->team = 0;
+        strobe_sync_fork((uintptr_t)codeptr, requested, &f->team);
+        parallel->ptr = f;
+    }
+    nforked++;
     enter(codeptr, STROBE_REGION_OMP_PARALLEL);
 }
 
 static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags, const void *codeptr)
 {
     (void)task, (void)flags;
-    leave(codeptr ? codeptr : parallel->ptr, STROBE_REGION_OMP_PARALLEL);
+    const struct forked *f = parallel ? parallel->ptr : NULL;
+    leave(codeptr ? codeptr : f ? f->codeptr : NULL, STROBE_REGION_OMP_PARALLEL);
+    if (nforked > 0)
+        nforked--;
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel, ompt_data_t *task,
@@ -94,7 +134,15 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
         return; /* the program's initial task: not a construct */
     if (endpoint == ompt_scope_begin) {
         /* the end callback may come without the parallel region's data */
-        task->ptr = parallel ? parallel->ptr : NULL;
+        const struct forked *f = parallel ? parallel->ptr : NULL;
+        task->ptr = f ? (void *)f->codeptr : NULL;
+        if (nteams < MAX_OPEN) {
+            teams[nteams].team = f ? f->team : 0;
+            teams[nteams].barriers = 0;
+        }
+        nteams++;
+        if (f && f->team && index > 0)
+            strobe_sync_team_begin(f->team, index, team_size);
         /* once per region, on the thread that forked it, while the
          * parallel region is its innermost: sum / visits = mean team size */
         if (index == 0)
@@ -102,6 +150,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
         enter(task->ptr, STROBE_REGION_OMP_IMPLICIT_TASK);
     } else {
         leave(task->ptr, STROBE_REGION_OMP_IMPLICIT_TASK);
+        if (nteams > 0)
+            nteams--;
     }
 }
 
@@ -197,8 +247,17 @@ static void on_sync_wait(ompt_sync_region_t sync, ompt_scope_endpoint_t endpoint
          * implicit task's parallel region */
         waiting_at = (uintptr_t)(codeptr ? codeptr : task ? task->ptr : NULL);
         enter((const void *)waiting_at, STROBE_REGION_OMP_BARRIER);
+        barrier_since = 0;
+        if (nteams > 0 && nteams <= MAX_OPEN && teams[nteams - 1].team) {
+            teams[nteams - 1].barriers++;
+            strobe_sync_team_arrive(teams[nteams - 1].team, waiting_at, &barrier_since);
+        }
     } else {
         leave((const void *)waiting_at, STROBE_REGION_OMP_BARRIER);
+        if (barrier_since && nteams > 0 && nteams <= MAX_OPEN)
+            strobe_sync_team_barrier(teams[nteams - 1].team, teams[nteams - 1].barriers, barrier_since,
+                                     waiting_at);
+        barrier_since = 0;
         waiting_at = 0;
     }
 }
@@ -215,24 +274,34 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int 
     (void)hint, (void)impl, (void)wait_id;
     if (!is_recorded_mutex(kind))
         return;
+    mutex_since = strobe_sync_recording() ? strobe_adapter_ticks() : 0;
     waiting_at = (uintptr_t)codeptr;
     enter(codeptr, STROBE_REGION_OMP_WAIT);
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
-    (void)wait_id;
     if (!is_recorded_mutex(kind))
         return;
     leave((const void *)waiting_at, STROBE_REGION_OMP_WAIT);
     waiting_at = 0;
     if (kind == ompt_mutex_critical)
         push(codeptr, STROBE_REGION_OMP_CRITICAL);
+    /* inside the critical section's region: the task graph's lock row
+     * names its source line. The object is the lock (a critical
+     * section's is a global named after it, .gomp_critical_user_NAME.var) */
+    if (mutex_since)
+        strobe_sync_acquired((uintptr_t)wait_id, mutex_since, (uintptr_t)codeptr);
+    mutex_since = 0;
 }
 
 static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
-    (void)wait_id, (void)codeptr;
+    (void)codeptr;
+    /* libomp calls this once the lock is free: an acquisition by another
+     * thread in between may take its ticket first (docs/openmp.md) */
+    if (is_recorded_mutex(kind))
+        strobe_sync_released((uintptr_t)wait_id);
     if (kind == ompt_mutex_critical)
         pop(STROBE_REGION_OMP_CRITICAL);
 }
