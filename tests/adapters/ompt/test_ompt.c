@@ -120,4 +120,67 @@ STROBE_TEST(libgomp_notice)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(constructs_exact), STROBE_CASE(libgomp_notice))
+/* The task graph of omp_tg_prog (its comment): per thread its tasks;
+ * edges by kind, and which threads the lock, fork and barrier edges join;
+ * the critical section's acquisitions (per thread: the master's path has
+ * the parallel region too) and the barrier episodes. */
+static const char taskgraph_script[] =
+    "import json,sys\n"
+    "d=json.load(open(sys.argv[1])); g=d['taskgraph']; regs=d['regions']\n"
+    "thr={}\n"
+    "for t in d['tasks']: thr[t['id']]=t['thread']\n"
+    "print('tasks', len(d['tasks']), sorted(list(thr.values()).count(i) for i in set(thr.values())))\n"
+    "print('edges', ' '.join('%s %d' % (k, v) for k, v in g['edges'].items()))\n"
+    "for k in ('lock', 'fork', 'barrier'):\n"
+    "  e=[(thr[x['from']], thr[x['to']]) for x in d['edges'] if x['kind']==k]\n"
+    "  print(k, sum(a!=b for a, b in e), 'across threads of', len(e))\n"
+    "for l in g['locks']:\n"
+    "  if l['path']: print('lock', l['kind'], l['acquisitions'], ' > '.join('%s:%d' % (regs[r]['name'], "
+    "regs[r]['line']) for r in l['path']))\n"
+    "teams={}\n"
+    "for e in g['barrier_episodes']: teams.setdefault(e['address'], []).append((e['episode'], e['threads'], "
+    "e['complete']))\n"
+    "for a in sorted(teams): print('team', sorted(teams[a]))\n";
+
+STROBE_TEST(taskgraph_exact)
+{
+    char *out;
+    const char *dir = strobe_test_tmpdir("ompt_taskgraph_exact");
+    /* KMP_BLOCKTIME: workers spin between regions, never sleep on a
+     * condition variable (whose calls would be tasks of their own) */
+    int st = strobe_test_sh(&out,
+                            "cd '%s' && OMP_NUM_THREADS=3 KMP_BLOCKTIME=infinite " STROBE
+                            " run --openmp --taskgraph -o exp -- " STROBE_TEST_BIN_DIR "/omp_tg_prog",
+                            dir);
+    if (st != 0)
+        STROBE_FAIL("strobe run --openmp --taskgraph exited %d:\n%s", st, out);
+    CHECK_CONTAINS(out, "36\n");
+    free(out);
+    st = strobe_test_sh(&out,
+                        STROBE " taskgraph '%s/exp' --format json -o '%s/g.json' && python3 -c \"%s\" '%s/g.json'",
+                        dir, dir, taskgraph_script, dir);
+    if (st != 0)
+        STROBE_FAIL("strobe taskgraph failed (%d):\n%s", st, out);
+    CHECK_STR_EQ(out,
+                 /* tasks end: on the master at libomp's start-up lock and
+                  * unlock of a pthread mutex, the fork, its 2 creates, the
+                  * critical section's acquire and release, the 2 arrivals
+                  * of region 1, the second fork, its arrival, the end; on
+                  * each worker at its team begin, the acquire, release,
+                  * the 2 arrivals, the second team begin, its arrival */
+                 "tasks 26 [7, 7, 12]\n"
+                 "edges program 23 create 2 join 0 lock 2 barrier 14 cond 0 fork 4\n"
+                 "lock 2 across threads of 2\n"
+                 "fork 4 across threads of 4\n"
+                 "barrier 14 across threads of 14\n"
+                 "lock mutex 2 omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+                 "lock mutex 1 omp parallel@main:18 > omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+                 /* the explicit barrier and the join of region 1; region
+                  * 2's join, which the workers leave only at the next
+                  * region: never */
+                 "team [(1, 3, True), (2, 3, True)]\n"
+                 "team [(1, 3, False)]\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(constructs_exact), STROBE_CASE(libgomp_notice), STROBE_CASE(taskgraph_exact))
