@@ -1092,8 +1092,8 @@ STROBE_API int strobe_sync_acquired(uintptr_t object, uint64_t since, uintptr_t 
         return STROBE_ERR_DISABLED;
     uint64_t now = since ? strobe__now(t) : 0;
     if (since && (int64_t)(now - since) > 0) {
-        acquired_slow(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, now - since, now, NULL, 0, true,
-                      site);
+        acquired_slow(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, now - since, now, NULL, 0,
+                      true, site);
     } else {
         strobe__busy_enter(t);
         acquired_all(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true, site);

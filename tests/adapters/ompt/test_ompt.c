@@ -156,30 +156,31 @@ STROBE_TEST(taskgraph_exact)
         STROBE_FAIL("strobe run --openmp --taskgraph exited %d:\n%s", st, out);
     CHECK_CONTAINS(out, "36\n");
     free(out);
-    st = strobe_test_sh(&out,
-                        STROBE " taskgraph '%s/exp' --format json -o '%s/g.json' && python3 -c \"%s\" '%s/g.json'",
-                        dir, dir, taskgraph_script, dir);
+    st = strobe_test_sh(
+        &out, STROBE " taskgraph '%s/exp' --format json -o '%s/g.json' && python3 -c \"%s\" '%s/g.json'", dir,
+        dir, taskgraph_script, dir);
     if (st != 0)
         STROBE_FAIL("strobe taskgraph failed (%d):\n%s", st, out);
-    CHECK_STR_EQ(out,
-                 /* tasks end: on the master at libomp's start-up lock and
-                  * unlock of a pthread mutex, the fork, its 2 creates, the
-                  * critical section's acquire and release, the 2 arrivals
-                  * of region 1, the second fork, its arrival, the end; on
-                  * each worker at its team begin, the acquire, release,
-                  * the 2 arrivals, the second team begin, its arrival */
-                 "tasks 26 [7, 7, 12]\n"
-                 "edges program 23 create 2 join 0 lock 2 barrier 14 cond 0 fork 4\n"
-                 "lock 2 across threads of 2\n"
-                 "fork 4 across threads of 4\n"
-                 "barrier 14 across threads of 14\n"
-                 "lock mutex 2 omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
-                 "lock mutex 1 omp parallel@main:18 > omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
-                 /* the explicit barrier and the join of region 1; region
-                  * 2's join, which the workers leave only at the next
-                  * region: never */
-                 "team [(1, 3, True), (2, 3, True)]\n"
-                 "team [(1, 3, False)]\n");
+    CHECK_STR_EQ(
+        out,
+        /* tasks end: on the master at libomp's start-up lock and
+         * unlock of a pthread mutex, the fork, its 2 creates, the
+         * critical section's acquire and release, the 2 arrivals
+         * of region 1, the second fork, its arrival, the end; on
+         * each worker at its team begin, the acquire, release,
+         * the 2 arrivals, the second team begin, its arrival */
+        "tasks 26 [7, 7, 12]\n"
+        "edges program 23 create 2 join 0 lock 2 barrier 14 cond 0 fork 4\n"
+        "lock 2 across threads of 2\n"
+        "fork 4 across threads of 4\n"
+        "barrier 14 across threads of 14\n"
+        "lock mutex 2 omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+        "lock mutex 1 omp parallel@main:18 > omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+        /* the explicit barrier and the join of region 1; region
+         * 2's join, which the workers leave only at the next
+         * region: never */
+        "team [(1, 3, True), (2, 3, True)]\n"
+        "team [(1, 3, False)]\n");
     free(out);
 }
 
