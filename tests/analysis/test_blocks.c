@@ -496,7 +496,45 @@ static uint64_t cc_stores(const struct strobe_experiment *exp, uint32_t index, u
     return seen;
 }
 
-/* Each thread's stream holds exactly its own array's stores, in order. */
+/* The tickets of t<index>'s ticketed records in t<index>.evt, in order,
+ * and those of the MARKs of its block stream: the same sequence. Returns
+ * its length. */
+static size_t marks_match_tickets(const struct strobe_experiment *exp, uint32_t index)
+{
+    uint64_t evt[64], bb[64];
+    size_t nevt = 0, nbb = 0;
+    const uint8_t *buf;
+    size_t len;
+    uint32_t t = thread_of(exp, 0, index);
+    strobe_test_map(exp->threads[t].stream_path, &buf, &len);
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event raw;
+    struct strobe_errbuf eb = {""};
+    int rc = strobe__stream_begin(&d, buf, len, "evt", &eb);
+    while (rc == 0 && strobe__stream_decode(&d, &raw, &eb) == 1)
+        if (raw.ticket && nevt < 64)
+            evt[nevt++] = raw.ticket;
+    strobe__stream_end(&d);
+    strobe__file_unmap(buf, len);
+    struct strobe__blocks *b = tables(exp, 0);
+    struct strobe__bbstream *s = stream(exp, t, b);
+    struct strobe__bb_event ev;
+    while ((rc = strobe__bbstream_next(s, &ev, &eb)) == 1)
+        if (ev.type == STROBE__BB_MARK && nbb < 64)
+            bb[nbb++] = ev.ticket;
+    if (rc < 0)
+        STROBE_FAIL("%s", eb.msg);
+    strobe__bbstream_close(s);
+    strobe__blocks_free(b);
+    CHECK_EQ_U64(nbb, nevt);
+    for (size_t i = 0; i < nbb; i++)
+        CHECK_EQ_U64(bb[i], evt[i]);
+    return nbb;
+}
+
+/* Each thread's stream holds exactly its own array's stores, in order;
+ * main's MARKs are its 3 creates and 3 joins, with their records'
+ * tickets (registration turned task-graph recording on). */
 STROBE_TEST(cc_threads)
 {
     const char *tmp = strobe_test_tmpdir("bb_cc_threads");
@@ -518,6 +556,7 @@ STROBE_TEST(cc_threads)
         CHECK(p && sscanf(p + strlen(key), "%lx n=%ld", &a, &n) == 2 && n == 5000 * (long)t);
         CHECK_EQ_U64(cc_stores(exp, t, a, (uint64_t)n), (uint64_t)n);
     }
+    CHECK_EQ_U64(marks_match_tickets(exp, 0), 6);
     free(out);
     strobe_experiment_close(exp);
 }
