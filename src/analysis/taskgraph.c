@@ -136,6 +136,10 @@ struct thread {
     /* inside a barrier or condition wait since the ARRIVE */
     bool waiting;
     uint64_t wait_object, wait_mutex;
+    /* the barrier arrived at, until the departure: condition waits may
+     * come in between (libomp's threads sleep in one inside an OpenMP
+     * barrier) */
+    uint64_t barrier_object;
     uint32_t wait_lock; /* the mutex's row, for its hold after the wait */
 };
 
@@ -1051,11 +1055,12 @@ static int process(struct builder *b, struct thread *t)
             o->release = ref(t->last);
             return 0;
         }
+        t->barrier_object = object;
         return (o = object_of(b, object)) ? arrive(b, t, o, ns) : -ENOMEM;
     case STROBE_SYNC_BARRIER:
         if (!(o = object_of(b, object)))
             return -ENOMEM;
-        if (!t->waiting || t->wait_object != object) {
+        if (t->barrier_object != object) {
             /* no ARRIVE (recorded without task-graph recording): it
              * arrived when the wait began */
             if ((rc = end_task(b, t, ns - (wait < ns ? wait : ns))) ||
@@ -1063,7 +1068,9 @@ static int process(struct builder *b, struct thread *t)
                 return rc;
         }
         t->waiting = false;
-        if ((rc = begin_task(b, t, ns)))
+        t->barrier_object = 0;
+        /* the task of a condition wait in between, if any, ends here */
+        if ((rc = end_task(b, t, ns)) || (rc = begin_task(b, t, ns)))
             return rc;
         return depart(b, t, o);
     case STROBE_SYNC_COND_WAIT: {

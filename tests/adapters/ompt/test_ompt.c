@@ -184,4 +184,33 @@ STROBE_TEST(taskgraph_exact)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(constructs_exact), STROBE_CASE(libgomp_notice), STROBE_CASE(taskgraph_exact))
+/* KMP_BLOCKTIME=0: libomp's threads sleep in a pthread condition wait
+ * inside every barrier (interposed: more tasks, lock and cond edges of
+ * libomp's own, their number up to timing), which must not disturb the
+ * barrier episodes or the fork edges. */
+STROBE_TEST(taskgraph_sleeping_workers)
+{
+    char *out;
+    const char *dir = strobe_test_tmpdir("ompt_taskgraph_sleeping");
+    int st = strobe_test_sh(&out,
+                            "cd '%s' && OMP_NUM_THREADS=3 KMP_BLOCKTIME=0 " STROBE
+                            " run --openmp --taskgraph -o exp -- " STROBE_TEST_BIN_DIR "/omp_tg_prog",
+                            dir);
+    if (st != 0)
+        STROBE_FAIL("strobe run --openmp --taskgraph exited %d:\n%s", st, out);
+    free(out);
+    st = strobe_test_sh(&out,
+                        STROBE " taskgraph '%s/exp' --format json -o '%s/g.json' && python3 -c \"%s\" "
+                               "'%s/g.json' | grep -E '^(fork|barrier|team) '",
+                        dir, dir, taskgraph_script, dir);
+    if (st != 0)
+        STROBE_FAIL("strobe taskgraph failed (%d):\n%s", st, out);
+    CHECK_STR_EQ(out, "fork 4 across threads of 4\n"
+                      "barrier 14 across threads of 14\n"
+                      "team [(1, 3, True), (2, 3, True)]\n"
+                      "team [(1, 3, False)]\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(constructs_exact), STROBE_CASE(libgomp_notice), STROBE_CASE(taskgraph_exact),
+                 STROBE_CASE(taskgraph_sleeping_workers))
