@@ -249,8 +249,11 @@ else
         if /usr/bin/time -f '%e %M' -o "$SCRATCH/time" "$STROBE" taskgraph "$KEEP" --format json \
             -o "$SCRATCH/taskgraph.json" >"$SCRATCH/tg.log" 2>&1; then
             read -r secs rss < <(tail -1 "$SCRATCH/time")
-            tg_events=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["taskgraph"]["events"])' \
-                "$SCRATCH/taskgraph.json")
+            # the summary's first member; the JSON (a GB for barnes) is
+            # read by a stream rather than parsed whole
+            tg_events=$(grep -a -A1 '^  "taskgraph": {$' "$SCRATCH/taskgraph.json" |
+                sed -n 's/^ *"events": \([0-9]*\),$/\1/p')
+            [ -n "$tg_events" ] || status="no taskgraph.events in the JSON of strobe taskgraph"
         else
             status="strobe taskgraph failed: $(tail -c 200 "$SCRATCH/tg.log" | tr '\t\n' '  ')"
         fi

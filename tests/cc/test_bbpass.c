@@ -50,15 +50,18 @@ static void check_clean(const char *tmp)
 }
 
 /* main calls sink() 1000 times: sink's segments run 1000 times, and so
- * does the segment after the call in the loop (line 17). */
+ * does the segment after the call in the loop (LOOP_CALL's line). */
 static void loop_counts(const char *tmp, const char *flags)
 {
     build_and_run(tmp, "bb_loop", flags, "1000");
     check_str(tmp, "cat stdout", "total 499500\n");
     check_clean(tmp);
     check_str(tmp, "awk '$1==\"block\" && $2==\"sink\" {print $5}' bb | sort -u", "1000\n");
-    check_str(tmp, "awk '$1==\"block\" && $2==\"main\" && $3==17 && $5==1000 {n++} END {print (n > 0)}' bb",
-              "1\n");
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "awk '$1==\"block\" && $2==\"main\" && $3==%u && $5==1000 {n++} END {print (n > 0)}' bb",
+             strobe_test_line_of("tests/cc/bb_loop.c", "LOOP_CALL"));
+    check_str(tmp, cmd, "1\n");
 }
 
 STROBE_TEST(loop_o0)
@@ -79,23 +82,29 @@ STROBE_TEST(loop_bb_only)
     check_str(tmp, "grep -c '^mem ' bb || true", "0\n");
 }
 
-/* fill()'s stores of r[i].a (line 21) and r[i].d (line 22) are at the
- * addresses main printed, in order; counter++ (line 34) reads and writes
+/* fill()'s stores of r[i].a (FILL_A) and r[i].d (FILL_D) are at the
+ * addresses main printed, in order; counter++ (COUNTER) reads and writes
  * &counter, a constant of the table. */
 static void mem_accesses(const char *tmp, const char *flags)
 {
     build_and_run(tmp, "bb_mem", flags, "4");
     check_clean(tmp);
+    char cmd[256];
     char *want = strobe_test_ok_in(tmp, "awk '$1==\"a\" || $1==\"d\" {print $2}' stdout");
-    char *got = strobe_test_ok_in(
-        tmp, "awk '$1==\"mem\" && $2==\"fill\" && $3==\"S\" && ($6==21 || $6==22) {print $5}' bb");
+    snprintf(cmd, sizeof cmd,
+             "awk '$1==\"mem\" && $2==\"fill\" && $3==\"S\" && ($6==%u || $6==%u) {print $5}' bb",
+             strobe_test_line_of("tests/cc/bb_mem.c", "FILL_A"),
+             strobe_test_line_of("tests/cc/bb_mem.c", "FILL_D"));
+    char *got = strobe_test_ok_in(tmp, cmd);
     CHECK_STR_EQ(got, want);
     CHECK(strlen(want) > 0);
     free(want);
     free(got);
     want = strobe_test_ok_in(tmp,
                              "awk '$1==\"counter\" {print \"L\", $2, \"C\"; print \"S\", $2, \"C\"}' stdout");
-    got = strobe_test_ok_in(tmp, "awk '$1==\"mem\" && $6==34 {print $3, $5, $7}' bb");
+    snprintf(cmd, sizeof cmd, "awk '$1==\"mem\" && $6==%u {print $3, $5, $7}' bb",
+             strobe_test_line_of("tests/cc/bb_mem.c", "COUNTER"));
+    got = strobe_test_ok_in(tmp, cmd);
     CHECK_STR_EQ(got, want);
     free(want);
     free(got);
@@ -113,9 +122,13 @@ STROBE_TEST(mem_o2)
 {
     const char *tmp = strobe_test_tmpdir("bbpass_mem_o2");
     mem_accesses(tmp, "--trace=bb,mem -O2");
+    char want[64];
+    snprintf(want, sizeof want, "4 S 4 %u R\n4 S 8 %u E\n",
+             strobe_test_line_of("tests/cc/bb_mem.c", "FILL_A"),
+             strobe_test_line_of("tests/cc/bb_mem.c", "FILL_D"));
     check_str(tmp,
               "awk '$1==\"mem\" && $2==\"fill\" {print $3, $4, $6, $7}' bb | sort | uniq -c | sed 's/^ *//'",
-              "4 S 4 21 R\n4 S 8 22 E\n");
+              want);
     check_str(tmp, "grep '^bytes fill' bb", "bytes fill 8 14\n");
     check_str(tmp, "awk '$1==\"block\" && $2==\"fill\" && $5==4 {n++} END {print n}' bb", "1\n");
 }
