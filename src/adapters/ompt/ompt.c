@@ -14,12 +14,15 @@
  * synchronization of the constructs (adapter.h, "Synchronization for the
  * task graph"): each parallel region's fork and its team threads' begin,
  * its barriers, numbered per region, whose last one is the join, and the
- * acquisitions and releases of critical sections and OpenMP locks.
+ * acquisitions and releases of critical sections and OpenMP locks (it
+ * interposes __kmpc_end_critical and omp_unset_lock to record their
+ * releases in time).
  *
  * GCC's libgomp has no OMPT: a program that loads it gets one notice on
  * stderr instead of a silent empty profile.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <link.h>
 #include STROBE_OMPT_HEADER /* omp-tools.h of clang (CMakeLists.txt) */
 #include <stdint.h>
@@ -100,6 +103,27 @@ static __thread unsigned nteams;
 
 /* When the current barrier wait (0: not recorded) or mutex request began. */
 static __thread uint64_t barrier_since, mutex_since;
+
+/* Task-graph recording of releases. libomp reports a critical section's
+ * or lock's release after the lock is free, when another thread may
+ * already have acquired it (and taken its ticket): so the release is
+ * recorded before, in __kmpc_end_critical and omp_unset_lock, which this
+ * library interposes (it is preloaded), and the callback records only
+ * what they did not. The critical sections this thread holds, innermost
+ * last: their lock (0: acquisition not recorded) and whether its release
+ * was recorded. */
+static __thread struct {
+    uintptr_t lock;
+    int released;
+} criticals[MAX_OPEN];
+static __thread unsigned ncriticals;
+/* the lock omp_unset_lock recorded the release of, until the callback */
+static __thread uintptr_t unset_early;
+
+/* libomp's functions, resolved when the tool starts (before any construct
+ * can run), read-only afterwards */
+static void (*real_end_critical)(void *, int32_t, void *);
+static void (*real_unset_lock)(void *);
 
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *parallel,
                               unsigned int requested, int flags, const void *codeptr)
@@ -288,22 +312,58 @@ static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const v
     if (kind == ompt_mutex_critical)
         push(codeptr, STROBE_REGION_OMP_CRITICAL);
     /* inside the critical section's region: the task graph's lock row
-     * names its source line. The object is the lock (a critical
-     * section's is a global named after it, .gomp_critical_user_NAME.var) */
-    if (mutex_since)
-        strobe_sync_acquired((uintptr_t)wait_id, mutex_since, (uintptr_t)codeptr);
+     * names its source line. The object is libomp's lock (an OpenMP
+     * lock's is the omp_lock_t) */
+    int recorded =
+        mutex_since && strobe_sync_acquired((uintptr_t)wait_id, mutex_since, (uintptr_t)codeptr) == 0;
     mutex_since = 0;
+    if (kind == ompt_mutex_critical) {
+        if (ncriticals < MAX_OPEN) {
+            criticals[ncriticals].lock = recorded ? (uintptr_t)wait_id : 0;
+            criticals[ncriticals].released = 0;
+        }
+        ncriticals++;
+    }
 }
 
 static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
     (void)codeptr;
-    /* libomp calls this once the lock is free: an acquisition by another
-     * thread in between may take its ticket first (docs/openmp.md) */
-    if (is_recorded_mutex(kind))
-        strobe_sync_released((uintptr_t)wait_id);
-    if (kind == ompt_mutex_critical)
+    if (kind == ompt_mutex_critical) {
+        if (ncriticals > 0 && --ncriticals < MAX_OPEN && criticals[ncriticals].lock &&
+            !criticals[ncriticals].released)
+            strobe_sync_released(criticals[ncriticals].lock);
         pop(STROBE_REGION_OMP_CRITICAL);
+    } else if (kind == ompt_mutex_lock && unset_early == (uintptr_t)wait_id) {
+        unset_early = 0; /* recorded by omp_unset_lock */
+    } else if (is_recorded_mutex(kind)) {
+        /* late: an acquisition by another thread in between may have
+         * taken its ticket first (docs/openmp.md) */
+        strobe_sync_released((uintptr_t)wait_id);
+    }
+}
+
+/* The end of a critical section (clang's call): its release is recorded
+ * before the lock is freed. */
+TOOL_API void __kmpc_end_critical(void *loc, int32_t gtid, void *crit)
+{
+    if (ncriticals > 0 && ncriticals <= MAX_OPEN && criticals[ncriticals - 1].lock &&
+        !criticals[ncriticals - 1].released)
+        criticals[ncriticals - 1].released = strobe_sync_released(criticals[ncriticals - 1].lock) == 0;
+    void (*real)(void *, int32_t, void *) =
+        real_end_critical ? real_end_critical
+                          : (void (*)(void *, int32_t, void *))dlsym(RTLD_NEXT, "__kmpc_end_critical");
+    real(loc, gtid, crit);
+}
+
+/* omp_unset_lock: likewise (the lock is its wait id). */
+TOOL_API void omp_unset_lock(void *lock)
+{
+    if (strobe_sync_released((uintptr_t)lock) == 0)
+        unset_early = (uintptr_t)lock;
+    void (*real)(void *) =
+        real_unset_lock ? real_unset_lock : (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
+    real(lock);
 }
 
 static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool_data)
@@ -312,6 +372,8 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
     ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
     if (!set)
         return 0;
+    real_end_critical = (void (*)(void *, int32_t, void *))dlsym(RTLD_NEXT, "__kmpc_end_critical");
+    real_unset_lock = (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
     static const struct {
         ompt_callbacks_t event;
         ompt_callback_t fn;

@@ -2,9 +2,9 @@
 /*
  * The OpenMP task-graph fixture (test_ompt.c, taskgraph_exact): run with
  * OMP_NUM_THREADS=3, one parallel region whose threads each pass one
- * critical section, thread i after sleeping i x 30 ms (so that they never
- * contend: libomp reports a release only after it, docs/openmp.md), then
- * an explicit barrier; then a second parallel region. Prints the sum.
+ * critical section, thread i after sleeping i x 30 ms (in that order, so
+ * that the lock edges lead from thread 0 to 1 to 2), then an explicit
+ * barrier; then a second parallel region. Prints the sum.
  */
 #include <stdio.h>
 #include <unistd.h>
