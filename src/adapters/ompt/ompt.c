@@ -120,8 +120,9 @@ static __thread unsigned ncriticals;
 /* the lock omp_unset_lock recorded the release of, until the callback */
 static __thread uintptr_t unset_early;
 
-/* libomp's functions, resolved when the tool starts (before any construct
- * can run), read-only afterwards */
+/* The OpenMP runtime's functions, resolved when this library is loaded
+ * (check_runtime: the program's libraries are loaded by then; GCC's
+ * libgomp has omp_unset_lock too), read-only afterwards */
 static void (*real_end_critical)(void *, int32_t, void *);
 static void (*real_unset_lock)(void *);
 
@@ -372,8 +373,6 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
     ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
     if (!set)
         return 0;
-    real_end_critical = (void (*)(void *, int32_t, void *))dlsym(RTLD_NEXT, "__kmpc_end_critical");
-    real_unset_lock = (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
     static const struct {
         ompt_callbacks_t event;
         ompt_callback_t fn;
@@ -422,6 +421,8 @@ static int find_libgomp(struct dl_phdr_info *info, size_t size, void *found)
 __attribute__((constructor)) static void check_runtime(void)
 {
     int gomp = 0;
+    real_end_critical = (void (*)(void *, int32_t, void *))dlsym(RTLD_NEXT, "__kmpc_end_critical");
+    real_unset_lock = (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
     dl_iterate_phdr(find_libgomp, &gomp);
     if (gomp)
         fprintf(stderr,
