@@ -25,6 +25,7 @@
 #include "analysis/blocks.h"
 #include "analysis/decode.h"
 #include "analysis/keymap.h"
+#include "analysis/shadow.h"
 #include "analysis/symbols.h"
 #include "common/bbtrace.h"
 #include "common/format.h"
@@ -71,29 +72,6 @@ struct object {
     uint64_t episodes; /* started so far */
 };
 
-/* The distinct cache lines of one task: open addressing, an entry is
- * current when its generation is the task's. */
-struct lineset {
-    uint64_t *line;
-    uint32_t *gen;
-    size_t cap, count;
-    uint32_t current;
-};
-
-/* Open-addressing map from a 64-bit key to an index (keys are addresses
- * and lines: never UINT64_MAX, the empty slot). */
-struct u64map {
-    uint64_t *key;
-    uint32_t *val;
-    size_t cap, count;
-};
-
-/* A written address: who wrote it last, which threads (by slot in the
- * process, bit i) read it since. */
-struct written {
-    uint32_t writer;
-    uint64_t readers;
-};
 
 /* The latest write of one thread to a line, within the task [start, end]. */
 struct line_write {
@@ -115,7 +93,7 @@ struct thread {
     uint32_t slot;               /* position in the process's threads */
     struct strobe__bbstream *bb; /* its block stream, or NULL */
     bool bb_done;
-    struct lineset lines;
+    uint64_t lines; /* distinct 64-byte lines of the running task */
     /* the running task's blocks and accesses */
     uint64_t blocks, reads, writes, read_bytes, write_bytes;
     const uint8_t *buf;
@@ -159,11 +137,11 @@ struct builder {
     struct thread **heap;
     size_t nheap;
     struct strobe__blocks *tables; /* the process's block tables, or NULL */
-    /* sharing: the addresses written, the lines written lately, the bytes
-     * per writer x reader slot, the false-sharing candidates' index */
-    struct u64map addrs, lines;
-    struct written *written;
-    size_t nwritten, writtencap;
+    /* sharing: the shadow of the memory written (who wrote each word,
+     * who read it since; the index + 1 of each line's writes), the lines
+     * written lately, the bytes per writer x reader slot, the
+     * false-sharing candidates' index */
+    struct strobe__shadow shadow;
     struct line_rec *line_recs;
     size_t nline_recs, linecap;
     uint64_t *matrix;
@@ -260,104 +238,22 @@ static int add_pred(struct builder *b, struct thread *t, struct node *from, uint
 
 /* ---- block streams ---- */
 
-/* Adds line to t's set of the running task. */
-static int line_add(struct lineset *s, uint64_t line)
+/* Counts line for t's running task unless the task touched it already:
+ * each line's shadow remembers the last task that touched it. A task's
+ * accesses are consumed in one run (consume_blocks, up to the MARK that
+ * ends it), so no other task comes between two of its accesses. */
+static int line_touch(struct builder *b, struct thread *t, uint64_t line)
 {
-    if (2 * (s->count + 1) > s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        uint64_t *l = malloc(cap * sizeof *l);
-        uint32_t *g = calloc(cap, sizeof *g);
-        if (!l || !g) {
-            free(l);
-            free(g);
-            return -ENOMEM;
-        }
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->gen[i] == s->current) {
-                size_t j = (size_t)((s->line[i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-                while (g[j] == s->current)
-                    j = (j + 1) & (cap - 1);
-                l[j] = s->line[i];
-                g[j] = s->current;
-            }
-        free(s->line);
-        free(s->gen);
-        s->line = l;
-        s->gen = g;
-        s->cap = cap;
+    int err = 0;
+    struct strobe__shadow_region *r = strobe__shadow_region(&b->shadow, line << 6, 1, &err);
+    if (!r)
+        return err;
+    uint64_t *last = &r->task[line & ((1u << (STROBE__SHADOW_REGION_BITS - 6)) - 1)];
+    if (*last != t->id + 1) {
+        *last = t->id + 1;
+        t->lines++;
     }
-    size_t j = (size_t)((line * 0x9e3779b97f4a7c15ull) >> 20) & (s->cap - 1);
-    while (s->gen[j] == s->current) {
-        if (s->line[j] == line)
-            return 0;
-        j = (j + 1) & (s->cap - 1);
-    }
-    s->line[j] = line;
-    s->gen[j] = s->current;
-    s->count++;
     return 0;
-}
-
-/* The slot of key (*found: present), growing the map first when needed. */
-static int u64map_slot(struct u64map *m, uint64_t key, size_t *slot, bool *found)
-{
-    if (2 * (m->count + 1) > m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 4096;
-        uint64_t *k = malloc(cap * sizeof *k);
-        uint32_t *v = malloc(cap * sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return -ENOMEM;
-        }
-        memset(k, 0xff, cap * sizeof *k);
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->key[i] != UINT64_MAX) {
-                size_t j = (size_t)((m->key[i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-                while (k[j] != UINT64_MAX)
-                    j = (j + 1) & (cap - 1);
-                k[j] = m->key[i];
-                v[j] = m->val[i];
-            }
-        free(m->key);
-        free(m->val);
-        m->key = k;
-        m->val = v;
-        m->cap = cap;
-    }
-    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
-    while (m->key[j] != UINT64_MAX && m->key[j] != key)
-        j = (j + 1) & (m->cap - 1);
-    *slot = j;
-    *found = m->key[j] == key;
-    return 0;
-}
-
-static void u64map_free(struct u64map *m)
-{
-    free(m->key);
-    free(m->val);
-    *m = (struct u64map){0};
-}
-
-/* The record of `key` in m, appended to *arr (n, cap, elements of size)
- * zeroed when new: its index, or -ENOMEM. */
-static int64_t u64map_get_or_add(struct u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap,
-                                 size_t size)
-{
-    size_t slot;
-    bool found;
-    if (u64map_slot(m, key, &slot, &found))
-        return -ENOMEM;
-    if (found)
-        return m->val[slot];
-    if (strobe__grow(arr, cap, *n + 1, size))
-        return -ENOMEM;
-    memset((char *)*arr + *n * size, 0, size);
-    m->key[slot] = key;
-    m->val[slot] = (uint32_t)*n;
-    m->count++;
-    return (int64_t)(*n)++;
 }
 
 /* Write `mine` to line met w, another thread's write at another address
@@ -389,40 +285,65 @@ static int false_share(struct builder *b, uint64_t line, const struct line_write
     return 0;
 }
 
-/* One memory access of t's running task, which ends at end_ns. */
+/* The bytes of [a, a + size) in the 4-byte word w. */
+static uint32_t word_overlap(uint64_t a, uint32_t size, uint64_t w)
+{
+    uint64_t lo = a > w << 2 ? a : w << 2, hi = a + size < (w + 1) << 2 ? a + size : (w + 1) << 2;
+    return (uint32_t)(hi - lo);
+}
+
+/* One memory access of t's running task, which ends at end_ns: a read is
+ * charged to the writer of each word it reads that another thread wrote
+ * and this one has not read since (true communication); a write becomes
+ * the words' last and is checked against the other threads' recent
+ * writes to its line (false sharing). */
 static int share_access(struct builder *b, struct thread *t, const struct strobe__bb_event *ev,
                         const struct strobe__bb_access *a, uint64_t end_ns)
 {
-    size_t slot;
-    bool found;
-    if (a->kind != STROBE_BB_STORE) {
-        if (u64map_slot(&b->addrs, a->address, &slot, &found))
-            return -ENOMEM;
-        if (!found)
-            return 0;
-        struct written *w = &b->written[b->addrs.val[slot]];
-        uint64_t bit = t->slot < 64 ? 1ull << t->slot : 0; /* further threads are not counted */
-        if (bit && w->writer != t->slot && !(w->readers & bit)) {
-            w->readers |= bit;
-            b->matrix[(size_t)w->writer * b->nthreads + t->slot] += a->size;
+    bool store = a->kind == STROBE_BB_STORE;
+    uint32_t size = a->size ? a->size : 1;
+    uint64_t first = a->address >> 2, last = (a->address + size - 1) >> 2;
+    struct strobe__shadow_region *r = NULL;
+    uint64_t rkey = UINT64_MAX, mask = (1ull << (STROBE__SHADOW_REGION_BITS - 2)) - 1;
+    uint64_t me = (uint64_t)t->slot + 1;
+    uint64_t bit = t->slot < STROBE__SHADOW_READERS ? 1ull << (16 + t->slot) : 0; /* further threads are not counted */
+    int err = 0;
+    for (uint64_t w = first; w <= last; w++) {
+        if (w >> (STROBE__SHADOW_REGION_BITS - 2) != rkey) {
+            rkey = w >> (STROBE__SHADOW_REGION_BITS - 2);
+            r = strobe__shadow_region(&b->shadow, w << 2, store, &err);
+            if (err)
+                return err;
         }
-        return 0;
+        if (!r)
+            continue;
+        uint64_t *word = &r->word[w & mask];
+        if (store) {
+            *word = me;
+        } else {
+            uint64_t writer = *word & 0xffff;
+            if (writer && writer != me && bit && !(*word & bit)) {
+                *word |= bit;
+                b->matrix[(size_t)(writer - 1) * b->nthreads + t->slot] += word_overlap(a->address, size, w);
+            }
+        }
     }
-    int64_t i = u64map_get_or_add(&b->addrs, a->address, (void **)&b->written, &b->nwritten, &b->writtencap,
-                                  sizeof *b->written);
-    if (i < 0)
-        return -ENOMEM;
-    b->written[i] = (struct written){t->slot, 0};
+    if (!store || !(r = strobe__shadow_region(&b->shadow, a->address, 1, &err)))
+        return err;
     uint64_t line = a->address >> 6;
-    if ((i = u64map_get_or_add(&b->lines, line, (void **)&b->line_recs, &b->nline_recs, &b->linecap,
-                               sizeof *b->line_recs)) < 0)
-        return -ENOMEM;
-    struct line_rec *r = &b->line_recs[i];
+    uint32_t *idx = &r->line[line & ((1u << (STROBE__SHADOW_REGION_BITS - 6)) - 1)];
+    if (!*idx) {
+        if (strobe__grow((void **)&b->line_recs, &b->linecap, b->nline_recs + 1, sizeof *b->line_recs))
+            return -ENOMEM;
+        memset(&b->line_recs[b->nline_recs], 0, sizeof *b->line_recs);
+        *idx = (uint32_t)++b->nline_recs;
+    }
+    struct line_rec *lr = &b->line_recs[*idx - 1];
     const struct strobe__op_info *op = a->op < ev->block->nops ? &ev->block->ops[a->op] : NULL;
     struct line_write mine = {t->global, op ? op->line : 0, a->address, t->start_ns, end_ns, ev->block->file};
-    uint32_t k = r->n;
-    for (uint32_t j = 0; j < r->n; j++) {
-        const struct line_write *w = &r->w[j];
+    uint32_t k = lr->n;
+    for (uint32_t j = 0; j < lr->n; j++) {
+        const struct line_write *w = &lr->w[j];
         if (w->thread == t->global)
             k = j;
         else if (w->address != a->address && w->start <= end_ns && t->start_ns <= w->end &&
@@ -430,12 +351,12 @@ static int share_access(struct builder *b, struct thread *t, const struct strobe
             return -ENOMEM;
     }
     if (k == LINE_WRITERS) { /* forget the oldest */
-        memmove(r->w, r->w + 1, (LINE_WRITERS - 1) * sizeof *r->w);
+        memmove(lr->w, lr->w + 1, (LINE_WRITERS - 1) * sizeof *lr->w);
         k = LINE_WRITERS - 1;
-    } else if (k == r->n) {
-        r->n++;
+    } else if (k == lr->n) {
+        lr->n++;
     }
-    r->w[k] = mine;
+    lr->w[k] = mine;
     return 0;
 }
 
@@ -467,8 +388,8 @@ static int consume_blocks(struct builder *b, struct thread *t, uint64_t ticket, 
             }
             uint64_t first = a->address >> 6, last = (a->address + (a->size ? a->size - 1 : 0)) >> 6;
             for (uint64_t l = first; l <= last; l++)
-                if (line_add(&t->lines, l))
-                    return -ENOMEM;
+                if ((rc = line_touch(b, t, l)) != 0)
+                    return rc;
             if (b->matrix && (rc = share_access(b, t, &ev, a, end_ns)) != 0)
                 return rc;
         }
@@ -490,12 +411,7 @@ static int begin_task(struct builder *b, struct thread *t, uint64_t ns)
     t->in_pred = NULL;
     t->via = STROBE_TG_PROGRAM;
     t->blocks = t->reads = t->writes = t->read_bytes = t->write_bytes = 0;
-    t->lines.count = 0;
-    if (++t->lines.current == 0) { /* generations wrapped: forget them */
-        if (t->lines.gen)
-            memset(t->lines.gen, 0, t->lines.cap * sizeof *t->lines.gen);
-        t->lines.current = 1;
-    }
+    t->lines = 0;
     int rc = add_pred(b, t, t->last, STROBE_TG_PROGRAM);
     if (rc == 0 && t->create) {
         rc = add_pred(b, t, t->create, STROBE_TG_CREATE);
@@ -662,7 +578,7 @@ static int end_task(struct builder *b, struct thread *t, uint64_t ns)
     if (b->sink && b->sink->task) {
         struct strobe_tg_task task = {n->id,     b->process,    n->thread,      n->start_ns,
                                       n->end_ns, n->region,     t->blocks,      t->reads,
-                                      t->writes, t->read_bytes, t->write_bytes, t->lines.count};
+                                      t->writes, t->read_bytes, t->write_bytes, t->lines};
         return b->sink->task(b->sink->arg, &task);
     }
     return 0;
@@ -1174,8 +1090,6 @@ static void process_free(struct builder *b)
         unref(b, t->last);
         unref(b, t->create);
         free(t->held);
-        free(t->lines.line);
-        free(t->lines.gen);
         strobe__bbstream_close(t->bb);
         if (t->mapped) {
             strobe__stream_end(&t->dec);
@@ -1203,15 +1117,12 @@ static void process_free(struct builder *b)
         b->g->false_shares[i].file[0] = b->g->false_shares[i].file[1] = NULL; /* the tables' */
     b->fs_first = b->g->nfalse_shares;
     b->fs_owned = false;
-    u64map_free(&b->addrs);
-    u64map_free(&b->lines);
-    free(b->written);
+    strobe__shadow_free(&b->shadow);
     free(b->line_recs);
     free(b->matrix);
-    b->written = NULL;
     b->line_recs = NULL;
     b->matrix = NULL;
-    b->nwritten = b->writtencap = b->nline_recs = b->linecap = 0;
+    b->nline_recs = b->linecap = 0;
     strobe__keymap_free(&b->objmap);
     b->objmap = (struct strobe__keymap){0};
     b->threads = NULL;
