@@ -66,6 +66,7 @@ bench: build
 	@bench/real.sh $(BUILD)
 	@bench/bbtrace.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
+	@bench/openmp.sh $(BUILD)
 	@bench/bb_refill.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)

@@ -103,6 +103,51 @@ STROBE_API int strobe_code_region_count(uint64_t path, uintptr_t addr, unsigned 
  * stream. At most 8 functions per process; -ENOSPC beyond. */
 STROBE_API int strobe_adapter_at_thread_end(void (*fn)(int process_exit));
 
+/* ---- Synchronization for the task graph ------------------------------
+ * An adapter whose runtime synchronizes threads without the pthread calls
+ * libstrobe interposes (OpenMP's libomp spins and uses futexes) reports
+ * its constructs here, so that `strobe taskgraph` orders them like the
+ * interposed calls. Each call writes a SYNC record (docs/formats/trace.md)
+ * with a ticket and marks it in the thread's block stream, when task-graph
+ * recording is on (STROBE_LOCKS=all, `strobe run --taskgraph`, or code of
+ * `strobe cc --trace=bb`) and the calling thread is measured; otherwise it
+ * records nothing and returns STROBE_ERR_DISABLED. `site` is the code
+ * address of the construct (0: unknown), resolved to its source line.
+ * Times are ticks of strobe_adapter_ticks. Thread-safe; not
+ * async-signal-safe. */
+
+/* Whether the calls below record on this thread: 1 yes, 0 no. One relaxed
+ * load when off. */
+STROBE_API int strobe_sync_recording(void);
+
+/* The calling thread forks a team of `team_size` threads (asked for): call
+ * it before any of them starts. *team receives the team's id (non-zero,
+ * unique in the process) for the calls below. */
+STROBE_API int strobe_sync_fork(uintptr_t site, unsigned team_size, uint64_t *team);
+
+/* Thread `index` (>= 1; the forking thread is 0 and calls nothing) begins
+ * its part of `team`: the task graph links it to the fork. */
+STROBE_API int strobe_sync_team_begin(uint64_t team, unsigned index, unsigned team_size);
+
+/* The calling thread arrives at a barrier of `team` and will wait;
+ * *ticks receives the arrival's time. */
+STROBE_API int strobe_sync_team_arrive(uint64_t team, uintptr_t site, uint64_t *ticks);
+
+/* ... and leaves it, the team's `episode`-th barrier (from 1: every
+ * thread of the team counts the same barriers), where it arrived at
+ * `since` ticks. The forking thread leaving the team's last barrier is
+ * the join. */
+STROBE_API int strobe_sync_team_barrier(uint64_t team, uint64_t episode, uint64_t since, uintptr_t site);
+
+/* The calling thread has acquired the mutual-exclusion object `object`
+ * (an address: a critical section's lock, an OpenMP lock), having asked
+ * for it at `since` ticks (0: it did not wait). Counted like a mutex. */
+STROBE_API int strobe_sync_acquired(uintptr_t object, uint64_t since, uintptr_t site);
+
+/* ... and releases it (call it before another thread can acquire it, or
+ * as soon after as the adapter learns of it). */
+STROBE_API int strobe_sync_released(uintptr_t object);
+
 #ifdef __cplusplus
 }
 #endif

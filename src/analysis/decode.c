@@ -668,7 +668,7 @@ static int sync_payload(struct strobe__stream_decoder *d, struct strobe__cursor 
                         struct strobe_errbuf *eb)
 {
     /* arguments per op; flags (COND_WAIT's timeout, BARRIER's serial) are 0 or 1, ARRIVE's wait 0 */
-    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1, 2};
+    static const uint8_t nargs[] = {0, 3, 3, 3, 3, 3, 1, 5, 1, 1, 3, 1, 2, 1, 2};
     uint64_t obj;
     int rc;
     ev->kind = STROBE__RAW_SYNC;

@@ -65,7 +65,7 @@ struct episode {
 /* Per synchronization object of the process being built. */
 struct object {
     uint64_t address;
-    struct node *release; /* the task that ended at its last release */
+    struct node *release; /* the task that ended at its last release (a team: at its fork) */
     struct node *signal;  /* ... at its last signal or broadcast (cond) */
     struct episode *eps;  /* open barrier episodes, oldest first */
     size_t neps, epcap;
@@ -114,6 +114,10 @@ struct thread {
     /* inside a barrier or condition wait since the ARRIVE */
     bool waiting;
     uint64_t wait_object, wait_mutex;
+    /* the barrier arrived at, until the departure: condition waits may
+     * come in between (libomp's threads sleep in one inside an OpenMP
+     * barrier) */
+    uint64_t barrier_object;
     uint32_t wait_lock; /* the mutex's row, for its hold after the wait */
 };
 
@@ -967,11 +971,12 @@ static int process(struct builder *b, struct thread *t)
             o->release = ref(t->last);
             return 0;
         }
+        t->barrier_object = object;
         return (o = object_of(b, object)) ? arrive(b, t, o, ns) : -ENOMEM;
     case STROBE_SYNC_BARRIER:
         if (!(o = object_of(b, object)))
             return -ENOMEM;
-        if (!t->waiting || t->wait_object != object) {
+        if (t->barrier_object != object) {
             /* no ARRIVE (recorded without task-graph recording): it
              * arrived when the wait began */
             if ((rc = end_task(b, t, ns - (wait < ns ? wait : ns))) ||
@@ -979,7 +984,9 @@ static int process(struct builder *b, struct thread *t)
                 return rc;
         }
         t->waiting = false;
-        if ((rc = begin_task(b, t, ns)))
+        t->barrier_object = 0;
+        /* the task of a condition wait in between, if any, ends here */
+        if ((rc = end_task(b, t, ns)) || (rc = begin_task(b, t, ns)))
             return rc;
         return depart(b, t, o);
     case STROBE_SYNC_COND_WAIT: {
@@ -1001,6 +1008,18 @@ static int process(struct builder *b, struct thread *t)
             return rc;
         return t->wait_lock != STROBE_NONE ? hold(t, mutex, ns, t->wait_lock) : 0;
     }
+    case STROBE_SYNC_FORK:
+    case STROBE_SYNC_TEAM_BEGIN:
+        /* a team (OpenMP parallel region): its fork, then each other team
+         * thread's begin; its barriers are ARRIVE/BARRIER on the team's
+         * id, and the forking thread's departure from the last is the join */
+        if (!(o = object_of(b, object)) || (rc = end_task(b, t, ns)) || (rc = begin_task(b, t, ns)))
+            return rc ? rc : -ENOMEM;
+        if (ev->id == STROBE_SYNC_TEAM_BEGIN)
+            return add_pred(b, t, o->release, STROBE_TG_FORK);
+        unref(b, o->release);
+        o->release = ref(t->last);
+        return 0;
     default: /* TIMEOUT: the wait ended without an acquisition */
         if ((rc = end_task(b, t, ns - (wait < ns ? wait : ns))))
             return rc;

@@ -59,14 +59,16 @@ enum strobe_tg_edge_kind {
     STROBE_TG_LOCK = 3,    /* the task ending at a release -> the one after the next acquisition */
     STROBE_TG_BARRIER = 4, /* a task ending at a barrier arrival -> another thread's task after it */
     STROBE_TG_COND = 5,    /* the task ending at a signal/broadcast -> the woken waiter's next task */
-    STROBE_TG_NKINDS = 6,
+    STROBE_TG_FORK = 6,    /* the task ending at a team's fork (OpenMP parallel) -> each team
+                              thread's task after its begin */
+    STROBE_TG_NKINDS = 7,
 };
 
-/* "program", "create", "join", "lock", "barrier", "cond". Inline: the
+/* "program", "create", "join", "lock", "barrier", "cond", "fork". Inline: the
  * report names the kinds without linking the analysis. */
 static inline const char *strobe_tg_edge_kind_name(uint32_t kind)
 {
-    static const char *const names[] = {"program", "create", "join", "lock", "barrier", "cond"};
+    static const char *const names[] = {"program", "create", "join", "lock", "barrier", "cond", "fork"};
     return kind < STROBE_TG_NKINDS ? names[kind] : "?";
 }
 

@@ -181,6 +181,9 @@ enum strobe_ext_type {
      *   TIMEOUT     uleb wait ticks: a timed acquire that gave up
      *   ARRIVE      uleb 0, uleb mutex address (a condition wait) or 0 (a
      *               barrier); see enum strobe_sync_op
+     *   FORK        uleb team size; TEAM_BEGIN uleb index, uleb team
+     *               size (adapters, task-graph recording only; the
+     *               object is a team id: see enum strobe_sync_op)
      * then, for every op but RELEASE, SIGNAL and BROADCAST: uleb n (0 to
      * STROBE_SYNC_MAX_FRAMES), n ulebs: return addresses of the waiting
      * call's stack, innermost first (the runtime writes one: the return
@@ -304,6 +307,19 @@ enum strobe_sync_op {
      * BARRIER or COND_WAIT record follows when the call returns (none if
      * it failed or the thread ended first). */
     STROBE_SYNC_ARRIVE = 12,
+    /* task-graph recording only, written by adapters (strobe/adapter.h:
+     * the OpenMP adapter): a thread forks a team (an OpenMP parallel
+     * region). object: the team's id, the ticket of this record (unique
+     * in the process, not an address); payload uleb team size asked for.
+     * Its ticket is taken before any team thread starts. */
+    STROBE_SYNC_FORK = 13,
+    /* ... a thread begins its part of the team `object` (an OpenMP
+     * implicit task; the forking thread writes none); payload uleb index
+     * in the team (>= 1), uleb team size. The team's barriers are ARRIVE
+     * and BARRIER records on the same object, with the episode the n-th
+     * barrier of the team; the forking thread's departure from the team's
+     * last barrier is the join. */
+    STROBE_SYNC_TEAM_BEGIN = 14,
 };
 
 /* Kinds of synchronization objects (profile SYNC slots). */

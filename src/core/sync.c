@@ -1004,3 +1004,111 @@ STROBE_API int pthread_barrier_wait(pthread_barrier_t *b)
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
 }
+
+/* ---- adapters' constructs (strobe/adapter.h) ----
+ * Other runtimes' synchronization (OpenMP teams, barriers, critical
+ * sections), reported by their adapter: the same records, tickets and
+ * marks as the interposed calls, in task-graph recording only. */
+
+/* The calling thread when an adapter's construct is to be recorded. */
+static struct strobe__thread *adapter_thread(void)
+{
+    struct strobe__thread *t = strobe__tls.t;
+    if (STROBE_LIKELY(!strobe__sync_all()) || !t || !(t->mode & STROBE__MODE_SYNC) ||
+        (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN) || !strobe__active())
+        return NULL;
+    return t;
+}
+
+/* Records op on obj at the current time with a new ticket (as the
+ * object when obj is 0: a team's id). Returns the ticket. */
+static uint64_t adapter_record(struct strobe__thread *t, unsigned op, uint64_t obj, const uint64_t *v, int n,
+                               uintptr_t site)
+{
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    uint64_t ticket = strobe__sync_ticket();
+    record(t, op, obj ? obj : ticket, strobe__now(t), v, n, site, ticket);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return ticket;
+}
+
+STROBE_API int strobe_sync_recording(void)
+{
+    return adapter_thread() != NULL;
+}
+
+STROBE_API int strobe_sync_fork(uintptr_t site, unsigned team_size, uint64_t *team)
+{
+    if (!team)
+        return -EINVAL;
+    struct strobe__thread *t = adapter_thread();
+    uint64_t v = team_size;
+    *team = t ? adapter_record(t, STROBE_SYNC_FORK, 0, &v, 1, site) : 0;
+    return t ? 0 : STROBE_ERR_DISABLED;
+}
+
+STROBE_API int strobe_sync_team_begin(uint64_t team, unsigned index, unsigned team_size)
+{
+    struct strobe__thread *t = adapter_thread();
+    if (!team || index == 0)
+        return -EINVAL;
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    uint64_t v[2] = {index, team_size};
+    adapter_record(t, STROBE_SYNC_TEAM_BEGIN, team, v, 2, 0);
+    return 0;
+}
+
+STROBE_API int strobe_sync_team_arrive(uint64_t team, uintptr_t site, uint64_t *ticks)
+{
+    struct strobe__thread *t = adapter_thread();
+    if (!team || !ticks)
+        return -EINVAL;
+    *ticks = t ? arrive(t, team, 0, site) : 0;
+    return t ? 0 : STROBE_ERR_DISABLED;
+}
+
+STROBE_API int strobe_sync_team_barrier(uint64_t team, uint64_t episode, uint64_t since, uintptr_t site)
+{
+    struct strobe__thread *t = adapter_thread();
+    if (!team || episode == 0)
+        return -EINVAL;
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    uint64_t now = strobe__now(t);
+    uint64_t v[3] = {(int64_t)(now - since) > 0 ? now - since : 1, episode, 0};
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    record(t, STROBE_SYNC_BARRIER, team, now, v, 3, site, strobe__sync_ticket());
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return 0;
+}
+
+STROBE_API int strobe_sync_acquired(uintptr_t object, uint64_t since, uintptr_t site)
+{
+    struct strobe__thread *t = adapter_thread();
+    if (!object)
+        return -EINVAL;
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    uint64_t now = since ? strobe__now(t) : 0;
+    if (since && (int64_t)(now - since) > 0) {
+        acquired_slow(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, now - since, now, NULL, 0,
+                      true, site);
+    } else {
+        strobe__busy_enter(t);
+        acquired_all(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true, site);
+        strobe__busy_leave(t);
+    }
+    return 0;
+}
+
+STROBE_API int strobe_sync_released(uintptr_t object)
+{
+    struct strobe__thread *t = adapter_thread();
+    if (!object)
+        return -EINVAL;
+    if (!t)
+        return STROBE_ERR_DISABLED;
+    releasing(t, object);
+    return 0;
+}

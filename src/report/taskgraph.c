@@ -405,7 +405,9 @@ static int dot_task(void *arg, const struct strobe_tg_task *t)
 
 static int dot_edge(void *arg, const struct strobe_tg_edge *e)
 {
-    static const char *const colors[] = {"gray50", "darkgreen", "darkgreen", "red", "blue", "orange"};
+    /* by enum strobe_tg_edge_kind: fork like create */
+    static const char *const colors[STROBE_TG_NKINDS] = {"gray50", "darkgreen", "darkgreen", "red",
+                                                         "blue",   "orange",    "darkgreen"};
     struct strobe__tg_writer *tw = arg;
     fprintf(tw->out, "  n%" PRIu64 " -> n%" PRIu64 " [color=%s", e->from, e->to, colors[e->kind]);
     if (e->kind != STROBE_TG_PROGRAM)

@@ -451,16 +451,16 @@ STROBE_TEST(corrupt_sync_data_is_one_line_error)
     CHECK_CONTAINS(out, want);
     CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
     free(out);
-    /* a SYNC record of an unknown op (13): its op is the first payload
+    /* a SYNC record of an unknown op (15): its op is the first payload
      * byte, after b0, a 1..10-byte delta and the 1-byte length */
     CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\002' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
                                 prof, slot + 8),
                  0);
     long rec = strobe_test_first_record(evt, STROBE__RAW_SYNC, NULL);
-    strobe_test_patch_ext_op(evt, rec, 13);
+    strobe_test_patch_ext_op(evt, rec, 15);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks --source trace", STROBE_BIN_DIR, dir),
                  1);
-    snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 13\n", rec);
+    snprintf(want, sizeof want, "t2.evt: offset %ld: unknown SYNC op 15\n", rec);
     CHECK_CONTAINS(out, want);
     free(out);
 }

@@ -9,10 +9,20 @@
  * ("omp parallel@main", file:line of the pragma). docs/openmp.md says what
  * is recorded and why.
  *
+ * With task-graph recording on (strobe_sync_recording: `strobe run
+ * --taskgraph`, or code of `strobe cc --trace=bb`) it also reports the
+ * synchronization of the constructs (adapter.h, "Synchronization for the
+ * task graph"): each parallel region's fork and its team threads' begin,
+ * its barriers, numbered per region, whose last one is the join, and the
+ * acquisitions and releases of critical sections and OpenMP locks (it
+ * interposes __kmpc_end_critical and omp_unset_lock to record their
+ * releases in time).
+ *
  * GCC's libgomp has no OMPT: a program that loads it gets one notice on
  * stderr instead of a silent empty profile.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <link.h>
 #include STROBE_OMPT_HEADER /* omp-tools.h of clang (CMakeLists.txt) */
 #include <stdint.h>
@@ -71,19 +81,74 @@ static void pop(unsigned kind)
         leave((const void *)open_constructs[nopen].addr, kind);
 }
 
+/* A parallel region this thread forked, which its data points to: its
+ * address (the implicit tasks and barriers of the region are named after
+ * it) and its team id for the task graph (0: not recorded). The team's
+ * threads read it when their implicit task begins, before the region can
+ * end, so it lives in the forking thread's storage, innermost last. */
+struct forked {
+    const void *codeptr;
+    uint64_t team;
+};
+static __thread struct forked forked[MAX_OPEN];
+static __thread unsigned nforked;
+
+/* The teams this thread works in (its implicit tasks), innermost last:
+ * the team id and the barriers it has passed in the region, which number
+ * the region's barrier episodes alike on every thread. */
+static __thread struct {
+    uint64_t team, barriers;
+} teams[MAX_OPEN];
+static __thread unsigned nteams;
+
+/* When the current barrier wait (0: not recorded) or mutex request began. */
+static __thread uint64_t barrier_since, mutex_since;
+
+/* Task-graph recording of releases. libomp reports a critical section's
+ * or lock's release after the lock is free, when another thread may
+ * already have acquired it (and taken its ticket): so the release is
+ * recorded before, in __kmpc_end_critical and omp_unset_lock, which this
+ * library interposes (it is preloaded), and the callback records only
+ * what they did not. The critical sections this thread holds, innermost
+ * last: their lock (0: acquisition not recorded) and whether its release
+ * was recorded. */
+static __thread struct {
+    uintptr_t lock;
+    int released;
+} criticals[MAX_OPEN];
+static __thread unsigned ncriticals;
+/* the lock omp_unset_lock recorded the release of, until the callback */
+static __thread uintptr_t unset_early;
+
+/* The OpenMP runtime's functions, resolved when this library is loaded
+ * (check_runtime: the program's libraries are loaded by then; GCC's
+ * libgomp has omp_unset_lock too), read-only afterwards */
+static void (*real_end_critical)(void *, int32_t, void *);
+static void (*real_unset_lock)(void *);
+
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *parallel,
                               unsigned int requested, int flags, const void *codeptr)
 {
-    (void)task, (void)frame, (void)requested, (void)flags;
-    /* the implicit tasks and barriers of the region are named after it */
-    parallel->ptr = (void *)codeptr;
+    (void)task, (void)frame, (void)flags;
+    parallel->ptr = NULL;
+    if (nforked < MAX_OPEN) {
+        struct forked *f = &forked[nforked];
+        f->codeptr = codeptr;
+        f->team = 0;
+        strobe_sync_fork((uintptr_t)codeptr, requested, &f->team);
+        parallel->ptr = f;
+    }
+    nforked++;
     enter(codeptr, STROBE_REGION_OMP_PARALLEL);
 }
 
 static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags, const void *codeptr)
 {
     (void)task, (void)flags;
-    leave(codeptr ? codeptr : parallel->ptr, STROBE_REGION_OMP_PARALLEL);
+    const struct forked *f = parallel ? parallel->ptr : NULL;
+    leave(codeptr ? codeptr : f ? f->codeptr : NULL, STROBE_REGION_OMP_PARALLEL);
+    if (nforked > 0)
+        nforked--;
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel, ompt_data_t *task,
@@ -94,7 +159,15 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
         return; /* the program's initial task: not a construct */
     if (endpoint == ompt_scope_begin) {
         /* the end callback may come without the parallel region's data */
-        task->ptr = parallel ? parallel->ptr : NULL;
+        const struct forked *f = parallel ? parallel->ptr : NULL;
+        task->ptr = f ? (void *)f->codeptr : NULL;
+        if (nteams < MAX_OPEN) {
+            teams[nteams].team = f ? f->team : 0;
+            teams[nteams].barriers = 0;
+        }
+        nteams++;
+        if (f && f->team && index > 0)
+            strobe_sync_team_begin(f->team, index, team_size);
         /* once per region, on the thread that forked it, while the
          * parallel region is its innermost: sum / visits = mean team size */
         if (index == 0)
@@ -102,6 +175,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
         enter(task->ptr, STROBE_REGION_OMP_IMPLICIT_TASK);
     } else {
         leave(task->ptr, STROBE_REGION_OMP_IMPLICIT_TASK);
+        if (nteams > 0)
+            nteams--;
     }
 }
 
@@ -197,8 +272,17 @@ static void on_sync_wait(ompt_sync_region_t sync, ompt_scope_endpoint_t endpoint
          * implicit task's parallel region */
         waiting_at = (uintptr_t)(codeptr ? codeptr : task ? task->ptr : NULL);
         enter((const void *)waiting_at, STROBE_REGION_OMP_BARRIER);
+        barrier_since = 0;
+        if (nteams > 0 && nteams <= MAX_OPEN && teams[nteams - 1].team) {
+            teams[nteams - 1].barriers++;
+            strobe_sync_team_arrive(teams[nteams - 1].team, waiting_at, &barrier_since);
+        }
     } else {
         leave((const void *)waiting_at, STROBE_REGION_OMP_BARRIER);
+        if (barrier_since && nteams > 0 && nteams <= MAX_OPEN)
+            strobe_sync_team_barrier(teams[nteams - 1].team, teams[nteams - 1].barriers, barrier_since,
+                                     waiting_at);
+        barrier_since = 0;
         waiting_at = 0;
     }
 }
@@ -215,26 +299,72 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int 
     (void)hint, (void)impl, (void)wait_id;
     if (!is_recorded_mutex(kind))
         return;
+    mutex_since = strobe_sync_recording() ? strobe_adapter_ticks() : 0;
     waiting_at = (uintptr_t)codeptr;
     enter(codeptr, STROBE_REGION_OMP_WAIT);
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
-    (void)wait_id;
     if (!is_recorded_mutex(kind))
         return;
     leave((const void *)waiting_at, STROBE_REGION_OMP_WAIT);
     waiting_at = 0;
     if (kind == ompt_mutex_critical)
         push(codeptr, STROBE_REGION_OMP_CRITICAL);
+    /* inside the critical section's region: the task graph's lock row
+     * names its source line. The object is libomp's lock (an OpenMP
+     * lock's is the omp_lock_t) */
+    int recorded =
+        mutex_since && strobe_sync_acquired((uintptr_t)wait_id, mutex_since, (uintptr_t)codeptr) == 0;
+    mutex_since = 0;
+    if (kind == ompt_mutex_critical) {
+        if (ncriticals < MAX_OPEN) {
+            criticals[ncriticals].lock = recorded ? (uintptr_t)wait_id : 0;
+            criticals[ncriticals].released = 0;
+        }
+        ncriticals++;
+    }
 }
 
 static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
-    (void)wait_id, (void)codeptr;
-    if (kind == ompt_mutex_critical)
+    (void)codeptr;
+    if (kind == ompt_mutex_critical) {
+        if (ncriticals > 0 && --ncriticals < MAX_OPEN && criticals[ncriticals].lock &&
+            !criticals[ncriticals].released)
+            strobe_sync_released(criticals[ncriticals].lock);
         pop(STROBE_REGION_OMP_CRITICAL);
+    } else if (kind == ompt_mutex_lock && unset_early == (uintptr_t)wait_id) {
+        unset_early = 0; /* recorded by omp_unset_lock */
+    } else if (is_recorded_mutex(kind)) {
+        /* late: an acquisition by another thread in between may have
+         * taken its ticket first (docs/openmp.md) */
+        strobe_sync_released((uintptr_t)wait_id);
+    }
+}
+
+/* The end of a critical section (clang's call): its release is recorded
+ * before the lock is freed. */
+TOOL_API void __kmpc_end_critical(void *loc, int32_t gtid, void *crit)
+{
+    if (ncriticals > 0 && ncriticals <= MAX_OPEN && criticals[ncriticals - 1].lock &&
+        !criticals[ncriticals - 1].released)
+        criticals[ncriticals - 1].released = strobe_sync_released(criticals[ncriticals - 1].lock) == 0;
+    void (*real)(void *, int32_t, void *) =
+        real_end_critical ? real_end_critical
+                          : (void (*)(void *, int32_t, void *))dlsym(RTLD_NEXT, "__kmpc_end_critical");
+    real(loc, gtid, crit);
+}
+
+/* omp_unset_lock: likewise (the lock is its wait id). */
+TOOL_API void omp_unset_lock(void *lock)
+{
+    if (strobe_sync_released((uintptr_t)lock) == 0)
+        unset_early = (uintptr_t)lock;
+    void (*real)(void *) =
+        real_unset_lock ? real_unset_lock : (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
+    real(lock);
 }
 
 static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool_data)
@@ -291,6 +421,8 @@ static int find_libgomp(struct dl_phdr_info *info, size_t size, void *found)
 __attribute__((constructor)) static void check_runtime(void)
 {
     int gomp = 0;
+    real_end_critical = (void (*)(void *, int32_t, void *))dlsym(RTLD_NEXT, "__kmpc_end_critical");
+    real_unset_lock = (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
     dl_iterate_phdr(find_libgomp, &gomp);
     if (gomp)
         fprintf(stderr,

@@ -120,4 +120,92 @@ STROBE_TEST(libgomp_notice)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(constructs_exact), STROBE_CASE(libgomp_notice))
+/* The task graph of omp_tg_prog (its comment): per thread its tasks;
+ * edges by kind, and which threads the lock, fork and barrier edges join;
+ * the critical section's acquisitions (per thread: the master's path has
+ * the parallel region too) and the barrier episodes. */
+static const char taskgraph_script[] =
+    "import json,sys\n"
+    "d=json.load(open(sys.argv[1])); g=d['taskgraph']; regs=d['regions']\n"
+    "thr={}\n"
+    "for t in d['tasks']: thr[t['id']]=t['thread']\n"
+    "print('tasks', len(d['tasks']), sorted(list(thr.values()).count(i) for i in set(thr.values())))\n"
+    "print('edges', ' '.join('%s %d' % (k, v) for k, v in g['edges'].items()))\n"
+    "for k in ('lock', 'fork', 'barrier'):\n"
+    "  e=[(thr[x['from']], thr[x['to']]) for x in d['edges'] if x['kind']==k]\n"
+    "  print(k, sum(a!=b for a, b in e), 'across threads of', len(e))\n"
+    "for l in g['locks']:\n"
+    "  if l['path']: print('lock', l['kind'], l['acquisitions'], ' > '.join('%s:%d' % (regs[r]['name'], "
+    "regs[r]['line']) for r in l['path']))\n"
+    "teams={}\n"
+    "for e in g['barrier_episodes']: teams.setdefault(e['address'], []).append((e['episode'], e['threads'], "
+    "e['complete']))\n"
+    "for a in sorted(teams): print('team', sorted(teams[a]))\n";
+
+/* Runs omp_tg_prog with 3 threads and KMP_BLOCKTIME=`blocktime` under
+ * `strobe run --openmp --taskgraph` in scratch directory `name`; returns
+ * taskgraph_script's lines of its graph (malloc'ed). */
+static char *omp_taskgraph(const char *name, const char *blocktime)
+{
+    char *out;
+    const char *dir = strobe_test_tmpdir(name);
+    int st = strobe_test_sh(&out,
+                            "cd '%s' && OMP_NUM_THREADS=3 KMP_BLOCKTIME=%s " STROBE
+                            " run --openmp --taskgraph -o exp -- " STROBE_TEST_BIN_DIR "/omp_tg_prog",
+                            dir, blocktime);
+    if (st != 0)
+        STROBE_FAIL("strobe run --openmp --taskgraph exited %d:\n%s", st, out);
+    CHECK_CONTAINS(out, "36\n");
+    free(out);
+    st = strobe_test_sh(
+        &out, STROBE " taskgraph '%s/exp' --format json -o '%s/g.json' && python3 -c \"%s\" '%s/g.json'", dir,
+        dir, taskgraph_script, dir);
+    if (st != 0)
+        STROBE_FAIL("strobe taskgraph failed (%d):\n%s", st, out);
+    return out;
+}
+
+STROBE_TEST(taskgraph_exact)
+{
+    /* KMP_BLOCKTIME: workers spin between regions, never sleep on a
+     * condition variable (whose calls would be tasks of their own) */
+    char *out = omp_taskgraph("ompt_taskgraph_exact", "infinite");
+    CHECK_STR_EQ(
+        out,
+        /* tasks end: on the master at libomp's start-up lock and
+         * unlock of a pthread mutex, the fork, its 2 creates, the
+         * critical section's acquire and release, the 2 arrivals
+         * of region 1, the second fork, its arrival, the end; on
+         * each worker at its team begin, the acquire, release,
+         * the 2 arrivals, the second team begin, its arrival */
+        "tasks 26 [7, 7, 12]\n"
+        "edges program 23 create 2 join 0 lock 2 barrier 14 cond 0 fork 4\n"
+        "lock 2 across threads of 2\n"
+        "fork 4 across threads of 4\n"
+        "barrier 14 across threads of 14\n"
+        "lock mutex 2 omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+        "lock mutex 1 omp parallel@main:18 > omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+        /* the explicit barrier and the join of region 1; region
+         * 2's join, which the workers leave only at the next
+         * region: never */
+        "team [(1, 3, True), (2, 3, True)]\n"
+        "team [(1, 3, False)]\n");
+    free(out);
+}
+
+/* KMP_BLOCKTIME=0: libomp's threads sleep in a pthread condition wait
+ * inside every barrier (interposed: more tasks, lock and cond edges of
+ * libomp's own, their number up to timing), which must not disturb the
+ * barrier episodes or the fork edges. */
+STROBE_TEST(taskgraph_sleeping_workers)
+{
+    char *out = omp_taskgraph("ompt_taskgraph_sleeping", "0");
+    CHECK_CONTAINS(out, "\nfork 4 across threads of 4\n"
+                        "barrier 14 across threads of 14\n");
+    CHECK_CONTAINS(out, "\nteam [(1, 3, True), (2, 3, True)]\n"
+                        "team [(1, 3, False)]\n");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(constructs_exact), STROBE_CASE(libgomp_notice), STROBE_CASE(taskgraph_exact),
+                 STROBE_CASE(taskgraph_sleeping_workers))
