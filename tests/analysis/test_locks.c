@@ -268,7 +268,8 @@ STROBE_TEST(waits_by_call_site)
     CHECK_EQ_INT(s->line, fixture_line("void wait_hot(void)", "pthread_mutex_lock(&hot_lock);"));
     CHECK_EQ_U64(s->waits, 1);
     CHECK_EQ_U64(s->wait_ns, m->rows[0].wait_ns);
-    CHECK(s->wait_ns > 20000000 && s->wait_ns < 40000000);
+    if (!(s->wait_ns > 20000000 && s->wait_ns < 40000000))
+        STROBE_FAIL("wait_ns %llu", (unsigned long long)s->wait_ns);
     strobe_lock_model_free(m);
     strobe_experiment_close(exp);
     char *out;
