@@ -214,6 +214,23 @@ static void reset_sequence(struct perfetto *p, uint32_t seq)
     p->pending_flow = 0;
 }
 
+/* The first packet of the current sequence: clears the incremental state,
+ * sets its defaults and, unless NULL, carries snap. */
+static int write_first_packet(struct perfetto *p, Perfetto__Protos__TracePacketDefaults *defaults,
+                              Perfetto__Protos__ClockSnapshot *snap)
+{
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    set_sequence(&pkt, p->seq);
+    pkt.has_sequence_flags = 1;
+    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
+    pkt.trace_packet_defaults = defaults;
+    if (snap) {
+        pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
+        pkt.clock_snapshot = snap;
+    }
+    return write_packet(p, &pkt);
+}
+
 /* Starts thread t's sequence: clears the incremental state, sets the
  * defaults (clock SEQ_CLOCK, the thread's track) and ties SEQ_CLOCK to
  * CLOCK_MONOTONIC at experiment time 0. */
@@ -249,14 +266,7 @@ static int begin_sequence(struct perfetto *p, uint32_t t)
     snap.has_primary_trace_clock = 1;
     snap.primary_trace_clock = PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC;
 
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    set_sequence(&pkt, p->seq);
-    pkt.has_sequence_flags = 1;
-    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
-    pkt.trace_packet_defaults = &defaults;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
-    pkt.clock_snapshot = &snap;
-    return write_packet(p, &pkt);
+    return write_first_packet(p, &defaults, &snap);
 }
 
 /* What one event adds to its packet besides the TrackEvent. */
@@ -337,6 +347,26 @@ static int describe_counter(struct perfetto *p, uint32_t metric)
     }
     td.counter = &cd;
     return write_descriptor(p, p->seq, &td);
+}
+
+/* The packet of te on the current sequence, at timestamp (in the
+ * sequence's clock), with what te interned. */
+static int write_track_event(struct perfetto *p, uint64_t timestamp, struct interning *in,
+                             Perfetto__Protos__TrackEvent *te)
+{
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    set_sequence(&pkt, p->seq);
+    pkt.has_sequence_flags = 1;
+    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
+    pkt.has_timestamp = 1;
+    pkt.timestamp = timestamp;
+    if (in->used)
+        pkt.interned_data = &in->data;
+    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+    pkt.track_event = te;
+    int rc = write_packet(p, &pkt);
+    release_strings(p);
+    return rc;
 }
 
 /* Returns 0, or STROBE_ERR_FORMAT for an id the model does not define or
@@ -437,20 +467,9 @@ static int write_event(void *arg, uint32_t t, const struct strobe_event *ev, str
         return 0;
     }
 
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    set_sequence(&pkt, p->seq);
-    pkt.has_sequence_flags = 1;
-    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
-    pkt.has_timestamp = 1;
-    pkt.timestamp = ev->time_ns - p->last_ns;
+    uint64_t delta = ev->time_ns - p->last_ns;
     p->last_ns = ev->time_ns;
-    if (in.used)
-        pkt.interned_data = &in.data;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-    pkt.track_event = &te;
-    rc = write_packet(p, &pkt);
-    release_strings(p);
-    return rc;
+    return write_track_event(p, delta, &in, &te);
 }
 
 /* One end of a task-graph flow: an instant named after the edge kind, in
@@ -477,19 +496,7 @@ static int write_flow_end(struct perfetto *p, const struct strobe_tg_edge *e, ui
         te.n_flow_ids = 1;
         te.flow_ids = &flow;
     }
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    set_sequence(&pkt, p->seq);
-    pkt.has_sequence_flags = 1;
-    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
-    pkt.has_timestamp = 1;
-    pkt.timestamp = p->origin_ns + ns;
-    if (in.used)
-        pkt.interned_data = &in.data;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-    pkt.track_event = &te;
-    rc = write_packet(p, &pkt);
-    release_strings(p);
-    return rc;
+    return write_track_event(p, p->origin_ns + ns, &in, &te);
 }
 
 /* A flow callback (flows.h): the arrow of one task-graph edge, from the
@@ -505,12 +512,7 @@ static int write_flow(void *arg, const struct strobe_tg_edge *e)
         Perfetto__Protos__TracePacketDefaults defaults = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
         defaults.has_timestamp_clock_id = 1;
         defaults.timestamp_clock_id = PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC;
-        Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-        set_sequence(&pkt, p->seq);
-        pkt.has_sequence_flags = 1;
-        pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
-        pkt.trace_packet_defaults = &defaults;
-        rc = write_packet(p, &pkt);
+        rc = write_first_packet(p, &defaults, NULL);
     }
     if (rc == 0)
         rc = write_flow_end(p, e, e->from_thread, e->from_ns, false);
