@@ -377,12 +377,16 @@ struct strobe__bbstream {
     uint32_t cs;
     size_t pos;
     uint64_t bytes;
-    /* The delta state: each op's previous address in the current chunk,
-     * valid where gen[op] == chunk + 1 (0 otherwise), so that a chunk
-     * start resets it without touching every op. */
+    /* The delta state: each op's previous address and stride in the
+     * current chunk, valid where gen[op] == chunk + 1 (0 otherwise), so
+     * that a chunk start resets it without touching every op; the id of
+     * the chunk's previous block where last_gen == chunk + 1. */
     uint64_t *prev;
+    uint64_t *stride;
     uint64_t *gen;
     uint64_t chunk;
+    uint32_t last_id;
+    uint64_t last_gen;
     struct strobe__bb_access *acc;
 };
 
@@ -398,10 +402,11 @@ int strobe__bbstream_begin(const uint8_t *buf, size_t len, const char *name, con
     if (s) {
         s->name = strdup(name);
         s->prev = calloc(b->nops ? b->nops : 1, sizeof *s->prev);
+        s->stride = calloc(b->nops ? b->nops : 1, sizeof *s->stride);
         s->gen = calloc(b->nops ? b->nops : 1, sizeof *s->gen);
         s->acc = calloc(b->max_ops ? b->max_ops : 1, sizeof *s->acc);
     }
-    if (!s || !s->name || !s->prev || !s->gen || !s->acc) {
+    if (!s || !s->name || !s->prev || !s->stride || !s->gen || !s->acc) {
         strobe__bbstream_close(s);
         return strobe__error(eb, -ENOMEM, "%s: out of memory", name);
     }
@@ -462,12 +467,21 @@ static int past_end(const struct strobe__bbstream *s, size_t rec, size_t end, co
                          end == s->len ? "the end of the file" : "its chunk");
 }
 
-/* The accesses of the BLOCK record whose fields start at p (< end);
- * returns the byte after them, NULL on error. */
+/* The accesses of the BLOCK or NEAR record `what` at offset rec whose
+ * stride masks start at p (<= end); returns the byte after its address fields, NULL on error. */
 static const uint8_t *accesses(struct strobe__bbstream *s, const struct strobe__block_info *k,
-                               const uint8_t *p, const uint8_t *end, size_t rec, struct strobe_errbuf *eb)
+                               const uint8_t *p, const uint8_t *end, size_t rec, const char *what,
+                               struct strobe_errbuf *eb)
 {
     uint64_t valid = s->chunk + 1;
+    const uint8_t *mask = p;
+    size_t nmask = (k->recorded + 7) / 8;
+    if ((size_t)(end - p) < nmask) {
+        past_end(s, rec, (size_t)(end - s->buf), what, eb);
+        return NULL;
+    }
+    p += nmask;
+    uint32_t r = 0; /* recorded ops so far */
     for (uint32_t i = 0; i < k->nops; i++) {
         const struct strobe__op_info *o = &k->ops[i];
         struct strobe__bb_access *a = &s->acc[i];
@@ -476,27 +490,38 @@ static const uint8_t *accesses(struct strobe__bbstream *s, const struct strobe__
         a->op = i;
         if (o->base == STROBE_BB_RECORDED) {
             uint32_t g = k->first_op + i;
-            if (end - p < 2) {
-                past_end(s, rec, (size_t)(end - s->buf), "BLOCK record", eb);
-                return NULL;
+            uint64_t before = 0, stride = 0;
+            if (s->gen[g] == valid) {
+                before = s->prev[g];
+                stride = s->stride[g];
             }
-            uint16_t w = (uint16_t)(p[0] | p[1] << 8);
-            if (w == STROBE_BB_ESCAPE) {
-                if (end - p < 8) {
-                    past_end(s, rec, (size_t)(end - s->buf), "BLOCK record", eb);
+            if (mask[r / 8] >> (r % 8) & 1) {
+                a->address = before + stride;
+            } else {
+                if (end - p < 2) {
+                    past_end(s, rec, (size_t)(end - s->buf), what, eb);
                     return NULL;
                 }
-                uint64_t v = 0;
-                for (int j = 7; j >= 2; j--)
-                    v = v << 8 | p[j];
-                a->address = v;
-                p += 8;
-            } else {
-                uint64_t before = s->gen[g] == valid ? s->prev[g] : 0;
-                a->address = before + (uint64_t)(int64_t)(int16_t)w;
-                p += 2;
+                uint16_t w = (uint16_t)(p[0] | p[1] << 8);
+                if (w == STROBE_BB_ESCAPE) {
+                    if (end - p < 8) {
+                        past_end(s, rec, (size_t)(end - s->buf), what, eb);
+                        return NULL;
+                    }
+                    uint64_t v = 0;
+                    for (int j = 7; j >= 2; j--)
+                        v = v << 8 | p[j];
+                    a->address = v;
+                    p += 8;
+                } else {
+                    a->address = before + (uint64_t)(int64_t)(int16_t)w;
+                    p += 2;
+                }
+                stride = a->address - before;
             }
+            r++;
             s->prev[g] = a->address;
+            s->stride[g] = stride;
             s->gen[g] = valid;
             a->how = STROBE__BB_ADDR_RECORDED;
         } else if (o->base == STROBE_BB_CONSTANT) {
@@ -536,23 +561,32 @@ int strobe__bbstream_next(struct strobe__bbstream *s, struct strobe__bb_event *e
         memset(ev, 0, sizeof *ev);
         ev->offset = pos;
         const uint8_t *p = s->buf + pos, *e = s->buf + end;
-        if (b0 & 1) {
-            if (e - p < 3)
-                return past_end(s, pos, end, "BLOCK record", eb);
-            uint32_t v = (uint32_t)(p[0] | p[1] << 8 | p[2] << 16);
-            const struct strobe__block_info *k = strobe__blocks_info(s->b, v >> 1);
+        if (b0 & 1 || (b0 & 3) == 2) {
+            int64_t id;
+            if (b0 & 1) { /* BLOCK */
+                if (e - p < 3)
+                    return past_end(s, pos, end, "BLOCK record", eb);
+                id = (p[0] | p[1] << 8 | p[2] << 16) >> 1;
+                p += 3;
+            } else { /* NEAR: relative to the chunk's previous block */
+                id = (s->last_gen == s->chunk + 1 ? (int64_t)s->last_id : 0) + ((int8_t)b0 >> 2);
+                p++;
+            }
+            const struct strobe__block_info *k =
+                id > 0 && id <= STROBE_BB_MAX_ID ? strobe__blocks_info(s->b, (uint32_t)id) : NULL;
             if (!k)
-                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: block id %u is not in %s",
-                                     s->name, pos, v >> 1, s->b->name);
-            p += 3;
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: block id %lld is not in %s",
+                                     s->name, pos, (long long)id, s->b->name);
             if (s->b->modules[k->module].level == STROBE_BB_LEVEL_MEM) {
-                if (!(p = accesses(s, k, p, e, pos, eb)))
+                if (!(p = accesses(s, k, p, e, pos, b0 & 1 ? "BLOCK record" : "NEAR record", eb)))
                     return STROBE_ERR_TRUNCATED;
                 ev->naccesses = k->nops;
                 ev->accesses = s->acc;
             }
+            s->last_id = (uint32_t)id;
+            s->last_gen = s->chunk + 1;
             ev->type = STROBE__BB_BLOCK;
-            ev->id = v >> 1;
+            ev->id = (uint32_t)id;
             ev->block = k;
         } else if (b0 == STROBE_BB_MARK) {
             p++;
@@ -584,6 +618,7 @@ void strobe__bbstream_close(struct strobe__bbstream *s)
         strobe__file_unmap(s->buf, s->len);
     free(s->name);
     free(s->prev);
+    free(s->stride);
     free(s->gen);
     free(s->acc);
     free(s);

@@ -9,16 +9,24 @@
  *   head:  pos = cursor.pos; if (pos + need > cursor.limit) goto refill
  *   refill: p = strobe.bb.refill(need)      (cold; the runtime's, or the
  *                                            scratch area without one)
- *   then, per recorded load/store before it runs (level MEM):
- *          d = addr - prev[k]; prev[k] = addr;
- *          field = |d| <= 32767 ? (uint16)d : addr << 16 | 0x8000;
- *          8-byte store of field at q; q += |d| <= 32767 ? 2 : 8
- *   end:   signal fence; 4-byte store of the id (*base + local << 1) and
- *          the first field's first byte at p; cursor.pos = q
+ *   then:  id = (*base + (local << 1)) >> 1; delta = id - cursor.last_id;
+ *          near = -32 <= delta < 32 (a 1-byte NEAR head, else a 3-byte
+ *          BLOCK head); store the BLOCK head's bytes 1-2 (zeros for NEAR:
+ *          they are the masks' then); q = p + head + mask bytes
+ *   per recorded load/store before it runs (level MEM):
+ *          d = addr - prev[k].addr; hit = d == prev[k].stride;
+ *          prev[k] = {addr, d};
+ *          field = hit ? 0 : |d| <= 32767 ? (uint16)d : addr << 16 | 0x8000;
+ *          8-byte store of field at q; q += hit ? 0 : |d| <= 32767 ? 2 : 8;
+ *          mask |= hit << k
+ *   end:   store of the mask bytes; signal fence; store of the head's
+ *          first byte at p; cursor.pos = q; cursor.last_id = id
  *
- * Branch-free per operation, one compare per segment: Contech's "inlined
- * instrumentation". Operations whose address is a static offset of an
- * earlier recorded one of the segment, or a global's, are not recorded:
+ * Branch-free per segment head and per operation, one compare per
+ * segment: Contech's "inlined instrumentation". Only zeros are stored
+ * beyond the record's end, and its first byte last (format.h), so a
+ * killed process leaves whole records. Operations whose address is a
+ * static offset of an earlier recorded one of the segment, or a global's, are not recorded:
  * the module's table (struct strobe_bb_module, constant data registered by
  * a constructor) says how to compute them.
  *
@@ -44,6 +52,8 @@
 
 /* Block ids are 23 bits wide in the stream. */
 #define MAX_BLOCKS ((1u << 23) - 1)
+/* The size of struct strobe_bb_cursor's scratch area. */
+#define SCRATCH_BYTES (sizeof(((struct strobe_bb_cursor *)0)->scratch))
 
 /* Where an address comes from: root + off, or, when gep is set, the
  * address gep computes from root with its first nprefix indices (the
@@ -479,15 +489,16 @@ struct emit {
     struct plan *pl;
     LLVMBuilderRef b;
     LLVMTypeRef i8, i16, i32, i64, p8, p64, cursor_ty;
-    LLVMValueRef cursor, cursor_pos, cursor_limit;
+    LLVMValueRef cursor, cursor_pos, cursor_limit, cursor_last;
     LLVMValueRef refill; /* strobe.bb.refill: the module's cold path */
     LLVMValueRef base;   /* strobe.bb.base: written by strobe_bb_register */
-    LLVMValueRef prev;   /* strobe.bb.prev: the previous addresses, per thread */
-    /* The current function's copies of cursor.pos and cursor.limit:
-     * allocas, registers once promoted (plugin.cpp), so that a segment
-     * does not load what the previous one stored (a store-to-load
-     * forwarding delay per segment, the critical path of a tight loop) */
-    LLVMValueRef fn, pos_slot, limit_slot;
+    LLVMValueRef prev;   /* strobe.bb.prev: {previous address, stride} per op, per thread */
+    /* The current function's copies of cursor.pos, cursor.limit and
+     * cursor.last_id: allocas, registers once promoted (plugin.cpp), so
+     * that a segment does not load what the previous one stored (a
+     * store-to-load forwarding delay per segment, the critical path of a
+     * tight loop) */
+    LLVMValueRef fn, pos_slot, limit_slot, last_slot;
 };
 
 static LLVMValueRef c32(struct emit *e, uint64_t v)
@@ -512,8 +523,8 @@ static LLVMValueRef field_ptr(struct emit *e, LLVMValueRef g, LLVMTypeRef ty, un
 static void declare_cursor(struct emit *e)
 {
     LLVMModuleRef m = e->pl->m;
-    LLVMTypeRef f[3] = {e->p8, e->p8, LLVMArrayType(e->i8, STROBE_BB_SCRATCH - 2 * sizeof(uint8_t *))};
-    e->cursor_ty = LLVMStructTypeInContext(e->pl->ctx, f, 3, 0);
+    LLVMTypeRef f[5] = {e->p8, e->p8, e->i32, e->i32, LLVMArrayType(e->i8, SCRATCH_BYTES)};
+    e->cursor_ty = LLVMStructTypeInContext(e->pl->ctx, f, 5, 0);
     LLVMValueRef g = LLVMGetNamedGlobal(m, "strobe_bb_cursor");
     if (!g) {
         g = LLVMAddGlobal(m, e->cursor_ty, "strobe_bb_cursor");
@@ -526,6 +537,7 @@ static void declare_cursor(struct emit *e)
     e->cursor = LLVMConstBitCast(g, LLVMPointerType(e->cursor_ty, 0));
     e->cursor_pos = field_ptr(e, e->cursor, e->cursor_ty, 0);
     e->cursor_limit = field_ptr(e, e->cursor, e->cursor_ty, 1);
+    e->cursor_last = field_ptr(e, e->cursor, e->cursor_ty, 2);
 }
 
 /* Positions b at the end of bb. The builder would give what it builds (and
@@ -580,8 +592,8 @@ static void define_refill(struct emit *e)
     LLVMValueRef arg = LLVMGetParam(e->refill, 0);
     LLVMBuildRet(e->b, LLVMBuildCall2(e->b, ty, runtime, &arg, 1, ""));
     at_end(e->b, scratch);
-    LLVMValueRef area = LLVMBuildBitCast(e->b, field_ptr(e, e->cursor, e->cursor_ty, 2), e->p8, "");
-    LLVMValueRef end = c64(e, STROBE_BB_SCRATCH - 2 * sizeof(uint8_t *));
+    LLVMValueRef area = LLVMBuildBitCast(e->b, field_ptr(e, e->cursor, e->cursor_ty, 4), e->p8, "");
+    LLVMValueRef end = c64(e, SCRATCH_BYTES);
     LLVMBuildStore(e->b, LLVMBuildGEP2(e->b, e->i8, area, &end, 1, ""), e->cursor_limit);
     LLVMBuildRet(e->b, area);
 }
@@ -617,7 +629,8 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     struct plan *pl = e->pl;
     LLVMBuilderRef b = e->b;
     LLVMBasicBlockRef bb = LLVMGetInstructionParent(s->start);
-    uint32_t need = 3u + 8u * s->recorded + 8u;
+    uint32_t nmask = (s->recorded + 7) / 8;
+    uint32_t need = 3u + nmask + 8u * s->recorded + 8u;
     /* head: is there room for the longest record of the segment? */
     LLVMValueRef fn = LLVMGetBasicBlockParent(bb);
     if (fn != e->fn) {
@@ -626,21 +639,24 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         e->fn = fn;
         e->pos_slot = LLVMBuildAlloca(b, e->p8, "strobe.pos.slot");
         e->limit_slot = LLVMBuildAlloca(b, e->p8, "strobe.limit.slot");
+        e->last_slot = LLVMBuildAlloca(b, e->i32, "strobe.last.slot");
     }
     LLVMBasicBlockRef head = split_before(e, bb, s->start);
     LLVMBasicBlockRef refill = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.refill");
     at_end(b, head);
     /* the cursor itself after a call or at the function's start (too when
      * the module has more blocks than ids: segments may be missing), else
-     * the copies: cursor.pos and its copy are equal after every segment */
-    LLVMValueRef pos, limit;
+     * the copies: the cursor and its copies are equal after every segment */
+    LLVMValueRef pos, limit, last;
     if (s->reload || pl->nsegs >= MAX_BLOCKS) {
         pos = LLVMBuildLoad2(b, e->p8, e->cursor_pos, "strobe.pos");
         limit = LLVMBuildLoad2(b, e->p8, e->cursor_limit, "");
         LLVMBuildStore(b, limit, e->limit_slot);
+        last = LLVMBuildLoad2(b, e->i32, e->cursor_last, "");
     } else {
         pos = LLVMBuildLoad2(b, e->p8, e->pos_slot, "strobe.pos");
         limit = LLVMBuildLoad2(b, e->p8, e->limit_slot, "");
+        last = LLVMBuildLoad2(b, e->i32, e->last_slot, "");
     }
     LLVMValueRef n = c64(e, need);
     LLVMValueRef endp = LLVMBuildGEP2(b, e->i8, pos, &n, 1, "");
@@ -649,56 +665,93 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     LLVMValueRef arg = c32(e, need);
     LLVMValueRef fresh = LLVMBuildCall2(b, LLVMGlobalGetValueType(e->refill), e->refill, &arg, 1, "");
     LLVMBuildStore(b, LLVMBuildLoad2(b, e->p8, e->cursor_limit, ""), e->limit_slot);
+    /* a new chunk starts with last_id 0 */
+    LLVMValueRef fresh_last = LLVMBuildLoad2(b, e->i32, e->cursor_last, "");
     LLVMBuildBr(b, bb);
     LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(bb));
     LLVMValueRef p = LLVMBuildPhi(b, e->p8, "strobe.p");
     LLVMValueRef in_v[2] = {pos, fresh};
     LLVMBasicBlockRef in_b[2] = {head, refill};
     LLVMAddIncoming(p, in_v, in_b, 2);
+    LLVMValueRef prev_id = LLVMBuildPhi(b, e->i32, "strobe.last");
+    in_v[0] = last;
+    in_v[1] = fresh_last;
+    LLVMAddIncoming(prev_id, in_v, in_b, 2);
 
-    /* the addresses, each recorded right before its operation */
-    LLVMValueRef three = c64(e, 3);
-    LLVMValueRef q = NULL, first = NULL;
-    for (uint32_t k = 0; k < s->nops; k++) {
-        struct op *o = &pl->ops[s->first_op + k];
+    /* the head: NEAR (1 byte) when the id is within -32..31 of the
+     * previous one, else BLOCK (3 bytes); its bytes 1-2 now (zeros for
+     * NEAR, where the masks or fields overwrite them, or beyond the end),
+     * its first byte at the end */
+    LLVMValueRef v =
+        LLVMBuildAdd(b, LLVMBuildLoad2(b, e->i32, e->base, ""), c32(e, (uint64_t)local << 1), "");
+    LLVMValueRef id = LLVMBuildLShr(b, v, c32(e, 1), "strobe.id");
+    LLVMValueRef delta = LLVMBuildSub(b, id, prev_id, "");
+    LLVMValueRef near_id =
+        LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, delta, c32(e, 32), ""), c32(e, 64), "");
+    LLVMValueRef near_b0 = LLVMBuildOr(b, LLVMBuildShl(b, delta, c32(e, 2), ""), c32(e, 2), "");
+    LLVMValueRef b0 = LLVMBuildTrunc(b, LLVMBuildSelect(b, near_id, near_b0, v, ""), e->i8, "");
+    LLVMValueRef hi = LLVMBuildSelect(b, near_id, c32(e, 0), LLVMBuildLShr(b, v, c32(e, 8), ""), "");
+    LLVMValueRef one = c64(e, 1);
+    LLVMValueRef st = LLVMBuildStore(
+        b, LLVMBuildTrunc(b, hi, e->i16, ""),
+        LLVMBuildBitCast(b, LLVMBuildGEP2(b, e->i8, p, &one, 1, ""), LLVMPointerType(e->i16, 0), ""));
+    LLVMSetAlignment(st, 1);
+    LLVMValueRef head_len = LLVMBuildSelect(b, near_id, c64(e, 1), c64(e, 3), "");
+    LLVMValueRef masks = LLVMBuildGEP2(b, e->i8, p, &head_len, 1, "");
+    LLVMValueRef skip = c64(e, nmask);
+    LLVMValueRef q = LLVMBuildGEP2(b, e->i8, masks, &skip, 1, "");
+
+    /* the addresses, each recorded right before its operation: nothing
+     * (a mask bit) when it is the previous one plus the previous stride */
+    LLVMValueRef mask = c64(e, 0);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        struct op *o = &pl->ops[s->first_op + i];
         if (!o->inst)
             continue;
         LLVMPositionBuilderBefore(b, o->inst);
-        if (!q)
-            q = LLVMBuildGEP2(b, e->i8, p, &three, 1, "");
-        LLVMValueRef idx[2] = {c64(e, 0), c64(e, o->prev)};
-        LLVMValueRef slot = LLVMConstInBoundsGEP2(LLVMGlobalGetValueType(e->prev), e->prev, idx, 2);
+        LLVMValueRef idx[2] = {c64(e, 0), c64(e, 2 * (uint64_t)o->prev)};
+        LLVMTypeRef prev_ty = LLVMGlobalGetValueType(e->prev);
+        LLVMValueRef slot = LLVMConstInBoundsGEP2(prev_ty, e->prev, idx, 2);
+        idx[1] = c64(e, 2 * (uint64_t)o->prev + 1);
+        LLVMValueRef stride_slot = LLVMConstInBoundsGEP2(prev_ty, e->prev, idx, 2);
         LLVMValueRef addr = LLVMBuildPtrToInt(b, o->ptr, e->i64, "");
-        LLVMValueRef last = LLVMBuildLoad2(b, e->i64, slot, "");
+        LLVMValueRef before = LLVMBuildLoad2(b, e->i64, slot, "");
+        LLVMValueRef stride = LLVMBuildLoad2(b, e->i64, stride_slot, "");
         LLVMBuildStore(b, addr, slot);
-        LLVMValueRef d = LLVMBuildSub(b, addr, last, "");
+        LLVMValueRef d = LLVMBuildSub(b, addr, before, "");
+        LLVMBuildStore(b, d, stride_slot);
+        LLVMValueRef hit = LLVMBuildICmp(b, LLVMIntEQ, d, stride, "");
         /* |d| <= 32767: d + 32767 < 65535 unsigned (-32768 is the escape) */
         LLVMValueRef near =
             LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, d, c64(e, 32767), ""), c64(e, 65535), "");
         LLVMValueRef esc =
             LLVMBuildOr(b, LLVMBuildShl(b, addr, c64(e, 16), ""), c64(e, STROBE_BB_ESCAPE), "");
         LLVMValueRef field = LLVMBuildSelect(b, near, LLVMBuildAnd(b, d, c64(e, 0xffff), ""), esc, "");
-        LLVMValueRef st = LLVMBuildStore(b, field, LLVMBuildBitCast(b, q, e->p64, ""));
+        field = LLVMBuildSelect(b, hit, c64(e, 0), field, "");
+        st = LLVMBuildStore(b, field, LLVMBuildBitCast(b, q, e->p64, ""));
         LLVMSetAlignment(st, 1);
-        LLVMValueRef step = LLVMBuildSelect(b, near, c64(e, 2), c64(e, 8), "");
+        LLVMValueRef step =
+            LLVMBuildSelect(b, hit, c64(e, 0), LLVMBuildSelect(b, near, c64(e, 2), c64(e, 8), ""), "");
         q = LLVMBuildGEP2(b, e->i8, q, &step, 1, "");
-        if (!first)
-            first = field;
+        mask = LLVMBuildOr(b, mask, LLVMBuildShl(b, LLVMBuildZExt(b, hit, e->i64, ""), c64(e, k), ""), "");
+        k++;
     }
 
-    /* end: the id last, after everything else of the record */
+    /* end: the masks, then the head's first byte, after everything else */
     LLVMPositionBuilderBefore(b, s->end);
-    if (!q)
-        q = LLVMBuildGEP2(b, e->i8, p, &three, 1, "");
+    if (nmask) {
+        LLVMTypeRef mt = LLVMIntTypeInContext(pl->ctx, 8 * nmask);
+        st = LLVMBuildStore(b, LLVMBuildTrunc(b, mask, mt, ""),
+                            LLVMBuildBitCast(b, masks, LLVMPointerType(mt, 0), ""));
+        LLVMSetAlignment(st, 1);
+    }
     LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
-    LLVMValueRef id =
-        LLVMBuildAdd(b, LLVMBuildLoad2(b, e->i32, e->base, ""), c32(e, (uint64_t)local << 1), "");
-    if (first) /* id < 2^24: the store's 4th byte is the first field's first */
-        id = LLVMBuildOr(b, id, LLVMBuildShl(b, LLVMBuildTrunc(b, first, e->i32, ""), c32(e, 24), ""), "");
-    LLVMValueRef st = LLVMBuildStore(b, id, LLVMBuildBitCast(b, p, LLVMPointerType(e->i32, 0), ""));
-    LLVMSetAlignment(st, 1);
+    LLVMBuildStore(b, b0, p);
     LLVMBuildStore(b, q, e->cursor_pos);
     LLVMBuildStore(b, q, e->pos_slot);
+    LLVMBuildStore(b, id, e->cursor_last);
+    LLVMBuildStore(b, id, e->last_slot);
 }
 
 static LLVMValueRef private_string(struct emit *e, const char *s, size_t len)
@@ -777,13 +830,14 @@ static LLVMValueRef emit_tables(struct emit *e, LLVMValueRef reset)
     return const_global(e, "strobe.bb.module", LLVMConstStructInContext(ctx, mf, 12, 0));
 }
 
-/* strobe.bb.reset: zeroes the calling thread's previous addresses. */
+/* strobe.bb.reset: zeroes the calling thread's previous addresses and
+ * strides. */
 static LLVMValueRef define_reset(struct emit *e)
 {
     LLVMValueRef fn =
         internal_fn(e, "strobe.bb.reset", LLVMFunctionType(LLVMVoidTypeInContext(e->pl->ctx), NULL, 0, 0));
     LLVMBuildMemSet(e->b, LLVMConstBitCast(e->prev, e->p8), LLVMConstInt(e->i8, 0, 0),
-                    c64(e, (uint64_t)e->pl->nrecorded * 8), 8);
+                    c64(e, (uint64_t)e->pl->nrecorded * 16), 8);
     LLVMBuildRetVoid(e->b);
     return fn;
 }
@@ -851,7 +905,7 @@ static void emit_module(struct emit *e)
     e->base = base;
     LLVMValueRef reset = NULL;
     if (pl->level == STROBE_BB_LEVEL_MEM) {
-        LLVMTypeRef ty = LLVMArrayType(e->i64, pl->nrecorded);
+        LLVMTypeRef ty = LLVMArrayType(e->i64, 2 * pl->nrecorded);
         e->prev = LLVMAddGlobal(pl->m, ty, "strobe.bb.prev");
         LLVMSetInitializer(e->prev, LLVMConstNull(ty));
         LLVMSetLinkage(e->prev, LLVMInternalLinkage);

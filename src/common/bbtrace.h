@@ -26,15 +26,16 @@
 
 #include <stdint.h>
 
-#define STROBE_BB_ABI 1u
+#define STROBE_BB_ABI 2u
 
 /* Memory operations one segment records at most; the pass starts a new
  * segment after this many. */
 #define STROBE_BB_MAX_SEG_OPS 64u
 /* Longest record of one segment, including the slack of the overlapping
- * 4- and 8-byte stores: 3-byte id, then at most 8 bytes per address, then
- * up to 8 bytes written (as zeros) past the end. */
-#define STROBE_BB_MAX_RECORD (3u + 8u * STROBE_BB_MAX_SEG_OPS + 8u)
+ * 8-byte stores: 3-byte head, one stride-mask bit per recorded address,
+ * then at most 8 bytes per address, then up to 8 bytes written (as zeros)
+ * past the end. */
+#define STROBE_BB_MAX_RECORD (3u + STROBE_BB_MAX_SEG_OPS / 8u + 8u * STROBE_BB_MAX_SEG_OPS + 8u)
 #define STROBE_BB_SCRATCH 1024u
 
 /* The thread's cursor: thread-local, named strobe_bb_cursor, defined weak
@@ -45,7 +46,12 @@
 struct strobe_bb_cursor {
     uint8_t *pos;   /* where the next record goes */
     uint8_t *limit; /* a segment whose longest record ends beyond: refill */
-    uint8_t scratch[STROBE_BB_SCRATCH - 2 * sizeof(uint8_t *)];
+    /* The id of the previous segment recorded in this chunk (0 at a chunk
+     * start: the runtime resets it with the modules' delta state), which
+     * one-byte NEAR records are relative to. */
+    uint32_t last_id;
+    uint32_t unused;
+    uint8_t scratch[STROBE_BB_SCRATCH - 2 * sizeof(uint8_t *) - 2 * sizeof(uint32_t)];
 };
 
 /* Static facts of one memory operation (load or store), kept once per
@@ -99,9 +105,10 @@ struct strobe_bb_module {
     /* Written by strobe_bb_register: (first process-wide id - 1) << 1 | 1,
      * so that a segment's record starts with *base + (local id << 1). */
     uint32_t *base;
-    /* Zeroes this module's per-op previous addresses of the calling thread
-     * (the delta encoding's state); the runtime calls it whenever the
-     * thread starts a chunk of its block stream. NULL at level BB. */
+    /* Zeroes this module's per-op previous addresses and strides of the
+     * calling thread (the delta encoding's state); the runtime calls it
+     * whenever the thread starts a chunk of its block stream (and zeroes
+     * cursor.last_id then). NULL at level BB. */
     void (*reset)(void);
 };
 

@@ -381,23 +381,40 @@ enum strobe_tm_serial_cause {
  * records carry no time: they fall between the thread's synchronization
  * events, which MARK records place in the stream.
  *
- *   BLOCK  b0 bit 0 = 1. 3 bytes little-endian v = id << 1 | 1, id the
+ *   BLOCK  b0 & 1 == 1. 3 bytes little-endian v = id << 1 | 1, id the
  *          process-wide segment id (1 .. 2^23 - 1; the `blocks` file maps
- *          it to its module's table, common/bbtrace.h). For modules
- *          traced at level MEM, one address field per op of the segment
- *          whose base is STROBE_BB_RECORDED, in op order:
+ *          it to its module's table, common/bbtrace.h).
+ *   NEAR   b0 & 3 == 2. 1 byte: id = the id of the previous BLOCK or NEAR
+ *          record of this chunk (0 at the chunk start) + ((int8_t)b0 >> 2),
+ *          a signed 6-bit delta (-32..31; 0: the same segment again).
+ *          Otherwise as BLOCK.
+ *          After the head (BLOCK or NEAR) of a segment of a module traced
+ *          at level MEM with r > 0 ops whose base is STROBE_BB_RECORDED
+ *          ("recorded ops", numbered 0..r-1 in op order): ceil(r / 8)
+ *          stride-mask bytes, bit k (byte k / 8, bit k % 8) for recorded
+ *          op k. Then, in op order, per recorded op whose bit is clear,
+ *          one address field:
  *            2 bytes little-endian int16 d, d != -32768: the address is
- *              this op's previous address in this chunk of the stream (0
- *              at the chunk start) plus d;
- *            0x00 0x80 then 6 bytes little-endian: the address itself.
+ *              this op's previous address plus d;
+ *            0x00 0x80 then 6 bytes little-endian: the address itself;
+ *          the op's stride becomes its address minus its previous
+ *          address. A recorded op whose bit is set has no field: its
+ *          address is its previous address plus its stride (both
+ *          unchanged then: the access repeats the last step). An op's
+ *          previous address and stride are those of this chunk, 0 at the
+ *          chunk start; arithmetic is modulo 2^64.
  *          The other ops' addresses follow from the table (a static offset
  *          of a recorded op of the segment, or a constant).
- *   MARK   b0 = 0x02, uleb ticket: the synchronization event of this
+ *   MARK   b0 = 0x04, uleb ticket: the synchronization event of this
  *          thread's event stream that carries this ticket happened here
  *          (STROBE_EXT_SYNC, THREAD_CREATE, THREAD_JOIN).
- *   Other even b0 values are reserved. Every chunk decodes alone: the
- *   writer resets the per-op previous addresses at each chunk start. */
-#define STROBE_BB_MARK 0x02u
+ *   Other b0 values with b0 & 3 == 0 are reserved. Every chunk decodes
+ *   alone: the writer resets the previous id and the per-op previous
+ *   addresses and strides at each chunk start. A record's first byte is
+ *   stored last, and beyond the end of the data the writer stores only
+ *   zeros or the record it is writing, so that a killed writer leaves
+ *   whole records followed by a zero byte (b0 0: the end). */
+#define STROBE_BB_MARK 0x04u
 #define STROBE_BB_MAX_ID 0x7fffffu /* 2^23 - 1 */
 #define STROBE_BB_ESCAPE 0x8000u
 

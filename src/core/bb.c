@@ -119,6 +119,8 @@ static uint8_t *room(struct strobe__thread *t, struct strobe_bb_cursor *c, uint3
     /* Outside the lock: it touches a whole chunk (mfile.h). */
     if (s->file.chunk_index)
         strobe__mfile_prefault(&s->file);
+    /* the chunk decodes alone: no previous block id, no previous addresses */
+    c->last_id = 0;
     reset_modules();
     return p;
 }

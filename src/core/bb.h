@@ -9,8 +9,8 @@
  * strobe_bb_refill only when a segment might not fit before cursor.limit.
  * A thread's stream is an mfile (same chunk size and size limit as its
  * t<N>.evt), created at the thread's first refill; each new chunk resets
- * the delta state of every registered module (format.h: every chunk
- * decodes alone). A thread without a stream (not measured, over its size
+ * the delta state of every registered module and the cursor's last_id
+ * (format.h: every chunk decodes alone). A thread without a stream (not measured, over its size
  * limit, runtime off or finished) gets the cursor's scratch area, which
  * is never read; its limit is the scratch's end, so the scratch is reused.
  *

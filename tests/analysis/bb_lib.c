@@ -23,9 +23,10 @@ int bb_lib_work(int n)
 {
     int s = 0;
     for (int i = 0; i < n; i++) {
-        uint8_t *p = bb_begin(BB_MAXREC(0));
+        struct bb_seg g;
+        bb_begin(&g, &lib_base, 1, 0);
         s += i;
-        bb_end(p, p + 3, &lib_base, 1);
+        bb_end(&g);
     }
     return s;
 }

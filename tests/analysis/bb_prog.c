@@ -43,7 +43,7 @@ int bb_lib_work(int n);
 #endif
 
 static uint32_t base;
-static __thread int64_t prev[5];
+static __thread uint64_t prev[5][2]; /* per op: previous address, stride */
 int g_counter = 3;
 static char far[2][1 << 20];
 
@@ -86,22 +86,24 @@ static void kernel(struct run *r)
     for (long i = 0; i <= n; i++)
         a[i] = i;
     for (long i = 0; i < n; i++) {
-        uint8_t *p = bb_begin(BB_MAXREC(2)), *q = p + 3;
-        q = bb_addr(q, &prev[0], &a[i]);
+        struct bb_seg s;
+        bb_begin(&s, &base, 1, 2);
+        bb_addr(&s, prev[0], &a[i]);
         int64_t x = a[i] + a[i + 1] + g_counter;
-        q = bb_addr(q, &prev[3], &b[i]);
+        bb_addr(&s, prev[3], &b[i]);
         b[i] = x;
-        bb_end(p, q, &base, 1);
+        bb_end(&s);
         if (i % 16 == 0) {
             char *f = far[(i / 16) % 2];
-            p = bb_begin(BB_MAXREC(1));
-            q = bb_addr(p + 3, &prev[4], f);
+            bb_begin(&s, &base, 2, 1);
+            bb_addr(&s, prev[4], f);
             (*f)++;
-            bb_end(p, q, &base, 2);
+            bb_end(&s);
         }
     }
-    uint8_t *p = bb_begin(BB_MAXREC(0));
-    bb_end(p, p + 3, &base, 3);
+    struct bb_seg s;
+    bb_begin(&s, &base, 3, 0);
+    bb_end(&s);
     snprintf(r->line, sizeof r->line, "kernel a=%#lx b=%#lx g=%#lx far0=%#lx far1=%#lx n=%ld",
              (unsigned long)a, (unsigned long)b, (unsigned long)&g_counter, (unsigned long)far[0],
              (unsigned long)far[1], n);
@@ -153,8 +155,9 @@ int main(int argc, char **argv)
         kernel(&r);
         printf("%s\n", r.line);
         fflush(stdout);
-        uint8_t *p = bb_begin(BB_MAXREC(2));
-        bb_addr(p + 3, &prev[0], &r);
+        struct bb_seg s;
+        bb_begin(&s, &base, 1, 2);
+        bb_addr(&s, prev[0], &r);
         raise(SIGKILL);
     } else if (strcmp(argv[1], "abi") == 0) {
         static uint32_t other_base;

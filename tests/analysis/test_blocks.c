@@ -210,10 +210,13 @@ STROBE_TEST(loop_exact)
 
     struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
     CHECK_EQ_U64(check_stream(s, &k, 7, false), kernel_blocks(1000) + 7);
-    /* the first block 2 and 3 of the chunk escape (no previous address),
-     * every later block 2 takes 2 x 2 bytes, every block 3 escapes (1 MiB
-     * jumps) */
-    CHECK_EQ_U64(strobe__bbstream_bytes(s), 19 + 999 * 7 + 63 * 11 + 3 + 7 * 3);
+    /* ids 1..4 are within 31 of each other: every head is a 1-byte NEAR
+     * (1071 blocks); blocks 2 and 3 have one mask byte (1000 + 63); the
+     * first block 2 escapes both addresses (no previous address: 2 x 8),
+     * the second has deltas of 8 (2 x 2), the stride of every later one;
+     * every block 3 escapes (far0 and far1 alternate: +1 MiB, -1 MiB, never
+     * the previous stride) */
+    CHECK_EQ_U64(strobe__bbstream_bytes(s), 1071 + 1063 + 2 * 8 + 2 * 2 + 63 * 8);
     strobe__bbstream_close(s);
     strobe__blocks_free(b);
 
@@ -225,13 +228,13 @@ STROBE_TEST(loop_exact)
     CHECK_EQ_U64(sum.blocks, kernel_blocks(1000) + 7);
     CHECK_EQ_U64(sum.reads, 3 * 1000);
     CHECK_EQ_U64(sum.writes, 1000 + 63);
-    CHECK_EQ_U64(sum.bytes, 7729);
+    CHECK_EQ_U64(sum.bytes, 2658);
     /* the thread's end cut its stream to the data, the process's end the
      * tables (SIGKILL leaves whole chunks: the killed case) */
     struct stat st;
     char path[4400];
     snprintf(path, sizeof path, "%s/%s/t0.bb", dir, exp->processes[0].dir);
-    CHECK(stat(path, &st) == 0 && st.st_size == 64 + 7729);
+    CHECK(stat(path, &st) == 0 && st.st_size == 64 + 2658);
     snprintf(path, sizeof path, "%s/%s/blocks", dir, exp->processes[0].dir);
     CHECK(stat(path, &st) == 0 && st.st_size < 4096);
     strobe_experiment_close(exp);
@@ -250,16 +253,18 @@ STROBE_TEST(threads_own_streams)
     strobe_experiment_close(exp);
 }
 
-/* 4 KiB chunks: the stream spans many, every one decoded from a reset
- * delta state (an address wrong by a missed reset fails the comparison). */
+/* 4 KiB chunks: the stream spans many (16 iterations take 42 bytes: 16
+ * blocks 2 of 2 bytes, a block 3 of 10), every one decoded from a reset
+ * delta state (an address or an id wrong by a missed reset fails the
+ * comparison). */
 STROBE_TEST(small_chunks)
 {
     setenv("STROBE_CHUNK_SIZE", "4096", 1);
-    struct strobe_experiment *exp = run("bb_chunks", "loop 5000");
+    struct strobe_experiment *exp = run("bb_chunks", "loop 20000");
     struct kernel k = kernel_line(output, "");
     struct strobe__blocks *b = tables(exp, 0);
     struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
-    CHECK_EQ_U64(check_stream(s, &k, 7, false), kernel_blocks(5000) + 7);
+    CHECK_EQ_U64(check_stream(s, &k, 7, false), kernel_blocks(20000) + 7);
     CHECK(strobe__bbstream_bytes(s) > 8 * 4096);
     strobe__bbstream_close(s);
     strobe__blocks_free(b);
@@ -277,7 +282,9 @@ STROBE_TEST(size_limit)
     struct strobe__blocks *b = tables(exp, 0);
     struct strobe__bbstream *s = stream(exp, thread_of(exp, 0, 0), b);
     uint64_t n = check_stream(s, &k, 7, true);
-    CHECK(n > 900 && n < 1200);
+    /* 8192 - 64 bytes at 17 blocks per 42 bytes: 3290, less each chunk's
+     * escapes and the unused end of chunk 0 */
+    CHECK(n > 3100 && n < 3290);
     CHECK(strobe__bbstream_bytes(s) > 8192 - 64 - 2 * STROBE_BB_MAX_RECORD &&
           strobe__bbstream_bytes(s) <= 8192 - 64);
     strobe__bbstream_close(s);
@@ -366,13 +373,13 @@ STROBE_TEST(report_summary)
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s'", STROBE_BIN_DIR, dir), 0);
     CHECK_CONTAINS(out, "\n  blocks           1071 executed (1 block stream)\n"
                         "  memory events    3000 reads, 1063 writes\n"
-                        "  block trace      7.5 KiB (1.90 bytes/memory event)\n");
+                        "  block trace      2.6 KiB (0.65 bytes/memory event)\n");
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report --format json '%s'", STROBE_BIN_DIR, dir), 0);
     CHECK_CONTAINS(out,
                    "\n  \"blocks\": {\n    \"streams\": 1,\n    \"blocks\": 1071,\n    \"reads\": 3000,\n"
-                   "    \"writes\": 1063,\n    \"marks\": 0,\n    \"bytes\": 7729,\n"
-                   "    \"bytes_per_memory_event\": 1.90");
+                   "    \"writes\": 1063,\n    \"marks\": 0,\n    \"bytes\": 2658,\n"
+                   "    \"bytes_per_memory_event\": 0.65");
     free(out);
 }
 
@@ -421,19 +428,30 @@ STROBE_TEST(damaged)
     FILE *f = fopen(bb, "rb");
     CHECK(f && fseek(f, 64, SEEK_SET) == 0 && fread(first, 1, 3, f) == 3);
     fclose(f);
+    CHECK_EQ_INT(first[0], 2 << 2 | 2); /* NEAR: id 0 + 2 */
+    /* NEARs to ids 0 and -1 */
+    patch(bb, 64, "\x02", 1);
+    snprintf(want, sizeof want, "%s/t0.bb: offset 64: block id 0 is not in %s/blocks", exp->processes[0].dir,
+             exp->processes[0].dir);
+    CHECK_STR_EQ(stream_error(exp), want);
+    patch(bb, 64, "\xfe", 1);
+    snprintf(want, sizeof want, "%s/t0.bb: offset 64: block id -1 is not in %s/blocks", exp->processes[0].dir,
+             exp->processes[0].dir);
+    CHECK_STR_EQ(stream_error(exp), want);
     /* an id the tables do not have */
     patch(bb, 64, "\xff\xff\xff", 3);
     snprintf(want, sizeof want, "%s/t0.bb: offset 64: block id 8388607 is not in %s/blocks",
              exp->processes[0].dir, exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), want);
     /* a reserved record type */
-    patch(bb, 64, "\x04", 1);
-    snprintf(want, sizeof want, "%s/t0.bb: offset 64: reserved record type 0x04", exp->processes[0].dir);
+    patch(bb, 64, "\x08", 1);
+    snprintf(want, sizeof want, "%s/t0.bb: offset 64: reserved record type 0x08", exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), want);
-    /* a record cut by the end of the file: the first, 19 bytes */
+    /* a record cut by the end of the file: the first, 18 bytes (head,
+     * mask, two escapes) */
     patch(bb, 64, first, 3);
     CHECK_EQ_INT(truncate(bb, 64 + 10), 0);
-    snprintf(want, sizeof want, "%s/t0.bb: offset 64: BLOCK record runs past the end of the file",
+    snprintf(want, sizeof want, "%s/t0.bb: offset 64: NEAR record runs past the end of the file",
              exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), want);
     /* the tables */
@@ -628,8 +646,10 @@ static struct strobe__blocks *one_block_tables(void)
 }
 
 /* MARKs fill chunk 0 to its last byte; chunk 1 starts with a BLOCK whose
- * delta counts from 0 (the reset at the chunk start, no padding between);
- * then padding, and chunk 2 again from 0; a torn record ends the stream. */
+ * delta counts from 0 (the reset at the chunk start, no padding between),
+ * then NEARs: an elided address (the stride again), a new stride; then
+ * padding, and chunk 2 with a NEAR whose id and delta count from 0; a torn
+ * record ends the stream. */
 STROBE_TEST(byte_level_marks_and_chunks)
 {
     struct strobe__blocks *b = one_block_tables();
@@ -640,17 +660,26 @@ STROBE_TEST(byte_level_marks_and_chunks)
         *p++ = STROBE_BB_MARK;
         *p++ = (uint8_t)(i % 128);
     }
-    const uint8_t block_a[] = {3,    0, 0, 0x00, 0x80, 0x00,
-                               0x10, 0, 0, 0,    0}; /* id 1, address 0x1000 (escape) */
-    const uint8_t block_d[] = {3, 0, 0, 0x10, 0x00}; /* id 1, previous + 16 */
-    memcpy(p, block_d, sizeof block_d);              /* chunk 1: 0 + 16 */
+    /* id 1, mask 0, address 0x1000 (escape) */
+    const uint8_t block_a[] = {3, 0, 0, 0, 0x00, 0x80, 0x00, 0x10, 0, 0, 0, 0};
+    const uint8_t block_d[] = {3, 0, 0, 0, 0x10, 0x00};   /* id 1, mask 0, previous + 16 */
+    const uint8_t near_same[] = {0x02, 0x01};             /* id + 0, previous + stride */
+    const uint8_t near_back[] = {0x02, 0x00, 0xf0, 0xff}; /* id + 0, mask 0, previous - 16 */
+    const uint8_t near_next[] = {0x06, 0x00, 0x10, 0x00}; /* id + 1, mask 0, previous + 16 */
+    memcpy(p, block_d, sizeof block_d);                   /* chunk 1: 0 + 16 */
     p += sizeof block_d;
-    memcpy(p, block_a, sizeof block_a);
+    memcpy(p, block_a, sizeof block_a); /* 0x1000, stride 0xff0 */
     p += sizeof block_a;
-    memcpy(p, block_d, sizeof block_d); /* 0x1010 */
-    p = buf + 2 * 4096;
-    memcpy(p, block_d, sizeof block_d); /* chunk 2: 16 again */
+    memcpy(p, block_d, sizeof block_d); /* 0x1010, stride 16 */
     p += sizeof block_d;
+    memcpy(p, near_same, sizeof near_same); /* 0x1020 */
+    p += sizeof near_same;
+    memcpy(p, near_back, sizeof near_back); /* 0x1010, stride -16 */
+    p += sizeof near_back;
+    memcpy(p, near_same, sizeof near_same); /* 0x1000 */
+    p = buf + 2 * 4096;
+    memcpy(p, near_next, sizeof near_next); /* chunk 2: id 0 + 1, address 0 + 16 */
+    p += sizeof near_next;
     const uint8_t marks[] = {STROBE_BB_MARK, 0xac, 0x02}; /* ticket 300 */
     memcpy(p, marks, sizeof marks);
     p += sizeof marks;
@@ -664,8 +693,8 @@ STROBE_TEST(byte_level_marks_and_chunks)
         CHECK(ev.type == STROBE__BB_MARK && ev.ticket == (uint64_t)(i % 128) &&
               ev.offset == 64 + 2 * (uint64_t)i);
     }
-    const uint64_t addr[] = {16, 0x1000, 0x1010, 16};
-    for (int i = 0; i < 4; i++) {
+    const uint64_t addr[] = {16, 0x1000, 0x1010, 0x1020, 0x1010, 0x1000, 16};
+    for (int i = 0; i < 7; i++) {
         CHECK_EQ_INT(strobe__bbstream_next(s, &ev, &eb), 1);
         CHECK(ev.type == STROBE__BB_BLOCK && ev.id == 1 && ev.naccesses == 1);
         CHECK_EQ_U64(ev.accesses[0].address, addr[i]);

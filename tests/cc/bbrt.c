@@ -7,7 +7,9 @@
  *   block FUNCTION LINE LOCAL_ID COUNT      per executed segment
  *   mem FUNCTION L|S SIZE ADDRESS LINE R|E|C  per access (BBRT_MEM set)
  *   bytes FUNCTION EVENTS BYTES             memory events and their
- *                                           address bytes, per function
+ *                                           address bytes (stride masks
+ *                                           included), per function
+ *   heads NEAR BLOCK                        1-byte and 3-byte heads
  * With BBRT_WRAP set (bench/bbpass.sh), a full buffer starts over
  * instead (the modules' reset called, as at a new chunk) and nothing is
  * decoded: the cost of recording without that of keeping.
@@ -46,6 +48,7 @@ uint8_t *strobe_bb_refill(uint32_t need)
     for (uint32_t i = 0; i < nmods; i++)
         if (mods[i]->reset)
             mods[i]->reset();
+    strobe_bb_cursor.last_id = 0;
     strobe_bb_cursor.pos = buf;
     strobe_bb_cursor.limit = buf + BUF_SIZE;
     return buf;
@@ -78,21 +81,32 @@ __attribute__((destructor)) static void decode(void)
     if (!out)
         return;
     bool mem = getenv("BBRT_MEM") != NULL;
-    uint64_t *counts[MAX_MODULES], *prev[MAX_MODULES], *events[MAX_MODULES], *bytes[MAX_MODULES];
+    uint64_t *counts[MAX_MODULES], *prev[MAX_MODULES], *stride[MAX_MODULES], *events[MAX_MODULES],
+        *bytes[MAX_MODULES], heads[2] = {0, 0};
     for (uint32_t i = 0; i < nmods; i++) {
         counts[i] = calloc(mods[i]->nblocks + 1, 8);
         prev[i] = calloc(mods[i]->nops + 1, 8);
+        stride[i] = calloc(mods[i]->nops + 1, 8);
         events[i] = calloc(mods[i]->nnames + 1, 8);
         bytes[i] = calloc(mods[i]->nnames + 1, 8);
     }
     const uint8_t *p = buf, *end = strobe_bb_cursor.pos;
+    uint32_t last = 0;
     while (p < end) {
-        if (!(p[0] & 1)) {
+        uint32_t id, k = 0;
+        if (p[0] & 1) {
+            id = (uint32_t)le(p, 3) >> 1;
+            p += 3;
+            heads[1]++;
+        } else if ((p[0] & 3) == 2) {
+            id = last + (uint32_t)((int8_t)p[0] >> 2);
+            p++;
+            heads[0]++;
+        } else {
             fprintf(out, "bad record byte %#x at %td\n", p[0], p - buf);
             break;
         }
-        uint32_t id = (uint32_t)le(p, 3) >> 1, k = 0;
-        p += 3;
+        last = id;
         while (k < nmods && !(id >= firsts[k] && id < firsts[k] + mods[k]->nblocks))
             k++;
         if (k == nmods) {
@@ -105,21 +119,28 @@ __attribute__((destructor)) static void decode(void)
         if (m->level != STROBE_BB_LEVEL_MEM)
             continue;
         uint64_t addr[1024];
-        for (uint32_t i = 0; i < b->nops; i++) {
+        const uint8_t *mask = p;
+        p += (b->recorded + 7) / 8;
+        bytes[k][b->function] += (b->recorded + 7) / 8;
+        for (uint32_t i = 0, r = 0; i < b->nops; i++) {
             const struct strobe_bb_op *op = &m->ops[b->first_op + i];
             char how = 'R';
             if (op->base == STROBE_BB_RECORDED) {
-                uint64_t *pv = &prev[k][b->first_op + i];
-                uint16_t d = (uint16_t)le(p, 2);
-                if (d == STROBE_BB_ESCAPE) {
+                uint64_t *pv = &prev[k][b->first_op + i], *ps = &stride[k][b->first_op + i];
+                uint64_t before = *pv;
+                if (mask[r / 8] >> (r % 8) & 1) {
+                    *pv += *ps;
+                } else if (le(p, 2) == STROBE_BB_ESCAPE) {
                     *pv = le(p + 2, 6);
                     p += 8;
                     bytes[k][b->function] += 8;
                 } else {
-                    *pv += (uint64_t)(int64_t)(int16_t)d;
+                    *pv += (uint64_t)(int64_t)(int16_t)le(p, 2);
                     p += 2;
                     bytes[k][b->function] += 2;
                 }
+                *ps = *pv - before;
+                r++;
                 addr[i] = *pv;
             } else if (op->base == STROBE_BB_CONSTANT) {
                 addr[i] = (uint64_t)op->offset;
@@ -149,5 +170,6 @@ __attribute__((destructor)) static void decode(void)
                 fprintf(out, "bytes %s %llu %llu\n", mods[k]->names[f], (unsigned long long)events[k][f],
                         (unsigned long long)bytes[k][f]);
     }
+    fprintf(out, "heads %llu %llu\n", (unsigned long long)heads[0], (unsigned long long)heads[1]);
     fclose(out);
 }

@@ -20,7 +20,7 @@
 #define STROBE STROBE_BIN_DIR "/strobe"
 #define SRC STROBE_SOURCE_DIR "/tests/cc"
 
-/* Builds FIXTURE (bb_loop, bb_mem) with strobe cc FLAGS and bbrt.c into
+/* Builds FIXTURE (bb_loop, bb_mem, bb_far) with strobe cc FLAGS and bbrt.c into
  * TMP/prog, runs it with ARG, leaves its stdout in TMP/stdout and the
  * decoded stream in TMP/bb. */
 static void build_and_run(const char *tmp, const char *fixture, const char *flags, const char *arg)
@@ -43,14 +43,16 @@ static void check_str(const char *tmp, const char *cmd, const char *want)
     free(out);
 }
 
-/* Only block, mem and bytes lines: the decoder found nothing wrong. */
+/* Only block, mem, bytes and heads lines: the decoder found nothing
+ * wrong. */
 static void check_clean(const char *tmp)
 {
-    check_str(tmp, "grep -cv '^block \\|^mem \\|^bytes ' bb || true", "0\n");
+    check_str(tmp, "grep -cv '^block \\|^mem \\|^bytes \\|^heads ' bb || true", "0\n");
 }
 
 /* main calls sink() 1000 times: sink's segments run 1000 times, and so
- * does the segment after the call in the loop (LOOP_CALL's line). */
+ * does the segment after the call in the loop (LOOP_CALL's line). The
+ * module has fewer than 32 segments: every head is a 1-byte NEAR. */
 static void loop_counts(const char *tmp, const char *flags)
 {
     build_and_run(tmp, "bb_loop", flags, "1000");
@@ -62,6 +64,7 @@ static void loop_counts(const char *tmp, const char *flags)
              "awk '$1==\"block\" && $2==\"main\" && $3==%u && $5==1000 {n++} END {print (n > 0)}' bb",
              strobe_test_line_of("tests/cc/bb_loop.c", "LOOP_CALL"));
     check_str(tmp, cmd, "1\n");
+    check_str(tmp, "awk '$1==\"block\" {b+=$5} $1==\"heads\" {print ($2==b), $3}' bb", "1 0\n");
 }
 
 STROBE_TEST(loop_o0)
@@ -116,8 +119,9 @@ STROBE_TEST(mem_o0)
 }
 
 /* At -O2 r[i].d is elided (a static offset of r[i].a): 8 events in fill,
- * 4 addresses recorded, the first as an escape (8 bytes), then deltas of
- * 32 (2 bytes each). */
+ * 4 addresses recorded, in 4 segments of one mask byte each: the first
+ * as an escape (8 bytes), the second as a delta of 32 (2 bytes), the
+ * others as the stride again (mask bits): 4 + 8 + 2 bytes. */
 STROBE_TEST(mem_o2)
 {
     const char *tmp = strobe_test_tmpdir("bbpass_mem_o2");
@@ -131,6 +135,22 @@ STROBE_TEST(mem_o2)
               want);
     check_str(tmp, "grep '^bytes fill' bb", "bytes fill 8 14\n");
     check_str(tmp, "awk '$1==\"block\" && $2==\"fill\" && $5==4 {n++} END {print n}' bb", "1\n");
+}
+
+/* main's segments are more than 31 ids after f0's (the module's first
+ * segment) and within 31 of f39's: each iteration switches from main to
+ * f0 and back with 3-byte BLOCK heads, and so does the first record
+ * (main's first segment, from the chunk's previous id 0); every other
+ * head is a 1-byte NEAR. */
+STROBE_TEST(far_ids)
+{
+    const char *tmp = strobe_test_tmpdir("bbpass_far");
+    build_and_run(tmp, "bb_far", "--trace=bb -O2", "500");
+    check_str(tmp, "cat stdout", "sum 269000 calls 1000\n");
+    check_clean(tmp);
+    check_str(tmp, "awk '$1==\"block\" && ($2==\"f0\" || $2==\"f39\") {print $2, $4, $5}' bb",
+              "f0 1 500\nf39 40 500\n");
+    check_str(tmp, "awk '$1==\"block\" {b+=$5} $1==\"heads\" {print $2 + $3 == b, $3}' bb", "1 1001\n");
 }
 
 /* Built with --trace=bb,mem, a program needs no runtime: it runs as the
@@ -218,5 +238,5 @@ STROBE_TEST(through_strobe_run)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(loop_o0), STROBE_CASE(loop_o2), STROBE_CASE(loop_bb_only), STROBE_CASE(mem_o0),
-                 STROBE_CASE(mem_o2), STROBE_CASE(no_runtime), STROBE_CASE(two_modules),
+                 STROBE_CASE(mem_o2), STROBE_CASE(far_ids), STROBE_CASE(no_runtime), STROBE_CASE(two_modules),
                  STROBE_CASE(through_strobe_run))
