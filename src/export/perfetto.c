@@ -19,6 +19,8 @@
  *     start of the sequence;
  *   - TracePacketDefaults give every packet that clock and the thread's
  *     track, so a slice end is only {sequence, flags, delta, type}.
+ * The task graph's edges (experiments of `strobe run --taskgraph`) are
+ * flows between instants on a last sequence of their own (export/flows.h).
  * The mapping of each event type is in docs/formats/exports.md.
  */
 #include <errno.h>
