@@ -31,10 +31,10 @@
 #include <string.h>
 
 #include "analysis/select.h"
-#include "analysis/taskgraph.h"
 #include "common/format.h"
 #include "export/escape.h"
 #include "export/export.h"
+#include "export/flows.h"
 #include "export/names.h"
 #include "export/output.h"
 #include "strobe/strobe.h"
@@ -195,15 +195,11 @@ static int write_event(void *arg, uint32_t thread, const struct strobe_event *ev
     return 0;
 }
 
-/* A strobe_tg_sink edge callback: the flow of an edge between selected
- * threads (program order stays on its lane: no arrow). */
+/* A flow callback (flows.h): the arrow of one task-graph edge. */
 static int write_flow(void *arg, const struct strobe_tg_edge *e)
 {
     struct chrome *c = arg;
     const char *kind = strobe_tg_edge_kind_name(e->kind);
-    if (e->kind == STROBE_TG_PROGRAM || !strobe_thread_selected(c->exp, e->from_thread) ||
-        !strobe_thread_selected(c->exp, e->to_thread))
-        return 0;
     c->flows++;
     begin_event(c, "s", kind, "taskgraph");
     put_when_where(c, e->from_ns, e->from_thread);
@@ -212,19 +208,6 @@ static int write_flow(void *arg, const struct strobe_tg_edge *e)
     put_when_where(c, e->to_ns, e->to_thread);
     fprintf(c->f, ",\"bp\":\"e\",\"id\":%" PRIu64 "}", c->flows);
     return ferror(c->f) ? -EIO : 0;
-}
-
-/* The task graph's edges as flows, when the run recorded it. */
-static int write_flows(struct chrome *c, struct strobe_errbuf *eb)
-{
-    int rc = strobe_taskgraph_recorded(c->exp, eb);
-    if (rc <= 0)
-        return rc;
-    struct strobe_tg_sink sink = {.arg = c, .edge = write_flow};
-    struct strobe_taskgraph *g = NULL;
-    rc = strobe_taskgraph_build(c->exp, &sink, &g, eb);
-    strobe_taskgraph_free(g);
-    return rc;
 }
 
 static void write_other_data(struct chrome *c)
@@ -270,7 +253,7 @@ int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
         if (ferror(c.f))
             break; /* reported by commit */
     }
-    if ((rc = write_flows(&c, eb)) < 0)
+    if ((rc = strobe__export_flows(exp, write_flow, &c, eb)) < 0)
         goto fail;
 
     fputs("\n],\n\"displayTimeUnit\":\"ns\",\n", c.f);

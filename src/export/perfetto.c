@@ -19,6 +19,8 @@
  *     start of the sequence;
  *   - TracePacketDefaults give every packet that clock and the thread's
  *     track, so a slice end is only {sequence, flags, delta, type}.
+ * The task graph's edges (experiments of `strobe run --taskgraph`) are
+ * flows between instants on a last sequence of their own (export/flows.h).
  * The mapping of each event type is in docs/formats/exports.md.
  */
 #include <errno.h>
@@ -30,6 +32,7 @@
 #include "analysis/select.h"
 #include "export/escape.h"
 #include "export/export.h"
+#include "export/flows.h"
 #include "export/names.h"
 #include "export/output.h"
 #include "export/perfetto_trace.pb-c.h"
@@ -38,14 +41,19 @@
 /* First user-defined clock id (64..127 are sequence-scoped). */
 #define SEQ_CLOCK 64u
 /* Packet sequence of the process and thread descriptors; thread t writes
- * its events on sequence THREAD_SEQ0 + t. */
+ * its events on sequence THREAD_SEQ0 + t, the task-graph flows are on
+ * sequence THREAD_SEQ0 + nthreads. */
 #define DESCRIPTOR_SEQ 1u
 #define THREAD_SEQ0 2u
 
-/* Names interned besides the regions': slots nregions + FIXED_*. */
+/* Names interned besides the regions': slots nregions + FIXED_*, then the
+ * task-graph edge kinds' at nregions + NFIXED + kind. */
 enum { FIXED_THREAD_CREATE, FIXED_THREAD_JOIN, FIXED_FORK, NFIXED };
 static const char *const fixed_names[NFIXED] = {"thread create", "thread join", "fork"};
-#define INHERITED_CATEGORY_IID 1u
+#define NNAMES(exp) ((exp)->nregions + NFIXED + STROBE_TG_NKINDS)
+/* The one category a sequence uses: "inherited" on a thread's, "taskgraph"
+ * on the flows'. */
+#define CATEGORY_IID 1u
 
 struct perfetto {
     FILE *f;
@@ -57,14 +65,15 @@ struct perfetto {
     size_t cap;
     char *owned[2]; /* UTF-8-valid copies used by the packet being built */
     size_t nowned;
-    /* State of the current thread's sequence, reset by begin_sequence(). */
+    /* State of the current sequence, reset by reset_sequence(). */
     uint32_t thread, seq;
     uint64_t last_ns;   /* experiment time of the last timestamped packet */
-    uint64_t *name_iid; /* [nregions + NFIXED], 0 = not yet interned */
+    uint64_t *name_iid; /* [NNAMES], 0 = not yet interned */
     uint64_t next_name_iid;
     bool *counter_described; /* [nmetrics] */
-    bool inherited_interned; /* category "inherited" */
+    bool category_interned;  /* CATEGORY_IID */
     uint64_t pending_flow;   /* flow to end at the next slice begin, 0 = none */
+    uint64_t flows;          /* task-graph flows written */
 };
 
 /* Track uuids: unique in the trace, never 0 (the trace-global track). */
@@ -194,6 +203,36 @@ static int write_descriptors(struct perfetto *p)
     return rc;
 }
 
+/* Forgets the interning of the previous sequence before starting seq. */
+static void reset_sequence(struct perfetto *p, uint32_t seq)
+{
+    const struct strobe_experiment *exp = p->exp;
+    p->seq = seq;
+    p->last_ns = 0;
+    memset(p->name_iid, 0, NNAMES(exp) * sizeof *p->name_iid);
+    memset(p->counter_described, 0, exp->nmetrics * sizeof *p->counter_described);
+    p->next_name_iid = 1;
+    p->category_interned = false;
+    p->pending_flow = 0;
+}
+
+/* The first packet of the current sequence: clears the incremental state,
+ * sets its defaults and, unless NULL, carries snap. */
+static int write_first_packet(struct perfetto *p, Perfetto__Protos__TracePacketDefaults *defaults,
+                              Perfetto__Protos__ClockSnapshot *snap)
+{
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    set_sequence(&pkt, p->seq);
+    pkt.has_sequence_flags = 1;
+    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
+    pkt.trace_packet_defaults = defaults;
+    if (snap) {
+        pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
+        pkt.clock_snapshot = snap;
+    }
+    return write_packet(p, &pkt);
+}
+
 /* Starts thread t's sequence: clears the incremental state, sets the
  * defaults (clock SEQ_CLOCK, the thread's track) and ties SEQ_CLOCK to
  * CLOCK_MONOTONIC at experiment time 0. */
@@ -201,13 +240,7 @@ static int begin_sequence(struct perfetto *p, uint32_t t)
 {
     const struct strobe_experiment *exp = p->exp;
     p->thread = t;
-    p->seq = THREAD_SEQ0 + t;
-    p->last_ns = 0;
-    memset(p->name_iid, 0, (exp->nregions + NFIXED) * sizeof *p->name_iid);
-    memset(p->counter_described, 0, exp->nmetrics * sizeof *p->counter_described);
-    p->next_name_iid = 1;
-    p->inherited_interned = false;
-    p->pending_flow = 0;
+    reset_sequence(p, THREAD_SEQ0 + t);
 
     Perfetto__Protos__TrackEventDefaults ted = PERFETTO__PROTOS__TRACK_EVENT_DEFAULTS__INIT;
     ted.has_track_uuid = 1;
@@ -235,14 +268,7 @@ static int begin_sequence(struct perfetto *p, uint32_t t)
     snap.has_primary_trace_clock = 1;
     snap.primary_trace_clock = PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC;
 
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    set_sequence(&pkt, p->seq);
-    pkt.has_sequence_flags = 1;
-    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
-    pkt.trace_packet_defaults = &defaults;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
-    pkt.clock_snapshot = &snap;
-    return write_packet(p, &pkt);
+    return write_first_packet(p, &defaults, &snap);
 }
 
 /* What one event adds to its packet besides the TrackEvent. */
@@ -281,20 +307,21 @@ static int set_name(struct perfetto *p, struct interning *in, Perfetto__Protos__
     return 0;
 }
 
-static void set_inherited(struct perfetto *p, struct interning *in, Perfetto__Protos__TrackEvent *te,
-                          uint64_t *iid)
+/* Gives te the sequence's category (name), interning it on first use. */
+static void set_category(struct perfetto *p, struct interning *in, Perfetto__Protos__TrackEvent *te,
+                         uint64_t *iid, const char *name)
 {
-    if (!p->inherited_interned) {
-        p->inherited_interned = true;
+    if (!p->category_interned) {
+        p->category_interned = true;
         in->category.has_iid = 1;
-        in->category.iid = INHERITED_CATEGORY_IID;
-        in->category.name = "inherited";
+        in->category.iid = CATEGORY_IID;
+        in->category.name = (char *)name;
         in->categories[0] = &in->category;
         in->data.n_event_categories = 1;
         in->data.event_categories = in->categories;
         in->used = true;
     }
-    *iid = INHERITED_CATEGORY_IID;
+    *iid = CATEGORY_IID;
     te->n_category_iids = 1;
     te->category_iids = iid;
 }
@@ -322,6 +349,26 @@ static int describe_counter(struct perfetto *p, uint32_t metric)
     }
     td.counter = &cd;
     return write_descriptor(p, p->seq, &td);
+}
+
+/* The packet of te on the current sequence, at timestamp (in the
+ * sequence's clock), with what te interned. */
+static int write_track_event(struct perfetto *p, uint64_t timestamp, struct interning *in,
+                             Perfetto__Protos__TrackEvent *te)
+{
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    set_sequence(&pkt, p->seq);
+    pkt.has_sequence_flags = 1;
+    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
+    pkt.has_timestamp = 1;
+    pkt.timestamp = timestamp;
+    if (in->used)
+        pkt.interned_data = &in->data;
+    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+    pkt.track_event = te;
+    int rc = write_packet(p, &pkt);
+    release_strings(p);
+    return rc;
 }
 
 /* Returns 0, or STROBE_ERR_FORMAT for an id the model does not define or
@@ -357,7 +404,7 @@ static int write_event(void *arg, uint32_t t, const struct strobe_event *ev, str
         if ((rc = set_name(p, &in, &te, ev->region, exp->regions[ev->region].name)) < 0)
             return rc;
         if (ev->type == STROBE_EVENT_INHERIT)
-            set_inherited(p, &in, &te, &category);
+            set_category(p, &in, &te, &category, "inherited");
         if (p->pending_flow) {
             flow = p->pending_flow;
             p->pending_flow = 0;
@@ -422,20 +469,66 @@ static int write_event(void *arg, uint32_t t, const struct strobe_event *ev, str
         return 0;
     }
 
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    set_sequence(&pkt, p->seq);
-    pkt.has_sequence_flags = 1;
-    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
-    pkt.has_timestamp = 1;
-    pkt.timestamp = ev->time_ns - p->last_ns;
+    uint64_t delta = ev->time_ns - p->last_ns;
     p->last_ns = ev->time_ns;
-    if (in.used)
-        pkt.interned_data = &in.data;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-    pkt.track_event = &te;
-    rc = write_packet(p, &pkt);
-    release_strings(p);
-    return rc;
+    return write_track_event(p, delta, &in, &te);
+}
+
+/* One end of a task-graph flow: an instant named after the edge kind, in
+ * category "taskgraph", on thread's track at experiment time ns. */
+static int write_flow_end(struct perfetto *p, const struct strobe_tg_edge *e, uint32_t thread, uint64_t ns,
+                          bool terminating)
+{
+    Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+    te.has_type = 1;
+    te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+    te.has_track_uuid = 1;
+    te.track_uuid = thread_uuid(p->exp, thread);
+    struct interning in;
+    interning_init(&in);
+    uint64_t category, flow = 1 + p->exp->nthreads + p->flows; /* after the thread-create flows */
+    int rc = set_name(p, &in, &te, p->exp->nregions + NFIXED + e->kind, strobe_tg_edge_kind_name(e->kind));
+    if (rc < 0)
+        return rc;
+    set_category(p, &in, &te, &category, "taskgraph");
+    if (terminating) {
+        te.n_terminating_flow_ids = 1;
+        te.terminating_flow_ids = &flow;
+    } else {
+        te.n_flow_ids = 1;
+        te.flow_ids = &flow;
+    }
+    return write_track_event(p, p->origin_ns + ns, &in, &te);
+}
+
+/* A flow callback (flows.h): the arrow of one task-graph edge, from the
+ * end of the task it leaves to the start of the task it enters. The flows'
+ * sequence starts with the first: the graph is built after the threads'
+ * events and its times are not ordered, so its packets carry absolute
+ * CLOCK_MONOTONIC times (the sequence's defaults). */
+static int write_flow(void *arg, const struct strobe_tg_edge *e)
+{
+    struct perfetto *p = arg;
+    int rc = 0;
+    if (p->flows == 0) {
+        Perfetto__Protos__TracePacketDefaults defaults = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+        defaults.has_timestamp_clock_id = 1;
+        defaults.timestamp_clock_id = PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC;
+        rc = write_first_packet(p, &defaults, NULL);
+    }
+    if (rc == 0)
+        rc = write_flow_end(p, e, e->from_thread, e->from_ns, false);
+    if (rc == 0)
+        rc = write_flow_end(p, e, e->to_thread, e->to_ns, true);
+    p->flows++;
+    return rc < 0 ? rc : ferror(p->f) ? -EIO : 0;
+}
+
+/* The task graph's edges as flows, on their own sequence. */
+static int write_flows(struct perfetto *p)
+{
+    reset_sequence(p, THREAD_SEQ0 + p->exp->nthreads);
+    return strobe__export_flows(p->exp, write_flow, p, p->eb);
 }
 
 int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
@@ -444,7 +537,7 @@ int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
     struct perfetto p = {.out = out, .eb = eb, .exp = exp};
     /* Absolute CLOCK_MONOTONIC times, as in the OTF2 export. */
     p.origin_ns = exp->origin_ns > 0 && exp->origin_ns < 9.2e18 ? (uint64_t)llround(exp->origin_ns) : 0;
-    p.name_iid = calloc(exp->nregions + NFIXED, sizeof *p.name_iid);
+    p.name_iid = calloc(NNAMES(exp), sizeof *p.name_iid);
     p.counter_described = calloc(exp->nmetrics + 1, sizeof *p.counter_described);
     struct strobe__out_file o = {0};
     int rc = 0;
@@ -470,6 +563,8 @@ int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
         if (ferror(p.f))
             break; /* reported by commit */
     }
+    if (!ferror(p.f) && (rc = write_flows(&p)) < 0)
+        goto fail;
     rc = strobe__out_file_commit(&o, eb);
     goto done;
 

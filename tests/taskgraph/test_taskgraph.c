@@ -378,6 +378,22 @@ STROBE_TEST(chrome_flows)
     free(out);
 }
 
+/* The same 17 edges as Perfetto flows (check_perfetto_flows.py decodes the
+ * trace with protoc): each id starts at one instant and ends at one. */
+STROBE_TEST(perfetto_flows)
+{
+    struct strobe_experiment *exp = run("perfetto_flows", "graph");
+    strobe_experiment_close(exp);
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s/strobe export '%s' --format perfetto -o '%s/t.pftrace' && python3 "
+                                "%s/tests/taskgraph/check_perfetto_flows.py %s '%s/t.pftrace'",
+                                STROBE_BIN_DIR, dir, dir, STROBE_SOURCE_DIR, STROBE_SOURCE_DIR, dir),
+                 0);
+    CHECK_STR_EQ(out, "17 flows; paired ['barrier', 'create', 'join', 'lock']\n");
+    free(out);
+}
+
 /* The HTML report's view (src/report/html/taskgraph.js), seen in headless
  * Chromium by tests/report/check_views.py: the bottleneck lock first. */
 STROBE_TEST(html_view)
@@ -419,6 +435,6 @@ STROBE_TEST(cli_errors)
 
 STROBE_TEST_MAIN(STROBE_CASE(graph_exact), STROBE_CASE(lock_bottleneck_first_and_critical),
                  STROBE_CASE(sigkill_still_builds), STROBE_CASE(cli_formats), STROBE_CASE(chrome_flows),
-                 STROBE_CASE(html_view), STROBE_CASE(block_counts_exact),
+                 STROBE_CASE(perfetto_flows), STROBE_CASE(html_view), STROBE_CASE(block_counts_exact),
                  STROBE_CASE(sharing_producer_consumer), STROBE_CASE(false_sharing_flagged),
                  STROBE_CASE(cond_edges), STROBE_CASE(cli_errors))
