@@ -11,10 +11,13 @@
  *               create 3, join 3, lock 5 (every acquisition but the
  *               first), barrier 3 * 2 = 6 (each arrival -> each other
  *               thread's departure).
- *   bottleneck  t1 takes `slow_lock` and sleeps 100 ms in it; t2 and t3
- *               wait until it holds it, then lock it too (each ~100 ms of
- *               wait or more); all three also take `fast_lock` 100 times
- *               without sleeping.
+ *   bottleneck  t1 takes `slow_lock`, meets t2 and t3 at `bar`, then sleeps
+ *               100 ms in it; t2 and t3 lock it after `bar` (each ~100 ms
+ *               of wait or more); all three also take `fast_lock` 100 times
+ *               without sleeping. The barrier, not a polled flag, tells the
+ *               waiters the lock is held: polling would be work of theirs
+ *               as long as t1 takes to get there, and on a loaded machine
+ *               that path could outgrow the hold.
  *   kill        as graph, but main SIGKILLs itself after the barrier
  *               episode instead of joining.
  */
@@ -33,7 +36,7 @@ pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_barrier_t bar;
 
 static volatile long counter;
-static int slow_held, departed;
+static int departed;
 
 NOINLINE void work(void)
 {
@@ -57,15 +60,14 @@ NOINLINE void *graph_worker(void *arg)
 NOINLINE void hold_slow(void)
 {
     pthread_mutex_lock(&slow_lock);
-    __atomic_store_n(&slow_held, 1, __ATOMIC_RELEASE);
+    pthread_barrier_wait(&bar);
     usleep(100000);
     pthread_mutex_unlock(&slow_lock);
 }
 
 NOINLINE void wait_slow(void)
 {
-    while (!__atomic_load_n(&slow_held, __ATOMIC_ACQUIRE))
-        usleep(100);
+    pthread_barrier_wait(&bar);
     pthread_mutex_lock(&slow_lock);
     work();
     pthread_mutex_unlock(&slow_lock);
