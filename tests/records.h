@@ -56,6 +56,27 @@ static inline void strobe_test_map(const char *path, const uint8_t **buf, size_t
         STROBE_FAIL("%s", eb.msg);
 }
 
+/* Calls fn(ev, arg) for every record of stream `path`, in stream order;
+ * fails the test when the stream cannot be decoded. */
+static inline void strobe_test_each_record(const char *path,
+                                           void (*fn)(const struct strobe__raw_event *ev, void *arg),
+                                           void *arg)
+{
+    const uint8_t *buf;
+    size_t len;
+    strobe_test_map(path, &buf, &len);
+    struct strobe_errbuf eb = {""};
+    struct strobe__stream_decoder d;
+    struct strobe__raw_event ev;
+    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
+    while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
+        fn(&ev, arg);
+    if (rc < 0)
+        STROBE_FAIL("%s", eb.msg);
+    strobe__stream_end(&d);
+    strobe__file_unmap(buf, len);
+}
+
 /* Offset of the first record of raw kind `kind` in stream `path` that
  * match accepts (NULL: any); fails the test when there is none. */
 static inline long strobe_test_first_record(const char *path, int kind,

@@ -514,26 +514,31 @@ static uint64_t cc_stores(const struct strobe_experiment *exp, uint32_t index, u
     return seen;
 }
 
+/* Up to 64 tickets of an event stream's records, in stream order. */
+struct tickets {
+    uint64_t *t;
+    size_t n;
+};
+
+static void take_ticket(const struct strobe__raw_event *ev, void *arg)
+{
+    struct tickets *k = arg;
+    if (ev->ticket && k->n < 64)
+        k->t[k->n++] = ev->ticket;
+}
+
 /* The tickets of t<index>'s ticketed records in t<index>.evt, in order,
  * and those of the MARKs of its block stream: the same sequence. Returns
  * its length. */
 static size_t marks_match_tickets(const struct strobe_experiment *exp, uint32_t index)
 {
     uint64_t evt[64], bb[64];
-    size_t nevt = 0, nbb = 0;
-    const uint8_t *buf;
-    size_t len;
+    size_t nbb = 0;
     uint32_t t = thread_of(exp, 0, index);
-    strobe_test_map(exp->threads[t].stream_path, &buf, &len);
-    struct strobe__stream_decoder d;
-    struct strobe__raw_event raw;
+    struct tickets got = {evt, 0};
+    strobe_test_each_record(exp->threads[t].stream_path, take_ticket, &got);
     struct strobe_errbuf eb = {""};
-    int rc = strobe__stream_begin(&d, buf, len, "evt", &eb);
-    while (rc == 0 && strobe__stream_decode(&d, &raw, &eb) == 1)
-        if (raw.ticket && nevt < 64)
-            evt[nevt++] = raw.ticket;
-    strobe__stream_end(&d);
-    strobe__file_unmap(buf, len);
+    int rc;
     struct strobe__blocks *b = tables(exp, 0);
     struct strobe__bbstream *s = stream(exp, t, b);
     struct strobe__bb_event ev;
@@ -544,7 +549,7 @@ static size_t marks_match_tickets(const struct strobe_experiment *exp, uint32_t 
         STROBE_FAIL("%s", eb.msg);
     strobe__bbstream_close(s);
     strobe__blocks_free(b);
-    CHECK_EQ_U64(nbb, nevt);
+    CHECK_EQ_U64(nbb, got.n);
     for (size_t i = 0; i < nbb; i++)
         CHECK_EQ_U64(bb[i], evt[i]);
     return nbb;

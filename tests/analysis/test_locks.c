@@ -88,32 +88,31 @@ static uint64_t by_thread(const struct strobe_experiment *exp, const struct stro
     return 0;
 }
 
+struct sync_match {
+    uint64_t op, obj;
+    size_t n;
+    struct strobe__raw_event *last;
+};
+
+static void match_sync(const struct strobe__raw_event *ev, void *arg)
+{
+    struct sync_match *m = arg;
+    if (ev->kind == STROBE__RAW_SYNC && (m->op == 0 || ev->id == m->op) &&
+        (m->obj == 0 || (uint64_t)ev->value == m->obj)) {
+        m->n++;
+        if (m->last)
+            *m->last = *ev;
+    }
+}
+
 /* The SYNC records of global thread `thread` with op `op` on object `obj`
  * (0: any): their number; the last one in *last. */
 static size_t thread_sync_records(const struct strobe_experiment *exp, size_t thread, uint64_t op,
                                   uint64_t obj, struct strobe__raw_event *last)
 {
-    size_t n = 0;
-    const char *path = exp->threads[thread].stream_path;
-    const uint8_t *buf;
-    size_t len;
-    strobe_test_map(path, &buf, &len);
-    struct strobe_errbuf eb = {""};
-    struct strobe__stream_decoder d;
-    struct strobe__raw_event ev;
-    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
-    while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
-        if (ev.kind == STROBE__RAW_SYNC && (op == 0 || ev.id == op) &&
-            (obj == 0 || (uint64_t)ev.value == obj)) {
-            n++;
-            if (last)
-                *last = ev;
-        }
-    if (rc < 0)
-        STROBE_FAIL("%s", eb.msg);
-    strobe__stream_end(&d);
-    strobe__file_unmap(buf, len);
-    return n;
+    struct sync_match m = {op, obj, 0, last};
+    strobe_test_each_record(exp->threads[thread].stream_path, match_sync, &m);
+    return m.n;
 }
 
 /* The same over the threads t<index> (all: UINT32_MAX). */
@@ -481,6 +480,36 @@ struct ordered {
 static struct ordered recs[MAX_ORDERED];
 static size_t nrecs;
 
+struct ordered_reader {
+    const char *path;
+    uint32_t index;
+    uint64_t last; /* the thread's previous ticket */
+};
+
+static void read_one(const struct strobe__raw_event *ev, void *arg)
+{
+    struct ordered_reader *r = arg;
+    if (ev->kind != STROBE__RAW_SYNC && ev->kind != STROBE__RAW_THREAD_CREATE &&
+        ev->kind != STROBE__RAW_THREAD_JOIN)
+        return;
+    CHECK(nrecs < MAX_ORDERED);
+    struct ordered *o = &recs[nrecs++];
+    *o = (struct ordered){.index = r->index,
+                          .kind = ev->kind,
+                          .op = ev->kind == STROBE__RAW_SYNC ? ev->id : 0,
+                          .obj = ev->kind == STROBE__RAW_SYNC ? (uint64_t)ev->value : ev->id,
+                          .ticket = ev->ticket};
+    memcpy(o->args, ev->sync_args, sizeof o->args);
+    if (o->op == STROBE_SYNC_TIMEOUT) {
+        CHECK_EQ_U64(o->ticket, 0);
+        return;
+    }
+    if (!(o->ticket > r->last))
+        STROBE_FAIL("%s: offset %llu: ticket %llu after %llu", r->path, (unsigned long long)ev->offset,
+                    (unsigned long long)o->ticket, (unsigned long long)r->last);
+    r->last = o->ticket;
+}
+
 /* Reads every such record of the experiment (process 0), each thread's in
  * stream order; checks that each has a ticket (but TIMEOUT) and that a
  * thread's tickets strictly increase. */
@@ -488,40 +517,8 @@ static void read_ordered(const struct strobe_experiment *exp)
 {
     nrecs = 0;
     for (size_t t = 0; t < exp->nthreads; t++) {
-        const char *path = exp->threads[t].stream_path;
-        const uint8_t *buf;
-        size_t len;
-        strobe_test_map(path, &buf, &len);
-        struct strobe_errbuf eb = {""};
-        struct strobe__stream_decoder d;
-        struct strobe__raw_event ev;
-        uint64_t last = 0;
-        int rc = strobe__stream_begin(&d, buf, len, path, &eb);
-        while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1) {
-            if (ev.kind != STROBE__RAW_SYNC && ev.kind != STROBE__RAW_THREAD_CREATE &&
-                ev.kind != STROBE__RAW_THREAD_JOIN)
-                continue;
-            CHECK(nrecs < MAX_ORDERED);
-            struct ordered *o = &recs[nrecs++];
-            *o = (struct ordered){.index = exp->threads[t].index,
-                                  .kind = ev.kind,
-                                  .op = ev.kind == STROBE__RAW_SYNC ? ev.id : 0,
-                                  .obj = ev.kind == STROBE__RAW_SYNC ? (uint64_t)ev.value : ev.id,
-                                  .ticket = ev.ticket};
-            memcpy(o->args, ev.sync_args, sizeof o->args);
-            if (o->op == STROBE_SYNC_TIMEOUT) {
-                CHECK_EQ_U64(o->ticket, 0);
-                continue;
-            }
-            if (!(o->ticket > last))
-                STROBE_FAIL("%s: offset %llu: ticket %llu after %llu", path, (unsigned long long)ev.offset,
-                            (unsigned long long)o->ticket, (unsigned long long)last);
-            last = o->ticket;
-        }
-        if (rc < 0)
-            STROBE_FAIL("%s", eb.msg);
-        strobe__stream_end(&d);
-        strobe__file_unmap(buf, len);
+        struct ordered_reader r = {exp->threads[t].stream_path, exp->threads[t].index, 0};
+        strobe_test_each_record(r.path, read_one, &r);
     }
 }
 
@@ -617,7 +614,9 @@ STROBE_TEST(taskgraph_records_exact)
         CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_ARRIVE, bar), 1);
         CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, STROBE_SYNC_BARRIER, bar), 1);
         CHECK_EQ_INT(count_ordered(w, STROBE__RAW_SYNC, 0, 0), 6);
-        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_THREAD_CREATE, 0, 0) + count_ordered(w, STROBE__RAW_THREAD_JOIN, 0, 0), 0);
+        CHECK_EQ_INT(count_ordered(w, STROBE__RAW_THREAD_CREATE, 0, 0) +
+                         count_ordered(w, STROBE__RAW_THREAD_JOIN, 0, 0),
+                     0);
         /* its create before all its records, its join after */
         uint64_t lo, hi, create = 0, join = 0;
         ticket_range(w, &lo, &hi);

@@ -313,26 +313,23 @@ STROBE_TEST(false_sharing_flagged)
 }
 
 /* SYNC records of op `op` over all threads of EXP. */
+struct sync_count {
+    uint64_t op, n;
+};
+
+static void count_sync(const struct strobe__raw_event *ev, void *arg)
+{
+    struct sync_count *c = arg;
+    c->n += ev->kind == STROBE__RAW_SYNC && ev->id == c->op &&
+            (c->op != STROBE_SYNC_COND_WAIT || !ev->sync_args[4]);
+}
+
 static uint64_t sync_records(const struct strobe_experiment *exp, uint64_t op)
 {
-    uint64_t n = 0;
-    for (size_t t = 0; t < exp->nthreads; t++) {
-        const uint8_t *buf;
-        size_t len;
-        strobe_test_map(exp->threads[t].stream_path, &buf, &len);
-        struct strobe_errbuf eb = {""};
-        struct strobe__stream_decoder d;
-        struct strobe__raw_event ev;
-        int rc = strobe__stream_begin(&d, buf, len, "stream", &eb);
-        while (rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
-            n += ev.kind == STROBE__RAW_SYNC && ev.id == op &&
-                 (op != STROBE_SYNC_COND_WAIT || !ev.sync_args[4]);
-        if (rc < 0)
-            STROBE_FAIL("%s", eb.msg);
-        strobe__stream_end(&d);
-        strobe__file_unmap(buf, len);
-    }
-    return n;
+    struct sync_count c = {op, 0};
+    for (size_t t = 0; t < exp->nthreads; t++)
+        strobe_test_each_record(exp->threads[t].stream_path, count_sync, &c);
+    return c.n;
 }
 
 /* tests/analysis/locks_prog cond: a producer hands 20000 numbers to a
