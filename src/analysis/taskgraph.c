@@ -406,7 +406,9 @@ static int begin_task(struct builder *b, struct thread *t, uint64_t ns)
     t->id = b->next_id++;
     t->start_ns = ns;
     t->region = innermost(b, t);
-    t->lock = STROBE_NONE;
+    /* inside a critical section the task belongs to its lock: a hold that
+     * spans a barrier or a wait has tasks that no acquisition started */
+    t->lock = t->nheld ? t->held[t->nheld - 1].lock : STROBE_NONE;
     t->in = 0;
     t->in_pred = NULL;
     t->via = STROBE_TG_PROGRAM;
@@ -440,7 +442,7 @@ static void add_busy(struct strobe_tg_process *pr, uint64_t start, uint64_t end)
 
 /* Appends x, the next task of the critical path (first to last), to the
  * process's path: kept while there is room, counted in any case, its time
- * added to its region and, when an acquisition started it, to its lock row. */
+ * added to its region and, when it ran inside a critical section, to its lock row. */
 static int path_step(struct builder *b, const struct node *x)
 {
     struct strobe_tg_process *pr = b->pr;
@@ -665,7 +667,8 @@ static uint32_t unhold(struct builder *b, struct thread *t, uint64_t object, uin
     for (size_t i = t->nheld; i-- > 0;)
         if (t->held[i].object == object) {
             struct held h = t->held[i];
-            t->held[i] = t->held[--t->nheld];
+            /* kept in acquisition order: the last is the innermost */
+            memmove(&t->held[i], &t->held[i + 1], (--t->nheld - i) * sizeof *t->held);
             if (ns > h.since_ns)
                 b->g->locks[h.lock].hold_ns += ns - h.since_ns;
             return h.lock;
@@ -931,11 +934,10 @@ static int process(struct builder *b, struct thread *t)
         l->wait_ns += wait;
         if (wait > l->max_wait_ns)
             l->max_wait_ns = wait;
-        if ((rc = end_task(b, t, ns - (wait < ns ? wait : ns))) || (rc = begin_task(b, t, ns)) ||
-            (rc = add_pred(b, t, o->release, STROBE_TG_LOCK)))
+        if ((rc = end_task(b, t, ns - (wait < ns ? wait : ns))) || (rc = hold(t, object, ns, (uint32_t)row)) ||
+            (rc = begin_task(b, t, ns)))
             return rc;
-        t->lock = (uint32_t)row;
-        return hold(t, object, ns, (uint32_t)row);
+        return add_pred(b, t, o->release, STROBE_TG_LOCK);
     }
     case STROBE_SYNC_RELEASE:
     case STROBE_SYNC_SIGNAL:
@@ -997,16 +999,16 @@ static int process(struct builder *b, struct thread *t)
             t->wait_lock = unhold(b, t, mutex, ns - (wait < ns ? wait : ns));
         }
         t->waiting = false;
+        /* the mutex is held again before the woken task starts: it runs in
+         * the critical section */
+        if (t->wait_lock != STROBE_NONE && (rc = hold(t, mutex, ns, t->wait_lock)))
+            return rc;
         if (!(o = object_of(b, object)) || (rc = begin_task(b, t, ns)))
             return rc ? rc : -ENOMEM;
         if (!ev->sync_args[4] && (rc = add_pred(b, t, o->signal, STROBE_TG_COND)))
             return rc;
         struct object *m = object_of(b, mutex);
-        if (!m)
-            return -ENOMEM;
-        if ((rc = add_pred(b, t, m->release, STROBE_TG_LOCK)))
-            return rc;
-        return t->wait_lock != STROBE_NONE ? hold(t, mutex, ns, t->wait_lock) : 0;
+        return m ? add_pred(b, t, m->release, STROBE_TG_LOCK) : -ENOMEM;
     }
     case STROBE_SYNC_FORK:
     case STROBE_SYNC_TEAM_BEGIN:

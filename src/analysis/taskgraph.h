@@ -157,7 +157,7 @@ struct strobe_tg_lock {
     uint32_t depth;
     uint64_t acquisitions, wait_ns, max_wait_ns;
     uint64_t hold_ns; /* acquisition to release (of the holds that ended) */
-    uint64_t on_path; /* critical sections (tasks it started) on the critical path */
+    uint64_t on_path; /* tasks on the critical path run while holding it (innermost) */
 };
 
 /* One barrier episode. */

@@ -83,7 +83,7 @@ strobe.view({
         { key: 'max_wait', label: 'max wait', num: true, fmt: F.time },
         { key: 'hold', label: 'hold', num: true, fmt: F.time },
         { key: 'acquisitions', label: 'acquired', num: true, fmt: F.count },
-        { key: 'on_path', label: 'on critical path', num: true, fmt: F.count, title: 'critical sections on the critical path' },
+        { key: 'on_path', label: 'on critical path', num: true, fmt: F.count, title: 'tasks on the critical path that ran holding this lock' },
       ], G.locks.map(l => ({
         object: object(l), kind: l.kind, path: l.path.length ? S.pathName(d, l.path) : '(outside measured regions)',
         wait: l.wait_ns, max_wait: l.max_wait_ns, hold: l.hold_ns, acquisitions: l.acquisitions, on_path: l.on_critical_path,
