@@ -9,12 +9,15 @@
  *            them: counted_lock is acquired 600 times from worker > bump and
  *            5 times from main > bump. Meanwhile t1 takes hot_lock and holds
  *            it 30 ms; t2 waits until t1 holds it, then locks it too (exactly
- *            one contended acquisition, ~30 ms of wait).
+ *            one contended acquisition, ~30 ms of wait); prints
+ *            "hot_wait_ns N", how long that lock call took by t2's clock.
  *   barrier  threads t1..t3 wait 3 times on `bar` (episodes 1..3); t1 sleeps
  *            50 ms before its second wait, so t2 and t3 wait ~50 ms there;
  *            prints "slept_ns N", how long the sleep really took, and
  *            "imbalance_ns N", how long before t1 the first of t2 and t3
- *            reached that wait (the longest wait the barrier should see).
+ *            reached that wait (the longest wait the barrier should see,
+ *            give or take the waiters' wake-up), and "longest_wait_ns N",
+ *            the longest barrier call the threads timed.
  *   cond     a producer (t1) hands 20000 numbers through a 16-slot queue to
  *            a consumer (t2) under queue_lock with queue_cond; exits 0 when
  *            the consumer's sum is right, 1 otherwise.
@@ -75,11 +78,22 @@ NOINLINE void hold_hot(void)
     pthread_mutex_unlock(&hot_lock);
 }
 
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long hot_wait_ns;
+
 NOINLINE void wait_hot(void)
 {
     while (!__atomic_load_n(&hot_held, __ATOMIC_ACQUIRE))
         usleep(100);
+    long long t0 = mono_ns();
     pthread_mutex_lock(&hot_lock);
+    hot_wait_ns = mono_ns() - t0;
     pthread_mutex_unlock(&hot_lock);
 }
 
@@ -95,15 +109,9 @@ NOINLINE void *worker(void *arg)
     return NULL;
 }
 
-static long long mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static long long slept_ns;
 static long long arrived_ns[4]; /* at the second wait, by thread 1..3 */
+static long long waited_ns[4];  /* the longest wait, by thread 1..3 */
 
 NOINLINE void *barrier_worker(void *arg)
 {
@@ -114,9 +122,12 @@ NOINLINE void *barrier_worker(void *arg)
             usleep(50000);
             slept_ns = mono_ns() - t0;
         }
+        long long t0 = mono_ns();
         if (e == 2)
-            arrived_ns[k] = mono_ns();
+            arrived_ns[k] = t0;
         pthread_barrier_wait(&bar);
+        if (mono_ns() - t0 > waited_ns[k])
+            waited_ns[k] = mono_ns() - t0;
     }
     return NULL;
 }
@@ -296,13 +307,18 @@ int main(int argc, char **argv)
         run_threads(worker, NULL, 3);
         for (int i = 0; i < 5; i++)
             bump();
+        printf("hot_wait_ns %lld\n", hot_wait_ns);
         return counter == 605 ? 0 : 1;
     }
     if (strcmp(mode, "barrier") == 0) {
         pthread_barrier_init(&bar, NULL, 3);
         run_threads(barrier_worker, NULL, 3);
         long long first = arrived_ns[2] < arrived_ns[3] ? arrived_ns[2] : arrived_ns[3];
-        printf("slept_ns %lld\nimbalance_ns %lld\n", slept_ns, arrived_ns[1] - first);
+        long long longest = 0;
+        for (int k = 1; k <= 3; k++)
+            longest = waited_ns[k] > longest ? waited_ns[k] : longest;
+        printf("slept_ns %lld\nimbalance_ns %lld\nlongest_wait_ns %lld\n", slept_ns, arrived_ns[1] - first,
+               longest);
         return 0;
     }
     if (strcmp(mode, "cond") == 0) {

@@ -6,6 +6,9 @@
  * sample_spin (libsample_lib.so) per call.
  *
  *   sample_prog lib N        outer() calls sample_spin(N) on the main thread
+ *   sample_prog killed N     the same, then SIGKILLs itself: the work
+ *                            before the kill is the same however loaded
+ *                            the machine is, unlike a kill after a delay
  *   sample_prog dlopen N LIB the same through dlopen(LIB)
  *   sample_prog hidden N LIB sample_spin_hidden(N) through dlopen(LIB)
  *   sample_prog inline N     sample_spin_inline(N)
@@ -109,6 +112,9 @@ int main(int argc, char **argv)
     const char *mode = argv[1];
     if (strcmp(mode, "lib") == 0) {
         outer();
+    } else if (strcmp(mode, "killed") == 0) {
+        outer();
+        raise(SIGKILL);
     } else if (strcmp(mode, "dlopen") == 0 && argc > 3) {
         void *h = dlopen(argv[3], RTLD_NOW);
         double (*spin)(long) = h ? (double (*)(long))dlsym(h, "sample_spin") : NULL;
