@@ -61,6 +61,7 @@
  * have the same origin are a static offset apart: r[i].a and r[i].d. */
 struct origin {
     LLVMValueRef root, gep;
+    LLVMValueRef last; /* the last non-constant index without its constant term (index_base) */
     int nprefix;
     int64_t off;
 };
@@ -86,6 +87,7 @@ struct seg {
     uint32_t first_op, nops, recorded;
     uint32_t function, file, line;
     bool reload; /* a call may have moved the cursor since the previous segment */
+    bool flush;  /* code after it may read the cursor itself (a call, a return, a reloading segment) */
 };
 
 struct name {
@@ -246,6 +248,90 @@ static bool gep_walk(LLVMTargetDataRef td, LLVMValueRef gep, int from, int to, L
     return true;
 }
 
+/* A lower bound of the trailing zero bits of integer v (at most 64),
+ * from the arithmetic that made it. A phi already being looked at counts
+ * as having them all: a loop's induction variable started at a multiple of
+ * 2^k and stepped by multiples of 2^k keeps k zero bits, by induction. */
+#define TZ_DEPTH 8
+static unsigned trailing_zeros(LLVMValueRef v, LLVMValueRef *phis, unsigned nphis)
+{
+    int64_t c;
+    if (is_const_int(v, &c))
+        return c ? (unsigned)__builtin_ctzll((uint64_t)c) : 64;
+    if (!LLVMIsAInstruction(v) || nphis == TZ_DEPTH)
+        return 0;
+    unsigned a, b;
+    switch (LLVMGetInstructionOpcode(v)) {
+    case LLVMAdd:
+    case LLVMSub:
+    case LLVMOr:
+        a = trailing_zeros(LLVMGetOperand(v, 0), phis, nphis);
+        b = trailing_zeros(LLVMGetOperand(v, 1), phis, nphis);
+        return a < b ? a : b;
+    case LLVMMul:
+        a = trailing_zeros(LLVMGetOperand(v, 0), phis, nphis) + trailing_zeros(LLVMGetOperand(v, 1), phis, nphis);
+        return a < 64 ? a : 64;
+    case LLVMShl:
+        if (!is_const_int(LLVMGetOperand(v, 1), &c) || c < 0 || c >= 64)
+            return 0;
+        a = trailing_zeros(LLVMGetOperand(v, 0), phis, nphis) + (unsigned)c;
+        return a < 64 ? a : 64;
+    case LLVMPHI: {
+        for (unsigned i = 0; i < nphis; i++)
+            if (phis[i] == v)
+                return 64;
+        phis[nphis] = v;
+        unsigned m = 64;
+        for (unsigned i = 0; m && i < LLVMCountIncoming(v); i++) {
+            a = trailing_zeros(LLVMGetIncomingValue(v, i), phis, nphis + 1);
+            m = a < m ? a : m;
+        }
+        return m;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* An index v = base + c with c constant (an add, or an or of bits base
+ * has clear, as loop unrolling writes i + 4 when i steps by 8): base and
+ * *c; else v itself and 0. */
+static LLVMValueRef index_base(LLVMValueRef v, int64_t *c)
+{
+    *c = 0;
+    int64_t k;
+    while (LLVMIsAInstruction(v) && is_const_int(LLVMGetOperand(v, 1), &k)) {
+        LLVMOpcode op = LLVMGetInstructionOpcode(v);
+        LLVMValueRef x = LLVMGetOperand(v, 0);
+        LLVMValueRef phis[TZ_DEPTH];
+        if (op == LLVMAdd) {
+            /* wrapping is harmless: addresses wrap the same way */
+        } else if (op == LLVMOr && k > 0 && trailing_zeros(x, phis, 0) >= 64u - (unsigned)__builtin_clzll((uint64_t)k)) {
+            /* no carry: or is add */
+        } else {
+            break;
+        }
+        *c += k;
+        v = x;
+    }
+    return v;
+}
+
+/* The bytes one step of index number i of gep scales by: the size of the
+ * type it indexes over (0: a struct field or a vector, not scaled). */
+static uint64_t index_scale(LLVMTargetDataRef td, LLVMValueRef gep, int i)
+{
+    LLVMTypeRef t = LLVMGetGEPSourceElementType(gep);
+    if (!gep_walk(td, gep, 1, i, &t, NULL))
+        return 0;
+    if (i > 1) {
+        if (LLVMGetTypeKind(t) != LLVMArrayTypeKind)
+            return 0;
+        t = LLVMGetElementType(t);
+    }
+    return LLVMABISizeOfType(td, t);
+}
+
 static struct origin origin_of(LLVMTargetDataRef td, LLVMValueRef p)
 {
     struct origin o = {.root = p};
@@ -271,8 +357,16 @@ static struct origin origin_of(LLVMTargetDataRef td, LLVMValueRef p)
         o.off += off;
         o.root = LLVMGetOperand(gep, 0);
         if (last > 0) {
+            int64_t c;
+            uint64_t scale = index_scale(td, gep, last);
             o.gep = gep;
             o.nprefix = last;
+            o.last = LLVMGetOperand(gep, (unsigned)last);
+            if (scale && LLVMGetTypeKind(LLVMTypeOf(o.last)) == LLVMIntegerTypeKind &&
+                LLVMGetIntTypeWidth(LLVMTypeOf(o.last)) == 64) {
+                o.last = index_base(o.last, &c);
+                o.off += c * (int64_t)scale;
+            }
             return o;
         }
     }
@@ -287,10 +381,10 @@ static bool same_origin(const struct origin *a, const struct origin *b)
     if (a->nprefix != b->nprefix ||
         LLVMGetGEPSourceElementType(a->gep) != LLVMGetGEPSourceElementType(b->gep))
         return false;
-    for (int i = 1; i <= a->nprefix; i++)
+    for (int i = 1; i < a->nprefix; i++)
         if (LLVMGetOperand(a->gep, (unsigned)i) != LLVMGetOperand(b->gep, (unsigned)i))
             return false;
-    return true;
+    return a->last == b->last;
 }
 
 /* Adds an operation of the segment s accessing ptr; inst is the
@@ -395,6 +489,21 @@ static bool after_call(LLVMBasicBlockRef bb)
     return false;
 }
 
+/* True when what bb runs first reads the cursor itself, not the
+ * function's copies: its segment reloads (after an invoke), or it calls
+ * before any segment (an empty segment is not kept), or it is not
+ * instrumented at all. */
+static bool reads_cursor_first(LLVMBasicBlockRef bb)
+{
+    if (after_call(bb))
+        return true;
+    LLVMValueRef i = LLVMGetFirstInstruction(bb);
+    while (i && (LLVMIsAPHINode(i) || LLVMIsALandingPadInst(i)))
+        i = LLVMGetNextInstruction(i);
+    return !i || LLVMIsAFuncletPadInst(i) || LLVMIsACatchSwitchInst(i) ||
+           (is_cut(i) && !LLVMIsATerminatorInst(i));
+}
+
 static struct seg *new_seg(struct plan *pl, LLVMValueRef start, uint32_t function, bool reload)
 {
     void *g = grow(pl->segs, &pl->cap_segs, pl->nsegs, sizeof *pl->segs, &pl->oom);
@@ -411,6 +520,10 @@ static struct seg *new_seg(struct plan *pl, LLVMValueRef start, uint32_t functio
 static void end_seg(struct plan *pl, struct seg *s, LLVMValueRef end, LLVMValueRef fn)
 {
     s->end = end;
+    s->flush = is_cut(end) || LLVMIsAReturnInst(end) || LLVMIsAResumeInst(end) || LLVMIsAUnreachableInst(end);
+    if (LLVMIsATerminatorInst(end))
+        for (unsigned i = 0; !s->flush && i < LLVMGetNumSuccessors(end); i++)
+            s->flush = reads_cursor_first(LLVMGetSuccessor(end, i));
     if (s->start == end && !LLVMIsATerminatorInst(end))
         return;
     if (LLVMIsAUnreachableInst(end) && s->start == end)
@@ -499,6 +612,7 @@ struct emit {
      * store-to-load forwarding delay per segment, the critical path of a
      * tight loop) */
     LLVMValueRef fn, pos_slot, limit_slot, last_slot;
+    LLVMValueRef idbase; /* the function's copy of the module's first id - 1 */
 };
 
 static LLVMValueRef c32(struct emit *e, uint64_t v)
@@ -598,6 +712,17 @@ static void define_refill(struct emit *e)
     LLVMBuildRet(e->b, area);
 }
 
+/* Marks the conditional branch br as taken (its first successor) nearly
+ * always: block placement keeps the other successor out of the way. */
+static void likely(struct emit *e, LLVMValueRef br)
+{
+    LLVMContextRef ctx = e->pl->ctx;
+    LLVMMetadataRef md[3] = {LLVMMDStringInContext2(ctx, "branch_weights", 14),
+                             LLVMValueAsMetadata(c32(e, 2000)), LLVMValueAsMetadata(c32(e, 1))};
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(ctx, "prof", 4),
+                    LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, md, 3)));
+}
+
 /* Moves the instructions of bb before `at` into a new block inserted
  * before bb, which takes over bb's predecessors; returns it. bb keeps its
  * terminator, so the phis of its successors stay right. */
@@ -640,6 +765,8 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         e->pos_slot = LLVMBuildAlloca(b, e->p8, "strobe.pos.slot");
         e->limit_slot = LLVMBuildAlloca(b, e->p8, "strobe.limit.slot");
         e->last_slot = LLVMBuildAlloca(b, e->i32, "strobe.last.slot");
+        /* set by the module's constructor, before any of its code runs */
+        e->idbase = LLVMBuildLShr(b, LLVMBuildLoad2(b, e->i32, e->base, ""), c32(e, 1), "strobe.idbase");
     }
     LLVMBasicBlockRef head = split_before(e, bb, s->start);
     LLVMBasicBlockRef refill = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.refill");
@@ -660,15 +787,21 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     }
     LLVMValueRef n = c64(e, need);
     LLVMValueRef endp = LLVMBuildGEP2(b, e->i8, pos, &n, 1, "");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntUGT, endp, limit, ""), refill, bb);
     at_end(b, refill);
+    /* the runtime reads where the data ends in the cursor itself */
+    LLVMBuildStore(b, pos, e->cursor_pos);
+    LLVMBuildStore(b, last, e->cursor_last);
     LLVMValueRef arg = c32(e, need);
     LLVMValueRef fresh = LLVMBuildCall2(b, LLVMGlobalGetValueType(e->refill), e->refill, &arg, 1, "");
     LLVMBuildStore(b, LLVMBuildLoad2(b, e->p8, e->cursor_limit, ""), e->limit_slot);
     /* a new chunk starts with last_id 0 */
     LLVMValueRef fresh_last = LLVMBuildLoad2(b, e->i32, e->cursor_last, "");
-    LLVMBuildBr(b, bb);
-    LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(bb));
+    LLVMBasicBlockRef pick = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.pick");
+    LLVMBasicBlockRef far = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.far");
+    LLVMBuildBr(b, pick);
+    at_end(b, head);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntUGT, endp, limit, ""), refill, pick);
+    at_end(b, pick);
     LLVMValueRef p = LLVMBuildPhi(b, e->p8, "strobe.p");
     LLVMValueRef in_v[2] = {pos, fresh};
     LLVMBasicBlockRef in_b[2] = {head, refill};
@@ -679,37 +812,54 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     LLVMAddIncoming(prev_id, in_v, in_b, 2);
 
     /* the head: NEAR (1 byte) when the id is within -32..31 of the
-     * previous one, else BLOCK (3 bytes); its bytes 1-2 now (zeros for
-     * NEAR, where the masks or fields overwrite them, or beyond the end),
-     * its first byte at the end */
-    LLVMValueRef v =
-        LLVMBuildAdd(b, LLVMBuildLoad2(b, e->i32, e->base, ""), c32(e, (uint64_t)local << 1), "");
-    LLVMValueRef id = LLVMBuildLShr(b, v, c32(e, 1), "strobe.id");
+     * previous one (the predicted path: a loop repeats its blocks), else
+     * BLOCK (3 bytes), whose bytes 1-2 are stored now; the first byte at
+     * the end. Beyond the record's end the chunk holds zeros already. */
+    LLVMValueRef id = LLVMBuildAdd(b, e->idbase, c32(e, local), "strobe.id");
     LLVMValueRef delta = LLVMBuildSub(b, id, prev_id, "");
     LLVMValueRef near_id =
         LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, delta, c32(e, 32), ""), c32(e, 64), "");
-    LLVMValueRef near_b0 = LLVMBuildOr(b, LLVMBuildShl(b, delta, c32(e, 2), ""), c32(e, 2), "");
-    LLVMValueRef b0 = LLVMBuildTrunc(b, LLVMBuildSelect(b, near_id, near_b0, v, ""), e->i8, "");
-    LLVMValueRef hi = LLVMBuildSelect(b, near_id, c32(e, 0), LLVMBuildLShr(b, v, c32(e, 8), ""), "");
+    LLVMValueRef near_b0 =
+        LLVMBuildTrunc(b, LLVMBuildOr(b, LLVMBuildShl(b, delta, c32(e, 2), ""), c32(e, 2), ""), e->i8, "");
+    likely(e, LLVMBuildCondBr(b, near_id, bb, far));
+    at_end(b, far);
+    LLVMValueRef v = LLVMBuildOr(b, LLVMBuildShl(b, id, c32(e, 1), ""), c32(e, 1), "");
     LLVMValueRef one = c64(e, 1);
     LLVMValueRef st = LLVMBuildStore(
-        b, LLVMBuildTrunc(b, hi, e->i16, ""),
+        b, LLVMBuildTrunc(b, LLVMBuildLShr(b, v, c32(e, 8), ""), e->i16, ""),
         LLVMBuildBitCast(b, LLVMBuildGEP2(b, e->i8, p, &one, 1, ""), LLVMPointerType(e->i16, 0), ""));
     LLVMSetAlignment(st, 1);
-    LLVMValueRef head_len = LLVMBuildSelect(b, near_id, c64(e, 1), c64(e, 3), "");
+    LLVMValueRef far_b0 = LLVMBuildTrunc(b, v, e->i8, "");
+    LLVMBuildBr(b, bb);
+    LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(bb));
+    in_b[0] = pick;
+    in_b[1] = far;
+    in_v[0] = near_b0;
+    in_v[1] = far_b0;
+    LLVMValueRef b0 = LLVMBuildPhi(b, e->i8, "strobe.b0");
+    LLVMAddIncoming(b0, in_v, in_b, 2);
+    in_v[0] = c64(e, 1);
+    in_v[1] = c64(e, 3);
+    LLVMValueRef head_len = LLVMBuildPhi(b, e->i64, "strobe.head");
+    LLVMAddIncoming(head_len, in_v, in_b, 2);
     LLVMValueRef masks = LLVMBuildGEP2(b, e->i8, p, &head_len, 1, "");
     LLVMValueRef skip = c64(e, nmask);
     LLVMValueRef q = LLVMBuildGEP2(b, e->i8, masks, &skip, 1, "");
 
     /* the addresses, each recorded right before its operation: nothing
-     * (a mask bit) when it is the previous one plus the previous stride */
+     * but a mask bit when it is the previous one plus the previous stride
+     * (the predicted path: a loop's streams hit every time), else a field
+     * (a cold block, out of the loop's way) */
     LLVMValueRef mask = c64(e, 0);
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
         struct op *o = &pl->ops[s->first_op + i];
         if (!o->inst)
             continue;
-        LLVMPositionBuilderBefore(b, o->inst);
+        LLVMBasicBlockRef at = LLVMGetInstructionParent(o->inst);
+        LLVMBasicBlockRef pre = split_before(e, at, o->inst);
+        LLVMBasicBlockRef miss = LLVMInsertBasicBlockInContext(pl->ctx, at, "strobe.miss");
+        at_end(b, pre);
         LLVMValueRef idx[2] = {c64(e, 0), c64(e, 2 * (uint64_t)o->prev)};
         LLVMTypeRef prev_ty = LLVMGlobalGetValueType(e->prev);
         LLVMValueRef slot = LLVMConstInBoundsGEP2(prev_ty, e->prev, idx, 2);
@@ -720,21 +870,33 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         LLVMValueRef stride = LLVMBuildLoad2(b, e->i64, stride_slot, "");
         LLVMBuildStore(b, addr, slot);
         LLVMValueRef d = LLVMBuildSub(b, addr, before, "");
-        LLVMBuildStore(b, d, stride_slot);
         LLVMValueRef hit = LLVMBuildICmp(b, LLVMIntEQ, d, stride, "");
+        LLVMValueRef mask_hit = LLVMBuildOr(b, mask, c64(e, (uint64_t)1 << k), "");
+        likely(e, LLVMBuildCondBr(b, hit, at, miss));
+        at_end(b, miss);
+        LLVMBuildStore(b, d, stride_slot);
         /* |d| <= 32767: d + 32767 < 65535 unsigned (-32768 is the escape) */
         LLVMValueRef near =
             LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, d, c64(e, 32767), ""), c64(e, 65535), "");
         LLVMValueRef esc =
             LLVMBuildOr(b, LLVMBuildShl(b, addr, c64(e, 16), ""), c64(e, STROBE_BB_ESCAPE), "");
         LLVMValueRef field = LLVMBuildSelect(b, near, LLVMBuildAnd(b, d, c64(e, 0xffff), ""), esc, "");
-        field = LLVMBuildSelect(b, hit, c64(e, 0), field, "");
         st = LLVMBuildStore(b, field, LLVMBuildBitCast(b, q, e->p64, ""));
         LLVMSetAlignment(st, 1);
-        LLVMValueRef step =
-            LLVMBuildSelect(b, hit, c64(e, 0), LLVMBuildSelect(b, near, c64(e, 2), c64(e, 8), ""), "");
-        q = LLVMBuildGEP2(b, e->i8, q, &step, 1, "");
-        mask = LLVMBuildOr(b, mask, LLVMBuildShl(b, LLVMBuildZExt(b, hit, e->i64, ""), c64(e, k), ""), "");
+        LLVMValueRef step = LLVMBuildSelect(b, near, c64(e, 2), c64(e, 8), "");
+        LLVMValueRef q_miss = LLVMBuildGEP2(b, e->i8, q, &step, 1, "");
+        LLVMBuildBr(b, at);
+        LLVMPositionBuilderBefore(b, o->inst);
+        in_v[0] = q;
+        in_v[1] = q_miss;
+        in_b[0] = pre;
+        in_b[1] = miss;
+        q = LLVMBuildPhi(b, e->p8, "strobe.q");
+        LLVMAddIncoming(q, in_v, in_b, 2);
+        in_v[0] = mask_hit;
+        in_v[1] = mask;
+        mask = LLVMBuildPhi(b, e->i64, "strobe.mask");
+        LLVMAddIncoming(mask, in_v, in_b, 2);
         k++;
     }
 
@@ -748,10 +910,14 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     }
     LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
     LLVMBuildStore(b, b0, p);
-    LLVMBuildStore(b, q, e->cursor_pos);
     LLVMBuildStore(b, q, e->pos_slot);
-    LLVMBuildStore(b, id, e->cursor_last);
     LLVMBuildStore(b, id, e->last_slot);
+    /* the cursor itself only where other code may read it next: the
+     * function's copies stand for it in between */
+    if (s->flush || pl->nsegs >= MAX_BLOCKS) {
+        LLVMBuildStore(b, q, e->cursor_pos);
+        LLVMBuildStore(b, id, e->cursor_last);
+    }
 }
 
 static LLVMValueRef private_string(struct emit *e, const char *s, size_t len)

@@ -137,6 +137,28 @@ STROBE_TEST(mem_o2)
     check_str(tmp, "awk '$1==\"block\" && $2==\"fill\" && $5==4 {n++} END {print n}' bb", "1\n");
 }
 
+/* fill()'s loop unrolled 8 times indexes v[i | 1] .. v[i | 7] (i steps by
+ * 8 from 0): 7 of every 8 stores are static offsets of the first, elided;
+ * of n = 10, the remainder loop's 2 are recorded. Each decoded address is
+ * the one main printed, in order. */
+STROBE_TEST(unrolled_offsets)
+{
+    const char *tmp = strobe_test_tmpdir("bbpass_unroll");
+    build_and_run(tmp, "bb_unroll", "--trace=bb,mem -O2", "10");
+    check_clean(tmp);
+    check_str(tmp, "grep sum stdout", "sum 45\n");
+    char cmd[160];
+    unsigned line = strobe_test_line_of("tests/cc/bb_unroll.c", "UNROLLED");
+    char *want = strobe_test_ok_in(tmp, "awk '$1==\"v\" {print $2}' stdout");
+    snprintf(cmd, sizeof cmd, "awk '$1==\"mem\" && $2==\"fill\" && $6==%u {print $5}' bb", line);
+    char *got = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(got, want);
+    free(want);
+    free(got);
+    check_str(tmp, "awk '$1==\"mem\" && $2==\"fill\" {print $7}' bb | sort | uniq -c | sed 's/^ *//'",
+              "7 E\n3 R\n");
+}
+
 /* main's segments are more than 31 ids after f0's (the module's first
  * segment) and within 31 of f39's: each iteration switches from main to
  * f0 and back with 3-byte BLOCK heads, and so does the first record
@@ -238,5 +260,5 @@ STROBE_TEST(through_strobe_run)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(loop_o0), STROBE_CASE(loop_o2), STROBE_CASE(loop_bb_only), STROBE_CASE(mem_o0),
-                 STROBE_CASE(mem_o2), STROBE_CASE(far_ids), STROBE_CASE(no_runtime), STROBE_CASE(two_modules),
+                 STROBE_CASE(mem_o2), STROBE_CASE(unrolled_offsets), STROBE_CASE(far_ids), STROBE_CASE(no_runtime), STROBE_CASE(two_modules),
                  STROBE_CASE(through_strobe_run))
