@@ -388,6 +388,11 @@ struct strobe__bbstream {
     uint32_t last_id;
     uint64_t last_gen;
     struct strobe__bb_access *acc;
+    /* A REPEAT record being expanded: `repeats` more runs of block `rep`,
+     * reported at offset rep_offset. */
+    uint32_t repeats;
+    const struct strobe__block_info *rep;
+    uint64_t rep_offset;
 };
 
 int strobe__bbstream_begin(const uint8_t *buf, size_t len, const char *name, const struct strobe__blocks *b,
@@ -535,8 +540,33 @@ static const uint8_t *accesses(struct strobe__bbstream *s, const struct strobe__
     return p;
 }
 
+/* One run of block k whose recorded ops all repeat their stride (a
+ * REPEAT record's), as event ev. */
+static void repeat_block(struct strobe__bbstream *s, const struct strobe__block_info *k, uint64_t offset,
+                         struct strobe__bb_event *ev)
+{
+    static const uint8_t all_hit[STROBE_BB_MAX_SEG_OPS / 8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    memset(ev, 0, sizeof *ev);
+    ev->offset = offset;
+    ev->type = STROBE__BB_BLOCK;
+    ev->id = s->last_id;
+    ev->block = k;
+    if (s->b->modules[k->module].level == STROBE_BB_LEVEL_MEM) {
+        /* no address field to read: it cannot fail */
+        accesses(s, k, all_hit, all_hit + sizeof all_hit, offset, "REPEAT record", NULL);
+        ev->naccesses = k->nops;
+        ev->accesses = s->acc;
+    }
+}
+
 int strobe__bbstream_next(struct strobe__bbstream *s, struct strobe__bb_event *ev, struct strobe_errbuf *eb)
 {
+    if (s->repeats) {
+        s->repeats--;
+        repeat_block(s, s->rep, s->rep_offset, ev);
+        return 1;
+    }
     for (;;) {
         size_t pos = s->pos;
         if (pos >= s->len)
@@ -594,6 +624,22 @@ int strobe__bbstream_next(struct strobe__bbstream *s, struct strobe__bb_event *e
                 return strobe__error(eb, STROBE_ERR_FORMAT,
                                      "%s: offset %zu: MARK record: bad or truncated ticket", s->name, pos);
             ev->type = STROBE__BB_MARK;
+        } else if (b0 == STROBE_BB_REPEAT) {
+            if (e - p < 5)
+                return past_end(s, pos, end, "REPEAT record", eb);
+            uint32_t n = (uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+            if (n == 0)
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: REPEAT record: count 0", s->name,
+                                     pos);
+            if (s->last_gen != s->chunk + 1)
+                return strobe__error(eb, STROBE_ERR_FORMAT,
+                                     "%s: offset %zu: REPEAT record without a block record before it in its chunk",
+                                     s->name, pos);
+            p += 5;
+            s->rep = strobe__blocks_info(s->b, s->last_id);
+            s->rep_offset = pos;
+            s->repeats = n - 1;
+            repeat_block(s, s->rep, pos, ev);
         } else {
             return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: reserved record type 0x%02x",
                                  s->name, pos, b0);

@@ -52,6 +52,10 @@
 
 /* Block ids are 23 bits wide in the stream. */
 #define MAX_BLOCKS ((1u << 23) - 1)
+/* All-hit records of a segment in a row before a REPEAT record (5 bytes)
+ * counts its next runs: a short loop's records stay as small as they are
+ * (1 byte of head, the masks). */
+#define REPEAT_AFTER 4
 /* The size of struct strobe_bb_cursor's scratch area. */
 #define SCRATCH_BYTES (sizeof(((struct strobe_bb_cursor *)0)->scratch))
 
@@ -612,6 +616,13 @@ struct emit {
      * store-to-load forwarding delay per segment, the critical path of a
      * tight loop) */
     LLVMValueRef fn, pos_slot, limit_slot, last_slot;
+    /* The repetition state (REPEAT records), the function's own: how many
+     * all-hit records of segment last_id it wrote last in a row (up to
+     * REPEAT_AFTER: then they go on in a REPEAT record), the count field
+     * of that REPEAT (NULL: none yet) and its value. Reset wherever other
+     * code may have written since (at the function's start, after a call,
+     * at a refill). */
+    LLVMValueRef armed_slot, count_slot, runs_slot;
     LLVMValueRef idbase; /* the function's copy of the module's first id - 1 */
 };
 
@@ -749,6 +760,14 @@ static LLVMBasicBlockRef split_before(struct emit *e, LLVMBasicBlockRef bb, LLVM
     return head;
 }
 
+/* No REPEAT may follow until the function writes all-hit records. */
+static void disarm(struct emit *e)
+{
+    LLVMBuildStore(e->b, LLVMConstInt(e->i8, 0, 0), e->armed_slot);
+    LLVMBuildStore(e->b, LLVMConstNull(e->p8), e->count_slot);
+    LLVMBuildStore(e->b, c32(e, 0), e->runs_slot);
+}
+
 static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
 {
     struct plan *pl = e->pl;
@@ -765,6 +784,9 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         e->pos_slot = LLVMBuildAlloca(b, e->p8, "strobe.pos.slot");
         e->limit_slot = LLVMBuildAlloca(b, e->p8, "strobe.limit.slot");
         e->last_slot = LLVMBuildAlloca(b, e->i32, "strobe.last.slot");
+        e->armed_slot = LLVMBuildAlloca(b, e->i8, "strobe.armed.slot");
+        e->count_slot = LLVMBuildAlloca(b, e->p8, "strobe.count.slot");
+        e->runs_slot = LLVMBuildAlloca(b, e->i32, "strobe.runs.slot");
         /* set by the module's constructor, before any of its code runs */
         e->idbase = LLVMBuildLShr(b, LLVMBuildLoad2(b, e->i32, e->base, ""), c32(e, 1), "strobe.idbase");
     }
@@ -780,6 +802,7 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         limit = LLVMBuildLoad2(b, e->p8, e->cursor_limit, "");
         LLVMBuildStore(b, limit, e->limit_slot);
         last = LLVMBuildLoad2(b, e->i32, e->cursor_last, "");
+        disarm(e);
     } else {
         pos = LLVMBuildLoad2(b, e->p8, e->pos_slot, "strobe.pos");
         limit = LLVMBuildLoad2(b, e->p8, e->limit_slot, "");
@@ -794,8 +817,10 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     LLVMValueRef arg = c32(e, need);
     LLVMValueRef fresh = LLVMBuildCall2(b, LLVMGlobalGetValueType(e->refill), e->refill, &arg, 1, "");
     LLVMBuildStore(b, LLVMBuildLoad2(b, e->p8, e->cursor_limit, ""), e->limit_slot);
-    /* a new chunk starts with last_id 0 */
+    /* a new chunk starts with last_id 0, and no REPEAT reaches back into
+     * the previous one */
     LLVMValueRef fresh_last = LLVMBuildLoad2(b, e->i32, e->cursor_last, "");
+    disarm(e);
     LLVMBasicBlockRef pick = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.pick");
     LLVMBasicBlockRef far = LLVMInsertBasicBlockInContext(pl->ctx, bb, "strobe.far");
     LLVMBuildBr(b, pick);
@@ -900,8 +925,24 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         k++;
     }
 
-    /* end: the masks, then the head's first byte, after everything else */
-    LLVMPositionBuilderBefore(b, s->end);
+    /* end: the same segment again with every address at its stride, right
+     * after such a record of it (a loop running steadily): one more run
+     * of a REPEAT record; else the masks, then the head's first byte,
+     * after everything else */
+    LLVMBasicBlockRef tail = LLVMGetInstructionParent(s->end);
+    LLVMBasicBlockRef body = split_before(e, tail, s->end);
+    LLVMBasicBlockRef record = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.record");
+    LLVMBasicBlockRef again = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.again");
+    LLVMBasicBlockRef count = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.count");
+    LLVMBasicBlockRef open = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.repeat");
+    at_end(b, body);
+    uint64_t all = s->recorded == 64 ? UINT64_MAX : ((uint64_t)1 << s->recorded) - 1;
+    LLVMValueRef all_hit = LLVMBuildICmp(b, LLVMIntEQ, mask, c64(e, all), "");
+    LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, delta, c32(e, 0), "");
+    LLVMValueRef armed = LLVMBuildLoad2(b, e->i8, e->armed_slot, "");
+    LLVMValueRef steady = LLVMBuildICmp(b, LLVMIntUGE, armed, LLVMConstInt(e->i8, REPEAT_AFTER, 0), "");
+    LLVMBuildCondBr(b, LLVMBuildAnd(b, LLVMBuildAnd(b, same, all_hit, ""), steady, ""), again, record);
+    at_end(b, record);
     if (nmask) {
         LLVMTypeRef mt = LLVMIntTypeInContext(pl->ctx, 8 * nmask);
         st = LLVMBuildStore(b, LLVMBuildTrunc(b, mask, mt, ""),
@@ -911,11 +952,43 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
     LLVMBuildStore(b, b0, p);
     LLVMBuildStore(b, q, e->pos_slot);
+    /* all-hit records of this segment in a row, up to REPEAT_AFTER */
+    LLVMValueRef up = LLVMBuildAdd(b, armed, LLVMConstInt(e->i8, 1, 0), "");
+    up = LLVMBuildSelect(b, steady, armed, up, "");
+    up = LLVMBuildSelect(b, same, up, LLVMConstInt(e->i8, 1, 0), "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, all_hit, up, LLVMConstInt(e->i8, 0, 0), ""), e->armed_slot);
+    LLVMBuildStore(b, LLVMConstNull(e->p8), e->count_slot);
+    LLVMBuildBr(b, tail);
+    /* again: count in the REPEAT record there is, or open one at p */
+    at_end(b, again);
+    LLVMValueRef cnt = LLVMBuildLoad2(b, e->p8, e->count_slot, "");
+    LLVMValueRef runs = LLVMBuildLoad2(b, e->i32, e->runs_slot, "");
+    LLVMValueRef room = LLVMBuildAnd(b, LLVMBuildIsNotNull(b, cnt, ""),
+                                     LLVMBuildICmp(b, LLVMIntNE, runs, c32(e, UINT32_MAX), ""), "");
+    likely(e, LLVMBuildCondBr(b, room, count, open));
+    at_end(b, count);
+    LLVMValueRef more = LLVMBuildAdd(b, runs, c32(e, 1), "");
+    st = LLVMBuildStore(b, more, LLVMBuildBitCast(b, cnt, LLVMPointerType(e->i32, 0), ""));
+    LLVMSetAlignment(st, 1);
+    LLVMBuildStore(b, more, e->runs_slot);
+    LLVMBuildBr(b, tail);
+    at_end(b, open);
+    st = LLVMBuildStore(b, c32(e, 1), LLVMBuildBitCast(b, LLVMBuildGEP2(b, e->i8, p, &one, 1, ""),
+                                                       LLVMPointerType(e->i32, 0), ""));
+    LLVMSetAlignment(st, 1);
+    LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
+    LLVMBuildStore(b, LLVMConstInt(e->i8, STROBE_BB_REPEAT, 0), p);
+    LLVMBuildStore(b, LLVMBuildGEP2(b, e->i8, p, &one, 1, ""), e->count_slot);
+    LLVMBuildStore(b, c32(e, 1), e->runs_slot);
+    LLVMValueRef five = c64(e, 5);
+    LLVMBuildStore(b, LLVMBuildGEP2(b, e->i8, p, &five, 1, ""), e->pos_slot);
+    LLVMBuildBr(b, tail);
+    LLVMPositionBuilderBefore(b, s->end);
     LLVMBuildStore(b, id, e->last_slot);
     /* the cursor itself only where other code may read it next: the
      * function's copies stand for it in between */
     if (s->flush || pl->nsegs >= MAX_BLOCKS) {
-        LLVMBuildStore(b, q, e->cursor_pos);
+        LLVMBuildStore(b, LLVMBuildLoad2(b, e->p8, e->pos_slot, ""), e->cursor_pos);
         LLVMBuildStore(b, id, e->cursor_last);
     }
 }

@@ -408,6 +408,13 @@ enum strobe_tm_serial_cause {
  *   MARK   b0 = 0x04, uleb ticket: the synchronization event of this
  *          thread's event stream that carries this ticket happened here
  *          (STROBE_EXT_SYNC, THREAD_CREATE, THREAD_JOIN).
+ *   REPEAT b0 = 0x08, 4 bytes little-endian n >= 1: the segment of the
+ *          chunk's previous BLOCK or NEAR record runs n more times, every
+ *          recorded op of it at its stride each time (as if each run were
+ *          a NEAR record with delta 0 and every mask bit set). Only after
+ *          a BLOCK, NEAR or REPEAT record of the same chunk. The writer
+ *          updates n in place while the segment keeps repeating, so a
+ *          killed writer leaves the runs counted so far.
  *   Other b0 values with b0 & 3 == 0 are reserved. Every chunk decodes
  *   alone: the writer resets the previous id and the per-op previous
  *   addresses and strides at each chunk start. A record's first byte is
@@ -415,6 +422,7 @@ enum strobe_tm_serial_cause {
  *   zeros or the record it is writing, so that a killed writer leaves
  *   whole records followed by a zero byte (b0 0: the end). */
 #define STROBE_BB_MARK 0x04u
+#define STROBE_BB_REPEAT 0x08u
 #define STROBE_BB_MAX_ID 0x7fffffu /* 2^23 - 1 */
 #define STROBE_BB_ESCAPE 0x8000u
 

@@ -424,9 +424,9 @@ STROBE_TEST(damaged)
     snprintf(bb, sizeof bb, "%s/%s/t0.bb", dir, exp->processes[0].dir);
     snprintf(tab, sizeof tab, "%s/%s/blocks", dir, exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), "");
-    uint8_t first[3];
+    uint8_t first[5];
     FILE *f = fopen(bb, "rb");
-    CHECK(f && fseek(f, 64, SEEK_SET) == 0 && fread(first, 1, 3, f) == 3);
+    CHECK(f && fseek(f, 64, SEEK_SET) == 0 && fread(first, 1, 5, f) == 5);
     fclose(f);
     CHECK_EQ_INT(first[0], 2 << 2 | 2); /* NEAR: id 0 + 2 */
     /* NEARs to ids 0 and -1 */
@@ -444,12 +444,18 @@ STROBE_TEST(damaged)
              exp->processes[0].dir, exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), want);
     /* a reserved record type */
-    patch(bb, 64, "\x08", 1);
-    snprintf(want, sizeof want, "%s/t0.bb: offset 64: reserved record type 0x08", exp->processes[0].dir);
+    patch(bb, 64, "\x0c", 1);
+    snprintf(want, sizeof want, "%s/t0.bb: offset 64: reserved record type 0x0c", exp->processes[0].dir);
+    CHECK_STR_EQ(stream_error(exp), want);
+    /* a REPEAT with nothing to repeat (the chunk's first record) */
+    patch(bb, 64, "\x08\x01\x00\x00\x00", 5);
+    snprintf(want, sizeof want,
+             "%s/t0.bb: offset 64: REPEAT record without a block record before it in its chunk",
+             exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), want);
     /* a record cut by the end of the file: the first, 18 bytes (head,
      * mask, two escapes) */
-    patch(bb, 64, first, 3);
+    patch(bb, 64, first, 5);
     CHECK_EQ_INT(truncate(bb, 64 + 10), 0);
     snprintf(want, sizeof want, "%s/t0.bb: offset 64: NEAR record runs past the end of the file",
              exp->processes[0].dir);
@@ -725,8 +731,82 @@ STROBE_TEST(byte_level_marks_and_chunks)
     strobe__blocks_free(b);
 }
 
+/* A block (address 0x1000), then again (0x1010: stride 16), then a
+ * REPEAT of 3 runs (0x1020, 0x1030, 0x1040, reported at the REPEAT's
+ * offset), a NEAR at the stride again (0x1050); then the errors: a count
+ * of 0, a count cut by the end of its chunk. */
+STROBE_TEST(byte_level_repeat)
+{
+    struct strobe__blocks *b = one_block_tables();
+    static uint8_t buf[2 * 4096];
+    memset(buf, 0, sizeof buf);
+    uint8_t *p = put_header(buf, STROBE_MAGIC_BLOCKS, 4096);
+    const uint8_t records[] = {3,
+                               0,
+                               0,
+                               0,
+                               0x00,
+                               0x80,
+                               0x00,
+                               0x10,
+                               0,
+                               0,
+                               0,
+                               0, /* id 1, 0x1000 */
+                               0x02,
+                               0x00,
+                               0x10,
+                               0x00, /* NEAR, + 16 */
+                               STROBE_BB_REPEAT,
+                               3,
+                               0,
+                               0,
+                               0, /* 3 more runs */
+                               0x02,
+                               0x01}; /* NEAR, stride */
+    memcpy(p, records, sizeof records);
+    struct strobe__bbstream *s;
+    struct strobe_errbuf eb = {""};
+    CHECK_EQ_INT(strobe__bbstream_begin(buf, sizeof buf, "t0.bb", b, &s, &eb), 0);
+    struct strobe__bb_event ev;
+    const uint64_t addr[] = {0x1000, 0x1010, 0x1020, 0x1030, 0x1040, 0x1050};
+    const uint64_t off[] = {64, 76, 80, 80, 80, 85};
+    for (int i = 0; i < 6; i++) {
+        CHECK_EQ_INT(strobe__bbstream_next(s, &ev, &eb), 1);
+        CHECK(ev.type == STROBE__BB_BLOCK && ev.id == 1 && ev.naccesses == 1);
+        CHECK_EQ_U64(ev.accesses[0].address, addr[i]);
+        CHECK_EQ_U64(ev.offset, off[i]);
+        CHECK_EQ_INT(ev.accesses[0].how, STROBE__BB_ADDR_RECORDED);
+    }
+    CHECK_EQ_INT(strobe__bbstream_next(s, &ev, &eb), 0);
+    CHECK_EQ_U64(strobe__bbstream_bytes(s), sizeof records);
+    strobe__bbstream_close(s);
+
+    buf[64 + 17] = 0; /* count 0 */
+    CHECK_EQ_INT(strobe__bbstream_begin(buf, sizeof buf, "t0.bb", b, &s, &eb), 0);
+    int rc;
+    while ((rc = strobe__bbstream_next(s, &ev, &eb)) == 1)
+        ;
+    CHECK_STR_EQ(eb.msg, "t0.bb: offset 80: REPEAT record: count 0");
+    strobe__bbstream_close(s);
+
+    /* a REPEAT cut by its chunk's end, after MARKs and a block */
+    for (p = buf + 64; p < buf + 4096 - 14; p += 2)
+        memcpy(p, "\x04\x00", 2);
+    memcpy(buf + 4096 - 14, records, 12);
+    memcpy(buf + 4096 - 2, "\x08\x01", 2);
+    buf[4096] = STROBE_BB_MARK;
+    CHECK_EQ_INT(strobe__bbstream_begin(buf, sizeof buf, "t0.bb", b, &s, &eb), 0);
+    while ((rc = strobe__bbstream_next(s, &ev, &eb)) == 1)
+        ;
+    CHECK_STR_EQ(eb.msg, "t0.bb: offset 4094: REPEAT record runs past its chunk");
+    strobe__bbstream_close(s);
+    strobe__blocks_free(b);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(loop_exact), STROBE_CASE(threads_own_streams), STROBE_CASE(small_chunks),
                  STROBE_CASE(size_limit), STROBE_CASE(fork_child), STROBE_CASE(killed),
                  STROBE_CASE(no_runtime), STROBE_CASE(other_abi_stops), STROBE_CASE(report_summary),
                  STROBE_CASE(cursor_not_exported), STROBE_CASE(cc_threads), STROBE_CASE(cc_killed),
-                 STROBE_CASE(damaged), STROBE_CASE(byte_level_marks_and_chunks))
+                 STROBE_CASE(damaged), STROBE_CASE(byte_level_marks_and_chunks),
+                 STROBE_CASE(byte_level_repeat))

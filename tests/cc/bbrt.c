@@ -10,6 +10,9 @@
  *                                           address bytes (stride masks
  *                                           included), per function
  *   heads NEAR BLOCK                        1-byte and 3-byte heads
+ *   repeats N                               REPEAT records (their 5
+ *                                           bytes in BYTES, their runs in
+ *                                           COUNT and EVENTS)
  * With BBRT_WRAP set (bench/bbpass.sh), a full buffer starts over
  * instead (the modules' reset called, as at a new chunk) and nothing is
  * decoded: the cost of recording without that of keeping.
@@ -82,7 +85,9 @@ __attribute__((destructor)) static void decode(void)
         return;
     bool mem = getenv("BBRT_MEM") != NULL;
     uint64_t *counts[MAX_MODULES], *prev[MAX_MODULES], *stride[MAX_MODULES], *events[MAX_MODULES],
-        *bytes[MAX_MODULES], heads[2] = {0, 0};
+        *bytes[MAX_MODULES], heads[3] = {0, 0, 0};
+    static const uint8_t all_hit[STROBE_BB_MAX_SEG_OPS / 8] = {0xff, 0xff, 0xff, 0xff,
+                                                               0xff, 0xff, 0xff, 0xff};
     for (uint32_t i = 0; i < nmods; i++) {
         counts[i] = calloc(mods[i]->nblocks + 1, 8);
         prev[i] = calloc(mods[i]->nops + 1, 8);
@@ -93,8 +98,15 @@ __attribute__((destructor)) static void decode(void)
     const uint8_t *p = buf, *end = strobe_bb_cursor.pos;
     uint32_t last = 0;
     while (p < end) {
-        uint32_t id, k = 0;
-        if (p[0] & 1) {
+        uint32_t id, k = 0, runs = 1;
+        const uint8_t *mask = NULL; /* the record's masks, or all_hit for a REPEAT */
+        if (p[0] == STROBE_BB_REPEAT) {
+            id = last;
+            runs = (uint32_t)le(p + 1, 4);
+            mask = all_hit;
+            p += 5;
+            heads[2]++;
+        } else if (p[0] & 1) {
             id = (uint32_t)le(p, 3) >> 1;
             p += 3;
             heads[1]++;
@@ -115,46 +127,51 @@ __attribute__((destructor)) static void decode(void)
         }
         const struct strobe_bb_module *m = mods[k];
         const struct strobe_bb_block *b = &m->blocks[id - firsts[k]];
-        counts[k][id - firsts[k]]++;
+        counts[k][id - firsts[k]] += runs;
         if (m->level != STROBE_BB_LEVEL_MEM)
             continue;
         uint64_t addr[1024];
-        const uint8_t *mask = p;
-        p += (b->recorded + 7) / 8;
-        bytes[k][b->function] += (b->recorded + 7) / 8;
-        for (uint32_t i = 0, r = 0; i < b->nops; i++) {
-            const struct strobe_bb_op *op = &m->ops[b->first_op + i];
-            char how = 'R';
-            if (op->base == STROBE_BB_RECORDED) {
-                uint64_t *pv = &prev[k][b->first_op + i], *ps = &stride[k][b->first_op + i];
-                uint64_t before = *pv;
-                if (mask[r / 8] >> (r % 8) & 1) {
-                    *pv += *ps;
-                } else if (le(p, 2) == STROBE_BB_ESCAPE) {
-                    *pv = le(p + 2, 6);
-                    p += 8;
-                    bytes[k][b->function] += 8;
-                } else {
-                    *pv += (uint64_t)(int64_t)(int16_t)le(p, 2);
-                    p += 2;
-                    bytes[k][b->function] += 2;
-                }
-                *ps = *pv - before;
-                r++;
-                addr[i] = *pv;
-            } else if (op->base == STROBE_BB_CONSTANT) {
-                addr[i] = (uint64_t)op->offset;
-                how = 'C';
-            } else {
-                addr[i] = addr[op->base] + (uint64_t)op->offset;
-                how = 'E';
-            }
-            events[k][b->function]++;
-            if (mem)
-                fprintf(out, "mem %s %c %u %#llx %u %c\n", m->names[b->function],
-                        op->kind == STROBE_BB_LOAD ? 'L' : 'S', op->size, (unsigned long long)addr[i],
-                        op->line, how);
+        if (!mask) {
+            mask = p;
+            p += (b->recorded + 7) / 8;
+            bytes[k][b->function] += (b->recorded + 7) / 8;
+        } else {
+            bytes[k][b->function] += 5;
         }
+        for (uint32_t run = 0; run < runs; run++)
+            for (uint32_t i = 0, r = 0; i < b->nops; i++) {
+                const struct strobe_bb_op *op = &m->ops[b->first_op + i];
+                char how = 'R';
+                if (op->base == STROBE_BB_RECORDED) {
+                    uint64_t *pv = &prev[k][b->first_op + i], *ps = &stride[k][b->first_op + i];
+                    uint64_t before = *pv;
+                    if (mask[r / 8] >> (r % 8) & 1) {
+                        *pv += *ps;
+                    } else if (le(p, 2) == STROBE_BB_ESCAPE) {
+                        *pv = le(p + 2, 6);
+                        p += 8;
+                        bytes[k][b->function] += 8;
+                    } else {
+                        *pv += (uint64_t)(int64_t)(int16_t)le(p, 2);
+                        p += 2;
+                        bytes[k][b->function] += 2;
+                    }
+                    *ps = *pv - before;
+                    r++;
+                    addr[i] = *pv;
+                } else if (op->base == STROBE_BB_CONSTANT) {
+                    addr[i] = (uint64_t)op->offset;
+                    how = 'C';
+                } else {
+                    addr[i] = addr[op->base] + (uint64_t)op->offset;
+                    how = 'E';
+                }
+                events[k][b->function]++;
+                if (mem)
+                    fprintf(out, "mem %s %c %u %#llx %u %c\n", m->names[b->function],
+                            op->kind == STROBE_BB_LOAD ? 'L' : 'S', op->size, (unsigned long long)addr[i],
+                            op->line, how);
+            }
     }
     if (p != end)
         fprintf(out, "stream ends at %td, cursor at %td\n", p - buf, end - buf);
@@ -170,6 +187,7 @@ __attribute__((destructor)) static void decode(void)
                 fprintf(out, "bytes %s %llu %llu\n", mods[k]->names[f], (unsigned long long)events[k][f],
                         (unsigned long long)bytes[k][f]);
     }
-    fprintf(out, "heads %llu %llu\n", (unsigned long long)heads[0], (unsigned long long)heads[1]);
+    fprintf(out, "heads %llu %llu\nrepeats %llu\n", (unsigned long long)heads[0],
+            (unsigned long long)heads[1], (unsigned long long)heads[2]);
     fclose(out);
 }

@@ -47,7 +47,7 @@ static void check_str(const char *tmp, const char *cmd, const char *want)
  * wrong. */
 static void check_clean(const char *tmp)
 {
-    check_str(tmp, "grep -cv '^block \\|^mem \\|^bytes \\|^heads ' bb || true", "0\n");
+    check_str(tmp, "grep -cv '^block \\|^mem \\|^bytes \\|^heads \\|^repeats ' bb || true", "0\n");
 }
 
 /* main calls sink() 1000 times: sink's segments run 1000 times, and so
@@ -157,6 +157,24 @@ STROBE_TEST(unrolled_offsets)
     free(got);
     check_str(tmp, "awk '$1==\"mem\" && $2==\"fill\" {print $7}' bb | sort | uniq -c | sed 's/^ *//'",
               "7 E\n3 R\n");
+    check_str(tmp, "grep repeats bb", "repeats 0\n");
+
+    /* n = 1000: 125 runs of the unrolled body, no remainder; after 2
+     * records that set the stride and REPEAT_AFTER (4) all-hit records in
+     * a row, one REPEAT record counts the other 119 runs, and so in main's
+     * summing loop */
+    build_and_run(tmp, "bb_unroll", "--trace=bb,mem -O2", "1000");
+    check_clean(tmp);
+    check_str(tmp, "grep sum stdout", "sum 499500\n");
+    want = strobe_test_ok_in(tmp, "awk '$1==\"v\" {print $2}' stdout");
+    got = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(got, want);
+    free(want);
+    free(got);
+    check_str(tmp, "awk '$1==\"block\" && $2==\"fill\" && $5==125 {n++} END {print n}' bb", "1\n");
+    check_str(tmp, "grep repeats bb", "repeats 2\n");
+    /* fill's bytes: 1 + 8 (the escape), 1 + 2 (the new stride), 4 x 1, 5 */
+    check_str(tmp, "grep '^bytes fill' bb", "bytes fill 1000 21\n");
 }
 
 /* main's segments are more than 31 ids after f0's (the module's first
