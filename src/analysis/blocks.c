@@ -625,9 +625,9 @@ int strobe__bbstream_next(struct strobe__bbstream *s, struct strobe__bb_event *e
                                      "%s: offset %zu: MARK record: bad or truncated ticket", s->name, pos);
             ev->type = STROBE__BB_MARK;
         } else if (b0 == STROBE_BB_REPEAT) {
-            if (e - p < 5)
+            if (e - p < 2)
                 return past_end(s, pos, end, "REPEAT record", eb);
-            uint32_t n = (uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+            uint32_t n = p[1];
             if (n == 0)
                 return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: REPEAT record: count 0", s->name,
                                      pos);
@@ -635,7 +635,7 @@ int strobe__bbstream_next(struct strobe__bbstream *s, struct strobe__bb_event *e
                 return strobe__error(eb, STROBE_ERR_FORMAT,
                                      "%s: offset %zu: REPEAT record without a block record before it in its chunk",
                                      s->name, pos);
-            p += 5;
+            p += 2;
             s->rep = strobe__blocks_info(s->b, s->last_id);
             s->rep_offset = pos;
             s->repeats = n - 1;

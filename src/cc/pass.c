@@ -52,10 +52,6 @@
 
 /* Block ids are 23 bits wide in the stream. */
 #define MAX_BLOCKS ((1u << 23) - 1)
-/* All-hit records of a segment in a row before a REPEAT record (5 bytes)
- * counts its next runs: a short loop's records stay as small as they are
- * (1 byte of head, the masks). */
-#define REPEAT_AFTER 4
 /* The size of struct strobe_bb_cursor's scratch area. */
 #define SCRATCH_BYTES (sizeof(((struct strobe_bb_cursor *)0)->scratch))
 
@@ -92,6 +88,7 @@ struct seg {
     uint32_t function, file, line;
     bool reload; /* a call may have moved the cursor since the previous segment */
     bool flush;  /* code after it may read the cursor itself (a call, a return, a reloading segment) */
+    bool loop;   /* its block is all of it and branches back to itself */
 };
 
 struct name {
@@ -558,10 +555,15 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
     if (!i || LLVMIsAFuncletPadInst(i) || LLVMIsACatchSwitchInst(i))
         return; /* Windows exception handling: not instrumented */
     struct seg *s = new_seg(pl, i, function, entry || after_call(bb));
+    bool whole = true; /* s started at the block's start */
     for (; i && s; i = LLVMGetNextInstruction(i)) {
         if (pl->nsegs >= MAX_BLOCKS)
             return;
         if (LLVMIsATerminatorInst(i) && !is_cut(i)) {
+            /* the whole block, branching back to itself: a loop whose
+             * every run is this one record, which REPEAT records count */
+            for (unsigned k = 0; whole && !s->loop && k < LLVMGetNumSuccessors(i); k++)
+                s->loop = LLVMGetSuccessor(i, k) == bb;
             end_seg(pl, s, i, fn);
             return;
         }
@@ -570,6 +572,7 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
             if (LLVMIsATerminatorInst(i) || ends_tail_call(i))
                 return; /* invoke, callbr: the successors start their own */
             s = new_seg(pl, LLVMGetNextInstruction(i), function, true);
+            whole = false;
             continue;
         }
         if (pl->level == STROBE_BB_LEVEL_MEM)
@@ -578,6 +581,7 @@ static void plan_block(struct plan *pl, LLVMBasicBlockRef bb, bool entry, uint32
             LLVMValueRef next = LLVMGetNextInstruction(i);
             end_seg(pl, s, next, fn);
             s = new_seg(pl, next, function, false);
+            whole = false;
         }
     }
 }
@@ -616,12 +620,11 @@ struct emit {
      * store-to-load forwarding delay per segment, the critical path of a
      * tight loop) */
     LLVMValueRef fn, pos_slot, limit_slot, last_slot;
-    /* The repetition state (REPEAT records), the function's own: how many
-     * all-hit records of segment last_id it wrote last in a row (up to
-     * REPEAT_AFTER: then they go on in a REPEAT record), the count field
-     * of that REPEAT (NULL: none yet) and its value. Reset wherever other
-     * code may have written since (at the function's start, after a call,
-     * at a refill). */
+    /* The repetition state (REPEAT records) of the function's loop
+     * segments: whether the last record it wrote is an all-hit record of
+     * segment last_id (or a REPEAT of one), the count byte of that REPEAT
+     * (NULL: none yet) and its value. Reset wherever other code may have
+     * written since (at the function's start, after a call, at a refill). */
     LLVMValueRef armed_slot, count_slot, runs_slot;
     LLVMValueRef idbase; /* the function's copy of the module's first id - 1 */
 };
@@ -765,7 +768,74 @@ static void disarm(struct emit *e)
 {
     LLVMBuildStore(e->b, LLVMConstInt(e->i8, 0, 0), e->armed_slot);
     LLVMBuildStore(e->b, LLVMConstNull(e->p8), e->count_slot);
-    LLVMBuildStore(e->b, c32(e, 0), e->runs_slot);
+    LLVMBuildStore(e->b, LLVMConstInt(e->i8, 0, 0), e->runs_slot);
+}
+
+/* A segment's record ends: its masks, then its first byte b0 at p. */
+static void emit_record(struct emit *e, uint32_t nmask, LLVMValueRef mask, LLVMValueRef masks, LLVMValueRef p,
+                        LLVMValueRef b0)
+{
+    LLVMBuilderRef b = e->b;
+    if (nmask) {
+        LLVMTypeRef mt = LLVMIntTypeInContext(e->pl->ctx, 8 * nmask);
+        LLVMValueRef st = LLVMBuildStore(b, LLVMBuildTrunc(b, mask, mt, ""),
+                                         LLVMBuildBitCast(b, masks, LLVMPointerType(mt, 0), ""));
+        LLVMSetAlignment(st, 1);
+    }
+    LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
+    LLVMBuildStore(b, b0, p);
+}
+
+/* The end of loop segment s (the builder before s->end), whose record
+ * starts at p: the record, or one more run of the REPEAT record that
+ * follows it (opened at p when there is none, or when its count is full). */
+static void emit_repeat(struct emit *e, struct seg *s, LLVMValueRef p, LLVMValueRef delta, LLVMValueRef mask,
+                        LLVMValueRef masks, LLVMValueRef q, LLVMValueRef b0)
+{
+    LLVMBuilderRef b = e->b;
+    LLVMContextRef ctx = e->pl->ctx;
+    LLVMBasicBlockRef tail = LLVMGetInstructionParent(s->end);
+    LLVMBasicBlockRef body = split_before(e, tail, s->end);
+    LLVMBasicBlockRef record = LLVMInsertBasicBlockInContext(ctx, tail, "strobe.record");
+    LLVMBasicBlockRef again = LLVMInsertBasicBlockInContext(ctx, tail, "strobe.again");
+    LLVMBasicBlockRef count = LLVMInsertBasicBlockInContext(ctx, tail, "strobe.count");
+    LLVMBasicBlockRef open = LLVMInsertBasicBlockInContext(ctx, tail, "strobe.repeat");
+    LLVMValueRef zero8 = LLVMConstInt(e->i8, 0, 0), one8 = LLVMConstInt(e->i8, 1, 0), one = c64(e, 1);
+    at_end(b, body);
+    uint64_t all = s->recorded == 64 ? UINT64_MAX : ((uint64_t)1 << s->recorded) - 1;
+    LLVMValueRef all_hit = LLVMBuildICmp(b, LLVMIntEQ, mask, c64(e, all), "");
+    LLVMValueRef armed = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, e->i8, e->armed_slot, ""), zero8, "");
+    LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, delta, c32(e, 0), "");
+    LLVMBuildCondBr(b, LLVMBuildAnd(b, LLVMBuildAnd(b, same, all_hit, ""), armed, ""), again, record);
+    at_end(b, record);
+    emit_record(e, (s->recorded + 7) / 8, mask, masks, p, b0);
+    LLVMBuildStore(b, q, e->pos_slot);
+    LLVMBuildStore(b, LLVMBuildZExt(b, all_hit, e->i8, ""), e->armed_slot);
+    LLVMBuildStore(b, LLVMConstNull(e->p8), e->count_slot);
+    LLVMBuildBr(b, tail);
+    /* again: count in the REPEAT record there is, or open one at p */
+    at_end(b, again);
+    LLVMValueRef cnt = LLVMBuildLoad2(b, e->p8, e->count_slot, "");
+    LLVMValueRef runs = LLVMBuildLoad2(b, e->i8, e->runs_slot, "");
+    LLVMValueRef room = LLVMBuildAnd(b, LLVMBuildIsNotNull(b, cnt, ""),
+                                     LLVMBuildICmp(b, LLVMIntNE, runs, LLVMConstInt(e->i8, 255, 0), ""), "");
+    likely(e, LLVMBuildCondBr(b, room, count, open));
+    at_end(b, count);
+    LLVMValueRef more = LLVMBuildAdd(b, runs, one8, "");
+    LLVMBuildStore(b, more, cnt);
+    LLVMBuildStore(b, more, e->runs_slot);
+    LLVMBuildBr(b, tail);
+    at_end(b, open);
+    LLVMValueRef at = LLVMBuildGEP2(b, e->i8, p, &one, 1, "");
+    LLVMBuildStore(b, one8, at);
+    LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
+    LLVMBuildStore(b, LLVMConstInt(e->i8, STROBE_BB_REPEAT, 0), p);
+    LLVMBuildStore(b, at, e->count_slot);
+    LLVMBuildStore(b, one8, e->runs_slot);
+    LLVMValueRef two = c64(e, 2);
+    LLVMBuildStore(b, LLVMBuildGEP2(b, e->i8, p, &two, 1, ""), e->pos_slot);
+    LLVMBuildBr(b, tail);
+    LLVMPositionBuilderBefore(b, s->end);
 }
 
 static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
@@ -786,7 +856,7 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         e->last_slot = LLVMBuildAlloca(b, e->i32, "strobe.last.slot");
         e->armed_slot = LLVMBuildAlloca(b, e->i8, "strobe.armed.slot");
         e->count_slot = LLVMBuildAlloca(b, e->p8, "strobe.count.slot");
-        e->runs_slot = LLVMBuildAlloca(b, e->i32, "strobe.runs.slot");
+        e->runs_slot = LLVMBuildAlloca(b, e->i8, "strobe.runs.slot");
         /* set by the module's constructor, before any of its code runs */
         e->idbase = LLVMBuildLShr(b, LLVMBuildLoad2(b, e->i32, e->base, ""), c32(e, 1), "strobe.idbase");
     }
@@ -925,65 +995,17 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
         k++;
     }
 
-    /* end: the same segment again with every address at its stride, right
-     * after such a record of it (a loop running steadily): one more run
-     * of a REPEAT record; else the masks, then the head's first byte,
-     * after everything else */
-    LLVMBasicBlockRef tail = LLVMGetInstructionParent(s->end);
-    LLVMBasicBlockRef body = split_before(e, tail, s->end);
-    LLVMBasicBlockRef record = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.record");
-    LLVMBasicBlockRef again = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.again");
-    LLVMBasicBlockRef count = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.count");
-    LLVMBasicBlockRef open = LLVMInsertBasicBlockInContext(pl->ctx, tail, "strobe.repeat");
-    at_end(b, body);
-    uint64_t all = s->recorded == 64 ? UINT64_MAX : ((uint64_t)1 << s->recorded) - 1;
-    LLVMValueRef all_hit = LLVMBuildICmp(b, LLVMIntEQ, mask, c64(e, all), "");
-    LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, delta, c32(e, 0), "");
-    LLVMValueRef armed = LLVMBuildLoad2(b, e->i8, e->armed_slot, "");
-    LLVMValueRef steady = LLVMBuildICmp(b, LLVMIntUGE, armed, LLVMConstInt(e->i8, REPEAT_AFTER, 0), "");
-    LLVMBuildCondBr(b, LLVMBuildAnd(b, LLVMBuildAnd(b, same, all_hit, ""), steady, ""), again, record);
-    at_end(b, record);
-    if (nmask) {
-        LLVMTypeRef mt = LLVMIntTypeInContext(pl->ctx, 8 * nmask);
-        st = LLVMBuildStore(b, LLVMBuildTrunc(b, mask, mt, ""),
-                            LLVMBuildBitCast(b, masks, LLVMPointerType(mt, 0), ""));
-        LLVMSetAlignment(st, 1);
-    }
-    LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
-    LLVMBuildStore(b, b0, p);
-    LLVMBuildStore(b, q, e->pos_slot);
-    /* all-hit records of this segment in a row, up to REPEAT_AFTER */
-    LLVMValueRef up = LLVMBuildAdd(b, armed, LLVMConstInt(e->i8, 1, 0), "");
-    up = LLVMBuildSelect(b, steady, armed, up, "");
-    up = LLVMBuildSelect(b, same, up, LLVMConstInt(e->i8, 1, 0), "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, all_hit, up, LLVMConstInt(e->i8, 0, 0), ""), e->armed_slot);
-    LLVMBuildStore(b, LLVMConstNull(e->p8), e->count_slot);
-    LLVMBuildBr(b, tail);
-    /* again: count in the REPEAT record there is, or open one at p */
-    at_end(b, again);
-    LLVMValueRef cnt = LLVMBuildLoad2(b, e->p8, e->count_slot, "");
-    LLVMValueRef runs = LLVMBuildLoad2(b, e->i32, e->runs_slot, "");
-    LLVMValueRef room = LLVMBuildAnd(b, LLVMBuildIsNotNull(b, cnt, ""),
-                                     LLVMBuildICmp(b, LLVMIntNE, runs, c32(e, UINT32_MAX), ""), "");
-    likely(e, LLVMBuildCondBr(b, room, count, open));
-    at_end(b, count);
-    LLVMValueRef more = LLVMBuildAdd(b, runs, c32(e, 1), "");
-    st = LLVMBuildStore(b, more, LLVMBuildBitCast(b, cnt, LLVMPointerType(e->i32, 0), ""));
-    LLVMSetAlignment(st, 1);
-    LLVMBuildStore(b, more, e->runs_slot);
-    LLVMBuildBr(b, tail);
-    at_end(b, open);
-    st = LLVMBuildStore(b, c32(e, 1), LLVMBuildBitCast(b, LLVMBuildGEP2(b, e->i8, p, &one, 1, ""),
-                                                       LLVMPointerType(e->i32, 0), ""));
-    LLVMSetAlignment(st, 1);
-    LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
-    LLVMBuildStore(b, LLVMConstInt(e->i8, STROBE_BB_REPEAT, 0), p);
-    LLVMBuildStore(b, LLVMBuildGEP2(b, e->i8, p, &one, 1, ""), e->count_slot);
-    LLVMBuildStore(b, c32(e, 1), e->runs_slot);
-    LLVMValueRef five = c64(e, 5);
-    LLVMBuildStore(b, LLVMBuildGEP2(b, e->i8, p, &five, 1, ""), e->pos_slot);
-    LLVMBuildBr(b, tail);
+    /* end: a loop's segment that runs again with every address at its
+     * stride, right after such a record of it: one more run of a REPEAT
+     * record; else the masks, then the head's first byte, after
+     * everything else */
     LLVMPositionBuilderBefore(b, s->end);
+    if (s->loop) {
+        emit_repeat(e, s, p, delta, mask, masks, q, b0);
+    } else {
+        emit_record(e, nmask, mask, masks, p, b0);
+        LLVMBuildStore(b, q, e->pos_slot);
+    }
     LLVMBuildStore(b, id, e->last_slot);
     /* the cursor itself only where other code may read it next: the
      * function's copies stand for it in between */

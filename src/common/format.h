@@ -408,13 +408,14 @@ enum strobe_tm_serial_cause {
  *   MARK   b0 = 0x04, uleb ticket: the synchronization event of this
  *          thread's event stream that carries this ticket happened here
  *          (STROBE_EXT_SYNC, THREAD_CREATE, THREAD_JOIN).
- *   REPEAT b0 = 0x08, 4 bytes little-endian n >= 1: the segment of the
- *          chunk's previous BLOCK or NEAR record runs n more times, every
- *          recorded op of it at its stride each time (as if each run were
- *          a NEAR record with delta 0 and every mask bit set). Only after
- *          a BLOCK, NEAR or REPEAT record of the same chunk. The writer
- *          updates n in place while the segment keeps repeating, so a
- *          killed writer leaves the runs counted so far.
+ *   REPEAT b0 = 0x08, 1 byte n >= 1: the segment of the chunk's
+ *          previous BLOCK or NEAR record runs n more times, every recorded
+ *          op of it at its stride each time (as if each run were a NEAR
+ *          record with delta 0 and every mask bit set). Only after a
+ *          BLOCK, NEAR or REPEAT record of the same chunk. The writer
+ *          updates n in place while the segment keeps repeating (a new
+ *          REPEAT follows a full one), so a killed writer leaves the runs
+ *          counted so far.
  *   Other b0 values with b0 & 3 == 0 are reserved. Every chunk decodes
  *   alone: the writer resets the previous id and the per-op previous
  *   addresses and strides at each chunk start. A record's first byte is

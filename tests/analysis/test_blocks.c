@@ -448,7 +448,7 @@ STROBE_TEST(damaged)
     snprintf(want, sizeof want, "%s/t0.bb: offset 64: reserved record type 0x0c", exp->processes[0].dir);
     CHECK_STR_EQ(stream_error(exp), want);
     /* a REPEAT with nothing to repeat (the chunk's first record) */
-    patch(bb, 64, "\x08\x01\x00\x00\x00", 5);
+    patch(bb, 64, "\x08\x01", 2);
     snprintf(want, sizeof want,
              "%s/t0.bb: offset 64: REPEAT record without a block record before it in its chunk",
              exp->processes[0].dir);
@@ -741,36 +741,16 @@ STROBE_TEST(byte_level_repeat)
     static uint8_t buf[2 * 4096];
     memset(buf, 0, sizeof buf);
     uint8_t *p = put_header(buf, STROBE_MAGIC_BLOCKS, 4096);
-    const uint8_t records[] = {3,
-                               0,
-                               0,
-                               0,
-                               0x00,
-                               0x80,
-                               0x00,
-                               0x10,
-                               0,
-                               0,
-                               0,
-                               0, /* id 1, 0x1000 */
-                               0x02,
-                               0x00,
-                               0x10,
-                               0x00, /* NEAR, + 16 */
-                               STROBE_BB_REPEAT,
-                               3,
-                               0,
-                               0,
-                               0, /* 3 more runs */
-                               0x02,
-                               0x01}; /* NEAR, stride */
+    /* id 1 at 0x1000 (escape); NEAR + 16; REPEAT 3 more runs; NEAR, the stride */
+    const uint8_t records[] = {3,    0, 0, 0, 0x00, 0x80, 0x00, 0x10, 0, 0, 0, 0, 0x02, 0x00, 0x10, 0x00,
+                               0x08, 3, 0x02, 0x01};
     memcpy(p, records, sizeof records);
     struct strobe__bbstream *s;
     struct strobe_errbuf eb = {""};
     CHECK_EQ_INT(strobe__bbstream_begin(buf, sizeof buf, "t0.bb", b, &s, &eb), 0);
     struct strobe__bb_event ev;
     const uint64_t addr[] = {0x1000, 0x1010, 0x1020, 0x1030, 0x1040, 0x1050};
-    const uint64_t off[] = {64, 76, 80, 80, 80, 85};
+    const uint64_t off[] = {64, 76, 80, 80, 80, 82};
     for (int i = 0; i < 6; i++) {
         CHECK_EQ_INT(strobe__bbstream_next(s, &ev, &eb), 1);
         CHECK(ev.type == STROBE__BB_BLOCK && ev.id == 1 && ev.naccesses == 1);
@@ -791,15 +771,16 @@ STROBE_TEST(byte_level_repeat)
     strobe__bbstream_close(s);
 
     /* a REPEAT cut by its chunk's end, after MARKs and a block */
-    for (p = buf + 64; p < buf + 4096 - 14; p += 2)
+    memcpy(buf + 64, "\x04\x80\x01", 3); /* one 3-byte MARK, then 2-byte ones */
+    for (p = buf + 67; p < buf + 4096 - 13; p += 2)
         memcpy(p, "\x04\x00", 2);
-    memcpy(buf + 4096 - 14, records, 12);
-    memcpy(buf + 4096 - 2, "\x08\x01", 2);
+    memcpy(buf + 4096 - 13, records, 12);
+    buf[4096 - 1] = STROBE_BB_REPEAT;
     buf[4096] = STROBE_BB_MARK;
     CHECK_EQ_INT(strobe__bbstream_begin(buf, sizeof buf, "t0.bb", b, &s, &eb), 0);
     while ((rc = strobe__bbstream_next(s, &ev, &eb)) == 1)
         ;
-    CHECK_STR_EQ(eb.msg, "t0.bb: offset 4094: REPEAT record runs past its chunk");
+    CHECK_STR_EQ(eb.msg, "t0.bb: offset 4095: REPEAT record runs past its chunk");
     strobe__bbstream_close(s);
     strobe__blocks_free(b);
 }

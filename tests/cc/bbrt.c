@@ -10,7 +10,7 @@
  *                                           address bytes (stride masks
  *                                           included), per function
  *   heads NEAR BLOCK                        1-byte and 3-byte heads
- *   repeats N                               REPEAT records (their 5
+ *   repeats N                               REPEAT records (their 2
  *                                           bytes in BYTES, their runs in
  *                                           COUNT and EVENTS)
  * With BBRT_WRAP set (bench/bbpass.sh), a full buffer starts over
@@ -102,9 +102,9 @@ __attribute__((destructor)) static void decode(void)
         const uint8_t *mask = NULL; /* the record's masks, or all_hit for a REPEAT */
         if (p[0] == STROBE_BB_REPEAT) {
             id = last;
-            runs = (uint32_t)le(p + 1, 4);
+            runs = p[1];
             mask = all_hit;
-            p += 5;
+            p += 2;
             heads[2]++;
         } else if (p[0] & 1) {
             id = (uint32_t)le(p, 3) >> 1;
@@ -136,7 +136,7 @@ __attribute__((destructor)) static void decode(void)
             p += (b->recorded + 7) / 8;
             bytes[k][b->function] += (b->recorded + 7) / 8;
         } else {
-            bytes[k][b->function] += 5;
+            bytes[k][b->function] += 2;
         }
         for (uint32_t run = 0; run < runs; run++)
             for (uint32_t i = 0, r = 0; i < b->nops; i++) {

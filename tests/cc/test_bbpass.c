@@ -119,9 +119,10 @@ STROBE_TEST(mem_o0)
 }
 
 /* At -O2 r[i].d is elided (a static offset of r[i].a): 8 events in fill,
- * 4 addresses recorded, in 4 segments of one mask byte each: the first
- * as an escape (8 bytes), the second as a delta of 32 (2 bytes), the
- * others as the stride again (mask bits): 4 + 8 + 2 bytes. */
+ * 4 addresses recorded, in 4 runs of the loop's segment: the first with
+ * an escape (8 bytes), the second with a delta of 32 (2 bytes), the third
+ * with the stride again (a mask bit), each with one mask byte; the fourth
+ * repeats the third, a 2-byte REPEAT record: 3 + 8 + 2 + 2 bytes. */
 STROBE_TEST(mem_o2)
 {
     const char *tmp = strobe_test_tmpdir("bbpass_mem_o2");
@@ -133,7 +134,7 @@ STROBE_TEST(mem_o2)
     check_str(tmp,
               "awk '$1==\"mem\" && $2==\"fill\" {print $3, $4, $6, $7}' bb | sort | uniq -c | sed 's/^ *//'",
               want);
-    check_str(tmp, "grep '^bytes fill' bb", "bytes fill 8 14\n");
+    check_str(tmp, "grep '^bytes fill' bb", "bytes fill 8 15\n");
     check_str(tmp, "awk '$1==\"block\" && $2==\"fill\" && $5==4 {n++} END {print n}' bb", "1\n");
 }
 
@@ -160,9 +161,8 @@ STROBE_TEST(unrolled_offsets)
     check_str(tmp, "grep repeats bb", "repeats 0\n");
 
     /* n = 1000: 125 runs of the unrolled body, no remainder; after 2
-     * records that set the stride and REPEAT_AFTER (4) all-hit records in
-     * a row, one REPEAT record counts the other 119 runs, and so in main's
-     * summing loop */
+     * records that set the stride and one all-hit record, one REPEAT
+     * record counts the other 122 runs, and so in main's summing loop */
     build_and_run(tmp, "bb_unroll", "--trace=bb,mem -O2", "1000");
     check_clean(tmp);
     check_str(tmp, "grep sum stdout", "sum 499500\n");
@@ -173,8 +173,8 @@ STROBE_TEST(unrolled_offsets)
     free(got);
     check_str(tmp, "awk '$1==\"block\" && $2==\"fill\" && $5==125 {n++} END {print n}' bb", "1\n");
     check_str(tmp, "grep repeats bb", "repeats 2\n");
-    /* fill's bytes: 1 + 8 (the escape), 1 + 2 (the new stride), 4 x 1, 5 */
-    check_str(tmp, "grep '^bytes fill' bb", "bytes fill 1000 21\n");
+    /* fill's bytes: 1 + 8 (the escape), 1 + 2 (the new stride), 1, 2 */
+    check_str(tmp, "grep '^bytes fill' bb", "bytes fill 1000 15\n");
 }
 
 /* main's segments are more than 31 ids after f0's (the module's first
