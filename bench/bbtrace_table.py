@@ -169,8 +169,10 @@ def main():
                 f"{cell_range(mbs, 0)} MB/s of experiment, peak RSS {cell_range(rss, 1)} MiB")
         w(line)
         md.append(line)
-        goals.append(("task graph build", f">= {GOAL_TG_EVENTS_PER_S / 1e6:.0f} M events/s",
-                      f"{rate[0] / 1e6:.1f} M/s", "PASS" if rate[0] >= GOAL_TG_EVENTS_PER_S else "MISS"))
+        # the builder decodes every event recorded: blocks, the memory
+        # accesses it rebuilds for the sharing analysis, event records
+        goals.append(("task graph build, every event", f">= {GOAL_TG_EVENTS_PER_S / 1e6:.0f} M events/s",
+                      f"{all_rate[0] / 1e6:.1f} M/s", "PASS" if all_rate[0] >= GOAL_TG_EVENTS_PER_S else "MISS"))
     else:
         line = "task graph: " + (tg[0]["status"] if tg else "not measured")
         w(line)

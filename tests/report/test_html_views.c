@@ -158,8 +158,10 @@ STROBE_TEST(locks_view)
     CHECK_CONTAINS(page, "view locks\ntable locks-objects: object=hot_lock | kind=mutex | call path=worker > "
                          "wait_hot | acquired=1 | contended=1 | contended %=1 | wait=");
     CHECK_CONTAINS(page, " | threads (acquisitions)=t2:1\n");
+    /* the workers bump at the same time (t1 and t2 once hot_lock is free):
+     * whether one of their 600 acquisitions found it taken is timing */
     CHECK_CONTAINS(page, "table locks-objects: object=counted_lock | kind=mutex | call path=worker > bump | "
-                         "acquired=600 | contended=0 | contended %=0 | wait=0 | max wait=0 | hold=");
+                         "acquired=600 | contended=");
     CHECK_CONTAINS(page, " | threads (acquisitions)=t1:100 t2:200 t3:300\n");
     CHECK_CONTAINS(page, "table locks-objects: object=counted_lock | kind=mutex | call path=main > bump | "
                          "acquired=5 | contended=0 | contended %=0 | wait=0 | max wait=0 | hold=");
