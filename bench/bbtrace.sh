@@ -38,11 +38,14 @@
 # (default 3) interleaved repetitions whose configuration order rotates;
 # geomean over the programs of the median slowdowns.
 #
-# Task graph: `strobe taskgraph EXP --format json` over the largest bbmem
-# experiment of the last repetition, STROBE_BENCH_BBTRACE_TG_REPS (default
-# 3) times: events/s (the events the builder read, from its JSON, next to
-# all the experiment holds: block + memory events + event records) and
-# peak RSS (/usr/bin/time), medians.
+# Task graph, over the largest bbmem experiment of the last repetition:
+# its construction, `strobe taskgraph EXP --format text` (the summaries),
+# STROBE_BENCH_BBTRACE_TG_REPS (default 3) times: events per CPU second
+# (user + system; every event the builder decodes: block events, the
+# memory accesses it rebuilds, event records) and per wall second, peak
+# RSS (/usr/bin/time), medians; and once the whole graph as JSON
+# (`--format json`: every task and edge), its time and size, and the
+# events the builder says it read (taskgraph.events).
 #
 # STROBE_BENCH_BBTRACE_PROGS (space-separated names, default all) limits the
 # programs, for debugging.
@@ -232,33 +235,42 @@ done
 
 # ---- task graph --------------------------------------------------------------
 TG=$RESULTS/bbtrace_taskgraph.tsv
-printf 'program\trep\ttg_events\trecorded_events\tseconds\tpeak_rss_kb\tbytes\tstatus\n' >"$TG"
+printf 'program\trep\ttg_events\trecorded_events\tseconds\tcpu_seconds\tpeak_rss_kb\tbytes\tjson_seconds\tjson_bytes\tstatus\n' >"$TG"
 if [ -z "$KEEP" ]; then
-    printf -- '-\t-\t-\t-\t-\t-\t-\tno bbmem experiment recorded\n' >>"$TG"
+    printf -- '-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tno bbmem experiment recorded\n' >>"$TG"
 else
     p=${KEEP##*/keep-}
     # recorded: block events + memory events (the run's row) + the records
-    # of the event streams (strobe report's summary); the rate is over the
-    # events the builder says it read (taskgraph.events in its JSON)
+    # of the event streams (strobe report's summary), all of which the
+    # builder decodes
     recorded=$(awk -F'\t' -v r="$REPS" -v p="$p" '$1 == r && $2 == p && $3 == "bbmem" { print $9 + $10 }' "$RAW")
     evt=$("$STROBE" report "$KEEP" --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["events"])')
     recorded=$((recorded + evt))
+    # the whole graph as JSON, once (a GB for barnes: read by a stream for
+    # the summary's first member rather than parsed whole)
+    json_secs=- json_bytes=- tg_events=- json_status=ok
+    if /usr/bin/time -f '%e' -o "$SCRATCH/time" "$STROBE" taskgraph "$KEEP" --format json \
+        -o "$SCRATCH/taskgraph.json" >"$SCRATCH/tg.log" 2>&1; then
+        json_secs=$(tail -1 "$SCRATCH/time")
+        json_bytes=$(stat -c %s "$SCRATCH/taskgraph.json")
+        tg_events=$(grep -a -A1 '^  "taskgraph": {$' "$SCRATCH/taskgraph.json" |
+            sed -n 's/^ *"events": \([0-9]*\),$/\1/p')
+        [ -n "$tg_events" ] || json_status="no taskgraph.events in the JSON of strobe taskgraph"
+    else
+        json_status="strobe taskgraph --format json failed: $(tail -c 200 "$SCRATCH/tg.log" | tr '\t\n' '  ')"
+    fi
+    rm -f "$SCRATCH/taskgraph.json"
     for rep in $(seq 1 "$TG_REPS"); do
-        status=ok tg_events=- secs=- rss=-
-        rm -f "$SCRATCH/taskgraph.json"
-        if /usr/bin/time -f '%e %M' -o "$SCRATCH/time" "$STROBE" taskgraph "$KEEP" --format json \
-            -o "$SCRATCH/taskgraph.json" >"$SCRATCH/tg.log" 2>&1; then
-            read -r secs rss < <(tail -1 "$SCRATCH/time")
-            # the summary's first member; the JSON (a GB for barnes) is
-            # read by a stream rather than parsed whole
-            tg_events=$(grep -a -A1 '^  "taskgraph": {$' "$SCRATCH/taskgraph.json" |
-                sed -n 's/^ *"events": \([0-9]*\),$/\1/p')
-            [ -n "$tg_events" ] || status="no taskgraph.events in the JSON of strobe taskgraph"
+        status=$json_status secs=- cpu=- rss=-
+        if /usr/bin/time -f '%e %U %S %M' -o "$SCRATCH/time" "$STROBE" taskgraph "$KEEP" --format text \
+            -o "$SCRATCH/taskgraph.txt" >"$SCRATCH/tg.log" 2>&1; then
+            read -r secs user sys rss < <(tail -1 "$SCRATCH/time")
+            cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
         else
             status="strobe taskgraph failed: $(tail -c 200 "$SCRATCH/tg.log" | tr '\t\n' '  ')"
         fi
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$rep" "$tg_events" "$recorded" "$secs" "$rss" \
-            "$KEEP_BYTES" "$status" >>"$TG"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$rep" "$tg_events" "$recorded" "$secs" \
+            "$cpu" "$rss" "$KEEP_BYTES" "$json_secs" "$json_bytes" "$status" >>"$TG"
     done
 fi
 

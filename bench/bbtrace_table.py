@@ -154,27 +154,31 @@ def main():
     ]
     tg = read_tsv(os.path.join(res, "bbtrace_taskgraph.tsv"))
     tg_ok = [t for t in tg if t["status"] == "ok"]
+    ok = [t for t in tg_ok if float(t["cpu_seconds"]) > 0 and float(t["seconds"]) > 0]
     md.append("")
-    if tg_ok:
-        rate = summary([int(t["tg_events"]) / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
-        all_rate = summary([int(t["recorded_events"]) / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
-        mbs = summary([int(t["bytes"]) / 1e6 / float(t["seconds"]) for t in tg_ok if float(t["seconds"]) > 0])
+    if ok:
+        cpu_rate = summary([int(t["recorded_events"]) / float(t["cpu_seconds"]) for t in ok])
+        wall_rate = summary([int(t["recorded_events"]) / float(t["seconds"]) for t in ok])
         rss = summary([int(t["peak_rss_kb"]) / 1024 for t in tg_ok])
         t0 = tg_ok[0]
-        line = (f"task graph (strobe taskgraph --format json) of {t0['program']} bb,mem ({int(t0['bytes']) / 1e6:.0f} MB, "
-                f"{int(t0['recorded_events'])} events recorded): {int(t0['tg_events'])} events read in "
-                f"{cell_range(summary([float(t['seconds']) for t in tg_ok]), 2)} s: "
-                f"{cell_range(tuple(v / 1e6 for v in rate[:3]) + rate[3:], 1)} M events/s "
-                f"({all_rate[0] / 1e6:.1f} M/s counting every event recorded), "
-                f"{cell_range(mbs, 0)} MB/s of experiment, peak RSS {cell_range(rss, 1)} MiB")
+        line = (f"task graph (strobe taskgraph --format text) of {t0['program']} bb,mem "
+                f"({int(t0['bytes']) / 1e6:.0f} MB, {int(t0['recorded_events'])} events recorded, "
+                f"{int(t0['tg_events'])} of them block events and event records): "
+                f"{cell_range(summary([float(t['cpu_seconds']) for t in ok]), 2)} s of CPU, "
+                f"{cell_range(summary([float(t['seconds']) for t in ok]), 2)} s wall: "
+                f"{cell_range(tuple(v / 1e6 for v in cpu_rate[:3]) + cpu_rate[3:], 1)} M events per CPU second "
+                f"({wall_rate[0] / 1e6:.1f} M per wall second), peak RSS {cell_range(rss, 1)} MiB; "
+                f"the whole graph as JSON: {float(t0['json_seconds']):.2f} s wall, "
+                f"{int(t0['json_bytes']) / 1e6:.0f} MB")
         w(line)
         md.append(line)
         # the builder decodes every event recorded: blocks, the memory
         # accesses it rebuilds for the sharing analysis, event records
-        goals.append(("task graph build, every event", f">= {GOAL_TG_EVENTS_PER_S / 1e6:.0f} M events/s",
-                      f"{all_rate[0] / 1e6:.1f} M/s", "PASS" if all_rate[0] >= GOAL_TG_EVENTS_PER_S else "MISS"))
+        goals.append(("task graph build, per CPU second", f">= {GOAL_TG_EVENTS_PER_S / 1e6:.0f} M events/s",
+                      f"{cpu_rate[0] / 1e6:.1f} M/s", "PASS" if cpu_rate[0] >= GOAL_TG_EVENTS_PER_S else "MISS"))
     else:
-        line = "task graph: " + (tg[0]["status"] if tg else "not measured")
+        line = "task graph: " + (tg[0]["status"] if tg and tg[0]["status"] != "ok" else
+                                 "not measured" if not tg else "too fast to time (0.00 s of CPU)")
         w(line)
         md.append(line)
     w("")

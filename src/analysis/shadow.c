@@ -16,12 +16,14 @@
 
 #include "analysis/keymap.h"
 
-#define ADDRESS_BITS 47
-#define TOP_ENTRIES (1ull << (ADDRESS_BITS - STROBE__SHADOW_REGION_BITS))
+#define TOP_ENTRIES (1ull << (STROBE__SHADOW_ADDRESS_BITS - STROBE__SHADOW_REGION_BITS))
 
-struct strobe__shadow_region *strobe__shadow_region(struct strobe__shadow *s, uint64_t a, int create, int *err)
+/* The slow path of strobe__shadow_region: the top table or the region
+ * still to create, or an address out of range. */
+struct strobe__shadow_region *strobe__shadow_region_slow(struct strobe__shadow *s, uint64_t a, int create,
+                                                           int *err)
 {
-    if (a >> ADDRESS_BITS)
+    if (a >> STROBE__SHADOW_ADDRESS_BITS)
         return NULL;
     if (!s->top) {
         if (!create)

@@ -33,10 +33,23 @@ struct strobe__shadow {
     size_t nused, usedcap;
 };
 
+#define STROBE__SHADOW_ADDRESS_BITS 47
+
+struct strobe__shadow_region *strobe__shadow_region_slow(struct strobe__shadow *s, uint64_t a, int create,
+                                                           int *err);
+
 /* The region of address a, created when `create` (NULL: none yet, an
  * address beyond the user address space, or out of memory when create:
- * *err is then -ENOMEM). */
-struct strobe__shadow_region *strobe__shadow_region(struct strobe__shadow *s, uint64_t a, int create, int *err);
+ * *err is then -ENOMEM). Inline for the region that exists: the sharing
+ * analysis looks one up per access. */
+static inline struct strobe__shadow_region *strobe__shadow_region(struct strobe__shadow *s, uint64_t a, int create,
+                                                                  int *err)
+{
+    struct strobe__shadow_region *r;
+    if (s->top && !(a >> STROBE__SHADOW_ADDRESS_BITS) && (r = s->top[a >> STROBE__SHADOW_REGION_BITS]))
+        return r;
+    return strobe__shadow_region_slow(s, a, create, err);
+}
 
 void strobe__shadow_free(struct strobe__shadow *s);
 
