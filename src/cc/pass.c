@@ -6,29 +6,31 @@
  * and makes each segment write its record of the block stream (format.h,
  * "Block streams") inline, through the thread's cursor (bbtrace.h):
  *
- *   head:  pos = cursor.pos; if (pos + need > cursor.limit) goto refill
- *   refill: p = strobe.bb.refill(need)      (cold; the runtime's, or the
- *                                            scratch area without one)
- *   then:  id = (*base + (local << 1)) >> 1; delta = id - cursor.last_id;
- *          near = -32 <= delta < 32 (a 1-byte NEAR head, else a 3-byte
- *          BLOCK head); store the BLOCK head's bytes 1-2 (zeros for NEAR:
- *          they are the masks' then); q = p + head + mask bytes
+ *   head:  pos, limit, last = the function's copies (the cursor's fields
+ *          at its start and after a call); if (pos + need > limit) refill
+ *   refill: cursor = {pos, last}; p = strobe.bb.refill(need) (cold; the
+ *          runtime's, or the scratch area without one)
+ *   then:  id = idbase + local (idbase loaded once per function);
+ *          delta = id - last; predicted: -32 <= delta < 32, a 1-byte NEAR
+ *          head; else (cold) a 3-byte BLOCK head, bytes 1-2 stored now;
+ *          q = p + head + mask bytes
  *   per recorded load/store before it runs (level MEM):
- *          d = addr - prev[k].addr; hit = d == prev[k].stride;
- *          prev[k] = {addr, d};
- *          field = hit ? 0 : |d| <= 32767 ? (uint16)d : addr << 16 | 0x8000;
- *          8-byte store of field at q; q += hit ? 0 : |d| <= 32767 ? 2 : 8;
- *          mask |= hit << k
- *   end:   store of the mask bytes; signal fence; store of the head's
- *          first byte at p; cursor.pos = q; cursor.last_id = id
+ *          d = addr - prev[k].addr; prev[k].addr = addr;
+ *          predicted: d == prev[k].stride, mask |= 1 << k; else (cold)
+ *          prev[k].stride = d, 8-byte store at q of |d| <= 32767 ?
+ *          (uint16)d : addr << 16 | 0x8000, q += 2 or 8
+ *   end:   (a loop segment running steadily: one more run of a REPEAT
+ *          record, emit_repeat) store of the mask bytes; signal fence;
+ *          store of the head's first byte at p; pos = q; last = id; the
+ *          cursor itself only where other code reads it next (s->flush)
  *
- * Branch-free per segment head and per operation, one compare per
- * segment: Contech's "inlined instrumentation". Only zeros are stored
- * beyond the record's end, and its first byte last (format.h), so a
- * killed process leaves whole records. Operations whose address is a
- * static offset of an earlier recorded one of the segment, or a global's, are not recorded:
- * the module's table (struct strobe_bb_module, constant data registered by
- * a constructor) says how to compute them.
+ * One compare per segment and predicted branches: Contech's "inlined
+ * instrumentation". Only zeros are stored beyond the record's end, and
+ * its first byte last (format.h), so a killed process leaves whole
+ * records. Operations whose address is a static offset of an earlier
+ * recorded one of the segment, or a global's, are not recorded: the
+ * module's table (struct strobe_bb_module, constant data registered by a
+ * constructor) says how to compute them.
  *
  * Work is done in two passes: plan_module() decides the segments and
  * operations of the whole module without changing it (so the table sizes

@@ -9,11 +9,12 @@
  * The hot path is inline in the instrumented code (Contech's "inlined
  * instrumentation"): at the start of each instrumented segment (a basic
  * block, cut before every call and after 64 recorded memory operations)
- * one load of the thread's cursor, one compare with its limit; then plain
- * stores of the segment's record (format.h, "Block streams") as the
- * segment runs; at its end the block id is stored (last, so a process
- * killed in the middle leaves a zero byte, the end of data) and the cursor
- * advanced. Only a cursor without room for the segment's longest record
+ * one compare of the cursor's position with its limit (the function's
+ * copies, in registers; the cursor itself is loaded at the function's
+ * start and after calls, and stored before them); then plain stores of
+ * the segment's record (format.h, "Block streams") as the segment runs;
+ * at its end the block id is stored (last, so a process killed in the
+ * middle leaves a zero byte, the end of data) and the position advanced. Only a cursor without room for the segment's longest record
  * calls the runtime (strobe_bb_refill).
  *
  * Without the runtime (the program run outside `strobe run`) the weak
