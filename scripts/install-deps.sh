@@ -4,7 +4,7 @@
 # As root, missing packages are installed with apt-get; otherwise the
 # missing ones are listed and the script fails.
 set -eu
-pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev llvm-14 llvm-14-dev python3 lttng-tools
+pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev libclang-14-dev llvm-14 llvm-14-dev python3 lttng-tools
 libdw-dev libelf-dev libomp-dev libopen-trace-format2-dev otf2-tools libunwind-dev
 liblttng-ust-dev uftrace libnng-dev libmbedtls-dev libssl-dev libyaml-dev libopenmpi-dev openmpi-bin
 mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4

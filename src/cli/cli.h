@@ -40,6 +40,7 @@ int strobe__cmd_ctl(int argc, char **argv);
 /* `strobe cc` and `strobe c++` (argv[0] says which): execs the compiler */
 int strobe__cmd_cc(int argc, char **argv);
 int strobe__cmd_taskgraph(int argc, char **argv);
+int strobe__cmd_instrument(int argc, char **argv);
 
 extern const char strobe__run_help[];
 extern const char strobe__report_help[];
@@ -49,6 +50,7 @@ extern const char strobe__petra_help[];
 extern const char strobe__ctl_help[];
 extern const char strobe__cc_help[];
 extern const char strobe__taskgraph_help[];
+extern const char strobe__instrument_help[];
 
 struct strobe_experiment;
 /* Opens DIR for command CMD with a progress line on a terminal; prints the

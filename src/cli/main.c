@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The `strobe` command: dispatches to its subcommands (cc, c++, run,
+ * The `strobe` command: dispatches to its subcommands (cc, c++, instrument, run,
  * report, export, taskgraph, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
  * docs/cli.md for the user documentation.
  */
@@ -17,6 +17,8 @@ static const char main_help[] =
     "\n"
     "commands:\n"
     "  cc, c++  compile with clang (or $STROBE_CC, $STROBE_CXX) ready to be measured\n"
+    "  instrument  rewrite a C file's strobe directives (#pragma strobe region) into\n"
+    "           measured regions\n"
     "  run      run a program under the strobe runtime, write an experiment directory\n"
     "  report   print the report of an experiment (text, JSON or a self-contained HTML page)\n"
     "  export   write an experiment as OTF2, Chrome, Perfetto, Cube4, pprof or Paraver\n"
@@ -41,6 +43,7 @@ static const struct command {
     {"petra", strobe__cmd_petra, strobe__petra_help},
     {"ctl", strobe__cmd_ctl, strobe__ctl_help},
     {"taskgraph", strobe__cmd_taskgraph, strobe__taskgraph_help},
+    {"instrument", strobe__cmd_instrument, strobe__instrument_help},
     {"cc", strobe__cmd_cc, strobe__cc_help},
     {"c++", strobe__cmd_cc, strobe__cc_help},
 };

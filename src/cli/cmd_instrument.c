@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `strobe instrument`: the directive instrumenter (src/instrument) on one
+ * file, with the compiler arguments after `--` for libclang's parse.
+ */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "strobe/strobe.h"
+#ifdef STROBE_HAVE_INSTRUMENT
+#include "instrument/instrument.h"
+#endif
+
+const char strobe__instrument_help[] =
+    "usage: strobe instrument FILE.c -o OUT.c [-- COMPILER-ARGS...]\n"
+    "\n"
+    "Rewrites FILE.c into OUT.c with strobe's directives turned into measured\n"
+    "regions (docs/instrument.md):\n"
+    "  #pragma strobe region begin(NAME) ... #pragma strobe region end(NAME)\n"
+    "  #pragma strobe region(NAME)   the next statement, however it is left\n"
+    "  #pragma strobe off / on       the directives in between are not measured\n"
+    "and the same as _Pragma(\"strobe ...\"). The file is parsed by libclang with\n"
+    "COMPILER-ARGS (include paths, definitions) for exact statement extents. Every\n"
+    "line of OUT.c keeps its number and OUT.c says it is FILE.c (#line), so\n"
+    "diagnostics, debuggers and strobe's reports name the original. OUT.c includes\n"
+    "<strobe/strobe.h> and runs without strobe's runtime as FILE.c does; a\n"
+    "quoted #include of FILE.c's folder needs -I that folder when OUT.c is\n"
+    "elsewhere.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT.c  the file written (all or nothing)\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "exit status: 0 success, 1 FILE.c cannot be read or parsed or OUT.c not\n"
+    "written, 2 usage error or a malformed directive (FILE:LINE: why).\n";
+
+static const struct option options[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+int strobe__cmd_instrument(int argc, char **argv)
+{
+    const char *out = NULL;
+    int c;
+    while ((c = strobe__cli_getopt("instrument", argc, argv, ":ho:", options)) != -1) {
+        switch (c) {
+        case 'o':
+            if (!*optarg)
+                return strobe__cli_usage_error("instrument", "-o: empty file name");
+            out = optarg;
+            break;
+        case 'h':
+            fputs(strobe__instrument_help, stdout);
+            return 0;
+        default:
+            return STROBE_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return strobe__cli_usage_error("instrument", "missing FILE.c");
+    const char *in = argv[optind++];
+    if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && strcmp(argv[optind], "--") != 0)
+        return strobe__cli_usage_error(
+            "instrument", "unexpected argument '%s' (compiler arguments go after --)", argv[optind]);
+    if (!out)
+        return strobe__cli_usage_error("instrument", "missing -o OUT.c");
+#ifdef STROBE_HAVE_INSTRUMENT
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    struct strobe_errbuf eb = {""};
+    int rc = strobe__instrument_file(in, out, (const char *const *)argv + optind, argc - optind, &eb);
+    if (rc) {
+        strobe__cli_say("instrument: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        return rc == STROBE_ERR_SYNTAX ? STROBE_EXIT_USAGE : STROBE_EXIT_FAILURE;
+    }
+    return 0;
+#else
+    strobe__cli_say(
+        "instrument: not available: strobe was built without libclang 14 (Debian libclang-14-dev)");
+    return STROBE_EXIT_FAILURE;
+#endif
+}
