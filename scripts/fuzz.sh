@@ -10,7 +10,7 @@ seconds=${2:-60}
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/strobe-fuzz.XXXXXX")
 status=0
-for t in stream defs prof meta filter mpi_query set proto_reply proto_request config petra_heap; do
+for t in stream blocks defs prof meta filter mpi_query set proto_reply proto_request config petra_heap instrument; do
     bin="$build/bin/fuzz_$t"
     [ -x "$bin" ] || { echo "fuzz.sh: $bin not built (configure with -DSTROBE_FUZZ=ON)" >&2; exit 2; }
     mkdir -p "$work/$t" "$work/$t.crash"

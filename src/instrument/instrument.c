@@ -413,7 +413,8 @@ static int write_output(struct inst *s, FILE *out)
     fputs("#line 1 ", out);
     put_literal(out, s->path);
     fputc('\n', out);
-    qsort(s->edits, s->nedits, sizeof *s->edits, cmp_edit);
+    if (s->nedits)
+        qsort(s->edits, s->nedits, sizeof *s->edits, cmp_edit);
     size_t at = 0;
     for (size_t i = 0; i < s->nedits; i++) {
         const struct edit *e = &s->edits[i];

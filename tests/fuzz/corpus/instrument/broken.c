@@ -1,0 +1,2 @@
+int h(void) { return y; }
+#pragma strobe regoin(

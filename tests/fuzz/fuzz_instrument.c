@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzz target: a C file through the directive instrumenter
+ * (src/instrument): libclang's parse, the directive parser, the statement
+ * matching and the rewrite. Input: the file's bytes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "instrument/instrument.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char in[] = "/tmp/strobe-fuzz-instrument-XXXXXX.c", out[64];
+    int fd = mkstemps(in, 2);
+    if (fd < 0)
+        return 0;
+    if (write(fd, data, size) == (ssize_t)size) {
+        snprintf(out, sizeof out, "%s.out.c", in);
+        struct strobe_errbuf eb;
+        const char *args[] = {"-fsyntax-only"};
+        strobe__instrument_file(in, out, args, 1, &eb);
+        unlink(out);
+    }
+    close(fd);
+    unlink(in);
+    return 0;
+}
