@@ -123,7 +123,8 @@ STROBE_TEST(libgomp_notice)
 /* The task graph of omp_tg_prog (its comment): per thread its tasks;
  * edges by kind, and which threads the lock, fork and barrier edges join;
  * the critical section's acquisitions (per thread: the master's path has
- * the parallel region too) and the barrier episodes. */
+ * the parallel region too; sorted, since the table's order is by wait) and
+ * the barrier episodes. */
 static const char taskgraph_script[] =
     "import json,sys\n"
     "d=json.load(open(sys.argv[1])); g=d['taskgraph']; regs=d['regions']\n"
@@ -134,9 +135,11 @@ static const char taskgraph_script[] =
     "for k in ('lock', 'fork', 'barrier'):\n"
     "  e=[(thr[x['from']], thr[x['to']]) for x in d['edges'] if x['kind']==k]\n"
     "  print(k, sum(a!=b for a, b in e), 'across threads of', len(e))\n"
+    "locks=[]\n"
     "for l in g['locks']:\n"
-    "  if l['path']: print('lock', l['kind'], l['acquisitions'], ' > '.join('%s:%d' % (regs[r]['name'], "
-    "regs[r]['line']) for r in l['path']))\n"
+    "  if l['path']: locks.append('lock %s %d %s' % (l['kind'], l['acquisitions'], ' > '.join('%s:%d' % "
+    "(regs[r]['name'], regs[r]['line']) for r in l['path'])))\n"
+    "for l in sorted(locks): print(l)\n"
     "teams={}\n"
     "for e in g['barrier_episodes']: teams.setdefault(e['address'], []).append((e['episode'], e['threads'], "
     "e['complete']))\n"
@@ -183,8 +186,8 @@ STROBE_TEST(taskgraph_exact)
         "lock 2 across threads of 2\n"
         "fork 4 across threads of 4\n"
         "barrier 14 across threads of 14\n"
-        "lock mutex 2 omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
         "lock mutex 1 omp parallel@main:18 > omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
+        "lock mutex 2 omp implicit task@main:18 > omp critical@.omp_outlined.:22\n"
         /* the explicit barrier and the join of region 1; region
          * 2's join, which the workers leave only at the next
          * region: never */
