@@ -77,27 +77,30 @@ static inline void strobe_test_each_record(const char *path,
     strobe__file_unmap(buf, len);
 }
 
+struct strobe_test_first {
+    int kind;
+    bool (*match)(const struct strobe__raw_event *ev);
+    long off;
+};
+
+static inline void strobe_test_take_first(const struct strobe__raw_event *ev, void *arg)
+{
+    struct strobe_test_first *f = (struct strobe_test_first *)arg;
+    if (f->off < 0 && ev->kind == f->kind && (!f->match || f->match(ev)))
+        f->off = (long)ev->offset;
+}
+
 /* Offset of the first record of raw kind `kind` in stream `path` that
- * match accepts (NULL: any); fails the test when there is none. */
+ * match accepts (NULL: any); fails the test when there is none, or when
+ * the stream does not decode to its end. */
 static inline long strobe_test_first_record(const char *path, int kind,
                                             bool (*match)(const struct strobe__raw_event *ev))
 {
-    const uint8_t *buf;
-    size_t len;
-    strobe_test_map(path, &buf, &len);
-    struct strobe_errbuf eb = {""};
-    struct strobe__stream_decoder d;
-    struct strobe__raw_event ev;
-    long off = -1;
-    int rc = strobe__stream_begin(&d, buf, len, path, &eb);
-    while (off < 0 && rc >= 0 && (rc = strobe__stream_decode(&d, &ev, &eb)) == 1)
-        if (ev.kind == kind && (!match || match(&ev)))
-            off = (long)ev.offset;
-    strobe__stream_end(&d);
-    strobe__file_unmap(buf, len);
-    if (off < 0)
+    struct strobe_test_first f = {kind, match, -1};
+    strobe_test_each_record(path, strobe_test_take_first, &f);
+    if (f.off < 0)
         STROBE_FAIL("%s: no record of kind %d", path, kind);
-    return off;
+    return f.off;
 }
 
 /* Overwrites the first payload byte (an op) of the EXT record at `offset`
