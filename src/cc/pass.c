@@ -254,41 +254,53 @@ static bool gep_walk(LLVMTargetDataRef td, LLVMValueRef gep, int from, int to, L
 /* A lower bound of the trailing zero bits of integer v (at most 64),
  * from the arithmetic that made it. A phi already being looked at counts
  * as having them all: a loop's induction variable started at a multiple of
- * 2^k and stepped by multiples of 2^k keeps k zero bits, by induction. */
-#define TZ_DEPTH 8
-static unsigned trailing_zeros(LLVMValueRef v, LLVMValueRef *phis, unsigned nphis)
+ * 2^k and stepped by multiples of 2^k keeps k zero bits, by induction.
+ * At most TZ_VISITS values are looked at per question (*budget), so a
+ * deep or widely shared expression costs the compiler nothing much. */
+#define TZ_PHIS 8
+#define TZ_VISITS 64
+struct tz {
+    LLVMValueRef phis[TZ_PHIS];
+    unsigned nphis, budget;
+};
+
+static unsigned trailing_zeros(LLVMValueRef v, struct tz *z)
 {
     int64_t c;
     if (is_const_int(v, &c))
         return c ? (unsigned)__builtin_ctzll((uint64_t)c) : 64;
-    if (!LLVMIsAInstruction(v) || nphis == TZ_DEPTH)
+    if (!LLVMIsAInstruction(v) || z->budget == 0)
         return 0;
+    z->budget--;
     unsigned a, b;
     switch (LLVMGetInstructionOpcode(v)) {
     case LLVMAdd:
     case LLVMSub:
     case LLVMOr:
-        a = trailing_zeros(LLVMGetOperand(v, 0), phis, nphis);
-        b = trailing_zeros(LLVMGetOperand(v, 1), phis, nphis);
+        a = trailing_zeros(LLVMGetOperand(v, 0), z);
+        b = trailing_zeros(LLVMGetOperand(v, 1), z);
         return a < b ? a : b;
     case LLVMMul:
-        a = trailing_zeros(LLVMGetOperand(v, 0), phis, nphis) + trailing_zeros(LLVMGetOperand(v, 1), phis, nphis);
+        a = trailing_zeros(LLVMGetOperand(v, 0), z) + trailing_zeros(LLVMGetOperand(v, 1), z);
         return a < 64 ? a : 64;
     case LLVMShl:
         if (!is_const_int(LLVMGetOperand(v, 1), &c) || c < 0 || c >= 64)
             return 0;
-        a = trailing_zeros(LLVMGetOperand(v, 0), phis, nphis) + (unsigned)c;
+        a = trailing_zeros(LLVMGetOperand(v, 0), z) + (unsigned)c;
         return a < 64 ? a : 64;
     case LLVMPHI: {
-        for (unsigned i = 0; i < nphis; i++)
-            if (phis[i] == v)
+        for (unsigned i = 0; i < z->nphis; i++)
+            if (z->phis[i] == v)
                 return 64;
-        phis[nphis] = v;
+        if (z->nphis == TZ_PHIS)
+            return 0;
+        z->phis[z->nphis++] = v;
         unsigned m = 64;
         for (unsigned i = 0; m && i < LLVMCountIncoming(v); i++) {
-            a = trailing_zeros(LLVMGetIncomingValue(v, i), phis, nphis + 1);
+            a = trailing_zeros(LLVMGetIncomingValue(v, i), z);
             m = a < m ? a : m;
         }
+        z->nphis--;
         return m;
     }
     default:
@@ -306,10 +318,10 @@ static LLVMValueRef index_base(LLVMValueRef v, int64_t *c)
     while (LLVMIsAInstruction(v) && is_const_int(LLVMGetOperand(v, 1), &k)) {
         LLVMOpcode op = LLVMGetInstructionOpcode(v);
         LLVMValueRef x = LLVMGetOperand(v, 0);
-        LLVMValueRef phis[TZ_DEPTH];
+        struct tz z = {.budget = TZ_VISITS};
         if (op == LLVMAdd) {
             /* wrapping is harmless: addresses wrap the same way */
-        } else if (op == LLVMOr && k > 0 && trailing_zeros(x, phis, 0) >= 64u - (unsigned)__builtin_clzll((uint64_t)k)) {
+        } else if (op == LLVMOr && k > 0 && trailing_zeros(x, &z) >= 64u - (unsigned)__builtin_clzll((uint64_t)k)) {
             /* no carry: or is add */
         } else {
             break;
