@@ -321,7 +321,8 @@ static LLVMValueRef index_base(LLVMValueRef v, int64_t *c)
         struct tz z = {.budget = TZ_VISITS};
         if (op == LLVMAdd) {
             /* wrapping is harmless: addresses wrap the same way */
-        } else if (op == LLVMOr && k > 0 && trailing_zeros(x, &z) >= 64u - (unsigned)__builtin_clzll((uint64_t)k)) {
+        } else if (op == LLVMOr && k > 0 &&
+                   trailing_zeros(x, &z) >= 64u - (unsigned)__builtin_clzll((uint64_t)k)) {
             /* no carry: or is add */
         } else {
             break;
@@ -785,9 +786,10 @@ static void disarm(struct emit *e)
     LLVMBuildStore(e->b, LLVMConstInt(e->i8, 0, 0), e->runs_slot);
 }
 
-/* A segment's record ends: its masks, then its first byte b0 at p. */
+/* A segment's record ends: its masks, then its first byte b0 at p; the
+ * next record goes at q. */
 static void emit_record(struct emit *e, uint32_t nmask, LLVMValueRef mask, LLVMValueRef masks, LLVMValueRef p,
-                        LLVMValueRef b0)
+                        LLVMValueRef b0, LLVMValueRef q)
 {
     LLVMBuilderRef b = e->b;
     if (nmask) {
@@ -798,6 +800,7 @@ static void emit_record(struct emit *e, uint32_t nmask, LLVMValueRef mask, LLVMV
     }
     LLVMBuildFence(b, LLVMAtomicOrderingRelease, 1, "");
     LLVMBuildStore(b, b0, p);
+    LLVMBuildStore(b, q, e->pos_slot);
 }
 
 /* The end of loop segment s (the builder before s->end), whose record
@@ -822,8 +825,7 @@ static void emit_repeat(struct emit *e, struct seg *s, LLVMValueRef p, LLVMValue
     LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, delta, c32(e, 0), "");
     LLVMBuildCondBr(b, LLVMBuildAnd(b, LLVMBuildAnd(b, same, all_hit, ""), armed, ""), again, record);
     at_end(b, record);
-    emit_record(e, (s->recorded + 7) / 8, mask, masks, p, b0);
-    LLVMBuildStore(b, q, e->pos_slot);
+    emit_record(e, (s->recorded + 7) / 8, mask, masks, p, b0, q);
     LLVMBuildStore(b, LLVMBuildZExt(b, all_hit, e->i8, ""), e->armed_slot);
     LLVMBuildStore(b, LLVMConstNull(e->p8), e->count_slot);
     LLVMBuildBr(b, tail);
@@ -1017,8 +1019,7 @@ static void emit_seg(struct emit *e, struct seg *s, uint32_t local)
     if (s->loop) {
         emit_repeat(e, s, p, delta, mask, masks, q, b0);
     } else {
-        emit_record(e, nmask, mask, masks, p, b0);
-        LLVMBuildStore(b, q, e->pos_slot);
+        emit_record(e, nmask, mask, masks, p, b0, q);
     }
     LLVMBuildStore(b, id, e->last_slot);
     /* the cursor itself only where other code may read it next: the
