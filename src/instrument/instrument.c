@@ -169,21 +169,18 @@ static int find_pragmas(struct inst *s)
         if (i)
             tok_offset(s, s->toks[i - 1], &prev_line);
         if (clang_getTokenKind(t) == CXToken_Punctuation && tok_is(s, t, "#") &&
-            (i == 0 || prev_line < line) && i + 2 < s->ntoks && tok_is(s, s->toks[i + 1], "pragma") &&
-            tok_is(s, s->toks[i + 2], "strobe")) {
-            unsigned j = i + 3, l;
+            (i == 0 || prev_line < line)) {
+            /* a directive, to its line's end: a _Pragma in a #define is
+             * the macro's, not one here */
+            unsigned j = i + 1, l;
             while (j < s->ntoks && (tok_offset(s, s->toks[j], &l), l == line))
                 j++;
-            struct pragma p = {.off = off, .end = tok_end(s, s->toks[j - 1]), .line = line};
-            join_tokens(s, i + 3, j, text, sizeof text);
-            add_pragma(s, &p, text);
+            if (j > i + 2 && tok_is(s, s->toks[i + 1], "pragma") && tok_is(s, s->toks[i + 2], "strobe")) {
+                struct pragma p = {.off = off, .end = tok_end(s, s->toks[j - 1]), .line = line};
+                join_tokens(s, i + 3, j, text, sizeof text);
+                add_pragma(s, &p, text);
+            }
             i = j - 1;
-        } else if (clang_getTokenKind(t) == CXToken_Punctuation && tok_is(s, t, "#") &&
-                   (i == 0 || prev_line < line)) {
-            /* another directive: a _Pragma in a #define is the macro's */
-            unsigned l;
-            while (i + 1 < s->ntoks && (tok_offset(s, s->toks[i + 1], &l), l == line))
-                i++;
         } else if (clang_getTokenKind(t) == CXToken_Identifier && tok_is(s, t, "_Pragma") &&
                    i + 3 < s->ntoks && tok_is(s, s->toks[i + 1], "(") &&
                    clang_getTokenKind(s->toks[i + 2]) == CXToken_Literal && tok_is(s, s->toks[i + 3], ")")) {
@@ -256,12 +253,18 @@ static unsigned stmt_end(struct inst *s, unsigned end)
 {
     if (end > 0 && (s->buf[end - 1] == '}' || s->buf[end - 1] == ';'))
         return end;
-    for (unsigned i = 0; i < s->ntoks; i++) {
-        unsigned o = tok_offset(s, s->toks[i], NULL);
-        if (o >= end && clang_getTokenKind(s->toks[i]) != CXToken_Comment)
-            return tok_is(s, s->toks[i], ";") ? o + 1 : end;
+    /* the first token at or after end (tokens are in file order) */
+    unsigned lo = 0, hi = s->ntoks;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (tok_offset(s, s->toks[mid], NULL) < end)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return end;
+    while (lo < s->ntoks && clang_getTokenKind(s->toks[lo]) == CXToken_Comment)
+        lo++;
+    return lo < s->ntoks && tok_is(s, s->toks[lo], ";") ? tok_offset(s, s->toks[lo], NULL) + 1 : end;
 }
 
 /* The statement right after pragma p in the innermost block holding it. */
