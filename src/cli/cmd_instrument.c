@@ -42,9 +42,14 @@ static const struct option options[] = {
 
 int strobe__cmd_instrument(int argc, char **argv)
 {
+    /* strobe's own arguments end at `--`: what follows is the compiler's,
+     * options included, and getopt never sees it */
+    int dd = 1;
+    while (dd < argc && strcmp(argv[dd], "--") != 0)
+        dd++;
     const char *out = NULL;
     int c;
-    while ((c = strobe__cli_getopt("instrument", argc, argv, ":ho:", options)) != -1) {
+    while ((c = strobe__cli_getopt("instrument", dd, argv, ":ho:", options)) != -1) {
         switch (c) {
         case 'o':
             if (!*optarg)
@@ -58,19 +63,18 @@ int strobe__cmd_instrument(int argc, char **argv)
             return STROBE_EXIT_USAGE;
         }
     }
-    if (optind >= argc)
+    if (optind >= dd)
         return strobe__cli_usage_error("instrument", "missing FILE.c");
-    const char *in = argv[optind++];
-    if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && strcmp(argv[optind], "--") != 0)
+    const char *in = argv[optind];
+    if (optind + 1 < dd)
         return strobe__cli_usage_error(
-            "instrument", "unexpected argument '%s' (compiler arguments go after --)", argv[optind]);
+            "instrument", "unexpected argument '%s' (compiler arguments go after --)", argv[optind + 1]);
     if (!out)
         return strobe__cli_usage_error("instrument", "missing -o OUT.c");
 #ifdef STROBE_HAVE_INSTRUMENT
-    if (optind < argc && strcmp(argv[optind], "--") == 0)
-        optind++;
+    int nargs = dd < argc ? argc - dd - 1 : 0;
     struct strobe_errbuf eb = {""};
-    int rc = strobe__instrument_file(in, out, (const char *const *)argv + optind, argc - optind, &eb);
+    int rc = strobe__instrument_file(in, out, (const char *const *)argv + dd + 1, nargs, &eb);
     if (rc) {
         strobe__cli_say("instrument: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
         return rc == STROBE_ERR_SYNTAX ? STROBE_EXIT_USAGE : STROBE_EXIT_FAILURE;

@@ -113,4 +113,33 @@ STROBE_TEST(bad_directives)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(gcc_regions), STROBE_CASE(clang_regions), STROBE_CASE(bad_directives))
+/* COMPILER-ARGS, everything after `--`, reach libclang's parse whichever
+ * order strobe's own arguments are in: a file that needs -DVALUE=...
+ * parses only with it. */
+STROBE_TEST(compiler_args)
+{
+    const char *tmp = strobe_test_tmpdir("instrument_args");
+    free(strobe_test_ok_in(
+        tmp, "printf 'int f(void)\n{\n#pragma strobe region(v)\n    return VALUE;\n}\n' > v.c"));
+    static const char *const forms[] = {
+        "v.c -o out.c -- -DVALUE=3",
+        "-o out.c v.c -- -DVALUE=3",
+    };
+    char cmd[512];
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        snprintf(cmd, sizeof cmd, "rm -f out.c && %s instrument %s && grep -c 'return VALUE; }' out.c",
+                 STROBE, forms[i]);
+        check_str(tmp, cmd, "1\n");
+    }
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s instrument v.c -o out.c", tmp, STROBE), 1);
+    CHECK_CONTAINS(out, "v.c:4:12: error: use of undeclared identifier 'VALUE'");
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s instrument v.c w.c -o out.c -- -DVALUE=3", tmp, STROBE),
+                 2);
+    CHECK_CONTAINS(out, "unexpected argument 'w.c' (compiler arguments go after --)");
+    free(out);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(gcc_regions), STROBE_CASE(clang_regions), STROBE_CASE(bad_directives),
+                 STROBE_CASE(compiler_args))
