@@ -35,6 +35,14 @@ STROBE_API int strobe_code_region_exit(uintptr_t addr, unsigned kind);
  * open. */
 STROBE_API int strobe_code_region_rewind(uintptr_t addr);
 
+/* Registers the annotation handle `region` (strobe.h) as a region of
+ * `kind`, named by its descriptor (name, file, line) like an annotation:
+ * the directive instrumenter's OpenMP constructs ("omp parallel@main"),
+ * whose kind reports and exports show. Call it before the handle's first
+ * strobe_region_enter; a handle already registered keeps its kind.
+ * -EINVAL for a kind named by code addresses only (function, MPI). */
+STROBE_API int strobe_region_define(strobe_region_t *region, unsigned kind);
+
 /* Appends a typed event (an EXT record of docs/formats/trace.md, type
  * STROBE_EXT_TM and up, payload at most 256 bytes) to the calling thread's
  * stream with the current time. Nothing is recorded when tracing is off. */

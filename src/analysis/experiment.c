@@ -267,7 +267,7 @@ static int load_ids(struct loader *L, struct strobe_process_info *p, const struc
     int rc = strobe__symbols_resolve(d, res);
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];
-        if (strobe_region_kind_is_code((unsigned)r->kind))
+        if (strobe_region_kind_is_code((unsigned)r->kind) && r->address)
             rc = unify_region(L, res[i].name, res[i].file, res[i].line, res[i].module, res[i].rel, r->kind,
                               &p->region_map[r->id]);
         else

@@ -164,8 +164,8 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
     for (size_t i = 0; i < d->nregions && rc == 0; i++) {
         const struct strobe__local_region *r = &d->regions[i];
         bool site = strobe_region_kind_is_site(r->kind);
-        if (!strobe_region_kind_is_code((unsigned)r->kind))
-            continue;
+        if (!strobe_region_kind_is_code((unsigned)r->kind) || !r->address)
+            continue; /* named by the runtime (a descriptor of the instrumenter) */
         /* An atomic block or an OpenMP construct is named by the return
          * address of the runtime call that began it; the call itself is
          * the byte before. */

@@ -594,8 +594,18 @@ enum strobe_region_kind {
      * resolved like a function to the MPI function's name */
     STROBE_REGION_MPI = 11,
     STROBE_REGION_OMP_TASK = 12, /* an explicit task running, named after the task construct */
+    /* Constructs only the directive instrumenter (`strobe instrument`)
+     * records, named by their descriptor (address 0, name and file:line
+     * given), like the OpenMP kinds above when it records those */
+    STROBE_REGION_OMP_SECTION = 13,   /* one section of a sections construct, on the thread running it */
+    STROBE_REGION_OMP_MASTER = 14,    /* master or masked: the thread that runs the block */
+    STROBE_REGION_OMP_ATOMIC = 15,    /* an atomic statement */
+    STROBE_REGION_OMP_ORDERED = 16,   /* inside an ordered block (its wait is an OMP_WAIT) */
+    STROBE_REGION_OMP_FLUSH = 17,     /* a flush */
+    STROBE_REGION_OMP_TASKGROUP = 18, /* a taskgroup, its end's wait for the tasks included */
+    STROBE_REGION_SPECULATIVE = 19,   /* a speculative for or sections (`#pragma speculative`) */
 };
-#define STROBE_REGION_KIND_MAX STROBE_REGION_OMP_TASK
+#define STROBE_REGION_KIND_MAX STROBE_REGION_SPECULATIVE
 
 /* The metric the OMPT adapter adds to a parallel region once per fork:
  * its team size (the OTF2 export turns it into an OmpFork). */
@@ -609,7 +619,8 @@ static inline const char *strobe_region_kind_name(unsigned kind)
         "function",          "user",         "atomic",       "omp parallel",
         "omp implicit task", "omp loop",     "omp sections", "omp single",
         "omp barrier",       "omp critical", "omp wait",     "mpi",
-        "omp task"};
+        "omp task",          "omp section",  "omp master",   "omp atomic",
+        "omp ordered",       "omp flush",    "omp taskgroup", "speculative"};
     return kind <= STROBE_REGION_KIND_MAX && names[kind] ? names[kind] : "unknown";
 }
 
@@ -619,7 +630,7 @@ static inline const char *strobe_region_kind_name(unsigned kind)
 static inline int strobe_region_kind_is_site(unsigned kind)
 {
     return kind == STROBE_REGION_TM_ATOMIC ||
-           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX && kind != STROBE_REGION_MPI);
+           (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_TASK && kind != STROBE_REGION_MPI);
 }
 
 /* Regions named by a code address resolved offline: functions, call

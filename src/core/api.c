@@ -248,7 +248,7 @@ static STROBE_COLD int region_enter_slow(strobe_region_t *r)
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id = __atomic_load_n(&r->id, __ATOMIC_ACQUIRE);
     if (id == 0)
-        rc = strobe__region_of_handle(r, &id);
+        rc = strobe__region_of_handle(r, STROBE_REGION_USER, &id);
     if (rc == 0 && id != STROBE__REGION_EXCLUDED)
         enter_checked(t, (uintptr_t)r, id);
     strobe__busy_clear(t, STROBE__BUSY_IN);
@@ -361,6 +361,24 @@ STROBE_API int strobe_metric_add(strobe_metric_t *metric, int64_t value)
 }
 
 /* ---- adapters (include/strobe/adapter.h) ---- */
+
+STROBE_API int strobe_region_define(strobe_region_t *region, unsigned kind)
+{
+    /* a kind of its own name: not one resolved from a code address only */
+    if (!region || kind > STROBE_REGION_KIND_MAX || kind == STROBE_REGION_FUNCTION || kind == STROBE_REGION_MPI)
+        return -EINVAL;
+    if (__atomic_load_n(&region->id, __ATOMIC_ACQUIRE) != 0)
+        return 0;
+    int rc;
+    struct strobe__thread *t = recording_thread(&rc);
+    if (!t)
+        return rc;
+    uint32_t id;
+    strobe__busy_set(t, STROBE__BUSY_IN);
+    rc = strobe__region_of_handle(region, kind, &id);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
+    return rc;
+}
 
 static bool adapter_kind_ok(unsigned kind)
 {

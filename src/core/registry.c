@@ -118,7 +118,7 @@ out:
     return rc;
 }
 
-int strobe__region_of_handle(strobe_region_t *r, uint32_t *id)
+int strobe__region_of_handle(strobe_region_t *r, unsigned kind, uint32_t *id)
 {
     struct strobe__runtime *rt = &strobe__rt;
     int rc = 0;
@@ -132,7 +132,7 @@ int strobe__region_of_handle(strobe_region_t *r, uint32_t *id)
             rc = -ENOMEM;
         } else {
             cur = ++rt->region_count;
-            strobe__defs_region(cur, STROBE_REGION_USER, 0, name, r->file ? r->file : "",
+            strobe__defs_region(cur, (int)kind, 0, name, r->file ? r->file : "",
                                 r->line > 0 ? (uint64_t)r->line : 0);
             strobe__publish_region_locked(cur, 0, name);
         }

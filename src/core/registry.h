@@ -42,11 +42,11 @@
  * symbols are then read with libdw, which allocates). */
 int strobe__region_of_code(uintptr_t key, unsigned kind, uint32_t *id);
 
-/* Registers an annotation handle (if its id is still 0) and returns its
- * id, STROBE__REGION_EXCLUDED when the filter excludes its name. The id is
+/* Registers an annotation handle (if its id is still 0) as a region of
+ * `kind` (its first registration decides) and returns its id, STROBE__REGION_EXCLUDED when the filter excludes its name. The id is
  * published with a release store; readers pair it with an acquire load.
  * Returns 0 or -ENOMEM. Not async-signal-safe (the filter's fnmatch). */
-int strobe__region_of_handle(strobe_region_t *r, uint32_t *id);
+int strobe__region_of_handle(strobe_region_t *r, unsigned kind, uint32_t *id);
 
 /* Same for a metric handle. */
 int strobe__metric_of_handle(strobe_metric_t *m, uint32_t *id);

@@ -511,13 +511,19 @@ static void region_role(unsigned kind, OTF2_RegionRole *role, OTF2_Paradigm *par
         [STROBE_REGION_OMP_CRITICAL] = OTF2_REGION_ROLE_CRITICAL,
         [STROBE_REGION_OMP_WAIT] = OTF2_REGION_ROLE_WRAPPER,
         [STROBE_REGION_OMP_TASK] = OTF2_REGION_ROLE_TASK,
+        [STROBE_REGION_OMP_SECTION] = OTF2_REGION_ROLE_SECTION,
+        [STROBE_REGION_OMP_MASTER] = OTF2_REGION_ROLE_MASTER,
+        [STROBE_REGION_OMP_ATOMIC] = OTF2_REGION_ROLE_ATOMIC,
+        [STROBE_REGION_OMP_ORDERED] = OTF2_REGION_ROLE_ORDERED,
+        [STROBE_REGION_OMP_FLUSH] = OTF2_REGION_ROLE_FLUSH,
+        [STROBE_REGION_OMP_TASKGROUP] = OTF2_REGION_ROLE_TASK_WAIT,
     };
     if (kind == STROBE_REGION_MPI) {
         /* a point-to-point role would need the function's class; WRAPPER
          * is what Score-P gives the MPI calls it does not classify */
         *role = OTF2_REGION_ROLE_WRAPPER;
         *paradigm = OTF2_PARADIGM_MPI;
-    } else if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_KIND_MAX) {
+    } else if (kind >= STROBE_REGION_OMP_PARALLEL && kind <= STROBE_REGION_OMP_TASKGROUP) {
         *role = omp_roles[kind];
         *paradigm = OTF2_PARADIGM_OPENMP;
     } else if (kind == STROBE_REGION_USER) {
