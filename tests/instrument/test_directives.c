@@ -52,14 +52,16 @@ STROBE_TEST(omp_constructs_exact)
     snprintf(cmd, sizeof cmd,
              "%s instrument %s/omp_constructs.c -o oc.c -- -fopenmp && "
              "gcc -O2 -fopenmp -Wall -Wextra -Werror -I%s/include oc.c -o oc && "
-             "gcc -O2 -fopenmp %s/omp_constructs.c -o plain && ./plain && ./oc && "
+             "clang -O2 -fopenmp -Wall -Wextra -Werror -I%s/include oc.c -o oc_clang && "
+             "gcc -O2 -fopenmp %s/omp_constructs.c -o plain && ./plain && ./oc && ./oc_clang && "
              "%s run -o exp -- ./oc 2>/dev/null",
-             STROBE, SRC, STROBE_SOURCE_DIR, SRC, STROBE);
+             STROBE, SRC, STROBE_SOURCE_DIR, STROBE_SOURCE_DIR, SRC, STROBE);
     out = strobe_test_ok_in(tmp, cmd);
-    /* the plain build, the instrumented one alone, and under strobe run */
+    /* the plain build, the instrumented one alone (gcc, clang), and under
+     * strobe run */
     const char *result = "sum 59530 crit 40 atom 40 ord 946595 tasks 80\n";
     char want[8192];
-    snprintf(want, sizeof want, "%s%s%s", result, result, result);
+    snprintf(want, sizeof want, "%s%s%s%s", result, result, result, result);
     CHECK_STR_EQ(out, want);
     free(out);
     unsigned P = line("M_PARALLEL"), F = line("M_FOR"), S = line("M_SECTIONS"), SI = line("M_SINGLE"),
