@@ -199,6 +199,27 @@ static bool in_main_file(struct strobe__inst_src *s, CXCursor c)
     return f && clang_File_isEqual(f, s->file);
 }
 
+/* Records a call of a function of s->watch; true on error. */
+static bool watch_call(struct strobe__inst_src *s, CXCursor c, unsigned start, unsigned end)
+{
+    CXString n = clang_getCursorSpelling(c);
+    const char *name = clang_getCString(n);
+    size_t i = 0;
+    while (s->watch[i] && strcmp(s->watch[i], name) != 0)
+        i++;
+    clang_disposeString(n);
+    if (!s->watch[i])
+        return false;
+    if (strobe__grow((void **)&s->calls, &s->ccap, s->ncalls + 1, sizeof *s->calls)) {
+        s->rc = -ENOMEM;
+        return true;
+    }
+    unsigned line;
+    clang_getSpellingLocation(clang_getCursorLocation(c), NULL, &line, NULL, NULL);
+    s->calls[s->ncalls++] = (struct strobe__inst_call){start, end, line, i};
+    return false;
+}
+
 /* Every statement and expression of the main file, and its function
  * definitions: a directive's statement is the longest that begins first
  * after it. */
@@ -220,6 +241,8 @@ static enum CXChildVisitResult collect(CXCursor c, CXCursor parent, CXClientData
         s->funcs[s->nfuncs++] = (struct strobe__inst_func){start, end, strdup(clang_getCString(n))};
         clang_disposeString(n);
     } else if (clang_isStatement(k) || clang_isExpression(k)) {
+        if (k == CXCursor_CallExpr && s->watch && watch_call(s, c, start, end))
+            return CXChildVisit_Break;
         if (strobe__grow((void **)&s->stmts, &s->scap, s->nstmts + 1, sizeof *s->stmts)) {
             s->rc = -ENOMEM;
             return CXChildVisit_Break;
@@ -572,7 +595,7 @@ int strobe__inst_src_open(struct strobe__inst_src *s, CXIndex idx, const char *p
     CXSourceRange all = clang_getRange(clang_getLocationForOffset(s->tu, s->file, 0),
                                        clang_getLocationForOffset(s->tu, s->file, (unsigned)s->len));
     clang_tokenize(s->tu, all, &s->toks, &s->ntoks);
-    if (find_pragmas(s) == 0 && s->npragmas) {
+    if (find_pragmas(s) == 0 && (s->npragmas || s->watch)) {
         clang_visitChildren(clang_getTranslationUnitCursor(s->tu), collect, s);
         if (s->nstmts)
             qsort(s->stmts, s->nstmts, sizeof *s->stmts, cmp_span);
@@ -596,6 +619,7 @@ void strobe__inst_src_close(struct strobe__inst_src *s)
         free(s->funcs[i].name);
     free(s->funcs);
     free(s->stmts);
+    free(s->calls);
     free(s->pragmas);
     if (s->tu)
         clang_disposeTranslationUnit(s->tu);
