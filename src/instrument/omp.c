@@ -167,11 +167,11 @@ static void barrier(struct strobe__inst_src *s, const struct directive *d, struc
  * line ends an unbraced body (`for (...)\n    x++;`), compilers warn that
  * the code looks like part of the body (-Wmisleading-indentation), so the
  * statement is braced; a loop, which must follow its directive directly,
- * gets its innermost body braced instead. */
+ * gets its body braced instead. */
 enum body {
     NO_STATEMENT, /* a standalone directive */
     BRACE,        /* braced unless it is a compound statement */
-    LOOP_BODY,    /* the innermost body of its perfectly nested loops braced */
+    LOOP_BODY,    /* the loop's body braced (collapsed loops too: compilers accept that) */
     AS_IS,        /* atomic: the expression statement must follow the directive */
 };
 
@@ -216,8 +216,6 @@ static int emit(struct strobe__inst_src *s, const struct directive *d, struct co
             if (!b)
                 return strobe__inst_fail(s, d->p->line, "omp %s is not followed by a for loop",
                                          d->items[0].name);
-            for (unsigned inner; (inner = loop_body(s, strobe__inst_token_at(s, b))) != 0;)
-                b = inner;
             /* inside the construct's text: p->end orders the brace after
              * the directive's own opening and before any inner one's */
             if (s->buf[b] != '{') {

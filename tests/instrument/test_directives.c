@@ -138,6 +138,59 @@ STROBE_TEST(omp_constructs_exact)
     free(out);
 }
 
+static unsigned tricky_line(const char *marker)
+{
+    return strobe_test_line_of("tests/instrument/omp_tricky.c", marker);
+}
+
+/* omp_tricky.c's layouts: the same result as the plain build with gcc and
+ * clang at -Werror, every construct measured at its line, and a
+ * diagnostic in the instrumented file naming the original line. */
+STROBE_TEST(tricky_layouts)
+{
+    const char *tmp = strobe_test_tmpdir("directives_tricky");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s instrument %s/omp_tricky.c -o t.c -- -fopenmp && "
+             "gcc -O2 -fopenmp -Wall -Wextra -Werror -I%s/include t.c -o t && "
+             "clang -O2 -fopenmp -Wall -Wextra -Werror -I%s/include t.c -o t_clang && "
+             "gcc -O2 -fopenmp %s/omp_tricky.c -o plain && ./plain && ./t && ./t_clang && "
+             "%s run -o exp -- ./t 2>/dev/null && %s report exp --format json > r.json && "
+             "python3 -c \"%s\" r.json none",
+             STROBE, SRC, STROBE_SOURCE_DIR, STROBE_SOURCE_DIR, SRC, STROBE, STROBE, visits_script);
+    char *out = strobe_test_ok_in(tmp, cmd);
+    unsigned M = tricky_line("M_MACRO"), S = tricky_line("M_STRINGIZED"),
+             B = tricky_line("#pragma omp barrier"), SI = tricky_line("a comment with a } brace"),
+             C = tricky_line("M_CONTINUED") - 1, I = tricky_line("M_INLINE"),
+             A = tricky_line("_Pragma(\"omp atomic\")");
+    char want[4096];
+    snprintf(
+        want, sizeof want,
+        "n 2 m 1 k 32\nn 2 m 1 k 32\nn 2 m 1 k 32\nn 2 m 1 k 32\n"
+        "omp barrier@main:%u 2 \nomp implicit task@main:%u 2 \nomp parallel@main:%u 1 \n"
+        "omp critical@main:%u 2 \nomp wait@main:%u 2 \nomp barrier@main:%u 2 \n"
+        "omp barrier@main:%u 2 \nomp single@main:%u 1 \n"
+        "omp barrier@main:%u 2 \nomp implicit task@main:%u 2 \nomp loop@main:%u 2 \nomp parallel@main:%u 1 \n"
+        "omp barrier@main:%u 2 \nomp implicit task@main:%u 2 \nomp parallel@main:%u 1 \n"
+        "omp atomic@main:%u 2 \n"
+        "omp parallel@main:%u omp team size 2\nomp parallel@main:%u omp team size 2\n"
+        "omp parallel@main:%u omp team size 2\n",
+        M, M, M, S, S, B, SI, SI, C, C, C, C, I, I, I, A, M, C, I);
+    CHECK_STR_EQ(out, want);
+    free(out);
+    /* a warning in the instrumented file names the original file and line */
+    snprintf(cmd, sizeof cmd,
+             "%s instrument %s/omp_tricky.c -o t.c -- -fopenmp -DUNUSED_AT_MARK && "
+             "! gcc -fopenmp -Wall -Werror -DUNUSED_AT_MARK -I%s/include t.c -o t 2>&1 | grep -o "
+             "'omp_tricky.c:[0-9]*:[0-9]*: "
+             "error: unused variable'",
+             STROBE, SRC, STROBE_SOURCE_DIR);
+    out = strobe_test_ok_in(tmp, cmd);
+    snprintf(want, sizeof want, "omp_tricky.c:%u:13: error: unused variable\n", tricky_line("M_UNUSED"));
+    CHECK_STR_EQ(out, want);
+    free(out);
+}
+
 /* The update kernel four ways and the speculative prefix sum: the
  * correct result; the TM variant's atomic block has one
  * transaction per update, the speculative loop one committed chunk per
@@ -253,5 +306,5 @@ STROBE_TEST(bad_tm_directives)
     }
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(omp_constructs_exact), STROBE_CASE(tm_and_speculative),
-                 STROBE_CASE(bad_tm_directives))
+STROBE_TEST_MAIN(STROBE_CASE(omp_constructs_exact), STROBE_CASE(tricky_layouts),
+                 STROBE_CASE(tm_and_speculative), STROBE_CASE(bad_tm_directives))
