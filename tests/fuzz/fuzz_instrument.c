@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: a C file through the directive instrumenter
  * (src/instrument): libclang's parse, the directive parser, the statement
- * matching and the rewrite. Input: the file's bytes. */
+ * matching, the OpenMP, tm_atomic and speculative rewrites. Input: the
+ * file's bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,8 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (write(fd, data, size) == (ssize_t)size) {
         snprintf(out, sizeof out, "%s.out.c", in);
         struct strobe_errbuf eb;
-        const char *args[] = {"-fsyntax-only"};
-        strobe__instrument_file(in, out, args, 1, &eb);
+        /* every family of directives: OpenMP and the transactional ones */
+        const char *args[] = {"-fsyntax-only", "-fopenmp", "-fgnu-tm"};
+        strobe__instrument_file(in, out, args, 3, &eb);
         unlink(out);
     }
     close(fd);
