@@ -18,8 +18,8 @@
 #          the k lines the tool made a region for (`omp section` lines are
 #          not counted: OPARI2 reports sections under their `omp sections`
 #          region, strobe makes a region of each);
-#   warn   warnings of gcc -Wall -Wextra on the instrumented file minus those
-#          on the original.
+#   warn   warnings of -Wall -Wextra on the instrumented file minus those on
+#          the original, gcc/clang (clang only when installed).
 # OPARI2's output is built as its documentation says: compile, then
 # `opari2-config --nm` | `opari2-config --region-initialization` makes
 # pomp2_init_regions.c, linked with the null POMP2 library bench/pomp2_null.c.
@@ -48,8 +48,10 @@ cp "$ROOT"/tests/instrument/tricky/*.[ch] "$W"/
 gcc -O2 -fopenmp -c "$ROOT/bench/pomp2_null.c" -o "$W/pomp2_null.o"
 CFLAGS=(-O2 -fopenmp -I"$W" -I"$ROOT/include")
 
-warnings() { # file.c [flags]: number of warnings of gcc -Wall -Wextra
-    gcc "${CFLAGS[@]}" -Wall -Wextra -fsyntax-only "$@" 2>&1 | grep -c 'warning:' || true
+HAVE_CLANG=yes
+command -v clang >/dev/null || HAVE_CLANG=no
+warnings() { # compiler file.c: number of warnings of -Wall -Wextra
+    "$1" "${CFLAGS[@]}" -Wall -Wextra -fsyntax-only "$2" 2>&1 | grep -c 'warning:' || true
 }
 
 directive_lines() { # file.c: the lines holding an OpenMP directive, sorted as text
@@ -103,7 +105,8 @@ for src in "$W"/*.c; do
         gcc "${CFLAGS[@]}" "$src" -o "$W/$f.plain" || die "$f.c does not build uninstrumented"
         OMP_NUM_THREADS=2 "$W/$f.plain" >"$W/$f.plain.out"
     fi
-    base_warn=$(warnings "$src")
+    base_gcc=$(warnings gcc "$src")
+    [ "$HAVE_CLANG" = no ] || base_clang=$(warnings clang "$src")
     for tool in $TOOLS; do
         out=$W/$f.$tool.c
         instr=yes cc=- same=- line=no warn=- dirs=-
@@ -112,7 +115,8 @@ for src in "$W"/*.c; do
             # a tool that refuses a file with a compile error must say where
             [ "$expect_build" = yes ] || ! grep -q "$f\.c:$want:[0-9]*: error" "$out.log" || line=yes
         else
-            warn=$(($(warnings "$out") - base_warn))
+            warn=$(($(warnings gcc "$out") - base_gcc))/-
+            [ "$HAVE_CLANG" = no ] || warn=${warn%-}$(($(warnings clang "$out") - base_clang))
             dirs="$(comm -12 <(directive_lines "$src") <(region_lines "$tool" "$out" "$src") | wc -l)/$(directive_lines "$src" | wc -l)"
             if [ "$expect_build" = yes ]; then
                 cc=no
