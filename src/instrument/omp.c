@@ -162,18 +162,69 @@ static void barrier(struct strobe__inst_src *s, const struct directive *d, struc
     leave(c, r);
 }
 
+/* What a construct's statement gets besides the closing code after it.
+ * The closing code follows the statement on its last line; when that
+ * line ends an unbraced body (`for (...)\n    x++;`), compilers warn that
+ * the code looks like part of the body (-Wmisleading-indentation), so the
+ * statement is braced; a loop, which must follow its directive directly,
+ * gets its innermost body braced instead. */
+enum body {
+    NO_STATEMENT, /* a standalone directive */
+    BRACE,        /* braced unless it is a compound statement */
+    LOOP_BODY,    /* the innermost body of its perfectly nested loops braced */
+    AS_IS,        /* atomic: the expression statement must follow the directive */
+};
+
+/* Where the body of the for loop at token t begins (0: not a for loop). */
+static unsigned loop_body(struct strobe__inst_src *s, unsigned t)
+{
+    if (!strobe__inst_token_is(s, t, "for") || !strobe__inst_token_is(s, t + 1, "("))
+        return 0;
+    unsigned depth = 0;
+    for (t += 1; t < s->ntoks; t++) {
+        if (strobe__inst_token_is(s, t, "("))
+            depth++;
+        else if (strobe__inst_token_is(s, t, ")") && --depth == 0)
+            return t + 1 < s->ntoks ? strobe__inst_token_start(s, t + 1) : 0;
+    }
+    return 0;
+}
+
 /* Emits the directive's edits: `open` replaces it, `close` follows its
  * statement (when it has one). */
-static int emit(struct strobe__inst_src *s, const struct directive *d, const struct code *open,
-                const struct code *close, bool statement)
+static int emit(struct strobe__inst_src *s, const struct directive *d, struct code *open,
+                const struct code *close, enum body body)
 {
     if (open->full || close->full)
         return strobe__inst_fail(s, d->p->line, "OpenMP directive too long to instrument");
-    if (statement) {
+    if (body != NO_STATEMENT) {
         struct strobe__inst_span st;
         if (!strobe__inst_stmt_after(s, d->p->end, &st))
             return strobe__inst_fail(s, d->p->line, "omp %s is not followed by a statement",
                                      d->items[0].name);
+        if (body == BRACE && s->buf[st.start] != '{') {
+            /* around whatever lies between the directive and the end of
+             * its statement (inner directives included) */
+            put(open, "{ ");
+            if (open->full)
+                return strobe__inst_fail(s, d->p->line, "OpenMP directive too long to instrument");
+            strobe__inst_edit(s, st.end, 0, STROBE__INST_CLOSE, d->p->off, " }%s", close->buf);
+            return strobe__inst_replace(s, d->p, open->buf);
+        }
+        if (body == LOOP_BODY) {
+            unsigned b = loop_body(s, strobe__inst_token_at(s, st.start));
+            if (!b)
+                return strobe__inst_fail(s, d->p->line, "omp %s is not followed by a for loop",
+                                         d->items[0].name);
+            for (unsigned inner; (inner = loop_body(s, strobe__inst_token_at(s, b))) != 0;)
+                b = inner;
+            /* inside the construct's text: p->end orders the brace after
+             * the directive's own opening and before any inner one's */
+            if (s->buf[b] != '{') {
+                strobe__inst_edit(s, b, 0, STROBE__INST_OPEN, d->p->end, "{ ");
+                strobe__inst_edit(s, st.end, 0, STROBE__INST_CLOSE, d->p->end, " }");
+            }
+        }
         strobe__inst_edit(s, st.end, 0, STROBE__INST_CLOSE, d->p->off, "%s", close->buf);
     }
     return strobe__inst_replace(s, d->p, open->buf);
@@ -245,7 +296,7 @@ static int parallel(struct strobe__inst_src *s, struct directive *d)
     put(&close, "} ");
     leave(&close, rp);
     put(&close, "}");
-    return emit(s, d, &open, &close, true);
+    return emit(s, d, &open, &close, strcmp(inner, "for") == 0 ? LOOP_BODY : BRACE);
 }
 
 /* for, sections, single: the construct's region, then its implicit
@@ -280,7 +331,7 @@ static int worksharing(struct strobe__inst_src *s, struct directive *d, unsigned
     if (wait)
         barrier(s, d, &close);
     put(&close, "}");
-    return emit(s, d, &open, &close, true);
+    return emit(s, d, &open, &close, kind == STROBE_REGION_OMP_LOOP ? LOOP_BODY : BRACE);
 }
 
 /* section, master, masked, task, atomic: a region around the statement,
@@ -306,7 +357,7 @@ static int block(struct strobe__inst_src *s, struct directive *d, unsigned kind)
         leave(&close, r);
         put(&close, "}");
     }
-    return emit(s, d, &open, &close, true);
+    return emit(s, d, &open, &close, kind == STROBE_REGION_OMP_ATOMIC ? AS_IS : BRACE);
 }
 
 /* critical, ordered: the wait to get in (an omp wait region), then the
@@ -332,7 +383,7 @@ static int exclusive(struct strobe__inst_src *s, struct directive *d, unsigned k
     enter(&open, r, kind);
     leave(&close, r);
     put(&close, "} }");
-    return emit(s, d, &open, &close, true);
+    return emit(s, d, &open, &close, BRACE);
 }
 
 /* barrier, taskwait, flush: a region around the standalone directive. */
@@ -348,7 +399,7 @@ static int standalone(struct strobe__inst_src *s, struct directive *d, unsigned 
     put_pragma(&open, w);
     leave(&open, r);
     put(&open, "}");
-    return emit(s, d, &open, &close, false);
+    return emit(s, d, &open, &close, NO_STATEMENT);
 }
 
 /* taskgroup: its region holds the block and the wait at its end. */
@@ -365,7 +416,7 @@ static int taskgroup(struct strobe__inst_src *s, struct directive *d)
     put(&close, "} ");
     leave(&close, r);
     put(&close, "}");
-    return emit(s, d, &open, &close, true);
+    return emit(s, d, &open, &close, BRACE);
 }
 
 static int construct(struct strobe__inst_src *s, struct directive *d)

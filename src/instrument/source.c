@@ -106,6 +106,8 @@ static void join_tokens(struct strobe__inst_src *s, unsigned i, unsigned j, char
     size_t k = 0;
     out[0] = 0;
     for (; i < j && k + 1 < len; i++) {
+        if (clang_getTokenKind(s->toks[i]) == CXToken_Comment)
+            continue;
         CXString sp = clang_getTokenSpelling(s->tu, s->toks[i]);
         k += (size_t)snprintf(out + k, len - k, "%s%s", k ? " " : "", clang_getCString(sp));
         clang_disposeString(sp);

@@ -275,7 +275,8 @@ static int spec_clauses(struct strobe__inst_src *s, const struct strobe__inst_pr
                         char *threads, char *chunk, size_t len)
 {
     snprintf(threads, len, "0");
-    snprintf(chunk, len, "1");
+    if (chunk)
+        snprintf(chunk, len, "1");
     const char *c = rest;
     while (*(c += strspn(c, " \t,"))) {
         int n = 0;
