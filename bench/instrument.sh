@@ -55,10 +55,8 @@ configs=(bare strobe-null strobe-run)
 if [ "$HAVE_OPARI2" = yes ]; then
     (cd "$W" && opari2 omp_constructs.c opari2.c)
     gcc "${CFLAGS[@]}" -c "$W/opari2.c" -o "$W/opari2.o"
-    $(opari2-config --nm) "$W/opari2.o" | $(opari2-config --region-initialization) >"$W/init.c"
-    gcc "${CFLAGS[@]}" -c "$W/init.c" -o "$W/init.o"
     gcc "${CFLAGS[@]}" -c "$SRC/pomp2_null.c" -o "$W/pomp2_null.o"
-    gcc -fopenmp "$W/opari2.o" "$W/init.o" "$W/pomp2_null.o" -o "$W/opari2"
+    opari2_link "$W/opari2" "$W/pomp2_null.o" "$W/opari2.o"
     configs+=(opari2-null)
 else
     echo "$BENCH_NAME: opari2 not installed (scripts/install-deps.sh): the OPARI2 rows are skipped"

@@ -20,9 +20,8 @@
 #          region, strobe makes a region of each);
 #   warn   warnings of -Wall -Wextra on the instrumented file minus those on
 #          the original, gcc/clang (clang only when installed).
-# OPARI2's output is built as its documentation says: compile, then
-# `opari2-config --nm` | `opari2-config --region-initialization` makes
-# pomp2_init_regions.c, linked with the null POMP2 library bench/pomp2_null.c.
+# OPARI2's output is built as its documentation says (opari2_link in
+# bench/lib.sh), with the null POMP2 library bench/pomp2_null.c.
 # Nothing is written in the source tree (OPARI2 writes FILE.opari.inc next to
 # FILE.c, so the sources are copied to a scratch folder first).
 #
@@ -83,10 +82,7 @@ build() {
     case $tool in
     strobe) gcc "${CFLAGS[@]}" "$@" "$src" -o "$exe" ;;
     opari2)
-        gcc "${CFLAGS[@]}" "$@" -c "$src" -o "$exe.o" &&
-            $(opari2-config --nm) "$exe.o" | $(opari2-config --region-initialization) >"$exe.init.c" &&
-            gcc "${CFLAGS[@]}" -c "$exe.init.c" -o "$exe.init.o" &&
-            gcc -fopenmp "$exe.o" "$exe.init.o" "$W/pomp2_null.o" -o "$exe"
+        gcc "${CFLAGS[@]}" "$@" -c "$src" -o "$exe.o" && opari2_link "$exe" "$W/pomp2_null.o" "$exe.o"
         ;;
     esac
 }
