@@ -63,6 +63,7 @@ else
 fi
 
 # ---- per construct event ----------------------------------------------------
+CPUS=$(nproc) # before OMP_NUM_THREADS, which nproc obeys
 export OMP_NUM_THREADS=2
 run() { # config rep: "cpu_ns events check" into W/config.rep
     local line
@@ -89,7 +90,7 @@ median() { # numbers on stdin: their median
 cpu() { cat "$W/$1".[0-9]* | awk '{ print $1 }' | median; }
 EVENTS=$(awk '{ print $2; exit }' "$W/bare.0")
 bare=$(cpu bare)
-echo "Directive instrumentation: $N parallel regions x 2 threads, $EVENTS construct events, gcc -O2 -fopenmp, CPU time, medians of $REPS runs; $(strobe_bench_cpu_model), $(OMP_NUM_THREADS= nproc) CPUs"
+echo "Directive instrumentation: $N parallel regions x 2 threads, $EVENTS construct events, gcc -O2 -fopenmp, CPU time, medians of $REPS runs; $(strobe_bench_cpu_model), $CPUS CPUs"
 printf '  %-12s %12s %14s %10s %12s\n' config "ns/event" "added ns/event" "x bare" "x opari2-null"
 onull=-
 [ "$HAVE_OPARI2" = no ] || onull=$(cpu opari2-null)

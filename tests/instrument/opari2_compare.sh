@@ -26,6 +26,9 @@
 # FILE.c, so the sources are copied to a scratch folder first).
 #
 #   tests/instrument/opari2_compare.sh BUILD_DIR
+#
+# Environment: STROBE_COMPARE_KEEP=DIR keeps every output, build log and
+# program output there (for looking into a "no").
 BENCH_NAME=opari2-compare
 . "$(dirname "$0")/../../bench/lib.sh"
 
@@ -133,7 +136,8 @@ for src in "$W"/*.c; do
         fi
         printf '%-18s %-7s %-5s %-7s %-5s %-5s %-6s %s\n' "$f.c" "$tool" "$instr" "$cc" "$same" "$line" "$dirs" "$warn" >>"$TABLE"
         if [ -n "${STROBE_COMPARE_KEEP:-}" ]; then
-            mkdir -p "$STROBE_COMPARE_KEEP" && cp "$W"/"$f".* "$STROBE_COMPARE_KEEP"/ 2>/dev/null || true
+            mkdir -p "$STROBE_COMPARE_KEEP"
+            cp "$W"/"$f".* "$STROBE_COMPARE_KEEP"/
         fi
     done
 done
