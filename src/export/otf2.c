@@ -43,6 +43,7 @@
 
 #include <otf2/otf2.h>
 
+#include "analysis/keymap.h" /* strobe__grow */
 #include "analysis/select.h"
 #include "common/format.h"
 #include "export/export.h"
@@ -84,6 +85,19 @@ struct otf2_export {
     uint32_t **comm_rank;
     uint32_t ncomms_threads; /* Comms of the thread contingents */
     uint32_t ngroups_threads;
+    /* OpenMP critical sections as OTF2 locks (locks_setup): the lock of
+     * each region (UINT32_MAX: not a critical section), and every
+     * acquisition sorted by lock, time and thread, whose rank among its
+     * lock's is the acquisition order */
+    uint32_t *lock_of;
+    struct acquisition *acq;
+    size_t nacq;
+    uint64_t *held; /* [lock] the order of the current thread's last acquisition */
+};
+
+struct acquisition {
+    uint32_t lock, thread;
+    uint64_t time;
 };
 
 static OTF2_ErrorCode capture_otf2_error(void *user, const char *file, uint64_t line, const char *function,
@@ -399,6 +413,96 @@ static int write_mpi_comms(struct otf2_export *x)
     return rc;
 }
 
+/* ---- OpenMP locks -------------------------------------------------------- */
+
+static int cmp_acquisition(const void *a, const void *b)
+{
+    const struct acquisition *x = a, *y = b;
+    if (x->lock != y->lock)
+        return x->lock < y->lock ? -1 : 1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+/* A critical section is a lock of OpenMP's: one per name (all unnamed
+ * ones share one), so the lock is the region's name up to its '@'
+ * ("omp critical(update)"). OTF2 wants each acquisition's order among
+ * the lock's, over all threads: a pass over the selected streams collects
+ * them first (only when the experiment has critical sections). */
+static int locks_setup(struct otf2_export *x)
+{
+    const struct strobe_experiment *exp = x->exp;
+    uint32_t nlocks = 0;
+    for (size_t r = 0; r < exp->nregions; r++) {
+        if (exp->regions[r].kind != STROBE_REGION_OMP_CRITICAL)
+            continue;
+        if (!x->lock_of) {
+            x->lock_of = malloc(exp->nregions * sizeof *x->lock_of);
+            if (!x->lock_of)
+                return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+            memset(x->lock_of, 0xff, exp->nregions * sizeof *x->lock_of);
+        }
+        const char *name = exp->regions[r].name;
+        size_t len = strcspn(name, "@");
+        for (size_t q = 0; q < r && x->lock_of[r] == UINT32_MAX; q++)
+            if (x->lock_of[q] != UINT32_MAX && strncmp(exp->regions[q].name, name, len) == 0 &&
+                exp->regions[q].name[len] == name[len])
+                x->lock_of[r] = x->lock_of[q];
+        if (x->lock_of[r] == UINT32_MAX)
+            x->lock_of[r] = nlocks++;
+    }
+    if (!nlocks)
+        return 0;
+    x->held = calloc(nlocks, sizeof *x->held);
+    if (!x->held)
+        return strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+    size_t cap = 0;
+    int rc = 0;
+    for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
+        if (!strobe_thread_selected(exp, t) || !exp->threads[t].stream_path)
+            continue;
+        struct strobe_stream_iter *it;
+        if ((rc = strobe_stream_open(exp, t, &it, x->eb)) < 0)
+            break;
+        struct strobe_event ev;
+        while ((rc = strobe_stream_next(it, &ev, x->eb)) > 0) {
+            if (ev.type != STROBE_EVENT_ENTER || ev.region >= exp->nregions || x->lock_of[ev.region] == UINT32_MAX)
+                continue;
+            if (strobe__grow((void **)&x->acq, &cap, x->nacq + 1, sizeof *x->acq)) {
+                rc = strobe__error(x->eb, -ENOMEM, "%s: out of memory", x->out);
+                break;
+            }
+            x->acq[x->nacq++] = (struct acquisition){x->lock_of[ev.region], t, ev.time_ns};
+        }
+        strobe_stream_close(it);
+    }
+    if (rc < 0)
+        return rc;
+    if (x->nacq)
+        qsort(x->acq, x->nacq, sizeof *x->acq, cmp_acquisition);
+    return 0;
+}
+
+/* The acquisition order (from 1) of the thread's entry into critical
+ * region `region` at `time`. */
+static uint64_t acquisition_order(const struct otf2_export *x, uint32_t region, uint32_t thread, uint64_t time)
+{
+    struct acquisition key = {x->lock_of[region], thread, time};
+    size_t lo = 0, hi = x->nacq;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_acquisition(&x->acq[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t first = lo;
+    while (first > 0 && x->acq[first - 1].lock == key.lock)
+        first--;
+    return lo - first + 1;
+}
+
 static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread,
                        const struct strobe_event *ev)
 {
@@ -412,10 +516,22 @@ static int write_event(struct otf2_export *x, OTF2_EvtWriter *w, uint32_t thread
     case STROBE_EVENT_EXIT:
         if (ev->region >= exp->nregions)
             break;
-        if (ev->type == STROBE_EVENT_EXIT)
+        bool lock = x->lock_of && x->lock_of[ev->region] != UINT32_MAX;
+        if (ev->type == STROBE_EVENT_EXIT) {
+            if (lock)
+                OTF2_TRY(x, OTF2_EvtWriter_ThreadReleaseLock(w, NULL, ts, OTF2_PARADIGM_OPENMP, x->lock_of[ev->region],
+                                                          x->held[x->lock_of[ev->region]]),
+                         "OpenMP release");
             OTF2_TRY(x, OTF2_EvtWriter_Leave(w, NULL, ts, ev->region), "leave event");
-        else
+        } else {
             OTF2_TRY(x, OTF2_EvtWriter_Enter(w, NULL, ts, ev->region), "enter event");
+            if (lock && ev->type == STROBE_EVENT_ENTER) {
+                uint32_t l = x->lock_of[ev->region];
+                x->held[l] = acquisition_order(x, ev->region, thread, ev->time_ns);
+                OTF2_TRY(x, OTF2_EvtWriter_ThreadAcquireLock(w, NULL, ts, OTF2_PARADIGM_OPENMP, l, x->held[l]),
+                         "OpenMP acquire");
+            }
+        }
         /* the fork is written with the team size, just after the enter */
         if (ev->type == STROBE_EVENT_EXIT && exp->regions[ev->region].kind == STROBE_REGION_OMP_PARALLEL)
             OTF2_TRY(x, OTF2_EvtWriter_ThreadJoin(w, NULL, ts, OTF2_PARADIGM_OPENMP), "OpenMP join event");
@@ -818,6 +934,8 @@ int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
     OTF2_ErrorCallback old = OTF2_Error_RegisterCallback(capture_otf2_error, &x);
     rc = mpi_setup(&x);
     if (rc == 0)
+        rc = locks_setup(&x);
+    if (rc == 0)
         rc = write_archive(&x, dir.tmp, opts);
     if (x.defs)
         OTF2_Archive_CloseGlobalDefWriter(x.archive, x.defs);
@@ -826,6 +944,9 @@ int strobe_export_otf2(const struct strobe_experiment *exp, const char *out,
     OTF2_Error_RegisterCallback(old, NULL);
     strings_free(&x.strings);
     mpi_free(&x);
+    free(x.lock_of);
+    free(x.acq);
+    free(x.held);
     free(x.events);
     free(x.comm);
     if (rc < 0) {

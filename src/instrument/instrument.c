@@ -162,7 +162,7 @@ int strobe__instrument_file(const char *in, const char *out, const char *const *
     const char **cargs = parse_args(args, nargs, &n, &omp, &tm);
     if (!cargs)
         return strobe__error(eb, -ENOMEM, "%s: out of memory", in);
-    struct strobe__inst_src s = {.omp = omp};
+    struct strobe__inst_src s = {.omp = omp, .watch = omp ? strobe__inst_omp_locks : NULL};
     CXIndex idx = clang_createIndex(0, 0);
     int rc = strobe__inst_src_open(&s, idx, in, cargs, n, eb);
     bool *off_zone = rc ? NULL : calloc(s.npragmas + 1, sizeof *off_zone);

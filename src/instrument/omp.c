@@ -167,11 +167,11 @@ static void barrier(struct strobe__inst_src *s, const struct directive *d, struc
  * line ends an unbraced body (`for (...)\n    x++;`), compilers warn that
  * the code looks like part of the body (-Wmisleading-indentation), so the
  * statement is braced; a loop, which must follow its directive directly,
- * gets its innermost body braced instead. */
+ * gets its body braced instead. */
 enum body {
     NO_STATEMENT, /* a standalone directive */
     BRACE,        /* braced unless it is a compound statement */
-    LOOP_BODY,    /* the innermost body of its perfectly nested loops braced */
+    LOOP_BODY,    /* the loop's body braced (collapsed loops too: compilers accept that) */
     AS_IS,        /* atomic: the expression statement must follow the directive */
 };
 
@@ -216,8 +216,6 @@ static int emit(struct strobe__inst_src *s, const struct directive *d, struct co
             if (!b)
                 return strobe__inst_fail(s, d->p->line, "omp %s is not followed by a for loop",
                                          d->items[0].name);
-            for (unsigned inner; (inner = loop_body(s, strobe__inst_token_at(s, b))) != 0;)
-                b = inner;
             /* inside the construct's text: p->end orders the brace after
              * the directive's own opening and before any inner one's */
             if (s->buf[b] != '{') {
@@ -455,10 +453,43 @@ static int construct(struct strobe__inst_src *s, struct directive *d)
     return 0; /* simd, target, teams, declare, threadprivate, ...: left as they are */
 }
 
+const char *const strobe__inst_omp_locks[] = {"omp_set_lock", "omp_set_nest_lock", NULL};
+
+/* Whether byte `off` lies between `#pragma strobe off` and `on`. */
+static bool excluded(const struct strobe__inst_src *s, unsigned off)
+{
+    bool zone = false;
+    for (size_t i = 0; i < s->npragmas && s->pragmas[i].off < off; i++)
+        if (s->pragmas[i].family == STROBE__INST_STROBE &&
+            (strcmp(s->pragmas[i].text, "off") == 0 || strcmp(s->pragmas[i].text, "on") == 0))
+            zone = s->pragmas[i].text[1] == 'f';
+    return zone;
+}
+
+/* omp_set_lock and omp_set_nest_lock: the wait for the lock, as a region
+ * named after the call, around it: `(enter, omp_set_lock(l), exit)`. */
+static void lock_calls(struct strobe__inst_src *s)
+{
+    for (size_t i = 0; i < s->ncalls && !s->rc; i++) {
+        const struct strobe__inst_call *c = &s->calls[i];
+        if (excluded(s, c->start))
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%s@%s", strobe__inst_omp_locks[c->name],
+                 strobe__inst_function_at(s, c->start));
+        unsigned r = strobe__inst_region(s, name, c->line);
+        strobe__inst_edit(s, c->start, 0, STROBE__INST_OPEN, c->start,
+                          "(strobe__inst_in(&strobe__inst_r%u, %u), ", r, STROBE_REGION_OMP_WAIT);
+        strobe__inst_edit(s, c->end, 0, STROBE__INST_CLOSE, c->start,
+                          ", strobe__inst_exit(&strobe__inst_r%u))", r);
+    }
+}
+
 int strobe__inst_plan_omp(struct strobe__inst_src *s, const bool *off_zone)
 {
     if (!s->omp)
         return 0;
+    lock_calls(s);
     for (size_t i = 0; i < s->npragmas && !s->rc; i++) {
         const struct strobe__inst_pragma *p = &s->pragmas[i];
         if (p->family != STROBE__INST_OMP || off_zone[i])

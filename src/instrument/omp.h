@@ -21,4 +21,7 @@
  * 0 or s->rc. */
 int strobe__inst_plan_omp(struct strobe__inst_src *s, const bool *off_zone);
 
+/* The OpenMP lock routines whose calls are measured (s->watch). */
+extern const char *const strobe__inst_omp_locks[];
+
 #endif

@@ -76,6 +76,20 @@ int strobe__inst_fail(struct strobe__inst_src *s, unsigned line, const char *fmt
     return s->rc;
 }
 
+/* The first token at or after byte `off` (tokens are in file order). */
+static unsigned first_token_at(struct strobe__inst_src *s, unsigned off)
+{
+    unsigned lo = 0, hi = s->ntoks;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (tok_offset(s, s->toks[mid], NULL) < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The family of a directive whose first word is `word`, or -1. */
 static int family_of(const char *word, size_t len)
 {
@@ -126,6 +140,26 @@ static void unstring(const char *lit, size_t n, char *out, size_t len)
     out[k] = 0;
 }
 
+/* Whether token j is on the line of token j - 1, or on the next one after
+ * a backslash that continues it. */
+static bool same_directive(struct strobe__inst_src *s, unsigned j)
+{
+    unsigned from = tok_end(s, s->toks[j - 1]), to = tok_offset(s, s->toks[j], NULL);
+    bool continued = false;
+    for (unsigned i = from; i < to; i++) {
+        if (s->buf[i] == '\n') {
+            if (!continued)
+                return false;
+            continued = false;
+        } else if (s->buf[i] == '\\') {
+            continued = true;
+        } else if (s->buf[i] != ' ' && s->buf[i] != '\t' && s->buf[i] != '\r') {
+            continued = false;
+        }
+    }
+    return true;
+}
+
 /* Finds `#pragma FAMILY ...` lines and `_Pragma("FAMILY ...")`. */
 static int find_pragmas(struct strobe__inst_src *s)
 {
@@ -139,8 +173,8 @@ static int find_pragmas(struct strobe__inst_src *s)
             (i == 0 || prev_line < line)) {
             /* a directive, to its line's end: a _Pragma in a #define is
              * the macro's, not one here */
-            unsigned j = i + 1, l;
-            while (j < s->ntoks && (tok_offset(s, s->toks[j], &l), l == line))
+            unsigned j = i + 1;
+            while (j < s->ntoks && same_directive(s, j))
                 j++;
             if (j > i + 2 && tok_is(s, s->toks[i + 1], "pragma")) {
                 CXString w = clang_getTokenSpelling(s->tu, s->toks[i + 2]);
@@ -183,6 +217,74 @@ static int find_pragmas(struct strobe__inst_src *s)
     return s->rc;
 }
 
+/* A directive made by a macro: `#define PAR _Pragma("omp parallel")` used
+ * as `PAR`, or `#define PRAGMA(x) _Pragma(#x)` used as `PRAGMA(omp
+ * parallel)`: the expansion [off, end) is replaced like the directive. A
+ * macro whose body holds more than the _Pragma is left as it is
+ * (docs/instrument.md). */
+static enum CXChildVisitResult macro_pragma(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    struct strobe__inst_src *s = data;
+    if (clang_getCursorKind(c) != CXCursor_MacroExpansion)
+        return CXChildVisit_Continue;
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f;
+    unsigned line, off, end;
+    clang_getSpellingLocation(clang_getRangeStart(r), &f, &line, NULL, &off);
+    clang_getSpellingLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &end);
+    if (!f || !clang_File_isEqual(f, s->file))
+        return CXChildVisit_Continue;
+    CXCursor def = clang_getCursorReferenced(c);
+    if (clang_Cursor_isNull(def))
+        return CXChildVisit_Continue;
+    CXToken *dt;
+    unsigned n;
+    clang_tokenize(s->tu, clang_getCursorExtent(def), &dt, &n);
+    /* the body: after the name, and after the parameter list */
+    unsigned b = 1;
+    bool fn = clang_Cursor_isMacroFunctionLike(def);
+    if (fn)
+        while (b < n && !tok_is(s, dt[b++], ")"))
+            ;
+    struct strobe__inst_pragma p = {.off = off, .end = end, .line = line};
+    char text[STROBE__INST_TEXT_MAX] = "";
+    if (n == b + 4 && tok_is(s, dt[b], "_Pragma") && tok_is(s, dt[b + 1], "(") && tok_is(s, dt[b + 3], ")") &&
+        clang_getTokenKind(dt[b + 2]) == CXToken_Literal) {
+        CXString sp = clang_getTokenSpelling(s->tu, dt[b + 2]);
+        const char *lit = clang_getCString(sp);
+        if (lit[0] == '"')
+            unstring(lit, strlen(lit), text, sizeof text);
+        clang_disposeString(sp);
+    } else if (fn && n == b + 5 && tok_is(s, dt[b], "_Pragma") && tok_is(s, dt[b + 1], "(") &&
+               tok_is(s, dt[b + 2], "#") && tok_is(s, dt[b + 4], ")")) {
+        /* _Pragma(#x): the argument's words */
+        unsigned i = first_token_at(s, off), j;
+        while (i < s->ntoks && !tok_is(s, s->toks[i], "("))
+            i++;
+        for (j = i + 1; j < s->ntoks && tok_offset(s, s->toks[j], NULL) < end; j++)
+            ;
+        if (j > i + 1)
+            join_tokens(s, i + 1, j - 1, text, sizeof text);
+    }
+    clang_disposeTokens(s->tu, dt, n);
+    const char *w = text + strspn(text, " \t");
+    size_t wl = strcspn(w, " \t");
+    int fam = family_of(w, wl);
+    if (fam >= 0) {
+        p.family = (enum strobe__inst_family)fam;
+        snprintf(p.text, sizeof p.text, "%s", w + wl + strspn(w + wl, " \t"));
+        add_pragma(s, &p);
+    }
+    return s->rc ? CXChildVisit_Break : CXChildVisit_Continue;
+}
+
+static int cmp_pragma(const void *a, const void *b)
+{
+    const struct strobe__inst_pragma *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
 /* ---- statements and functions ------------------------------------------- */
 
 static unsigned cursor_offset(CXSourceLocation loc)
@@ -197,6 +299,27 @@ static bool in_main_file(struct strobe__inst_src *s, CXCursor c)
     CXFile f;
     clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(c)), &f, NULL, NULL, NULL);
     return f && clang_File_isEqual(f, s->file);
+}
+
+/* Records a call of a function of s->watch; true on error. */
+static bool watch_call(struct strobe__inst_src *s, CXCursor c, unsigned start, unsigned end)
+{
+    CXString n = clang_getCursorSpelling(c);
+    const char *name = clang_getCString(n);
+    size_t i = 0;
+    while (s->watch[i] && strcmp(s->watch[i], name) != 0)
+        i++;
+    clang_disposeString(n);
+    if (!s->watch[i])
+        return false;
+    if (strobe__grow((void **)&s->calls, &s->ccap, s->ncalls + 1, sizeof *s->calls)) {
+        s->rc = -ENOMEM;
+        return true;
+    }
+    unsigned line;
+    clang_getSpellingLocation(clang_getCursorLocation(c), NULL, &line, NULL, NULL);
+    s->calls[s->ncalls++] = (struct strobe__inst_call){start, end, line, i};
+    return false;
 }
 
 /* Every statement and expression of the main file, and its function
@@ -220,6 +343,8 @@ static enum CXChildVisitResult collect(CXCursor c, CXCursor parent, CXClientData
         s->funcs[s->nfuncs++] = (struct strobe__inst_func){start, end, strdup(clang_getCString(n))};
         clang_disposeString(n);
     } else if (clang_isStatement(k) || clang_isExpression(k)) {
+        if (k == CXCursor_CallExpr && s->watch && watch_call(s, c, start, end))
+            return CXChildVisit_Break;
         if (strobe__grow((void **)&s->stmts, &s->scap, s->nstmts + 1, sizeof *s->stmts)) {
             s->rc = -ENOMEM;
             return CXChildVisit_Break;
@@ -235,20 +360,6 @@ static int cmp_span(const void *a, const void *b)
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return x->end > y->end ? -1 : x->end < y->end;
-}
-
-/* The first token at or after byte `off` (tokens are in file order). */
-static unsigned first_token_at(struct strobe__inst_src *s, unsigned off)
-{
-    unsigned lo = 0, hi = s->ntoks;
-    while (lo < hi) {
-        unsigned mid = lo + (hi - lo) / 2;
-        if (tok_offset(s, s->toks[mid], NULL) < off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* The end of a statement whose extent ends at `end`: libclang's extent
@@ -556,8 +667,9 @@ int strobe__inst_src_open(struct strobe__inst_src *s, CXIndex idx, const char *p
 {
     s->path = path;
     s->eb = eb;
-    enum CXErrorCode ec =
-        clang_parseTranslationUnit2(idx, path, args, nargs, NULL, 0, CXTranslationUnit_KeepGoing, &s->tu);
+    enum CXErrorCode ec = clang_parseTranslationUnit2(
+        idx, path, args, nargs, NULL, 0,
+        CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord, &s->tu);
     if (ec != CXError_Success) {
         s->tu = NULL;
         return strobe__error(eb, -EIO, "%s: cannot be parsed (libclang error %d)", path, (int)ec);
@@ -572,7 +684,11 @@ int strobe__inst_src_open(struct strobe__inst_src *s, CXIndex idx, const char *p
     CXSourceRange all = clang_getRange(clang_getLocationForOffset(s->tu, s->file, 0),
                                        clang_getLocationForOffset(s->tu, s->file, (unsigned)s->len));
     clang_tokenize(s->tu, all, &s->toks, &s->ntoks);
-    if (find_pragmas(s) == 0 && s->npragmas) {
+    if (find_pragmas(s) == 0)
+        clang_visitChildren(clang_getTranslationUnitCursor(s->tu), macro_pragma, s);
+    if (s->npragmas > 1)
+        qsort(s->pragmas, s->npragmas, sizeof *s->pragmas, cmp_pragma);
+    if (s->rc == 0 && (s->npragmas || s->watch)) {
         clang_visitChildren(clang_getTranslationUnitCursor(s->tu), collect, s);
         if (s->nstmts)
             qsort(s->stmts, s->nstmts, sizeof *s->stmts, cmp_span);
@@ -596,6 +712,7 @@ void strobe__inst_src_close(struct strobe__inst_src *s)
         free(s->funcs[i].name);
     free(s->funcs);
     free(s->stmts);
+    free(s->calls);
     free(s->pragmas);
     if (s->tu)
         clang_disposeTranslationUnit(s->tu);

@@ -40,6 +40,12 @@ struct strobe__inst_span {
     unsigned start, end;
 };
 
+/* A call of a function of s->watch: its extent and which name. */
+struct strobe__inst_call {
+    unsigned start, end, line;
+    size_t name;
+};
+
 struct strobe__inst_edit;
 struct strobe__inst_desc;
 struct strobe__inst_func;
@@ -58,6 +64,9 @@ struct strobe__inst_src {
     size_t nstmts, scap;
     struct strobe__inst_func *funcs; /* function definitions, in file order */
     size_t nfuncs, fcap;
+    const char *const *watch;        /* names of functions whose calls are wanted (NULL-terminated), */
+    struct strobe__inst_call *calls; /* ... and those calls, in file order */
+    size_t ncalls, ccap;
     struct strobe__inst_edit *edits;
     size_t nedits, ecap;
     struct strobe__inst_desc *descs; /* the region descriptors, numbered from 1 */
@@ -70,7 +79,8 @@ struct strobe__inst_src {
 
 /* Parses `path` with the compiler arguments (after the family's options
  * are taken out of them by the caller) and collects its tokens, directives,
- * statements and functions. Returns 0 or a negative code (*eb says why). */
+ * statements, functions and the calls of s->watch (set before). Returns 0
+ * or a negative code (*eb says why). */
 int strobe__inst_src_open(struct strobe__inst_src *s, CXIndex idx, const char *path, const char *const *args,
                           int nargs, struct strobe_errbuf *eb);
 void strobe__inst_src_close(struct strobe__inst_src *s);

@@ -12,7 +12,9 @@
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 10;
-    long sum = 0, crit = 0, atom = 0, ord = 0, tasks = 0;
+    long sum = 0, crit = 0, atom = 0, ord = 0, tasks = 0, locked = 0;
+    omp_lock_t lock;
+    omp_init_lock(&lock);
     for (int r = 0; r < reps; r++) {
 #pragma omp parallel num_threads(4) reduction(+ : sum) /* M_PARALLEL */
         {
@@ -43,6 +45,9 @@ int main(int argc, char **argv)
             crit++;
 #pragma omp atomic /* M_ATOMIC */
             atom++;
+            omp_set_lock(&lock); /* M_LOCK */
+            locked++;
+            omp_unset_lock(&lock);
 #pragma omp barrier /* M_BARRIER */
 #pragma omp for ordered schedule(static, 1) /* M_ORDERED_FOR */
             for (int i = 0; i < 8; i++) {
@@ -60,6 +65,12 @@ int main(int argc, char **argv)
             }
         }
     }
-    printf("sum %ld crit %ld atom %ld ord %ld tasks %ld\n", sum, crit, atom, ord, tasks);
+    /* not measured */
+#pragma strobe off
+    omp_set_lock(&lock);
+    omp_unset_lock(&lock);
+#pragma strobe on
+    omp_destroy_lock(&lock);
+    printf("sum %ld crit %ld atom %ld ord %ld tasks %ld locked %ld\n", sum, crit, atom, ord, tasks, locked);
     return 0;
 }

@@ -59,7 +59,7 @@ STROBE_TEST(omp_constructs_exact)
     out = strobe_test_ok_in(tmp, cmd);
     /* the plain build, the instrumented one alone (gcc, clang), and under
      * strobe run */
-    const char *result = "sum 59530 crit 40 atom 40 ord 946595 tasks 80\n";
+    const char *result = "sum 59530 crit 40 atom 40 ord 946595 tasks 80 locked 40\n";
     char want[8192];
     snprintf(want, sizeof want, "%s%s%s%s", result, result, result, result);
     CHECK_STR_EQ(out, want);
@@ -73,10 +73,11 @@ STROBE_TEST(omp_constructs_exact)
         "%s report exp --format json > r.json && python3 -c \"%s\" r.json "
         "'omp barrier@main:%u,omp implicit task@main:%u,omp parallel@main:%u,omp barrier@main:%u,"
         "omp loop@main:%u,omp barrier@main:%u,omp sections@main:%u,omp barrier@main:%u,"
-        "omp master@main:%u,omp critical(update)@main:%u,omp atomic@main:%u,omp barrier@main:%u,"
+        "omp master@main:%u,omp critical(update)@main:%u,omp atomic@main:%u,omp_set_lock@main:%u,omp "
+        "barrier@main:%u,"
         "omp barrier@main:%u,omp loop@main:%u,omp ordered@main:%u,omp flush@main:%u,omp taskgroup@main:%u'",
         STROBE, visits_script, P, P, P, F, F, S, S, SI, line("M_MASTER"), CR, line("M_ATOMIC"),
-        line("M_BARRIER"), OF, OF, O, line("M_FLUSH"), line("M_TASKGROUP"));
+        line("M_LOCK"), line("M_BARRIER"), OF, OF, O, line("M_FLUSH"), line("M_TASKGROUP"));
     out = strobe_test_ok_in(tmp, cmd);
     const char *four = "[10, 10, 10, 10]";
     snprintf(want, sizeof want,
@@ -98,6 +99,7 @@ STROBE_TEST(omp_constructs_exact)
              "omp critical(update)@main:%u 40 %s\n"
              "omp wait@main:%u 40 \n"
              "omp atomic@main:%u 40 %s\n"
+             "omp_set_lock@main:%u 40 %s\n"
              "omp barrier@main:%u 40 %s\n"
              "omp barrier@main:%u 40 %s\n"
              "omp loop@main:%u 40 %s\n"
@@ -110,22 +112,82 @@ STROBE_TEST(omp_constructs_exact)
              "omp parallel@main:%u omp team size 40\n",
              P, four, P, four, P, F, four, F, four, S, four, S, four, line("M_SECTION1"), line("M_SECTION2"),
              SI, four, SI, line("M_TASK"), line("M_TASK_ATOMIC"), line("M_TASKWAIT"), line("M_MASTER"), CR,
-             four, CR, line("M_ATOMIC"), four, line("M_BARRIER"), four, OF, four, OF, four, O, O,
-             line("M_FLUSH"), four, line("M_TASKGROUP"), four, line("M_GROUP_TASK"), line("M_GROUP_ATOMIC"),
-             P);
+             four, CR, line("M_ATOMIC"), four, line("M_LOCK"), four, line("M_BARRIER"), four, OF, four, OF,
+             four, O, O, line("M_FLUSH"), four, line("M_TASKGROUP"), four, line("M_GROUP_TASK"),
+             line("M_GROUP_ATOMIC"), P);
     CHECK_STR_EQ(out, want);
     free(out);
-    /* OTF2: a fork of 4 and a join per parallel region, the constructs'
-     * roles and paradigm */
+    /* OTF2: a fork of 4 and a join per parallel region; for the 40
+     * entries into the critical section an acquire and a release of lock 0
+     * each, every order of 1..40 once per kind; the constructs' roles and
+     * paradigm */
     out = strobe_test_ok_in(
         tmp,
         STROBE " export exp --format otf2 -o otf2 >/dev/null && cd otf2 && "
                "otf2-print traces.otf2 | grep -c '^THREAD_FORK .*Model: OPENMP, # Requested Threads: 4$'; "
                "otf2-print traces.otf2 | grep -c '^THREAD_JOIN .*Model: OPENMP$'; "
+               "otf2-print traces.otf2 | grep -o '^THREAD_[A-Z]*_LOCK .*Model: OPENMP, Lock: 0, Acquisition "
+               "Order: [0-9]*$' | awk '{print $1, $NF}' | sort -k2n | uniq -c | awk '$1 != 1 || $3 > 40' | "
+               "wc -l; "
+               "otf2-print traces.otf2 | grep -c '^THREAD_ACQUIRE_LOCK .*Model: OPENMP, Lock: 0,'; "
                "otf2-print -G traces.otf2 | grep -o 'Role: [A-Z_]*, Paradigm: OPENMP' | sort | uniq -c | "
                "awk '{print $1, $3}'");
-    CHECK_STR_EQ(out, "10\n10\n3 ATOMIC,\n6 BARRIER,\n1 CRITICAL,\n1 FLUSH,\n2 LOOP,\n1 MASTER,\n1 ORDERED,\n"
-                      "1 PARALLEL,\n2 SECTION,\n1 SECTIONS,\n1 SINGLE,\n3 TASK,\n1 TASK_WAIT,\n3 WRAPPER,\n");
+    CHECK_STR_EQ(out, "10\n10\n0\n40\n3 ATOMIC,\n6 BARRIER,\n1 CRITICAL,\n1 FLUSH,\n2 LOOP,\n1 MASTER,\n"
+                      "1 ORDERED,\n1 PARALLEL,\n2 SECTION,\n1 SECTIONS,\n1 SINGLE,\n3 TASK,\n1 TASK_WAIT,\n"
+                      "4 WRAPPER,\n");
+    free(out);
+}
+
+static unsigned tricky_line(const char *marker)
+{
+    return strobe_test_line_of("tests/instrument/omp_tricky.c", marker);
+}
+
+/* omp_tricky.c's layouts: the same result as the plain build with gcc and
+ * clang at -Werror, every construct measured at its line, and a
+ * diagnostic in the instrumented file naming the original line. */
+STROBE_TEST(tricky_layouts)
+{
+    const char *tmp = strobe_test_tmpdir("directives_tricky");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s instrument %s/omp_tricky.c -o t.c -- -fopenmp && "
+             "gcc -O2 -fopenmp -Wall -Wextra -Werror -I%s/include t.c -o t && "
+             "clang -O2 -fopenmp -Wall -Wextra -Werror -I%s/include t.c -o t_clang && "
+             "gcc -O2 -fopenmp %s/omp_tricky.c -o plain && ./plain && ./t && ./t_clang && "
+             "%s run -o exp -- ./t 2>/dev/null && %s report exp --format json > r.json && "
+             "python3 -c \"%s\" r.json none",
+             STROBE, SRC, STROBE_SOURCE_DIR, STROBE_SOURCE_DIR, SRC, STROBE, STROBE, visits_script);
+    char *out = strobe_test_ok_in(tmp, cmd);
+    unsigned M = tricky_line("M_MACRO"), S = tricky_line("M_STRINGIZED"),
+             B = tricky_line("#pragma omp barrier"), SI = tricky_line("a comment with a } brace"),
+             C = tricky_line("M_CONTINUED") - 1, I = tricky_line("M_INLINE"),
+             A = tricky_line("_Pragma(\"omp atomic\")");
+    char want[4096];
+    snprintf(
+        want, sizeof want,
+        "n 2 m 1 k 32\nn 2 m 1 k 32\nn 2 m 1 k 32\nn 2 m 1 k 32\n"
+        "omp barrier@main:%u 2 \nomp implicit task@main:%u 2 \nomp parallel@main:%u 1 \n"
+        "omp critical@main:%u 2 \nomp wait@main:%u 2 \nomp barrier@main:%u 2 \n"
+        "omp barrier@main:%u 2 \nomp single@main:%u 1 \n"
+        "omp barrier@main:%u 2 \nomp implicit task@main:%u 2 \nomp loop@main:%u 2 \nomp parallel@main:%u 1 \n"
+        "omp barrier@main:%u 2 \nomp implicit task@main:%u 2 \nomp parallel@main:%u 1 \n"
+        "omp atomic@main:%u 2 \n"
+        "omp parallel@main:%u omp team size 2\nomp parallel@main:%u omp team size 2\n"
+        "omp parallel@main:%u omp team size 2\n",
+        M, M, M, S, S, B, SI, SI, C, C, C, C, I, I, I, A, M, C, I);
+    CHECK_STR_EQ(out, want);
+    free(out);
+    /* a warning in the instrumented file names the original file and line */
+    snprintf(cmd, sizeof cmd,
+             "%s instrument %s/omp_tricky.c -o t.c -- -fopenmp -DUNUSED_AT_MARK && "
+             "{ gcc -fopenmp -Wall -Werror -DUNUSED_AT_MARK -I%s/include t.c -o t 2>&1; true; } | grep -o "
+             "'omp_tricky.c:[0-9]*:[0-9]*: "
+             "error: unused variable'",
+             STROBE, SRC, STROBE_SOURCE_DIR);
+    out = strobe_test_ok_in(tmp, cmd);
+    snprintf(want, sizeof want, "omp_tricky.c:%u:13: error: unused variable\n", tricky_line("int unused;"));
+    CHECK_STR_EQ(out, want);
     free(out);
 }
 
@@ -244,5 +306,5 @@ STROBE_TEST(bad_tm_directives)
     }
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(omp_constructs_exact), STROBE_CASE(tm_and_speculative),
-                 STROBE_CASE(bad_tm_directives))
+STROBE_TEST_MAIN(STROBE_CASE(omp_constructs_exact), STROBE_CASE(tricky_layouts),
+                 STROBE_CASE(tm_and_speculative), STROBE_CASE(bad_tm_directives))

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layouts that break text-level instrumenters (tests/instrument/
+ * test_directives.c, tricky_layouts): directives made by macros, comments
+ * between a directive and its statement (one holding a brace), unbraced
+ * statements, a directive continued over two lines, _Pragma inline. With
+ * -DUNUSED_AT_MARK, a warning (an error at -Werror) at M_UNUSED must name
+ * this file and line.
+ */
+#include <stdio.h>
+
+#define PARALLEL _Pragma("omp parallel num_threads(2)")
+#define PRAGMA(x) _Pragma(#x)
+
+int main(void)
+{
+    int n = 0, m = 0, k = 0;
+    PARALLEL /* M_MACRO */
+    {
+        PRAGMA(omp critical) /* M_STRINGIZED */
+        n++;
+#pragma omp barrier
+#pragma omp single /* a comment with a } brace */
+        /* and one between the directive and its statement } */
+        m++;
+    }
+#pragma omp parallel for num_threads(2) \
+    reduction(+ : k) /* M_CONTINUED */
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 3; j++)
+            k += j;
+    _Pragma("omp parallel num_threads(2)") /* M_INLINE */
+    {
+#ifdef UNUSED_AT_MARK
+        int unused; /* M_UNUSED */
+#endif
+        _Pragma("omp atomic") k++;
+    }
+    printf("n %d m %d k %d\n", n, m, k);
+    return 0;
+}
