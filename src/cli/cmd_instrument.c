@@ -14,14 +14,19 @@
 const char strobe__instrument_help[] =
     "usage: strobe instrument FILE.c -o OUT.c [-- COMPILER-ARGS...]\n"
     "\n"
-    "Rewrites FILE.c into OUT.c with strobe's directives turned into measured\n"
-    "regions (docs/instrument.md):\n"
+    "Rewrites FILE.c into OUT.c with its directives turned into measured regions\n"
+    "(docs/instrument.md):\n"
     "  #pragma strobe region begin(NAME) ... #pragma strobe region end(NAME)\n"
     "  #pragma strobe region(NAME)   the next statement, however it is left\n"
     "  #pragma strobe off / on       the directives in between are not measured\n"
-    "and the same as _Pragma(\"strobe ...\"). The file is parsed by libclang with\n"
-    "COMPILER-ARGS (include paths, definitions) for exact statement extents. Every\n"
-    "line of OUT.c keeps its number and OUT.c says it is FILE.c (#line), so\n"
+    "  #pragma omp ...               with -fopenmp: every OpenMP construct, POMP2-like\n"
+    "                                (for GCC's libgomp, which has no OMPT)\n"
+    "  #pragma tm_atomic [safe_mode] with -fgnu-tm (gcc): a transaction on strobe's STM\n"
+    "  #pragma speculative for|sections|section\n"
+    "                                with -fgnu-tm: strobe's speculative execution\n"
+    "and the same as _Pragma(\"...\") or from a macro. The file is parsed by libclang\n"
+    "with COMPILER-ARGS (include paths, definitions) for exact statement extents.\n"
+    "Every line of OUT.c keeps its number and OUT.c says it is FILE.c (#line), so\n"
     "diagnostics, debuggers and strobe's reports name the original. OUT.c includes\n"
     "<strobe/strobe.h> and runs without strobe's runtime as FILE.c does; a\n"
     "quoted #include of FILE.c's folder needs -I that folder when OUT.c is\n"
@@ -32,7 +37,7 @@ const char strobe__instrument_help[] =
     "  -h, --help          show this help\n"
     "\n"
     "exit status: 0 success, 1 FILE.c cannot be read or parsed or OUT.c not\n"
-    "written, 2 usage error or a malformed directive (FILE:LINE: why).\n";
+    "written, 2 usage error or a malformed or refused directive (FILE:LINE: why).\n";
 
 static const struct option options[] = {
     {"output", required_argument, NULL, 'o'},
