@@ -67,6 +67,8 @@ bench: build
 	@bench/bbtrace.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
 	@bench/openmp.sh $(BUILD)
+	@bench/instrument.sh $(BUILD)
+	@tests/instrument/opari2_compare.sh $(BUILD)
 	@bench/bb_refill.sh $(BUILD)
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)

@@ -69,3 +69,16 @@ splash3_build() {
             die "$d ($dest): build failed: $(tail -3 "$log" | tr '\n' ' ')"
     done
 }
+
+# opari2_link EXE NULL.o OBJ...: links objects compiled from OPARI2's output
+# as OPARI2's documentation says: `opari2-config --nm` on them, piped into
+# `opari2-config --region-initialization`, makes EXE.init.c (the
+# POMP2_Init_regions() that registers every region), linked with the null
+# POMP2 library NULL.o (bench/pomp2_null.c); returns gcc's status
+opari2_link() {
+    local exe=$1 null=$2
+    shift 2
+    $(opari2-config --nm) "$@" | $(opari2-config --region-initialization) >"$exe.init.c" &&
+        gcc -O2 -fopenmp -c "$exe.init.c" -o "$exe.init.o" &&
+        gcc -fopenmp "$@" "$exe.init.o" "$null" -o "$exe"
+}
