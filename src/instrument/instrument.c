@@ -97,14 +97,14 @@ static int plan_strobe(struct strobe__inst_src *s, bool *off_zone)
             open[nopen].region = r;
             open[nopen].line = p->line;
             snprintf(open[nopen++].name, sizeof open->name, "%s", sp.name);
-            snprintf(code, sizeof code, "strobe__inst_enter(&strobe__inst_r%u);", r);
+            snprintf(code, sizeof code, "strobe__inst_enter(strobe__inst_r%u());", r);
             strobe__inst_replace(s, p, code);
         } else if (sp.kind == P_END) {
             if (!nopen || strcmp(open[nopen - 1].name, sp.name) != 0) {
                 strobe__inst_fail(s, p->line, "region end without its begin (regions nest): %s", sp.name);
                 break;
             }
-            snprintf(code, sizeof code, "strobe__inst_exit(&strobe__inst_r%u);", open[--nopen].region);
+            snprintf(code, sizeof code, "strobe__inst_exit(strobe__inst_r%u());", open[--nopen].region);
             strobe__inst_replace(s, p, code);
         } else {
             struct strobe__inst_span st;
@@ -119,7 +119,7 @@ static int plan_strobe(struct strobe__inst_src *s, bool *off_zone)
             strobe__inst_edit(
                 s, st.start, 0, STROBE__INST_OPEN, p->off,
                 "{ strobe_region_t *strobe__inst_s%u __attribute__((cleanup(strobe__inst_leave), unused)) = "
-                "strobe__inst_enter(&strobe__inst_r%u); ",
+                "strobe__inst_enter(strobe__inst_r%u()); ",
                 r, r);
             strobe__inst_edit(s, st.end, 0, STROBE__INST_CLOSE, p->off, " }");
         }

@@ -142,14 +142,14 @@ static unsigned region(struct strobe__inst_src *s, const struct directive *d, un
 static void enter(struct code *c, unsigned r, unsigned kind)
 {
     if (kind == STROBE_REGION_OMP_IMPLICIT_TASK)
-        put(c, "strobe__inst_task(&strobe__inst_r%u); ", r);
+        put(c, "strobe__inst_task(strobe__inst_r%u()); ", r);
     else
-        put(c, "strobe__inst_in(&strobe__inst_r%u, %u); ", r, kind);
+        put(c, "strobe__inst_in(strobe__inst_r%u(), %u); ", r, kind);
 }
 
 static void leave(struct code *c, unsigned r)
 {
-    put(c, "strobe__inst_exit(&strobe__inst_r%u); ", r);
+    put(c, "strobe__inst_exit(strobe__inst_r%u()); ", r);
 }
 
 /* A barrier with its wait measured: an explicit one, or the implicit one
@@ -479,9 +479,9 @@ static void lock_calls(struct strobe__inst_src *s)
                  strobe__inst_function_at(s, c->start));
         unsigned r = strobe__inst_region(s, name, c->line);
         strobe__inst_edit(s, c->start, 0, STROBE__INST_OPEN, c->start,
-                          "(strobe__inst_in(&strobe__inst_r%u, %u), ", r, STROBE_REGION_OMP_WAIT);
+                          "(strobe__inst_in(strobe__inst_r%u(), %u), ", r, STROBE_REGION_OMP_WAIT);
         strobe__inst_edit(s, c->end, 0, STROBE__INST_CLOSE, c->start,
-                          ", strobe__inst_exit(&strobe__inst_r%u))", r);
+                          ", strobe__inst_exit(strobe__inst_r%u()))", r);
     }
 }
 

@@ -602,12 +602,16 @@ static int write_file(struct strobe__inst_src *s, FILE *out)
         fputs(prologue_omp, out);
     if (s->spec)
         fputs(prologue_spec, out);
+    /* a descriptor is reached through a function, not named as a
+     * variable: a parallel region with default(none) would require every
+     * variable it names to be listed */
     for (size_t i = 0; i < s->ndescs; i++) {
-        fprintf(out, "static strobe_region_t strobe__inst_r%zu = {", i + 1);
+        fprintf(out, "static inline __attribute__((unused)) strobe_region_t *strobe__inst_r%zu(void)\n"
+                     "{ static strobe_region_t r = {", i + 1);
         put_literal(out, s->descs[i].name);
         fputs(", ", out);
         put_literal(out, s->path);
-        fprintf(out, ", %u, 0};\n", s->descs[i].line);
+        fprintf(out, ", %u, 0}; return &r; }\n", s->descs[i].line);
     }
     fputs("#line 1 ", out);
     put_literal(out, s->path);

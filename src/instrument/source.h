@@ -108,8 +108,9 @@ unsigned strobe__inst_token_start(struct strobe__inst_src *s, unsigned i);
 unsigned strobe__inst_token_end(struct strobe__inst_src *s, unsigned i);
 bool strobe__inst_token_is(struct strobe__inst_src *s, unsigned i, const char *word);
 
-/* A new region descriptor (`strobe__inst_r<N>`), named `name`, at line
- * `line` of the file; returns N (0 on error). */
+/* A new region descriptor, named `name`, at line `line` of the file,
+ * which the code reaches as `strobe__inst_r<N>()`; returns N (0 on
+ * error). */
 unsigned strobe__inst_region(struct strobe__inst_src *s, const char *name, unsigned line);
 
 /* Edits. Text at byte `at`, replacing [at, at + skip). At one offset,

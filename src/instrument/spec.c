@@ -457,7 +457,7 @@ static int speculative_for(struct strobe__inst_src *s, const struct strobe__inst
         if (asprintf(&code,
                      "{ struct strobe__inst_spec strobe__c = {(void *[])%s, (long)(%s), (long)(%s)}; "
                      "long strobe__n = strobe__inst_trip(strobe__c.lb, (long)(%s)%s, strobe__c.st); "
-                     "strobe__inst_spec_for(&strobe__inst_r%u, strobe__n, %s, %s, &strobe__c, %s); "
+                     "strobe__inst_spec_for(strobe__inst_r%u(), strobe__n, %s, %s, &strobe__c, %s); "
                      "%s%s%s%s%s }",
                      caps, l.lb, l.step, l.ub, adj, r, chunk, name, threads, l.declared ? "" : l.var,
                      l.declared ? "" : " = (", l.declared ? "" : l.type,
@@ -512,7 +512,7 @@ static int speculative_sections(struct strobe__inst_src *s, size_t at, const cha
         if (asprintf(&code,
                      "{ struct strobe__inst_spec strobe__c = {(void *[])%s, 0, 0}; "
                      "static const strobe_spec_section_fn strobe__f[] = {%s}; "
-                     "strobe__inst_spec_sections(&strobe__inst_r%u, strobe__f, %u, &strobe__c, %s); }",
+                     "strobe__inst_spec_sections(strobe__inst_r%u(), strobe__f, %u, &strobe__c, %s); }",
                      caps, fns, r, n, threads) < 0)
             rc = s->rc = -ENOMEM;
         else

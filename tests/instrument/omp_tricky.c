@@ -3,7 +3,8 @@
  * Layouts that break text-level instrumenters (tests/instrument/
  * test_directives.c, tricky_layouts): directives made by macros, comments
  * between a directive and its statement (one holding a brace), unbraced
- * statements, a directive continued over two lines, _Pragma inline. With
+ * statements, a directive continued over two lines, _Pragma inline,
+ * default(none) (the instrumentation names no variable inside). With
  * -DUNUSED_AT_MARK, a warning (an error at -Werror) at M_UNUSED must name
  * this file and line.
  */
@@ -24,12 +25,12 @@ int main(void)
         /* and one between the directive and its statement } */
         m++;
     }
-#pragma omp parallel for num_threads(2) \
+#pragma omp parallel for num_threads(2) default(none) \
     reduction(+ : k) /* M_CONTINUED */
     for (int i = 0; i < 10; i++)
         for (int j = 0; j < 3; j++)
             k += j;
-    _Pragma("omp parallel num_threads(2)") /* M_INLINE */
+    _Pragma("omp parallel num_threads(2) default(none) shared(k)") /* M_INLINE */
     {
 #ifdef UNUSED_AT_MARK
         int unused; /* M_UNUSED */
