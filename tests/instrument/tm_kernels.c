@@ -4,10 +4,14 @@
  * critical, reduction) and a prefix sum with a true dependence under
  * `#pragma speculative for`, and two dependent speculative sections
  * (tests/instrument/test_directives.c). The
- * printed result is the same for every correct execution.
+ * printed result is the same for every correct execution. With
+ * -DBGQ_STATS it also prints the Blue Gene/Q TM/SE statistics.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef BGQ_STATS /* linked with libstrobe-tm: IBM's query API, unchanged */
+#include <strobe/bgq_tm.h>
+#endif
 
 #define BINS 16
 #define N 2000
@@ -59,5 +63,13 @@ int main(int argc, char **argv)
     for (int b = 0; b < BINS; b++)
         t += hist_tm[b] * 3 - hist_atomic[b] - hist_critical[b];
     printf("tm-atomic-critical %ld sum %ld prefix %ld sections %ld\n", t, sum, p[N - 1], s2);
+#ifdef BGQ_STATS
+    TmReport_t tm;
+    SeReport_t se;
+    tm_get_all_stats(&tm);
+    se_get_all_stats(&se);
+    printf("bgq transactions %lu se committed %lu\n", (unsigned long)tm.totalTransactions,
+           (unsigned long)(se.totalNONSpecCommitted + se.totalSpecCommitted));
+#endif
     return 0;
 }
