@@ -552,10 +552,12 @@ static const char prologue_omp[] =
     "  strobe__inst_in(r, 4); }\n";
 
 /* Speculative constructs (spec.c): the outlined code's context, and the
- * calls that run it with the speculative runtime (libstrobe-tm), or
- * sequentially without it. The region gets the SE statistics of its run
- * as metrics (differences of strobe_se_get_all_stats, process-wide). */
+ * calls around its run (which the construct's own line makes, so that
+ * the runtime names its chunks after that line). The region gets the SE
+ * statistics of its run as metrics (differences of
+ * strobe_se_get_all_stats, process-wide). */
 static const char prologue_spec[] =
+    "#include <errno.h>\n"
     "#include <strobe/tm.h>\n"
     "#pragma weak strobe_spec_for\n"
     "#pragma weak strobe_spec_sections\n"
@@ -580,20 +582,13 @@ static const char prologue_spec[] =
     "static inline __attribute__((unused)) long strobe__inst_trip(long lb, long ub, long st)\n"
     "{ if (st > 0) return ub > lb ? (ub - lb + st - 1) / st : 0;\n"
     "  return st < 0 && lb > ub ? (lb - ub - st - 1) / -st : 0; }\n"
-    "static inline __attribute__((unused)) void strobe__inst_spec_for(strobe_region_t *r, long n, long "
-    "chunk, strobe_spec_body_fn body,\n"
-    "    struct strobe__inst_spec *c, unsigned threads)\n"
-    "{ strobe_se_report_t a, b; strobe__inst_in(r, 19); strobe__inst_se(&a);\n"
-    "  if (!strobe_spec_for || strobe_spec_for(0, n, chunk, body, c, threads) == -22)\n"
-    "    for (long k = 0; k < n; k++) body(k, c);\n"
-    "  strobe__inst_se(&b); strobe__inst_se_add(&a, &b); strobe__inst_exit(r); }\n"
-    "static inline __attribute__((unused)) void strobe__inst_spec_sections(strobe_region_t *r, const "
-    "strobe_spec_section_fn *fns,\n"
-    "    unsigned long n, struct strobe__inst_spec *c, unsigned threads)\n"
-    "{ strobe_se_report_t a, b; strobe__inst_in(r, 19); strobe__inst_se(&a);\n"
-    "  if (!strobe_spec_sections || strobe_spec_sections(fns, n, c, threads) == -22)\n"
-    "    for (unsigned long k = 0; k < n; k++) fns[k](c);\n"
-    "  strobe__inst_se(&b); strobe__inst_se_add(&a, &b); strobe__inst_exit(r); }\n";
+    "static inline __attribute__((unused)) void strobe__inst_spec_begin(strobe_region_t *r, "
+    "strobe_se_report_t "
+    "*a)\n"
+    "{ strobe__inst_in(r, 19); strobe__inst_se(a); }\n"
+    "static inline __attribute__((unused)) void strobe__inst_spec_end(strobe_region_t *r, const "
+    "strobe_se_report_t *a)\n"
+    "{ strobe_se_report_t b; strobe__inst_se(&b); strobe__inst_se_add(a, &b); strobe__inst_exit(r); }\n";
 
 static int write_file(struct strobe__inst_src *s, FILE *out)
 {
@@ -606,8 +601,10 @@ static int write_file(struct strobe__inst_src *s, FILE *out)
      * variable: a parallel region with default(none) would require every
      * variable it names to be listed */
     for (size_t i = 0; i < s->ndescs; i++) {
-        fprintf(out, "static inline __attribute__((unused)) strobe_region_t *strobe__inst_r%zu(void)\n"
-                     "{ static strobe_region_t r = {", i + 1);
+        fprintf(out,
+                "static inline __attribute__((unused)) strobe_region_t *strobe__inst_r%zu(void)\n"
+                "{ static strobe_region_t r = {",
+                i + 1);
         put_literal(out, s->descs[i].name);
         fputs(", ", out);
         put_literal(out, s->path);

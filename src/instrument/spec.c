@@ -454,15 +454,17 @@ static int speculative_for(struct strobe__inst_src *s, const struct strobe__inst
         char caps[2048], *code = NULL;
         capture_list(&o, caps, sizeof caps);
         const char *adj = l.op == 'l' ? " + 1" : l.op == 'g' ? " - 1" : "";
-        if (asprintf(&code,
-                     "{ struct strobe__inst_spec strobe__c = {(void *[])%s, (long)(%s), (long)(%s)}; "
-                     "long strobe__n = strobe__inst_trip(strobe__c.lb, (long)(%s)%s, strobe__c.st); "
-                     "strobe__inst_spec_for(strobe__inst_r%u(), strobe__n, %s, %s, &strobe__c, %s); "
-                     "%s%s%s%s%s }",
-                     caps, l.lb, l.step, l.ub, adj, r, chunk, name, threads, l.declared ? "" : l.var,
-                     l.declared ? "" : " = (", l.declared ? "" : l.type,
-                     l.declared ? "" : ")(strobe__c.lb + strobe__n * strobe__c.st)",
-                     l.declared ? "" : ";") < 0)
+        if (asprintf(
+                &code,
+                "{ struct strobe__inst_spec strobe__c = {(void *[])%s, (long)(%s), (long)(%s)}; "
+                "long strobe__n = strobe__inst_trip(strobe__c.lb, (long)(%s)%s, strobe__c.st); "
+                "strobe_se_report_t strobe__se; strobe__inst_spec_begin(strobe__inst_r%u(), &strobe__se); "
+                "if (!strobe_spec_for || strobe_spec_for(0, strobe__n, %s, %s, &strobe__c, %s) == -EINVAL) "
+                "for (long strobe__k = 0; strobe__k < strobe__n; strobe__k++) %s(strobe__k, &strobe__c); "
+                "strobe__inst_spec_end(strobe__inst_r%u(), &strobe__se); %s%s%s%s%s }",
+                caps, l.lb, l.step, l.ub, adj, r, chunk, name, threads, name, r, l.declared ? "" : l.var,
+                l.declared ? "" : " = (", l.declared ? "" : l.type,
+                l.declared ? "" : ")(strobe__c.lb + strobe__n * strobe__c.st)", l.declared ? "" : ";") < 0)
             rc = s->rc = -ENOMEM;
         else
             rc = replace_code(s, p, st.start, st.end, code);
@@ -509,11 +511,16 @@ static int speculative_sections(struct strobe__inst_src *s, size_t at, const cha
         unsigned r = spec_region(s, p, "speculative sections");
         char caps[2048], *code = NULL;
         capture_list(&o, caps, sizeof caps);
-        if (asprintf(&code,
-                     "{ struct strobe__inst_spec strobe__c = {(void *[])%s, 0, 0}; "
-                     "static const strobe_spec_section_fn strobe__f[] = {%s}; "
-                     "strobe__inst_spec_sections(strobe__inst_r%u(), strobe__f, %u, &strobe__c, %s); }",
-                     caps, fns, r, n, threads) < 0)
+        if (asprintf(
+                &code,
+                "{ struct strobe__inst_spec strobe__c = {(void *[])%s, 0, 0}; "
+                "static const strobe_spec_section_fn strobe__f[] = {%s}; "
+                "strobe_se_report_t strobe__se; strobe__inst_spec_begin(strobe__inst_r%u(), &strobe__se); "
+                "if (!strobe_spec_sections || strobe_spec_sections(strobe__f, %u, &strobe__c, %s) == "
+                "-EINVAL) "
+                "for (unsigned strobe__k = 0; strobe__k < %u; strobe__k++) strobe__f[strobe__k](&strobe__c); "
+                "strobe__inst_spec_end(strobe__inst_r%u(), &strobe__se); }",
+                caps, fns, r, n, threads, n, r) < 0)
             rc = s->rc = -ENOMEM;
         else
             rc = replace_code(s, p, st.start, st.end, code);
