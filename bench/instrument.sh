@@ -144,3 +144,51 @@ speed() { # name command...: lines/s, medians
 echo "Instrumentation speed: generated file of $LINES lines, $((FUNCS * 6)) OpenMP directives, wall time, medians of $REPS runs"
 speed "strobe instrument" "$STROBE" instrument "$GEN" -o "$W/gen.strobe.c" -- -fopenmp
 [ "$HAVE_OPARI2" = no ] || speed opari2 opari2 "$GEN" "$W/gen.opari2.c"
+
+# ---- a real OpenMP program: XSBench ------------------------------------------
+# XSBench (github.com/ANL-CESAR/XSBench, its openmp-threading version),
+# fetched outside the repository: every file instrumented, built with its
+# own flags (-std=gnu99 -O3 -fopenmp), run bare, instrumented without the
+# runtime and under `strobe run`, alternated; the same checksum each time.
+# STROBE_XSBENCH_ARGS (default "-s small -p 100000 -t 2") sizes the run.
+optional_sources STROBE_XSBENCH_DIR "instrumentation of XSBench" \
+    "fetch github.com/ANL-CESAR/XSBench outside the repository and point STROBE_XSBENCH_DIR at it"
+XS=$STROBE_XSBENCH_DIR/openmp-threading
+[ -f "$XS/Simulation.c" ] || die "STROBE_XSBENCH_DIR=$STROBE_XSBENCH_DIR: no openmp-threading/Simulation.c"
+read -r -a XARGS <<<"${STROBE_XSBENCH_ARGS:--s small -p 100000 -t 2}"
+mkdir -p "$W/xs"
+t0=$EPOCHREALTIME
+for f in "$XS"/*.c; do
+    "$STROBE" instrument "$f" -o "$W/xs/${f##*/}" -- -std=gnu99 -fopenmp -I"$XS" || die "instrumenting $f failed"
+done
+XLINES=$(cat "$XS"/*.c "$XS"/*.h | wc -l)
+XSECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+gcc -std=gnu99 -O3 -fopenmp "$XS"/*.c -o "$W/xs-bare" -lm
+gcc -std=gnu99 -O3 -fopenmp -I"$XS" -I"$SRC/../include" "$W"/xs/*.c -o "$W/xs-strobe" -lm
+xs_run() { # config rep: "seconds checksum" into W/xs-config.rep
+    local t0=$EPOCHREALTIME out
+    # XSBench exits with status 1 when the checksum is not the one of its
+    # default sizes: the checksums are compared below instead
+    case $1 in
+    bare) out=$("$W/xs-bare" "${XARGS[@]}") || true ;;
+    strobe-null) out=$("$W/xs-strobe" "${XARGS[@]}") || true ;;
+    strobe-run) out=$("$STROBE" run -o "$W/xexp" -- "$W/xs-strobe" "${XARGS[@]}" 2>/dev/null) || true ;;
+    esac
+    rm -rf "$W/xexp"
+    local sum
+    sum=$(echo "$out" | sed -n 's/^Verification checksum: \([0-9]*\).*/\1/p')
+    [ -n "$sum" ] || die "XSBench ($1) printed no checksum"
+    awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$sum" 'BEGIN { print b - a, s }' >"$W/xs-$1.$2"
+}
+xconfigs=(bare strobe-null strobe-run)
+for ((r = 0; r < REPS; r++)); do
+    for ((k = 0; k < 3; k++)); do xs_run "${xconfigs[$(((k + r) % 3))]}" "$r"; done
+done
+[ "$(cat "$W"/xs-*.[0-9]* | awk '{ print $2 }' | sort -u | wc -l)" = 1 ] ||
+    die "XSBench: the builds print different checksums"
+xsecs() { cat "$W/xs-$1".[0-9]* | awk '{ print $1 }' | median; }
+xbare=$(xsecs bare)
+echo "XSBench ($XLINES lines in $(ls "$XS"/*.c | wc -l) files, instrumented in ${XSECS} s), ${XARGS[*]}, whole command wall time, medians of $REPS runs; the same checksum in every run"
+for c in "${xconfigs[@]}"; do
+    awk -v n="$c" -v t="$(xsecs "$c")" -v b="$xbare" 'BEGIN { printf "  %-12s %8.3f s %8.3fx bare\n", n, t, t / b }'
+done
