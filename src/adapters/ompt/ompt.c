@@ -425,7 +425,9 @@ __attribute__((constructor)) static void check_runtime(void)
     real_unset_lock = (void (*)(void *))dlsym(RTLD_NEXT, "omp_unset_lock");
     dl_iterate_phdr(find_libgomp, &gomp);
     if (gomp)
-        fprintf(stderr,
-                "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
-                "OpenMP constructs are not measured (build it with clang -fopenmp; docs/openmp.md)\n");
+        fprintf(
+            stderr,
+            "strobe: --openmp: the program uses GCC's libgomp, which has no OMPT interface: its "
+            "OpenMP constructs are not measured through OMPT (build it with clang -fopenmp, or instrument "
+            "its directives: strobe instrument, strobe cc; docs/openmp.md)\n");
 }
