@@ -5,23 +5,28 @@
  * with the user's arguments plus what `strobe run` needs to measure the
  * result with no other step: function entry/exit hooks and debug info,
  * and with clang the basic-block and memory tracing pass (src/cc,
- * docs/bbtrace.md). It is a drop-in for CC/CXX in existing makefiles, so
- * it has one option of its own, --trace, which no compiler has: every
- * other argument goes to the compiler unchanged.
+ * docs/bbtrace.md), and for C sources the directive instrumenter
+ * (cc_directives.c, docs/instrument.md). It is a drop-in for CC/CXX in
+ * existing makefiles, so its own options are ones no compiler has
+ * (--trace, --no-directives): every other argument goes to the compiler
+ * unchanged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/cc_directives.h"
 #include "cli/cli.h"
 #include "strobe/strobe.h"
 
-const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n"
+const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-directives] [COMPILER ARGS...]\n"
                                "       strobe c++ [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n"
                                "\n"
                                "Compiles with clang (strobe cc) or clang++ (strobe c++), or with the\n"
@@ -30,12 +35,21 @@ const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [COMPI
                                "measure the program: function entry/exit hooks and debug info. Use it as\n"
                                "CC=\"strobe cc\" CXX=\"strobe c++\" in existing makefiles; every argument\n"
                                "goes to the compiler unchanged (`strobe help cc` shows this text),\n"
-                               "but strobe's own --trace:\n"
+                               "but strobe's own options:\n"
                                "  --trace=bb       record each executed basic block (clang 14 only)\n"
                                "  --trace=bb,mem   and the address of each load and store (the default\n"
                                "                   with clang)\n"
                                "  --trace=func     function entry and exit only (the default, and the only\n"
                                "                   level, with other compilers)\n"
+                               "  --no-directives  compile C sources as they are (see directives)\n"
+                               "\n"
+                               "directives (strobe cc): a C source whose text mentions a pragma (or, with\n"
+                               "-fopenmp, an OpenMP lock call) is first rewritten by `strobe instrument`\n"
+                               "into a temporary copy, compiled instead: strobe's region pragmas, OpenMP's\n"
+                               "with -fopenmp, tm_atomic and speculative with -fgnu-tm (gcc) become\n"
+                               "measured regions (docs/instrument.md). Diagnostics, debug info and\n"
+                               "dependency files (-MD) name the original; a malformed directive stops\n"
+                               "the compile (FILE:LINE: why, exit status 2).\n"
                                "\n"
                                "added flags:\n"
                                "  clang, clang++   -finstrument-functions-after-inlining -g\n"
@@ -100,12 +114,18 @@ static bool has_debug(int argc, char **argv)
 
 enum trace { TRACE_FUNC, TRACE_BB, TRACE_MEM };
 
-/* Takes strobe's --trace options out of argv (the last one counts):
- * returns the new argc, or -1 after saying what is wrong. */
-static int take_trace(const char *cmd, int argc, char **argv, enum trace *level, bool *given)
+/* Takes strobe's options out of argv: --trace (the last one counts) and
+ * --no-directives. Returns the new argc, or -1 after saying what is
+ * wrong. */
+static int take_options(const char *cmd, int argc, char **argv, enum trace *level, bool *given,
+                        bool *directives)
 {
     int n = 1;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--no-directives") == 0) {
+            *directives = false;
+            continue;
+        }
         if (strncmp(argv[i], "--trace=", 8) != 0) {
             argv[n++] = argv[i];
             continue;
@@ -127,6 +147,41 @@ static int take_trace(const char *cmd, int argc, char **argv, enum trace *level,
     return n;
 }
 
+/* Runs the compiler and waits: its exit status, or -1 (*err) when it
+ * could not be started. */
+static int run_compiler(char **args, int *err)
+{
+    int fail[2];
+    if (pipe2(fail, O_CLOEXEC) != 0) {
+        *err = errno;
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fail[0]);
+        execvp(args[0], args);
+        int e = errno;
+        if (write(fail[1], &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(fail[1]);
+    if (pid < 0) {
+        *err = errno;
+        close(fail[0]);
+        return -1;
+    }
+    /* the exec's errno comes through the pipe, which an exec closes */
+    ssize_t got = read(fail[0], err, sizeof *err);
+    close(fail[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (got == (ssize_t)sizeof *err)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int strobe__cmd_cc(int argc, char **argv)
 {
     bool cxx = strcmp(argv[0], "c++") == 0;
@@ -142,13 +197,16 @@ int strobe__cmd_cc(int argc, char **argv)
         return STROBE_EXIT_USAGE;
     }
     enum trace level = TRACE_MEM;
-    bool given = false;
-    argc = take_trace(cmd, argc, argv, &level, &given);
+    bool given = false, directives = !cxx;
+    argc = take_options(cmd, argc, argv, &level, &given, &directives);
     if (argc < 0)
         return STROBE_EXIT_USAGE;
-    /* the compiler's words, then the user's arguments, then ours */
+    /* the compiler's words, then the user's arguments (instrumented
+     * sources replaced by their copies, and what those need), then ours */
     char *words = strdup(named && *named ? named : cxx ? "clang++" : "clang");
-    char **args = calloc((size_t)argc + strlen(words) / 2 + 10, sizeof *args);
+    char **args = calloc((size_t)argc * (1 + STROBE__CC_ARGS_PER_SOURCE) + STROBE__CC_ARGS_EXTRA +
+                             (words ? strlen(words) / 2 : 0) + 10,
+                         sizeof *args);
     char *plugin = NULL, *plugin_arg = NULL;
     if (!words || !args) {
         free(words);
@@ -166,8 +224,17 @@ int strobe__cmd_cc(int argc, char **argv)
         return STROBE_EXIT_USAGE;
     }
     const char *compiler = args[n - 1]; /* "ccache gcc": gcc decides the flags */
+    size_t first = n;
     for (int i = 1; i < argc; i++)
         args[n++] = argv[i];
+    struct strobe__cc_copies copies = {0};
+    int rc = directives ? strobe__cc_directives(cmd, args, &n, first, &copies) : 0;
+    if (rc) {
+        strobe__cc_directives_done(&copies);
+        free(words);
+        free(args);
+        return rc;
+    }
     if (is_clang(compiler)) {
         /* after inlining: the calls that remain in the code, so an inlined
          * accessor of a C++ header costs nothing, as in the program the
@@ -209,8 +276,22 @@ int strobe__cmd_cc(int argc, char **argv)
         unsetenv(TRACE_VAR);
     else
         setenv(TRACE_VAR, level == TRACE_BB ? "bb" : "bb,mem", 1);
-    execvp(args[0], args);
-    int err = errno;
+    int err;
+    if (copies.n) {
+        /* the copies outlive the compiler: run it, then clean up */
+        rc = run_compiler(args, &err);
+        strobe__cc_directives_done(&copies);
+        if (rc >= 0) {
+            free(plugin_arg);
+            free(plugin);
+            free(words);
+            free(args);
+            return rc;
+        }
+    } else {
+        execvp(args[0], args);
+        err = errno;
+    }
     if (err == ENOENT && !(named && *named))
         strobe__cli_say("%s: %s: not found (install it, or name the compiler in %s)", cmd, args[0], var);
     else

@@ -209,12 +209,18 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
     return 0;
 }
 
+void strobe__remove_tree(const char *path)
+{
+    /* FTW_PHYS: never follow symbolic links */
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 void strobe__out_dir_abort(struct strobe__out_dir *o)
 {
     /* Only ever called on the directory this module created, so deleting
-     * its whole tree is safe. FTW_PHYS: never follow symbolic links. */
+     * its whole tree is safe. */
     if (o->tmp)
-        nftw(o->tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        strobe__remove_tree(o->tmp);
     free(o->tmp);
     free(o->path);
     memset(o, 0, sizeof *o);

@@ -48,4 +48,8 @@ int strobe__out_dir_commit(struct strobe__out_dir *o, struct strobe_errbuf *eb);
 /* Removes the temporary directory and everything in it. */
 void strobe__out_dir_abort(struct strobe__out_dir *o);
 
+/* Removes the folder at path and everything in it (symbolic links are
+ * removed, not followed). Only for a folder the caller made. */
+void strobe__remove_tree(const char *path);
+
 #endif

@@ -27,7 +27,8 @@ static char *build_and_measure(const char *tmp, const char *build)
 {
     char *out;
     int rc = strobe_test_sh(
-        &out, "cd '%s' && %s && %s run -o exp -- ./prog >/dev/null 2>&1 && %s report exp --format json | " FLAT_PY,
+        &out,
+        "cd '%s' && %s && %s run -o exp -- ./prog >/dev/null 2>&1 && %s report exp --format json | " FLAT_PY,
         tmp, build, STROBE, STROBE);
     if (rc != 0)
         STROBE_FAIL("%s: exit %d\n%s", build, rc, out);
@@ -100,7 +101,7 @@ STROBE_TEST(errors)
     CHECK_CONTAINS(out, "no-such-file.c");
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s help c++", STROBE), 0);
-    CHECK_CONTAINS(out, "usage: strobe cc [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n");
+    CHECK_CONTAINS(out, "usage: strobe cc [--trace=bb|bb,mem|func] [--no-directives] [COMPILER ARGS...]\n");
     free(out);
 }
 
@@ -113,26 +114,96 @@ STROBE_TEST(trace_option)
     CHECK_EQ_INT(strobe_test_sh(&out, "%s cc --trace=mem x.c", STROBE), 2);
     CHECK_STR_EQ(out, "strobe: cc: --trace=mem: not a level (bb, bb,mem or func)\n");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && STROBE_CC=gcc %s cc --trace=bb -O1 %s/workload.c -o gprog -pthread",
-                                tmp, STROBE, SRC),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out, "cd '%s' && STROBE_CC=gcc %s cc --trace=bb -O1 %s/workload.c -o gprog -pthread",
+                       tmp, STROBE, SRC),
+        0);
     CHECK_STR_EQ(out, "strobe: cc: --trace=bb needs clang 14 (the compiler is gcc): function level only\n");
     free(out);
     /* the default with gcc: function level, silently */
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && STROBE_CC=gcc %s cc -O1 %s/workload.c -o gprog -pthread", tmp,
-                                STROBE, SRC),
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && STROBE_CC=gcc %s cc -O1 %s/workload.c -o gprog -pthread",
+                                tmp, STROBE, SRC),
                  0);
     CHECK_STR_EQ(out, "");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "cd '%s' && %s cc --trace=func -O1 %s/workload.c -o fprog -pthread && "
-                                "%s cc -O1 %s/workload.c -o mprog -pthread && nm fprog | grep -c strobe.bb.module; "
-                                "nm mprog | grep -c strobe.bb.module",
-                                tmp, STROBE, SRC, STROBE, SRC),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "cd '%s' && %s cc --trace=func -O1 %s/workload.c -o fprog -pthread && "
+                       "%s cc -O1 %s/workload.c -o mprog -pthread && nm fprog | grep -c strobe.bb.module; "
+                       "nm mprog | grep -c strobe.bb.module",
+                       tmp, STROBE, SRC, STROBE, SRC),
+        0);
     CHECK_STR_EQ(out, "0\n1\n");
     free(out);
 }
 
+/* Directives: `STROBE_CC=gcc strobe cc -fopenmp` instruments each source
+ * with directives (directives/: a parallel region in main.c, a user region
+ * in util.c, both including "util.h" of their folder), compiled from
+ * another folder in two steps (-c without -o, -MD) and in one with clang;
+ * the regions have their exact visits and lines, the dependency files name
+ * the originals, no temporary copy is left. A malformed directive stops
+ * the compile with FILE:LINE and no object; --no-directives compiles as
+ * it is. */
+STROBE_TEST(directives)
+{
+    const char *tmp = strobe_test_tmpdir("cc_directives");
+    char cmd[2048];
+    snprintf(
+        cmd, sizeof cmd,
+        "mkdir t && export TMPDIR=$PWD/t STROBE_CC=gcc && "
+        "%s cc -fopenmp -O2 -c %s/directives/util.c %s/directives/main.c -MD && "
+        "%s cc -fopenmp main.o util.o -o prog && ./prog && ls t | wc -l && ls *.o *.d && "
+        "grep -c 'strobe-cc' main.d util.d; grep -c '^ %s/directives/main.c ' main.d && "
+        "unset STROBE_CC && %s cc -fopenmp %s/directives/main.c %s/directives/util.c -o prog2 && ./prog2 && "
+        "ls t | wc -l",
+        STROBE, SRC, SRC, STROBE, SRC, STROBE, SRC, SRC);
+    char *out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "90\n0\nmain.d\nmain.o\nutil.d\nutil.o\nmain.d:0\nutil.d:0\n1\n90\n0\n");
+    free(out);
+    for (int step = 0; step < 2; step++) {
+        char *flat;
+        CHECK_EQ_INT(
+            strobe_test_sh(&flat,
+                           "cd '%s' && rm -rf exp && %s run -o exp -- ./%s >/dev/null 2>&1 && %s report "
+                           "exp --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                           "[print(d[\"regions\"][f[\"region\"]][\"name\"], f[\"visits\"], "
+                           "d[\"regions\"][f[\"region\"]][\"line\"]) for f in "
+                           "sorted(d[\"flat\"], key=lambda f: d[\"regions\"][f[\"region\"]][\"name\"])]'",
+                           tmp, STROBE, step ? "prog2" : "prog", STROBE),
+            0);
+        char want[512];
+        unsigned par = strobe_test_line_of("tests/cli/directives/main.c", "#pragma omp parallel");
+        /* clang's outlined parallel body is a function of its own */
+        snprintf(want, sizeof want,
+                 "%smain 1 %u\nomp barrier@main 2 %u\nomp implicit task@main 2 %u\nomp parallel@main 1 %u\n"
+                 "work 2 %u\nwork_loop 2 %u\n",
+                 step ? ".omp_outlined. 2 11\n.omp_outlined._debug__ 2 11\n" : "",
+                 strobe_test_line_of("tests/cli/directives/main.c", "int main(void)"), par, par, par,
+                 strobe_test_line_of("tests/cli/directives/util.c", "int work(int n)"),
+                 strobe_test_line_of("tests/cli/directives/util.c", "#pragma strobe region(work_loop)"));
+        CHECK_STR_EQ(flat, want);
+        free(flat);
+    }
+    /* a malformed directive: FILE:LINE, exit status 2, no object */
+    snprintf(cmd, sizeof cmd,
+             "printf 'void f(void)\\n{\\n#pragma strobe region end(x)\\n}\\n' > bad.c && "
+             "TMPDIR=$PWD/t %s cc -c bad.c; echo $?; ls bad.o 2>/dev/null | wc -l; ls t | wc -l",
+             STROBE);
+    out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "strobe: cc: bad.c:3: region end without its begin (regions nest): x\n2\n0\n0\n");
+    free(out);
+    /* --no-directives: compiled as it is (gcc ignores the unknown pragma) */
+    snprintf(cmd, sizeof cmd,
+             "STROBE_CC=gcc %s cc --no-directives -O2 %s/directives/util.c %s/directives/main.c -o plain && "
+             "rm -rf exp && %s run -o exp -- ./plain >/dev/null 2>&1 && %s report exp | awk '/work_loop|omp "
+             "/' | wc -l",
+             STROBE, SRC, SRC, STROBE, STROBE);
+    out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "0\n");
+    free(out);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(clang_default), STROBE_CASE(gcc_by_strobe_cc), STROBE_CASE(makefile),
-                 STROBE_CASE(cxx_names), STROBE_CASE(errors), STROBE_CASE(trace_option))
+                 STROBE_CASE(cxx_names), STROBE_CASE(errors), STROBE_CASE(trace_option),
+                 STROBE_CASE(directives))
