@@ -260,12 +260,12 @@ STROBE_TEST(tm_and_speculative)
     /* IBM's query API in the instrumented program, linked with
      * libstrobe-tm, alone and under strobe run --tm: 10,000 transactions
      * (speculative chunks count as SE only), 1,999 + 2 committed chunks */
-    snprintf(
-        cmd, sizeof cmd,
-        "%s instrument %s/tm_kernels.c -o kb.c -- -fopenmp -fgnu-tm -DBGQ_STATS -I%s/include && "
-        "gcc -O2 -fopenmp -fgnu-tm -Wall -Wextra -Werror -DBGQ_STATS -I%s/include kb.c -o kb -L%s "
-        "-lstrobe-tm -Wl,-rpath,%s && ./kb | tail -1 && %s run --tm -o exp_bgq -- ./kb 2>/dev/null | tail -1",
-        STROBE, SRC, STROBE_SOURCE_DIR, STROBE_SOURCE_DIR, STROBE_LIB_DIR, STROBE_LIB_DIR, STROBE);
+    snprintf(cmd, sizeof cmd,
+             "%s instrument %s/tm_kernels.c -o kb.c -- -fopenmp -fgnu-tm -DBGQ_STATS -I%s/include && "
+             "gcc -O2 -fopenmp -fgnu-tm -Wall -Wextra -Werror -DBGQ_STATS -I%s/include -c kb.c && "
+             "gcc -fopenmp -fgnu-tm " STROBE_TEST_SANITIZE " kb.o -o kb -L%s -lstrobe-tm -Wl,-rpath,%s && "
+             "./kb | tail -1 && %s run --tm -o exp_bgq -- ./kb 2>/dev/null | tail -1",
+             STROBE, SRC, STROBE_SOURCE_DIR, STROBE_SOURCE_DIR, STROBE_LIB_DIR, STROBE_LIB_DIR, STROBE);
     check_str(tmp, cmd,
               "bgq transactions 10000 se committed 2001\nbgq transactions 10000 se committed 2001\n");
 }
