@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -148,16 +149,26 @@ static int take_options(const char *cmd, int argc, char **argv, enum trace *leve
 }
 
 /* Runs the compiler and waits: its exit status, or -1 (*err) when it
- * could not be started. */
+ * could not be started. Until it ends, an interruption meant for strobe cc
+ * (Ctrl-C, make or timeout stopping it) goes to the compiler, so that the
+ * copies are still removed after it: the signals stay blocked, and what
+ * arrives after the compiler ended is dropped at strobe cc's exit. */
 static int run_compiler(char **args, int *err)
 {
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    for (size_t i = 0; i < sizeof stops / sizeof *stops; i++)
+        sigaddset(&stop, stops[i]);
     int fail[2];
     if (pipe2(fail, O_CLOEXEC) != 0) {
         *err = errno;
         return -1;
     }
+    sigprocmask(SIG_BLOCK, &stop, &old);
     pid_t pid = fork();
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         close(fail[0]);
         execvp(args[0], args);
         int e = errno;
@@ -174,9 +185,18 @@ static int run_compiler(char **args, int *err)
     /* the exec's errno comes through the pipe, which an exec closes */
     ssize_t got = read(fail[0], err, sizeof *err);
     close(fail[0]);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    int st = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return STROBE_EXIT_FAILURE; /* SIGCHLD ignored: the status is lost */
+        /* the compiler's end is a SIGCHLD too, pending while blocked */
+        int sig = sigwaitinfo(&stop, NULL);
+        if (sig > 0 && sig != SIGCHLD)
+            kill(pid, sig);
+    }
     if (got == (ssize_t)sizeof *err)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -277,8 +297,8 @@ int strobe__cmd_cc(int argc, char **argv)
     else
         setenv(TRACE_VAR, level == TRACE_BB ? "bb" : "bb,mem", 1);
     int err;
-    if (copies.n) {
-        /* the copies outlive the compiler: run it, then clean up */
+    if (copies.dir) {
+        /* the folder outlives the compiler: run it, then remove the folder */
         rc = run_compiler(args, &err);
         strobe__cc_directives_done(&copies);
         if (rc >= 0) {

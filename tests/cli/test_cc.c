@@ -143,8 +143,8 @@ STROBE_TEST(trace_option)
  * another folder in two steps (-c without -o, -MD) and in one with clang;
  * the regions have their exact visits and lines, the dependency files name
  * the originals, no temporary copy is left. A malformed directive stops
- * the compile with FILE:LINE and no object; --no-directives compiles as
- * it is. */
+ * the compile with FILE:LINE and no object; the temporary folder goes
+ * whatever the end; --no-directives compiles as it is. */
 STROBE_TEST(directives)
 {
     const char *tmp = strobe_test_tmpdir("cc_directives");
@@ -192,6 +192,20 @@ STROBE_TEST(directives)
              STROBE);
     out = strobe_test_ok_in(tmp, cmd);
     CHECK_STR_EQ(out, "strobe: cc: bad.c:3: region end without its begin (regions nest): x\n2\n0\n0\n");
+    free(out);
+    /* the temporary folder goes also when libclang cannot parse the file
+     * (compiled as it is: the compiler's error) and when strobe cc is
+     * stopped (timeout, Ctrl-C): the signal goes to the compiler, which
+     * here is a script that would sleep 5 s */
+    snprintf(
+        cmd, sizeof cmd,
+        "printf '/* pragma */\\nint f(void) { return x; }\\n' > undeclared.c && "
+        "TMPDIR=$PWD/t STROBE_CC=gcc %s cc -c undeclared.c >/dev/null 2>&1; echo $?; ls t | wc -l; "
+        "printf '#!/bin/sh\\nexec sleep 5\\n' > slowcc && chmod +x slowcc && "
+        "TMPDIR=$PWD/t STROBE_CC=./slowcc timeout 0.3 %s cc -c %s/directives/util.c; echo $?; ls t | wc -l",
+        STROBE, STROBE, SRC);
+    out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "1\n0\n124\n0\n");
     free(out);
     /* --no-directives: compiled as it is (gcc ignores the unknown pragma) */
     snprintf(cmd, sizeof cmd,
