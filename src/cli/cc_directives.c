@@ -256,14 +256,20 @@ int strobe__cc_directives(const char *cmd, char **args, size_t *n, size_t first,
         c->files = f;
         c->files[c->n++] = (struct strobe__cc_copy){orig, copy};
         args[i] = copy;
-        /* quoted #includes of the original's folder */
+        /* quoted #includes of the original's folder, searched before the
+         * user's -iquote folders as the original's own folder would be:
+         * in front of the user's arguments */
         slash = strrchr(dir, '/');
         if (slash)
             slash[slash == dir] = 0;
         else
             strcpy(dir, ".");
-        args[(*n)++] = "-iquote";
-        args[(*n)++] = own(c, dir) ? dir : ".";
+        memmove(args + first + 2, args + first, (*n - first) * sizeof *args);
+        args[first] = "-iquote";
+        args[first + 1] = own(c, dir) ? dir : ".";
+        *n += 2;
+        end += 2;
+        i += 2;
         added = true;
 #else
         strobe__cli_say("%s: %s: directives not measured: strobe was built without libclang 14 (Debian "

@@ -140,7 +140,8 @@ STROBE_TEST(trace_option)
 /* Directives: `STROBE_CC=gcc strobe cc -fopenmp` instruments each source
  * with directives (directives/: a parallel region in main.c, a user region
  * in util.c, both including "util.h" of their folder), compiled from
- * another folder in two steps (-c without -o, -MD) and in one with clang;
+ * another folder in two steps (-c without -o, -MD, an -iquote folder with
+ * another util.h, which the sources' own folder precedes) and in one with clang;
  * the regions have their exact visits and lines, the dependency files name
  * the originals, no temporary copy is left. A malformed directive stops
  * the compile with FILE:LINE and no object; the temporary folder goes
@@ -151,8 +152,9 @@ STROBE_TEST(directives)
     char cmd[2048];
     snprintf(
         cmd, sizeof cmd,
-        "mkdir t && export TMPDIR=$PWD/t STROBE_CC=gcc && "
-        "%s cc -fopenmp -O2 -c %s/directives/util.c %s/directives/main.c -MD && "
+        "mkdir t other && printf '#error the source folder comes first\\n' > other/util.h && "
+        "export TMPDIR=$PWD/t STROBE_CC=gcc && "
+        "%s cc -fopenmp -O2 -iquote other -c %s/directives/util.c %s/directives/main.c -MD && "
         "%s cc -fopenmp main.o util.o -o prog && ./prog && ls t | wc -l && ls *.o *.d && "
         "grep -c 'strobe-cc' main.d util.d; grep -c '^ %s/directives/main.c ' main.d && "
         "unset STROBE_CC && %s cc -fopenmp %s/directives/main.c %s/directives/util.c -o prog2 && ./prog2 && "
