@@ -65,7 +65,7 @@ directive_lines() { # file.c: the lines holding an OpenMP directive, sorted as t
 
 region_lines() { # tool out.c src.c: the lines the tool's regions name, sorted as text
     case $1 in
-    strobe) sed -n 's/^static strobe_region_t strobe__inst_r[0-9]* = {"omp [^"]*", "[^"]*", \([0-9]*\), 0};/\1/p' "$2" ;;
+    strobe) sed -n 's/^{ static strobe_region_t r = {"omp [^"]*", "[^"]*", \([0-9]*\), 0}; return &r; }$/\1/p' "$2" ;;
     opari2) { grep -o 'sscl=[^:]*:[0-9]*' "$3.opari.inc" || true; } | cut -d: -f2 ;;
     esac | sort -u
 }
