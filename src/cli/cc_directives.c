@@ -67,20 +67,29 @@ static bool ends_with(const char *s, const char *tail)
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
+/* The whole text of the file at path (NULL: unreadable or empty). */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    size_t cap = 0;
+    if (getdelim(&text, &cap, 0, f) <= 0) {
+        free(text);
+        text = NULL;
+    }
+    fclose(f);
+    return text;
+}
+
 /* Whether the file's text may hold a directive (a cheap look before a
  * parse): "pragma" (#pragma, _Pragma), or with OpenMP a lock call. */
 static bool may_hold_directive(const char *path, bool omp)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    char *text = NULL;
-    size_t len = 0;
-    bool yes = false;
-    if (getdelim(&text, &len, 0, f) > 0)
-        yes = strstr(text, "pragma") || (omp && strstr(text, "omp_set_"));
+    char *text = read_text(path);
+    bool yes = text && (strstr(text, "pragma") || (omp && strstr(text, "omp_set_")));
     free(text);
-    fclose(f);
     return yes;
 }
 
@@ -147,6 +156,11 @@ static int note_deps(struct strobe__cc_copies *c, char **args, size_t n, size_t 
                      base) < 0)
             d = NULL;
     }
+    for (size_t i = 0; d && i < c->ndeps; i++)
+        if (strcmp(c->deps[i], d) == 0) { /* one file for several sources (-MF) */
+            free(d);
+            return 0;
+        }
     char **nd = d ? realloc(c->deps, (c->ndeps + 1) * sizeof *nd) : NULL;
     if (!nd) {
         free(d);
@@ -286,38 +300,29 @@ int strobe__cc_directives(const char *cmd, char **args, size_t *n, size_t first,
     return rc;
 }
 
-/* Replaces every `from` in the file at path by `to`. */
-static void replace_in_file(const char *path, const char *from, const char *to)
+/* Rewrites the dependency file at path (all or nothing) so that it names
+ * the originals instead of the copies, in one pass over its text. */
+static void fix_deps(const char *path, const struct strobe__cc_copies *c)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char *text = NULL;
-    size_t cap = 0;
-    ssize_t len = getdelim(&text, &cap, 0, f);
-    fclose(f);
-    if (len <= 0 || !strstr(text, from)) {
-        free(text);
-        return;
-    }
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.strobe-tmp", path);
-    FILE *o = fopen(tmp, "w");
-    if (o) {
-        size_t fl = strlen(from);
-        for (const char *p = text, *hit; *p; p = hit + fl) {
-            hit = strstr(p, from);
-            if (!hit) {
-                fputs(p, o);
-                break;
+    char *text = read_text(path);
+    bool names_copy = false;
+    for (size_t i = 0; text && i < c->n; i++)
+        names_copy |= strstr(text, c->files[i].copy) != NULL;
+    struct strobe__out_file o;
+    struct strobe_errbuf eb;
+    if (names_copy && strobe__out_file_open(&o, path, &eb) == 0) {
+        for (const char *p = text; *p;) {
+            size_t i = 0;
+            while (i < c->n && strncmp(p, c->files[i].copy, strlen(c->files[i].copy)) != 0)
+                i++;
+            if (i < c->n) {
+                fputs(c->files[i].orig, o.f);
+                p += strlen(c->files[i].copy);
+            } else {
+                fputc(*p++, o.f);
             }
-            fwrite(p, 1, (size_t)(hit - p), o);
-            fputs(to, o);
         }
-        if (fclose(o) == 0)
-            rename(tmp, path);
-        else
-            unlink(tmp);
+        strobe__out_file_commit(&o, &eb); /* a failure leaves the compiler's file */
     }
     free(text);
 }
@@ -325,8 +330,7 @@ static void replace_in_file(const char *path, const char *from, const char *to)
 void strobe__cc_directives_done(struct strobe__cc_copies *c)
 {
     for (size_t d = 0; d < c->ndeps; d++) {
-        for (size_t i = 0; i < c->n; i++)
-            replace_in_file(c->deps[d], c->files[i].copy, c->files[i].orig);
+        fix_deps(c->deps[d], c);
         free(c->deps[d]);
     }
     free(c->deps);

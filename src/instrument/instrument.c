@@ -60,9 +60,9 @@ static int parse_words(struct strobe__inst_src *s, const struct strobe__inst_pra
     return 0;
 }
 
-/* Plans strobe's own directives: pairs begins and ends, and marks in
- * off_zone[] the directives of every family that `off` ... `on` excludes. */
-static int plan_strobe(struct strobe__inst_src *s, bool *off_zone)
+/* Plans strobe's own directives: pairs begins and ends, checks that
+ * `off` and `on` alternate, and removes the directives they exclude. */
+static int plan_strobe(struct strobe__inst_src *s)
 {
     bool off = false;
     struct open {
@@ -74,7 +74,6 @@ static int plan_strobe(struct strobe__inst_src *s, bool *off_zone)
         return s->rc = -ENOMEM;
     for (size_t i = 0; i < s->npragmas && !s->rc; i++) {
         const struct strobe__inst_pragma *p = &s->pragmas[i];
-        off_zone[i] = off;
         if (p->family != STROBE__INST_STROBE)
             continue;
         struct strobe_pragma sp;
@@ -165,16 +164,12 @@ int strobe__instrument_file(const char *in, const char *out, const char *const *
     struct strobe__inst_src s = {.omp = omp, .watch = omp ? strobe__inst_omp_locks : NULL};
     CXIndex idx = clang_createIndex(0, 0);
     int rc = strobe__inst_src_open(&s, idx, in, cargs, n, eb);
-    bool *off_zone = rc ? NULL : calloc(s.npragmas + 1, sizeof *off_zone);
-    if (rc == 0 && !off_zone)
-        rc = -ENOMEM;
-    if (rc == 0 && plan_strobe(&s, off_zone) == 0 && strobe__inst_plan_omp(&s, off_zone) == 0)
+    if (rc == 0 && plan_strobe(&s) == 0 && strobe__inst_plan_omp(&s) == 0)
         strobe__inst_plan_spec(&s, tm);
     if (rc == 0 && (rc = s.rc) == -ENOMEM)
         rc = strobe__error(eb, -ENOMEM, "%s: out of memory", in);
     if (rc == 0)
         rc = strobe__inst_write(&s, out);
-    free(off_zone);
     strobe__inst_src_close(&s);
     clang_disposeIndex(idx);
     free(cargs);

@@ -175,21 +175,6 @@ enum body {
     AS_IS,        /* atomic: the expression statement must follow the directive */
 };
 
-/* Where the body of the for loop at token t begins (0: not a for loop). */
-static unsigned loop_body(struct strobe__inst_src *s, unsigned t)
-{
-    if (!strobe__inst_token_is(s, t, "for") || !strobe__inst_token_is(s, t + 1, "("))
-        return 0;
-    unsigned depth = 0;
-    for (t += 1; t < s->ntoks; t++) {
-        if (strobe__inst_token_is(s, t, "("))
-            depth++;
-        else if (strobe__inst_token_is(s, t, ")") && --depth == 0)
-            return t + 1 < s->ntoks ? strobe__inst_token_start(s, t + 1) : 0;
-    }
-    return 0;
-}
-
 /* Emits the directive's edits: `open` replaces it, `close` follows its
  * statement (when it has one). */
 static int emit(struct strobe__inst_src *s, const struct directive *d, struct code *open,
@@ -212,7 +197,8 @@ static int emit(struct strobe__inst_src *s, const struct directive *d, struct co
             return strobe__inst_replace(s, d->p, open->buf);
         }
         if (body == LOOP_BODY) {
-            unsigned b = loop_body(s, strobe__inst_token_at(s, st.start));
+            unsigned header = strobe__inst_for_header(s, strobe__inst_token_at(s, st.start));
+            unsigned b = header && header + 1 < s->ntoks ? strobe__inst_token_start(s, header + 1) : 0;
             if (!b)
                 return strobe__inst_fail(s, d->p->line, "omp %s is not followed by a for loop",
                                          d->items[0].name);
@@ -455,24 +441,13 @@ static int construct(struct strobe__inst_src *s, struct directive *d)
 
 const char *const strobe__inst_omp_locks[] = {"omp_set_lock", "omp_set_nest_lock", NULL};
 
-/* Whether byte `off` lies between `#pragma strobe off` and `on`. */
-static bool excluded(const struct strobe__inst_src *s, unsigned off)
-{
-    bool zone = false;
-    for (size_t i = 0; i < s->npragmas && s->pragmas[i].off < off; i++)
-        if (s->pragmas[i].family == STROBE__INST_STROBE &&
-            (strcmp(s->pragmas[i].text, "off") == 0 || strcmp(s->pragmas[i].text, "on") == 0))
-            zone = s->pragmas[i].text[1] == 'f';
-    return zone;
-}
-
 /* omp_set_lock and omp_set_nest_lock: the wait for the lock, as a region
  * named after the call, around it: `(enter, omp_set_lock(l), exit)`. */
 static void lock_calls(struct strobe__inst_src *s)
 {
     for (size_t i = 0; i < s->ncalls && !s->rc; i++) {
         const struct strobe__inst_call *c = &s->calls[i];
-        if (excluded(s, c->start))
+        if (strobe__inst_excluded(s, c->start))
             continue;
         char name[256];
         snprintf(name, sizeof name, "%s@%s", strobe__inst_omp_locks[c->name],
@@ -485,14 +460,14 @@ static void lock_calls(struct strobe__inst_src *s)
     }
 }
 
-int strobe__inst_plan_omp(struct strobe__inst_src *s, const bool *off_zone)
+int strobe__inst_plan_omp(struct strobe__inst_src *s)
 {
     if (!s->omp)
         return 0;
     lock_calls(s);
     for (size_t i = 0; i < s->npragmas && !s->rc; i++) {
         const struct strobe__inst_pragma *p = &s->pragmas[i];
-        if (p->family != STROBE__INST_OMP || off_zone[i])
+        if (p->family != STROBE__INST_OMP || strobe__inst_excluded(s, p->off))
             continue;
         struct directive d = {.p = p, .func = strobe__inst_function_at(s, p->off)};
         if (!split(p->text, &d))

@@ -15,11 +15,10 @@
 
 #include "instrument/source.h"
 
-/* Plans the edits of the file's `#pragma omp` directives (none when the
- * file is not parsed for -fopenmp: they are inert then), except those
- * `#pragma strobe off` excludes (off_zone[i] for s->pragmas[i]). Returns
- * 0 or s->rc. */
-int strobe__inst_plan_omp(struct strobe__inst_src *s, const bool *off_zone);
+/* Plans the edits of the file's `#pragma omp` directives and OpenMP lock
+ * calls (none when the file is not parsed for -fopenmp: they are inert
+ * then), except those `#pragma strobe off` excludes. Returns 0 or s->rc. */
+int strobe__inst_plan_omp(struct strobe__inst_src *s);
 
 /* The OpenMP lock routines whose calls are measured (s->watch). */
 extern const char *const strobe__inst_omp_locks[];

@@ -106,11 +106,17 @@ static int family_of(const char *word, size_t len)
     return -1;
 }
 
+/* Adds p, its words without trailing blanks (a _Pragma's string may end
+ * in some), so that every reader compares them alike. */
 static int add_pragma(struct strobe__inst_src *s, const struct strobe__inst_pragma *p)
 {
     if (strobe__grow((void **)&s->pragmas, &s->pcap, s->npragmas + 1, sizeof *s->pragmas))
         return s->rc = -ENOMEM;
-    s->pragmas[s->npragmas++] = *p;
+    struct strobe__inst_pragma *q = &s->pragmas[s->npragmas++];
+    *q = *p;
+    size_t len = strlen(q->text);
+    while (len && (q->text[len - 1] == ' ' || q->text[len - 1] == '\t'))
+        q->text[--len] = 0;
     return 0;
 }
 
@@ -398,6 +404,30 @@ const struct strobe__inst_span *strobe__inst_stmt_after(struct strobe__inst_src 
     return out;
 }
 
+bool strobe__inst_excluded(const struct strobe__inst_src *s, unsigned off)
+{
+    bool zone = false;
+    for (size_t i = 0; i < s->npragmas && s->pragmas[i].off < off; i++)
+        if (s->pragmas[i].family == STROBE__INST_STROBE &&
+            (strcmp(s->pragmas[i].text, "off") == 0 || strcmp(s->pragmas[i].text, "on") == 0))
+            zone = s->pragmas[i].text[1] == 'f';
+    return zone;
+}
+
+unsigned strobe__inst_for_header(struct strobe__inst_src *s, unsigned t)
+{
+    if (!strobe__inst_token_is(s, t, "for") || !strobe__inst_token_is(s, t + 1, "("))
+        return 0;
+    unsigned depth = 0;
+    for (t += 1; t < s->ntoks; t++) {
+        if (strobe__inst_token_is(s, t, "("))
+            depth++;
+        else if (strobe__inst_token_is(s, t, ")") && --depth == 0)
+            return t;
+    }
+    return 0;
+}
+
 const char *strobe__inst_function_at(const struct strobe__inst_src *s, unsigned off)
 {
     for (size_t i = 0; i < s->nfuncs; i++)
@@ -530,13 +560,17 @@ static const char prologue[] =
     "#pragma weak strobe_region_exit\n"
     "#pragma weak strobe_region_define\n"
     "#pragma weak strobe_metric_add\n"
-    "static inline __attribute__((unused, no_instrument_function)) strobe_region_t *strobe__inst_enter(strobe_region_t *r)\n"
+    "static inline __attribute__((unused, no_instrument_function)) strobe_region_t "
+    "*strobe__inst_enter(strobe_region_t *r)\n"
     "{ if (strobe_region_enter) strobe_region_enter(r); return r; }\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_exit(strobe_region_t *r)\n"
+    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_exit(strobe_region_t "
+    "*r)\n"
     "{ if (strobe_region_exit) strobe_region_exit(r); }\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_leave(strobe_region_t **r) { "
+    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_leave(strobe_region_t "
+    "**r) { "
     "strobe__inst_exit(*r); }\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_in(strobe_region_t *r, unsigned kind)\n"
+    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_in(strobe_region_t *r, "
+    "unsigned kind)\n"
     "{ if (strobe_region_enter && strobe_region_define) {\n"
     "    if (!__atomic_load_n(&r->id, __ATOMIC_ACQUIRE)) strobe_region_define(r, kind);\n"
     "    strobe_region_enter(r); } }\n";
@@ -548,7 +582,8 @@ static const char prologue_omp[] =
     "#include <omp.h>\n"
     "static __attribute__((unused)) strobe_metric_t strobe__inst_team = {\"omp team size\", \"threads\", "
     "0};\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_task(strobe_region_t *r)\n"
+    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_task(strobe_region_t "
+    "*r)\n"
     "{ if (strobe_metric_add && omp_get_thread_num() == 0)\n"
     "    strobe_metric_add(&strobe__inst_team, omp_get_num_threads());\n"
     "  strobe__inst_in(r, 4); }\n";
@@ -569,10 +604,12 @@ static const char prologue_spec[] =
     "  {\"se.nonspec_committed\", \"chunks\", 0}, {\"se.spec_committed\", \"chunks\", 0},\n"
     "  {\"se.rollbacks\", \"rollbacks\", 0}, {\"se.serialized.irrevocable\", \"chunks\", 0},\n"
     "  {\"se.serialized.max_rollbacks\", \"chunks\", 0}, {\"se.serialized.other\", \"chunks\", 0}};\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_se(strobe_se_report_t *r)\n"
+    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_se(strobe_se_report_t "
+    "*r)\n"
     "{ strobe_se_report_t z = {0, 0, 0, 0, 0, 0}; *r = z; if (strobe_se_get_all_stats) "
     "strobe_se_get_all_stats(r); }\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_se_add(const strobe_se_report_t *a, const "
+    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_se_add(const "
+    "strobe_se_report_t *a, const "
     "strobe_se_report_t *b)\n"
     "{ unsigned long d[6] = {b->total_nonspec_committed - a->total_nonspec_committed,\n"
     "    b->total_spec_committed - a->total_spec_committed, b->total_rollbacks - a->total_rollbacks,\n"
@@ -581,14 +618,17 @@ static const char prologue_spec[] =
     "    b->total_serialized_other - a->total_serialized_other};\n"
     "  for (int i = 0; i < 6; i++) if (d[i] && strobe_metric_add) "
     "strobe_metric_add(&strobe__inst_se_metric[i], (int64_t)d[i]); }\n"
-    "static inline __attribute__((unused, no_instrument_function)) long strobe__inst_trip(long lb, long ub, long st)\n"
+    "static inline __attribute__((unused, no_instrument_function)) long strobe__inst_trip(long lb, long ub, "
+    "long st)\n"
     "{ if (st > 0) return ub > lb ? (ub - lb + st - 1) / st : 0;\n"
     "  return st < 0 && lb > ub ? (lb - ub - st - 1) / -st : 0; }\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_spec_begin(strobe_region_t *r, "
+    "static inline __attribute__((unused, no_instrument_function)) void "
+    "strobe__inst_spec_begin(strobe_region_t *r, "
     "strobe_se_report_t "
     "*a)\n"
     "{ strobe__inst_in(r, 19); strobe__inst_se(a); }\n"
-    "static inline __attribute__((unused, no_instrument_function)) void strobe__inst_spec_end(strobe_region_t *r, const "
+    "static inline __attribute__((unused, no_instrument_function)) void "
+    "strobe__inst_spec_end(strobe_region_t *r, const "
     "strobe_se_report_t *a)\n"
     "{ strobe_se_report_t b; strobe__inst_se(&b); strobe__inst_se_add(a, &b); strobe__inst_exit(r); }\n";
 
@@ -604,7 +644,8 @@ static int write_file(struct strobe__inst_src *s, FILE *out)
      * variable it names to be listed */
     for (size_t i = 0; i < s->ndescs; i++) {
         fprintf(out,
-                "static inline __attribute__((unused, no_instrument_function)) strobe_region_t *strobe__inst_r%zu(void)\n"
+                "static inline __attribute__((unused, no_instrument_function)) strobe_region_t "
+                "*strobe__inst_r%zu(void)\n"
                 "{ static strobe_region_t r = {",
                 i + 1);
         put_literal(out, s->descs[i].name);

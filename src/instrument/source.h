@@ -96,6 +96,14 @@ int strobe__inst_fail(struct strobe__inst_src *s, unsigned line, const char *fmt
 const struct strobe__inst_span *strobe__inst_stmt_after(struct strobe__inst_src *s, unsigned off,
                                                         struct strobe__inst_span *out);
 
+/* Whether byte `off` lies between `#pragma strobe off` and `on` (the
+ * directives and calls there are not instrumented). */
+bool strobe__inst_excluded(const struct strobe__inst_src *s, unsigned off);
+
+/* The token `)` that closes the header of the for loop whose `for` is
+ * token t; 0 when t does not begin a for loop. */
+unsigned strobe__inst_for_header(struct strobe__inst_src *s, unsigned t);
+
 /* The name of the function whose body holds byte `off` ("" outside), and
  * the byte where its definition begins (0 outside). */
 const char *strobe__inst_function_at(const struct strobe__inst_src *s, unsigned off);

@@ -313,14 +313,20 @@ static int alone(struct strobe__inst_src *s, const struct strobe__inst_pragma *p
     return 0;
 }
 
-/* Replaces [a, b) by `code` and the newlines it held. */
-static int replace_code(struct strobe__inst_src *s, const struct strobe__inst_pragma *p, unsigned a,
-                        unsigned b, const char *code)
+/* Replaces the speculative construct: its statement st by `code` (made
+ * by the caller, freed here; NULL: out of memory) with the newlines st
+ * held, and the directive p by nothing. */
+static int replace_construct(struct strobe__inst_src *s, const struct strobe__inst_pragma *p,
+                             const struct strobe__inst_span *st, char *code)
 {
+    if (!code)
+        return s->rc = -ENOMEM;
     struct strobe__inst_pragma span = *p;
-    span.off = a;
-    span.end = b;
-    return strobe__inst_replace(s, &span, code);
+    span.off = st->start;
+    span.end = st->end;
+    int rc = strobe__inst_replace(s, &span, code);
+    free(code);
+    return rc ? rc : strobe__inst_replace(s, p, "");
 }
 
 /* The parts of a canonical loop header: for (INIT; COND; INC). */
@@ -359,26 +365,26 @@ static bool loop_var(struct strobe__inst_src *s, unsigned off, struct loop *l)
 static int parse_loop(struct strobe__inst_src *s, const struct strobe__inst_pragma *p,
                       const struct strobe__inst_span *st, struct loop *l)
 {
-    unsigned t = strobe__inst_token_at(s, st->start);
-    if (!strobe__inst_token_is(s, t, "for") || !strobe__inst_token_is(s, t + 1, "("))
+    unsigned t = strobe__inst_token_at(s, st->start), close = strobe__inst_for_header(s, t);
+    if (!close)
         return strobe__inst_fail(s, p->line, "speculative for is not followed by a for loop");
     /* the three parts, split at the header's top-level semicolons */
-    unsigned part[3][2], k = 0, depth = 0, i = t + 2, from = i;
-    for (; i < s->ntoks; i++) {
+    unsigned part[3][2], k = 0, depth = 0, from = t + 2;
+    for (unsigned i = t + 2; i < close; i++) {
         if (strobe__inst_token_is(s, i, "("))
             depth++;
-        else if (strobe__inst_token_is(s, i, ")") && depth-- == 0)
-            break;
+        else if (strobe__inst_token_is(s, i, ")"))
+            depth--;
         else if (depth == 0 && strobe__inst_token_is(s, i, ";")) {
             if (k == 2)
                 return bad_loop(s, p);
             part[k][0] = from, part[k++][1] = i, from = i + 1;
         }
     }
-    if (i >= s->ntoks || k != 2)
+    if (k != 2)
         return bad_loop(s, p);
-    part[2][0] = from, part[2][1] = i;
-    l->body = strobe__inst_token_end(s, i);
+    part[2][0] = from, part[2][1] = close;
+    l->body = strobe__inst_token_end(s, close);
     /* INIT: [TYPE] I = LB */
     unsigned eq = part[0][0];
     while (eq < part[0][1] && !strobe__inst_token_is(s, eq, "="))
@@ -465,12 +471,8 @@ static int speculative_for(struct strobe__inst_src *s, const struct strobe__inst
                 caps, l.lb, l.step, l.ub, adj, r, chunk, name, threads, name, r, l.declared ? "" : l.var,
                 l.declared ? "" : " = (", l.declared ? "" : l.type,
                 l.declared ? "" : ")(strobe__c.lb + strobe__n * strobe__c.st)", l.declared ? "" : ";") < 0)
-            rc = s->rc = -ENOMEM;
-        else
-            rc = replace_code(s, p, st.start, st.end, code);
-        free(code);
-        if (rc == 0)
-            rc = strobe__inst_replace(s, p, "");
+            code = NULL;
+        rc = replace_construct(s, p, &st, code);
     }
     free(o.caps);
     free(o.refs);
@@ -521,12 +523,8 @@ static int speculative_sections(struct strobe__inst_src *s, size_t at, const cha
                 "for (unsigned strobe__k = 0; strobe__k < %u; strobe__k++) strobe__f[strobe__k](&strobe__c); "
                 "strobe__inst_spec_end(strobe__inst_r%u(), &strobe__se); }",
                 caps, fns, r, n, threads, n, r) < 0)
-            rc = s->rc = -ENOMEM;
-        else
-            rc = replace_code(s, p, st.start, st.end, code);
-        free(code);
-        if (rc == 0)
-            rc = strobe__inst_replace(s, p, "");
+            code = NULL;
+        rc = replace_construct(s, p, &st, code);
     }
     free(o.caps);
     free(o.refs);
