@@ -4,10 +4,12 @@
  * test_directives.c, tricky_layouts): directives made by macros, comments
  * between a directive and its statement (one holding a brace), unbraced
  * statements, a directive continued over two lines, _Pragma inline,
- * default(none) (the instrumentation names no variable inside). With
+ * default(none) (the instrumentation names no variable inside), a strobe
+ * off zone opened by a _Pragma ending in a blank. With
  * -DUNUSED_AT_MARK, a warning (an error at -Werror) at M_UNUSED must name
  * this file and line.
  */
+#include <omp.h>
 #include <stdio.h>
 
 #define PARALLEL _Pragma("omp parallel num_threads(2)")
@@ -37,6 +39,17 @@ int main(void)
 #endif
         _Pragma("omp atomic") k++;
     }
+    /* not measured: an off zone whose directive ends in a blank */
+    omp_lock_t lock;
+    omp_init_lock(&lock);
+    _Pragma("strobe off ")
+    omp_set_lock(&lock);
+    omp_unset_lock(&lock);
+#pragma omp parallel num_threads(2)
+    {
+    }
+    _Pragma("strobe on")
+    omp_destroy_lock(&lock);
     printf("n %d m %d k %d\n", n, m, k);
     return 0;
 }
