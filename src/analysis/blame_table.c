@@ -20,14 +20,6 @@
 
 #include "strobe/strobe.h"
 
-static const char *const kind_names[] = {"local",   "param", "global",  "heap",
-                                         "pointee", "field", "element", "return"};
-
-const char *strobe__blame_kind_name(int kind)
-{
-    return kind >= 0 && kind < (int)(sizeof kind_names / sizeof kind_names[0]) ? kind_names[kind] : "?";
-}
-
 /* The order records come in (a bind belongs to its call). */
 enum { R_HEADER, R_FILE, R_FUNC, R_VAR, R_LOC, R_CALL, R_END };
 
@@ -346,8 +338,8 @@ static int record(struct parser *p)
         if ((rc = next_id(p, "var", t->nvars - p->var_base)) || (rc = func_ref(p, 2, true, &v.func)))
             return rc;
         v.kind = -1;
-        for (int i = 0; i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
-            if (field_is(&p->f[3], kind_names[i]))
+        for (int i = 0; i < STROBE__BLAME_NKINDS; i++)
+            if (field_is(&p->f[3], strobe__blame_kind_name(i)))
                 v.kind = i;
         if (v.kind < 0)
             return fail(p, "KIND '%s' is not a known kind", shown(&p->f[3], b, sizeof b));
@@ -632,11 +624,8 @@ void strobe__blame_table_free(struct strobe__blame_table *t)
 
 uint32_t strobe__blame_table_path(const struct strobe__blame_table *t, const char *path)
 {
-    uint32_t id = STROBE_NONE;
-    /* a lookup never inserts: the map is only read */
-    if (strobe__keymap_get_or_put((struct strobe__keymap *)&t->path_ids, path, strlen(path), &id) != 1)
-        return STROBE_NONE;
-    return id;
+    uint32_t id;
+    return strobe__keymap_get(&t->path_ids, path, strlen(path), &id) ? id : STROBE_NONE;
 }
 
 size_t strobe__blame_table_line_locs(const struct strobe__blame_table *t, uint32_t path, unsigned line,

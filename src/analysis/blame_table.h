@@ -38,8 +38,15 @@ enum strobe__blame_kind {
 #define STROBE__BLAME_EXIT_RET (-2)
 #define STROBE__BLAME_EXIT_GLOBAL (-3)
 
-/* "local", "param", ... */
-const char *strobe__blame_kind_name(int kind);
+#define STROBE__BLAME_NKINDS 8
+
+/* "local", "param", ... (inline: the report has no code of the analysis) */
+static inline const char *strobe__blame_kind_name(int kind)
+{
+    static const char *const names[STROBE__BLAME_NKINDS] = {"local",   "param", "global",  "heap",
+                                                            "pointee", "field", "element", "return"};
+    return kind >= 0 && kind < STROBE__BLAME_NKINDS ? names[kind] : "?";
+}
 
 /* Strings are offsets into the table's strtab. */
 struct strobe__blame_func {

@@ -68,6 +68,21 @@ int strobe__keymap_get_or_put(struct strobe__keymap *m, const void *key, size_t 
     return 0;
 }
 
+int strobe__keymap_get(const struct strobe__keymap *m, const void *key, size_t len, uint32_t *val)
+{
+    if (!m->cap)
+        return 0;
+    uint64_t h = hash_bytes(key, len);
+    for (size_t j = h & (m->cap - 1); m->slots[j].hash; j = (j + 1) & (m->cap - 1)) {
+        const struct strobe__keymap_slot *s = &m->slots[j];
+        if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0) {
+            *val = s->val;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void strobe__keymap_free(struct strobe__keymap *m)
 {
     for (size_t i = 0; i < m->cap; i++)

@@ -20,6 +20,8 @@ struct strobe__keymap {
  * holds the mapped value afterwards. Returns 1 when found, 0 when
  * inserted, -ENOMEM. */
 int strobe__keymap_get_or_put(struct strobe__keymap *m, const void *key, size_t len, uint32_t *val);
+/* Looks KEY up without inserting: 1 (*val set) when found, else 0. */
+int strobe__keymap_get(const struct strobe__keymap *m, const void *key, size_t len, uint32_t *val);
 void strobe__keymap_free(struct strobe__keymap *m);
 
 /* Makes *p (an array of *cap elements of `size` bytes) hold at least

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/blame.h"
 #include "analysis/experiment.h"
 #include "analysis/select.h"
 #include "analysis/timeline.h"
@@ -18,6 +19,7 @@
 #include "common/size.h"
 #include "export/export.h"
 #include "export/output.h"
+#include "report/blame.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/score.h"
@@ -30,6 +32,7 @@
 const char strobe__report_help[] =
     "usage: strobe report DIR [--format text|json] [--threads] [--by rank|process] [--tm] [--locks]\n"
     "                         [--malloc] [--samples] [--mpi] [--taskgraph]\n"
+    "                         [--blame [--blame-point=FUNC]... [--sample-list FILE]]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
     "       strobe report DIR --format html -o FILE [--by rank|process] [--sort incl|excl|visits]\n"
     "                         [--source auto|profile|trace]\n"
@@ -77,6 +80,17 @@ const char strobe__report_help[] =
     "                      profile of functions by self and total samples with\n"
     "                      their hottest file:line, sampled call tree, samples per\n"
     "                      thread and per instrumented call path\n"
+    "  --blame             add the data-centric blame section (`strobe run --sample`\n"
+    "                      of code built by `strobe cc`, docs/blame.md): variables\n"
+    "                      by the share of samples whose statements contribute to\n"
+    "                      them, unknown data with its reasons, functions with\n"
+    "                      their top variable, and per blame point its call path,\n"
+    "                      variables and callees\n"
+    "  --blame-point=FUNC  with --blame: a function for the hybrid view (repeat\n"
+    "                      for more; default main)\n"
+    "  --sample-list FILE  with --blame: attribute the samples of FILE instead of\n"
+    "                      the run's (\"WEIGHT FRAME [< FRAME]...\", docs/blame.md,\n"
+    "                      \"Replaying a sample list\"); DIR provides the modules\n"
     "  --mpi               add the MPI section (`strobe run --mpi`; shown without\n"
     "                      the option whenever the experiment has MPI calls): per\n"
     "                      rank the time in MPI and the messages sent and received,\n"
@@ -186,7 +200,10 @@ enum {
     OPT_MALLOC,
     OPT_SAMPLES,
     OPT_MPI,
-    OPT_TASKGRAPH
+    OPT_TASKGRAPH,
+    OPT_BLAME,
+    OPT_BLAME_POINT,
+    OPT_SAMPLE_LIST
 };
 
 static const struct option report_options[] = {
@@ -199,6 +216,9 @@ static const struct option report_options[] = {
     {"samples", no_argument, NULL, OPT_SAMPLES},
     {"mpi", no_argument, NULL, OPT_MPI},
     {"taskgraph", no_argument, NULL, OPT_TASKGRAPH},
+    {"blame", no_argument, NULL, OPT_BLAME},
+    {"blame-point", required_argument, NULL, OPT_BLAME_POINT},
+    {"sample-list", required_argument, NULL, OPT_SAMPLE_LIST},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"source", required_argument, NULL, OPT_SOURCE},
@@ -262,6 +282,7 @@ struct html_models {
     struct strobe_lock_model *locks;
     struct strobe_malloc_model *mem;
     struct strobe_sample_model *samples;
+    struct strobe_blame_model *blame;
     struct strobe_mpi_model *mpi;
     struct strobe_taskgraph *taskgraph;
     struct strobe_timeline *timeline, *tm_timeline;
@@ -308,6 +329,15 @@ static void html_models_build(struct html_models *m, const struct strobe_experim
     eb.msg[0] = 0;
     html_problem(m, "samples", strobe_sample_model_build(exp, prof, &m->samples, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
+    /* the blame view when the sampled code has blame tables */
+    if (m->samples)
+        html_problem(m, "blame", strobe_blame_model_build(exp, m->samples, NULL, 0, &m->blame, &eb), &eb,
+                     LEFT_OUT);
+    if (m->blame && m->blame->ntables == 0) {
+        strobe_blame_model_free(m->blame);
+        m->blame = NULL;
+    }
+    eb.msg[0] = 0;
     if (strobe_mpi_present(exp))
         html_problem(m, "MPI", strobe_mpi_model_build(exp, prof, &m->mpi, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
@@ -337,6 +367,7 @@ static void html_models_free(struct html_models *m)
     strobe_lock_model_free(m->locks);
     strobe_malloc_model_free(m->mem);
     strobe_sample_model_free(m->samples);
+    strobe_blame_model_free(m->blame);
     strobe_mpi_model_free(m->mpi);
     strobe_taskgraph_free(m->taskgraph);
     strobe_timeline_free(m->timeline);
@@ -355,6 +386,7 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     ho.report.locks = m.locks;
     ho.report.malloc = m.mem;
     ho.report.samples = m.samples;
+    ho.report.blame = m.blame;
     ho.report.mpi = m.mpi;
     ho.report.taskgraph = m.taskgraph;
     ho.timeline = m.timeline;
@@ -389,7 +421,10 @@ int strobe__cmd_report(int argc, char **argv)
     strobe_report_opts_init(&opts);
     enum { TEXT, JSON, HTML } format = TEXT;
     bool tm = false, score = false, sorted = false, locks = false, mem = false, samples = false, mpi = false,
-         taskgraph = false;
+         taskgraph = false, blame = false;
+    const char *points[32]; /* --blame-point, in argv */
+    size_t npoints = 0;
+    const char *sample_list = NULL;
     int source = STROBE_PROFILE_AUTO;
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
@@ -437,6 +472,19 @@ int strobe__cmd_report(int argc, char **argv)
             break;
         case OPT_TASKGRAPH:
             taskgraph = true;
+            break;
+        case OPT_BLAME:
+            blame = true;
+            break;
+        case OPT_BLAME_POINT:
+            if (!*optarg)
+                return strobe__cli_usage_error("report", "--blame-point: empty function name");
+            if (npoints == sizeof points / sizeof points[0])
+                return strobe__cli_usage_error("report", "--blame-point: at most %zu blame points", npoints);
+            points[npoints++] = optarg;
+            break;
+        case OPT_SAMPLE_LIST:
+            sample_list = optarg;
             break;
         case OPT_SORT:
             if ((opts.sort = strobe_report_sort_parse(optarg)) < 0)
@@ -505,6 +553,10 @@ int strobe__cmd_report(int argc, char **argv)
         return strobe__cli_usage_error("report", "'--score' and '--locks' exclude each other");
     if (taskgraph && score)
         return strobe__cli_usage_error("report", "'--score' and '--taskgraph' exclude each other");
+    if (blame && score)
+        return strobe__cli_usage_error("report", "'--score' and '--blame' exclude each other");
+    if (!blame && (npoints || sample_list))
+        return strobe__cli_usage_error("report", "'%s' needs --blame", npoints ? "--blame-point" : "--sample-list");
 
     struct strobe_experiment *exp = strobe__cli_open_experiment("report", dir);
     if (!exp)
@@ -551,8 +603,9 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe_sample_model *sample_model = NULL;
     struct strobe_mpi_model *mpi_model = NULL;
     struct strobe_taskgraph *tg_model = NULL;
+    struct strobe_blame_model *blame_model = NULL;
     const char *missing = NULL;
-    bool failed = true;
+    bool failed = true, bad_list = false;
     if (tm && (rc = strobe_tm_model_build(exp, prof, &tm_model, &eb)) != 0)
         goto out;
     if (locks && (rc = strobe_lock_model_build(exp, &lock_model, &eb)) != 0)
@@ -563,6 +616,18 @@ int strobe__cmd_report(int argc, char **argv)
     missing = "--samples: the run did not sample (record with `strobe run --sample`)";
     if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0)
         goto out;
+    /* --blame: the run's samples, or the list's (a bad line is a usage error) */
+    missing = "--blame: the run did not sample (record with `strobe run --sample`)";
+    if (blame && sample_list) {
+        rc = strobe_blame_model_from_list(exp, sample_list, points, npoints, &blame_model, &eb);
+        bad_list = rc == STROBE_ERR_SYNTAX;
+    } else if (blame && (sample_model || (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) == 0)) {
+        rc = strobe_blame_model_build(exp, sample_model, points, npoints, &blame_model, &eb);
+    }
+    if (rc != 0)
+        goto out;
+    for (size_t i = 0; blame_model && i < blame_model->nwarnings; i++)
+        strobe__cli_say("report: warning: %s", blame_model->warnings[i]);
     /* the MPI section comes by itself when there are MPI calls */
     missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
     if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
@@ -580,7 +645,8 @@ int strobe__cmd_report(int argc, char **argv)
     opts.tm = tm_model;
     opts.locks = lock_model;
     opts.malloc = mem_model;
-    opts.samples = sample_model;
+    opts.samples = samples ? sample_model : NULL;
+    opts.blame = blame_model;
     opts.mpi = mpi_model;
     opts.taskgraph = tg_model;
     rc = format == JSON ? strobe_report_json(stdout, exp, prof, &opts)
@@ -589,6 +655,10 @@ int strobe__cmd_report(int argc, char **argv)
         rc = strobe_report_locks_text(stdout, exp, lock_model, opts.top);
     if (rc == 0 && tg_model && format == TEXT)
         rc = strobe_report_taskgraph_text(stdout, exp, tg_model, opts.top);
+    if (rc == 0 && blame_model && format == TEXT) {
+        strobe__report_blame_text(stdout, blame_model, opts.top);
+        rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : -EIO;
+    }
 out:
     if (failed && rc == -ENOENT && missing)
         strobe__cli_say("report: %s: %s", dir, missing);
@@ -597,13 +667,14 @@ out:
     strobe_lock_model_free(lock_model);
     strobe_malloc_model_free(mem_model);
     strobe_sample_model_free(sample_model);
+    strobe_blame_model_free(blame_model);
     strobe_mpi_model_free(mpi_model);
     strobe_taskgraph_free(tg_model);
     strobe_tm_model_free(tm_model);
     strobe_profile_free(prof);
     strobe_experiment_close(exp);
     if (failed)
-        return STROBE_EXIT_FAILURE;
+        return bad_list ? STROBE_EXIT_USAGE : STROBE_EXIT_FAILURE;
     if (rc) {
         if (rc == STROBE_ERR_FORMAT)
             strobe__cli_say("report: %s: inconsistent call-path profile", dir);

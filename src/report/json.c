@@ -19,6 +19,7 @@
 #include "report/taskgraph.h"
 #include "report/malloc.h"
 #include "report/report.h"
+#include "report/blame.h"
 #include "report/samples.h"
 #include "report/score.h"
 #include "report/verdict.h"
@@ -1057,6 +1058,8 @@ int strobe__report_json_object(struct strobe__jw *w, const char *key, const stru
         json_malloc(w, exp, prof, opts->malloc);
     if (rc == 0 && opts && opts->samples)
         json_samples(w, exp, prof, opts->samples);
+    if (rc == 0 && opts && opts->blame)
+        strobe__report_blame_json(w, opts->blame);
     if (rc == 0 && opts && opts->locks)
         json_locks(w, opts->locks);
     if (rc == 0 && opts && opts->mpi)

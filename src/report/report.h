@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analysis/blame.h"
 #include "analysis/blocks.h"
 #include "analysis/experiment.h"
 #include "analysis/locks.h"
@@ -57,6 +58,9 @@ struct strobe_report_opts {
                                                  (strobe_malloc_model_build); NULL: none */
     const struct strobe_sample_model *samples; /* add the sampled section
                                                   (strobe_sample_model_build); NULL: none */
+    const struct strobe_blame_model *blame;   /* JSON: add the blame section
+                                                 (strobe_blame_model_build); NULL: none.
+                                                 The text form is report/blame.h's. */
     const struct strobe_lock_model *locks;    /* JSON: add the synchronization section
                                                  (strobe_lock_model_build); NULL: none.
                                                  The text form is report/locks.h's. */
