@@ -284,8 +284,12 @@ static int frame_id(struct builder *b, const struct frame_key *k, uint32_t *id)
     uint32_t cand = STROBE_NONE;
     if (f->path != STROBE_NONE)
         cand = strobe__blame_table_func_at(t, f->path, f->line);
-    else if (!strobe__keymap_get(&mod->funcs, b->names[f->name], strlen(b->names[f->name]), &cand))
-        return 0; /* a function the analysis did not see */
+    else if (!strobe__keymap_get(&mod->funcs, b->names[f->name], strlen(b->names[f->name]), &cand)) {
+        /* a function the analysis did not see: its unit has no table, or
+         * it has no debug information at all (crt1's _start) */
+        f->reason = f->line ? STROBE_BLAME_NO_TABLE : STROBE_BLAME_NO_DEBUG;
+        return 0;
+    }
     if (cand == STROBE_NONE)
         return 0;
     f->reason = f->line ? STROBE_BLAME_NO_VARIABLE : STROBE_BLAME_NO_DEBUG;
@@ -909,6 +913,23 @@ static bool tail_match(const char *path, const char *tail, size_t lt)
     return lt && lp >= lt && memcmp(path + lp - lt, tail, lt) == 0 && (lp == lt || path[lp - lt - 1] == '/');
 }
 
+static bool all_digits(const char *s, size_t n);
+
+/* Whether module PATH is the one TAIL names: by whole trailing components,
+ * a shared library also without its version ("libc.so" for libc.so.6). */
+static bool module_match(const char *path, const char *tail, size_t lt)
+{
+    size_t lp = strlen(path);
+    for (;;) {
+        if (lt && lp >= lt && memcmp(path + lp - lt, tail, lt) == 0 && (lp == lt || path[lp - lt - 1] == '/'))
+            return true;
+        const char *dot = memrchr(path, '.', lp);
+        if (!dot || dot < path + 1 || !all_digits(dot + 1, (size_t)(path + lp - dot - 1)))
+            return false;
+        lp = (size_t)(dot - path);
+    }
+}
+
 static bool all_digits(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -995,7 +1016,7 @@ static int raw_frame(struct builder *b, const char *where, const char *s, size_t
         uint64_t off = strtoull(hex, NULL, 16);
         for (uint32_t p = 0; p < b->exp->nprocesses && r->process == STROBE_NONE; p++)
             for (size_t i = 0; i < b->defs[p].nmodules; i++)
-                if (tail_match(b->defs[p].modules[i].path, s, lm)) {
+                if (module_match(b->defs[p].modules[i].path, s, lm)) {
                     r->process = p;
                     r->addr = b->defs[p].modules[i].bias + off;
                     break;

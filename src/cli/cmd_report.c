@@ -617,7 +617,7 @@ int strobe__cmd_report(int argc, char **argv)
     if (samples && (rc = strobe_sample_model_build(exp, prof, &sample_model, &eb)) != 0)
         goto out;
     /* --blame: the run's samples, or the list's (a bad line is a usage error) */
-    missing = "--blame: the run did not sample (record with `strobe run --sample`)";
+    missing = sample_list ? NULL : "--blame: the run did not sample (record with `strobe run --sample`)";
     if (blame && sample_list) {
         rc = strobe_blame_model_from_list(exp, sample_list, points, npoints, &blame_model, &eb);
         bad_list = rc == STROBE_ERR_SYNTAX;
