@@ -307,8 +307,15 @@ static void html_problem(struct html_models *m, const char *what, int rc, const 
 
 #define LEFT_OUT "left out of the page"
 
+/* What --blame-point and --sample-list ask of the blame view. */
+struct blame_request {
+    const char *const *points;
+    size_t npoints;
+    const char *list; /* NULL: the run's samples */
+};
+
 static void html_models_build(struct html_models *m, const struct strobe_experiment *exp,
-                              const struct strobe_profile *prof)
+                              const struct strobe_profile *prof, const struct blame_request *br)
 {
     struct strobe_errbuf eb = {""};
     int rc = strobe_tm_model_build(exp, prof, &m->tm, &eb);
@@ -330,9 +337,11 @@ static void html_models_build(struct html_models *m, const struct strobe_experim
     html_problem(m, "samples", strobe_sample_model_build(exp, prof, &m->samples, &eb), &eb, LEFT_OUT);
     eb.msg[0] = 0;
     /* the blame view when the sampled code has blame tables */
-    if (m->samples)
-        html_problem(m, "blame", strobe_blame_model_build(exp, m->samples, NULL, 0, &m->blame, &eb), &eb,
-                     LEFT_OUT);
+    if (br->list)
+        rc = strobe_blame_model_from_list(exp, br->list, br->points, br->npoints, &m->blame, &eb);
+    else if (m->samples)
+        rc = strobe_blame_model_build(exp, m->samples, br->points, br->npoints, &m->blame, &eb);
+    html_problem(m, "blame", br->list || m->samples ? rc : 0, &eb, LEFT_OUT);
     if (m->blame && m->blame->ntables == 0) {
         strobe_blame_model_free(m->blame);
         m->blame = NULL;
@@ -377,10 +386,10 @@ static void html_models_free(struct html_models *m)
 /* `--format html -o PATH`: written all or nothing like an export
  * (export/output.h), so a failure never leaves a partial page behind. */
 static int report_html(const struct strobe_experiment *exp, const struct strobe_profile *prof,
-                       const struct strobe_report_opts *ropts, const char *path)
+                       const struct strobe_report_opts *ropts, const struct blame_request *br, const char *path)
 {
     struct html_models m = {0};
-    html_models_build(&m, exp, prof);
+    html_models_build(&m, exp, prof, br);
     struct strobe_html_opts ho = {.report = *ropts, .problems = m.lines, .nproblems = m.nproblems};
     ho.report.tm = m.tm;
     ho.report.locks = m.locks;
@@ -590,7 +599,8 @@ int strobe__cmd_report(int argc, char **argv)
         /* the page compares ranks (or processes) whenever there are several */
         if (opts.by == STROBE_REPORT_BY_NONE && (ranked || exp->nprocesses > 1))
             opts.by = ranked ? STROBE_REPORT_BY_RANK : STROBE_REPORT_BY_PROCESS;
-        rc = report_html(exp, prof, &opts, out_path);
+        struct blame_request br = {points, npoints, sample_list};
+        rc = report_html(exp, prof, &opts, &br, out_path);
         strobe_profile_free(prof);
         strobe_experiment_close(exp);
         return rc;

@@ -148,7 +148,7 @@ STROBE_TEST(fig1_exact)
  *       frames between): the spawn record found at main:31, the same
  *   [1] worker:19 {counter}: a global, passed nowhere
  *   [2] tail:24 {return(tail)} -> main:33's call of tail binds ret to {r,
- *       return}
+ *       return}; line 33 itself would also charge blk[], a heap block
  *   [1] tail:24 < main:34: no call record of tail at 34 -> caller unknown,
  *       tail's return stays charged
  *   [2] libc < main:29: passed out to the call line: h[], h, return
@@ -157,7 +157,7 @@ STROBE_TEST(fig1_exact)
  *       main:29: measurement; [1] the executable's _start (no line):
  *       no-debug
  * Of 24: dst[] 6 (25.0 %), k 2 (8.3 %), arg[] 4 (16.7 %), counter 1
- * (4.2 %), tail's return 3 (12.5 %), r 2 (8.3 %), h = h[] 12 (50.0 %),
+ * (4.2 %), tail's return 3 (12.5 %), r 2 (8.3 %), blk[] 0, h = h[] 12 (50.0 %),
  * main's return 14 (58.3 %); unknown 8 (33.3 %): no-table 4, no-debug 1,
  * no-variable 1, measurement 2; caller unknown 1. */
 static const char fix_unit[] = "strobe-blame|1|0\n"
@@ -177,6 +177,7 @@ static const char fix_unit[] = "strobe-blame|1|0\n"
                                "var|8|3|local|-|-|r|int|0|33\n"
                                "var|9|3|return|ret|-|return|int|0|26\n"
                                "var|10|-|global|global|-|counter|int|0|8\n"
+                               "var|11|3|heap|-|-|blk[]|double|0|33\n"
                                "loc|0|12|0|0,1\n"
                                "loc|0|13|0|0\n"
                                "loc|0|17|0|2,3\n"
@@ -185,7 +186,7 @@ static const char fix_unit[] = "strobe-blame|1|0\n"
                                "loc|0|24|0|5\n"
                                "loc|0|29|0|7,9\n"
                                "loc|0|31|0|7,9\n"
-                               "loc|0|33|0|8,9\n"
+                               "loc|0|33|0|8,9,11\n"
                                "loc|0|34|0|9\n"
                                "call|0|29|0|3|fill|call\n"
                                "bind|p0|7,9\n"
@@ -292,11 +293,34 @@ STROBE_TEST(transfer_exact)
                    "          {\"id\": 7, \"samples\": 2, \"percent\": 13.3}\n        ],");
     CHECK_CONTAINS(out, "{\"name\": \"fill\", \"samples\": 6}");
     CHECK_CONTAINS(out, "{\"name\": \"tail\", \"samples\": 3}");
+    CHECK(strstr(out, "blk[]") == NULL); /* never charged: not listed */
     CHECK_CONTAINS(out, "\"function\": \"nosuch\",\n        \"samples\": 0,\n        \"path\": [],");
     /* code-centric: worker in 5 samples, its top variable arg[] in 4, 1 counter */
     CHECK_CONTAINS(out, "{\"name\": \"worker\", \"file\": \"");
     CHECK_CONTAINS(out, "blame_fix_prog.c\", \"line\": 15, \"self\": 5, \"total\": 5, \"top_variable\": 4, "
                         "\"top_samples\": 4, \"unknown\": 0}");
+    free(out);
+    /* a heap row says where it was allocated */
+    write_file(dir, "list2", "1 blame_fix_prog.c:33\n");
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe report e --blame --sample-list list2", dir,
+                                STROBE_BIN_DIR),
+                 0);
+    char want[1024];
+    snprintf(
+        want, sizeof want,
+        "  100.0%%  blk[]     double  %-*s  heap, allocated at %s/tests/analysis/blame_fix_prog.c:33\n",
+        (int)(strlen("main ") + strlen(STROBE_SOURCE_DIR) + strlen("/tests/analysis/blame_fix_prog.c:33")),
+        "main", STROBE_SOURCE_DIR);
+    CHECK_CONTAINS(out, want);
+    free(out);
+    /* the HTML page's data holds the same object */
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "cd '%s' && %s/strobe report e --blame --sample-list list --format html -o p.html "
+                       "&& grep -c '\"blame\":{\"samples\":24,\"hz\":0,\"unknown\":{\"samples\":8' p.html",
+                       dir, STROBE_BIN_DIR),
+        0);
+    CHECK_STR_EQ(out, "1\n");
     free(out);
 }
 
