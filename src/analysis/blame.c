@@ -129,7 +129,10 @@ static int warn(struct builder *b, const char *msg)
     if (!w)
         return -ENOMEM;
     m->warnings = w;
-    return (w[m->nwarnings] = strdup(msg)) ? (int)(m->nwarnings++, 0) : -ENOMEM;
+    if (!(w[m->nwarnings] = strdup(msg)))
+        return -ENOMEM;
+    m->nwarnings++;
+    return 0;
 }
 
 static int intern(struct strobe__keymap *map, char ***arr, size_t *n, size_t *cap, const char *s, size_t len,
@@ -906,28 +909,10 @@ int strobe_blame_model_build(const struct strobe_experiment *exp, const struct s
 
 /* ---- sample lists (docs/blame.md, "Replaying a sample list") ---------- */
 
-/* Whether PATH ends with the whole path components of TAIL. */
-static bool tail_match(const char *path, const char *tail, size_t lt)
+/* Whether PATH[0..lp) ends with the whole path components of TAIL[0..lt). */
+static bool tail_match(const char *path, size_t lp, const char *tail, size_t lt)
 {
-    size_t lp = strlen(path);
     return lt && lp >= lt && memcmp(path + lp - lt, tail, lt) == 0 && (lp == lt || path[lp - lt - 1] == '/');
-}
-
-static bool all_digits(const char *s, size_t n);
-
-/* Whether module PATH is the one TAIL names: by whole trailing components,
- * a shared library also without its version ("libc.so" for libc.so.6). */
-static bool module_match(const char *path, const char *tail, size_t lt)
-{
-    size_t lp = strlen(path);
-    for (;;) {
-        if (lt && lp >= lt && memcmp(path + lp - lt, tail, lt) == 0 && (lp == lt || path[lp - lt - 1] == '/'))
-            return true;
-        const char *dot = memrchr(path, '.', lp);
-        if (!dot || dot < path + 1 || !all_digits(dot + 1, (size_t)(path + lp - dot - 1)))
-            return false;
-        lp = (size_t)(dot - path);
-    }
 }
 
 static bool all_digits(const char *s, size_t n)
@@ -936,6 +921,20 @@ static bool all_digits(const char *s, size_t n)
         if (!isdigit((unsigned char)s[i]))
             return false;
     return n > 0;
+}
+
+/* Whether module PATH is the one TAIL names: by whole trailing components,
+ * a shared library also without its version ("libc.so" for libc.so.6). */
+static bool module_match(const char *path, const char *tail, size_t lt)
+{
+    size_t lp = strlen(path);
+    while (!tail_match(path, lp, tail, lt)) {
+        const char *dot = memrchr(path, '.', lp);
+        if (!dot || !all_digits(dot + 1, (size_t)(path + lp - dot - 1)))
+            return false;
+        lp = (size_t)(dot - path);
+    }
+    return true;
 }
 
 /* A FILE:LINE[:COL] frame: the table file it names (by its trailing
@@ -962,7 +961,7 @@ static int file_frame(struct builder *b, const char *where, const char *s, size_
         const struct strobe__blame_table *t = b->mods[i].t;
         for (uint32_t p = 0; t && p < t->npaths; p++) {
             const char *full = strobe__blame_str(t, t->paths[p]);
-            if (!tail_match(full, s, lf))
+            if (!tail_match(full, strlen(full), s, lf))
                 continue;
             if (mod == STROBE_NONE) {
                 mod = i;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -628,40 +629,43 @@ uint32_t strobe__blame_table_path(const struct strobe__blame_table *t, const cha
     return strobe__keymap_get(&t->path_ids, path, strlen(path), &id) ? id : STROBE_NONE;
 }
 
-size_t strobe__blame_table_line_locs(const struct strobe__blame_table *t, uint32_t path, unsigned line,
-                                     size_t *first)
+/* The entries of (path, line) in the sorted array base[0..n) of records
+ * of `size` bytes that begin with the key (path, line). */
+static size_t line_range(const void *base, size_t n, size_t size, uint32_t path, unsigned line, size_t *first)
 {
-    size_t lo = 0, hi = t->nlocs;
+    const char *p = base;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (compare_key(t->locs[mid].path, t->locs[mid].line, 0, path, line, 0) < 0)
+        const struct strobe__blame_loc *k = (const void *)(p + mid * size);
+        if (compare_key(k->path, k->line, 0, path, line, 0) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t e = lo;
-    while (e < t->nlocs && t->locs[e].path == path && t->locs[e].line == line)
+    for (const struct strobe__blame_loc *k;
+         e < n && (k = (const void *)(p + e * size), k->path == path) && k->line == line;)
         e++;
     *first = lo;
     return e - lo;
 }
 
+/* line_range reads a call's key through a loc's: they must agree */
+_Static_assert(offsetof(struct strobe__blame_loc, path) == offsetof(struct strobe__blame_call, path) &&
+                   offsetof(struct strobe__blame_loc, line) == offsetof(struct strobe__blame_call, line),
+               "locs and calls begin with the same key");
+
+size_t strobe__blame_table_line_locs(const struct strobe__blame_table *t, uint32_t path, unsigned line,
+                                     size_t *first)
+{
+    return line_range(t->locs, t->nlocs, sizeof *t->locs, path, line, first);
+}
+
 size_t strobe__blame_table_line_calls(const struct strobe__blame_table *t, uint32_t path, unsigned line,
                                       size_t *first)
 {
-    size_t lo = 0, hi = t->ncalls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (compare_key(t->calls[mid].path, t->calls[mid].line, 0, path, line, 0) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t e = lo;
-    while (e < t->ncalls && t->calls[e].path == path && t->calls[e].line == line)
-        e++;
-    *first = lo;
-    return e - lo;
+    return line_range(t->calls, t->ncalls, sizeof *t->calls, path, line, first);
 }
 
 int strobe__u32set_union(uint32_t **set, size_t *n, size_t *cap, const uint32_t *b, size_t nb)
