@@ -324,7 +324,7 @@ static int frame_id(struct builder *b, const struct frame_key *k, uint32_t *id)
 static int charge(struct builder *b, const struct module *mod, uint32_t v, uint64_t serial)
 {
     int32_t exit = mod->t->vars[v].exit;
-    if (exit >= 0 || exit == STROBE__BLAME_EXIT_RET) {
+    if (exit != STROBE__BLAME_EXIT_NONE && exit != STROBE__BLAME_EXIT_GLOBAL) {
         size_t i = 0;
         while (i < b->nnext && b->next_exits[i] != exit)
             i++;
@@ -362,18 +362,28 @@ static bool in_table(const struct builder *b, const struct frame *f)
     return f->module != STROBE_NONE && b->mods[f->module].t && f->func != STROBE_NONE && f->line;
 }
 
-/* Charges the binds of call c of mod for the exits in b->exits. */
+/* The bind of call c for exit e, STROBE_NONE when none. */
+static uint32_t bind_of(const struct strobe__blame_table *t, const struct strobe__blame_call *c, int32_t e)
+{
+    for (uint32_t k = c->first_bind; k < c->first_bind + c->nbind; k++)
+        if (t->binds[k].exit == e)
+            return k;
+    return STROBE_NONE;
+}
+
+/* Charges the binds of call c of mod for the exits in b->exits; a pK*
+ * exit without its own bind takes pK's (docs/formats/blame-table.md). */
 static int charge_binds(struct builder *b, const struct module *mod, const struct strobe__blame_call *c,
                         uint64_t serial)
 {
     const struct strobe__blame_table *t = mod->t;
-    for (uint32_t k = c->first_bind; k < c->first_bind + c->nbind; k++) {
-        const struct strobe__blame_bind *bd = &t->binds[k];
-        bool wanted = false;
-        for (size_t e = 0; e < b->nexits; e++)
-            wanted |= b->exits[e] == bd->exit;
-        for (uint32_t i = 0; wanted && i < bd->nset; i++) {
-            int rc = charge(b, mod, t->sets[bd->set + i], serial);
+    for (size_t e = 0; e < b->nexits; e++) {
+        uint32_t k = bind_of(t, c, b->exits[e]);
+        int32_t through = STROBE__BLAME_EXIT_THROUGH_K(b->exits[e]);
+        if (k == STROBE_NONE && through >= 0)
+            k = bind_of(t, c, through);
+        for (uint32_t i = 0; k != STROBE_NONE && i < t->binds[k].nset; i++) {
+            int rc = charge(b, mod, t->sets[t->binds[k].set + i], serial);
             if (rc)
                 return rc;
         }

@@ -196,9 +196,12 @@ static int exit_ref(struct parser *p, int i, bool none_ok, int32_t *exit)
         *exit = STROBE__BLAME_EXIT_GLOBAL;
     else if (f->n > 1 && f->s[0] == 'p' && parse_u32(f->s + 1, f->n - 1, &k) && k <= INT32_MAX)
         *exit = (int32_t)k;
+    else if (f->n > 2 && f->s[0] == 'p' && f->s[f->n - 1] == '*' && parse_u32(f->s + 1, f->n - 2, &k) &&
+             k <= INT32_MAX - 4)
+        *exit = STROBE__BLAME_EXIT_THROUGH(k);
     else
         return fail(p, "EXIT '%s' is not %s", shown(f, b, sizeof b),
-                    none_ok ? "-, ret, global or pK" : "ret or pK");
+                    none_ok ? "-, ret, global, pK or pK*" : "ret, pK or pK*");
     return 0;
 }
 

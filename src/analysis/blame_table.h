@@ -33,10 +33,15 @@ enum strobe__blame_kind {
     STROBE__BLAME_RETURN,
 };
 
-/* A variable's EXIT (or a bind's): K >= 0 is parameter K's pointee. */
+/* A variable's EXIT (or a bind's): K >= 0 is parameter K's pointee (pK),
+ * STROBE__BLAME_EXIT_THROUGH(K) what a pointer stored there points to
+ * (pK*). */
 #define STROBE__BLAME_EXIT_NONE (-1)
 #define STROBE__BLAME_EXIT_RET (-2)
 #define STROBE__BLAME_EXIT_GLOBAL (-3)
+#define STROBE__BLAME_EXIT_THROUGH(k) (-4 - (int32_t)(k))
+/* K of a pK* exit, -1 for any other */
+#define STROBE__BLAME_EXIT_THROUGH_K(e) ((e) <= -4 ? -4 - (e) : -1)
 
 #define STROBE__BLAME_NKINDS 8
 

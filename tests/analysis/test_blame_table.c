@@ -36,7 +36,7 @@ static const char *const good[] = {
     "bind|p0|3,5",                              /* 17 */
     "call|0|20|3|1|-|call",                     /* 18 */
     "call|0|21|0|1|worker\\tx|spawn",           /* 19 */
-    "bind|p1|2",                                /* 20 */
+    "bind|p1*|2",                               /* 20 */
     "bind|ret|5",                               /* 21 */
     "end",                                      /* 22 */
 };
@@ -123,6 +123,8 @@ STROBE_TEST(good_unit_exact)
     CHECK_EQ_INT(t->calls[1].callee, STROBE_NONE);
     c = &t->calls[2];
     CHECK(c->spawn && c->nbind == 2 && t->binds[c->first_bind + 1].exit == STROBE__BLAME_EXIT_RET);
+    CHECK_EQ_INT(t->binds[c->first_bind].exit, STROBE__BLAME_EXIT_THROUGH(1));
+    CHECK_EQ_INT(STROBE__BLAME_EXIT_THROUGH_K(t->binds[c->first_bind].exit), 1);
     CHECK_STR_EQ(strobe__blame_str(t, c->callee), "worker\tx");
     /* lookups: an exact column, a column the line lacks, col 0 */
     check_set(t, "/src/fix.c", 9, 5, "0");
@@ -189,8 +191,8 @@ STROBE_TEST(checks_fields)
     refused(11, "loc|0|08|0|0,1", "loc: LINE '08' is not a number of at most 32 bits");
     refused(11, "loc|0|-8|0|0,1", "loc: LINE '-8' is not a number of at most 32 bits");
     refused(6, "var|1|0|static|-|0|k|int|0|8", "var 1: KIND 'static' is not a known kind");
-    refused(6, "var|1|0|local|q0|0|k|int|0|8", "var 1: EXIT 'q0' is not -, ret, global or pK");
-    refused(17, "bind|global|3,5", "bind: EXIT 'global' is not ret or pK");
+    refused(6, "var|1|0|local|q0|0|k|int|0|8", "var 1: EXIT 'q0' is not -, ret, global, pK or pK*");
+    refused(17, "bind|global|3,5", "bind: EXIT 'global' is not ret, pK or pK*");
     refused(16, "call|0|20|3|1|fill|fork", "call: FLAGS 'fork' is not call or spawn");
     refused(1, "file|0|/src/f\\q.c", "file 0: PATH has a bad escape at byte 6");
     refused(1, "file|0|/src/f.c\\", "file 0: PATH has a bad escape at byte 8");
@@ -224,7 +226,7 @@ STROBE_TEST(checks_order)
     refused(13, "loc|0|9|4|0", "loc: 0:9:4 is not after the previous loc 0:9:5");
     refused(18, "call|0|19|0|1|-|call", "call: 0:19:0 is before the previous call 0:20:3");
     refused(15, "bind|p0|3", "bind: follows no call");
-    refused(21, "bind|p1|5", "bind: EXIT p1 repeats in this call's binds");
+    refused(21, "bind|p1*|5", "bind: EXIT p1* repeats in this call's binds");
     refused(11, "file|2|/src/x.c",
             "file 2: out of order (records come as strobe-blame, file, func, var, loc, "
             "call, bind, end)");

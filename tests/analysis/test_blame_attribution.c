@@ -142,7 +142,8 @@ STROBE_TEST(fig1_exact)
  *       {h[], return}: dst[], h[] (and h, its display parent), return
  *   [2] fill:12 {dst[], k} -> the same: dst[], k, h[], h, return
  *   [3] worker:18 alone (its thread has no user frame outward): {arg[]}
- *       -> the spawn record of worker (main:31) binds p0: arg[], h[], h,
+ *       -> the spawn record of worker (main:31) binds p0 (arg[] is a p0*
+ *       exit, which takes p0's bind when it has none): arg[], h[], h,
  *       return
  *   [1] worker:18 < libc < main:31 (as an OpenMP master thread, runtime
  *       frames between): the spawn record found at main:31, the same
@@ -168,7 +169,7 @@ static const char fix_unit[] = "strobe-blame|1|0\n"
                                "func|3|main|0|26\n"
                                "var|0|0|pointee|p0|-|dst[]|double|0|10\n"
                                "var|1|0|local|-|-|k|int|0|12\n"
-                               "var|2|1|pointee|p0|-|arg[]|double|0|15\n"
+                               "var|2|1|pointee|p0*|-|arg[]|double|0|15\n"
                                "var|3|1|local|-|-|v|double *|0|17\n"
                                "var|4|2|param|-|-|x|int|0|22\n"
                                "var|5|2|return|ret|-|return|int|0|22\n"
@@ -324,6 +325,54 @@ STROBE_TEST(transfer_exact)
     free(out);
 }
 
+/* The same end to end with the tables of the real analysis: `strobe cc`
+ * on the fixture of docs/blame.md (tests/cc/blame_fix.c), and the sample
+ * list of the design (20 samples; blame by hand in tests/cc/test_blame.c's
+ * fixture comment): fill's k 2 = 10 %, dst[] 6 = 30 %; main's n 1, q 1,
+ * h (with its heap block h[]) 10 = 50 %, p.x 11, arr[] 13, p.y 15, p 15,
+ * return 16 = 80 %, scale 1; unknown 3 = 15 % (libc: no-table 2; line 27,
+ * no entry up the stack: no-variable 1). Skipped without the plugin. */
+STROBE_TEST(strobe_cc_fixture_exact)
+{
+    const char *dir = strobe_test_tmpdir("blame_strobe_cc_fixture");
+    char *out;
+    if (strobe_test_sh(&out, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
+        free(out);
+        printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
+        return;
+    }
+    free(out);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "%s/strobe cc -g -O0 %s/tests/cc/blame_fix.c -o fix", STROBE_BIN_DIR,
+             STROBE_SOURCE_DIR);
+    free(strobe_test_ok_in(dir, cmd));
+    run(dir, "", "fix", "");
+    write_file(dir, "list",
+               "4 blame_fix.c:9 < blame_fix.c:20\n2 blame_fix.c:8 < blame_fix.c:20\n"
+               "1 blame_fix.c:14\n1 blame_fix.c:17\n1 blame_fix.c:18\n1 blame_fix.c:19\n1 blame_fix.c:20\n"
+               "1 blame_fix.c:21\n1 blame_fix.c:22\n1 blame_fix.c:23\n1 blame_fix.c:24\n1 blame_fix.c:25\n"
+               "1 blame_fix.c:26\n1 blame_fix.c:27\n2 libc.so.6+0x1000\n");
+    CHECK_EQ_INT(
+        strobe_test_sh(
+            &out,
+            "cd '%s' && %s/strobe report e --blame --sample-list list --format json > r.json && "
+            "python3 -c 'import json\n"
+            "b = json.load(open(\"r.json\"))[\"blame\"]\n"
+            "v = {(x[\"function\"], x[\"name\"]): (x[\"samples\"], x[\"percent\"]) "
+            "for x in b[\"variables\"]}\n"
+            "print(b[\"samples\"], b[\"unknown\"][\"samples\"], b[\"unknown\"][\"percent\"], "
+            "sorted((r[\"no-table\"], r[\"no-variable\"]) for r in [b[\"unknown\"][\"by_reason\"]]))\n"
+            "for k in [(\"fill\", \"k\"), (\"fill\", \"dst[]\"), (\"main\", \"n\"), (\"main\", \"q\"), "
+            "(\"main\", \"h\"), (\"main\", \"h[]\"), (\"main\", \"p.x\"), (\"main\", \"arr[]\"), "
+            "(\"main\", \"p.y\"), (\"main\", \"p\"), (\"main\", \"return\"), (None, \"scale\")]:\n"
+            "    print(k[1], *v[k])'",
+            dir, STROBE_BIN_DIR),
+        0);
+    CHECK_STR_EQ(out, "20 3 15.0 [(2, 1)]\nk 2 10.0\ndst[] 6 30.0\nn 1 5.0\nq 1 5.0\nh 10 50.0\nh[] 10 50.0\n"
+                      "p.x 11 55.0\narr[] 13 65.0\np.y 15 75.0\np 15 75.0\nreturn 16 80.0\nscale 1 5.0\n");
+    free(out);
+}
+
 /* A bad line of a sample list: one line naming it, exit 2. */
 STROBE_TEST(sample_list_errors)
 {
@@ -413,5 +462,5 @@ STROBE_TEST(sampled_run_sums)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(fig1_exact), STROBE_CASE(transfer_exact), STROBE_CASE(sample_list_errors),
-                 STROBE_CASE(sampled_run_sums))
+STROBE_TEST_MAIN(STROBE_CASE(fig1_exact), STROBE_CASE(transfer_exact), STROBE_CASE(strobe_cc_fixture_exact),
+                 STROBE_CASE(sample_list_errors), STROBE_CASE(sampled_run_sums))
