@@ -439,7 +439,8 @@ static int attribute(struct builder *b, uint32_t s)
         const struct module *om = &b->mods[o->module];
         const struct strobe__blame_table *t = om->t;
         size_t first, nc = strobe__blame_table_line_calls(t, o->path, o->line, &first);
-        bool exact = false, found = false;
+        bool exact = false;
+        uint32_t caller = STROBE_NONE; /* the calling function's name */
         for (size_t c = first; o->col && c < first + nc; c++)
             exact |= t->calls[c].col == o->col;
         for (size_t c = first; c < first + nc && rc == 0; c++) {
@@ -447,17 +448,26 @@ static int attribute(struct builder *b, uint32_t s)
             if ((exact && call->col != o->col) || call->callee == STROBE_NONE ||
                 strcmp(strobe__blame_str(t, call->callee), callee) != 0)
                 continue;
-            found = true;
+            caller = caller == STROBE_NONE ? om->func_name[call->func] : caller;
             rc = charge_binds(b, om, call, serial);
         }
-        if (!found) {
+        if (caller == STROBE_NONE) {
             st->caller_unknown = true;
             break;
         }
         swap_exits(b);
+        /* the walk goes on from the caller's frame: normally o itself, but a
+         * record is found by location, and a compiler's wrapper at the same
+         * line may stand between (clang's .omp_outlined. around the body it
+         * calls, .omp_outlined._debug__, which the spawn record names); no
+         * frame of the caller (a worker thread): nothing more to pass on */
+        while (j < n && b->frames[fs[j]].name != caller)
+            j++;
+        if (j == n)
+            break;
         i = j;
-        f = o;
-        mod = om;
+        f = &b->frames[fs[j]];
+        mod = &b->mods[f->module];
     }
     if (rc)
         return rc;

@@ -373,6 +373,45 @@ STROBE_TEST(strobe_cc_fixture_exact)
     free(out);
 }
 
+/* An OpenMP loop built by `strobe cc -fopenmp` and sampled on two threads:
+ * the loop body (.omp_outlined._debug__, called by clang's wrapper
+ * .omp_outlined. at the construct's line) passes its blame to main's heap
+ * block through the spawn record, on the master thread (libomp's frames
+ * between) and on the worker (no user frame outward): no caller unknown,
+ * and every charged sample is main's a[]'s. */
+STROBE_TEST(strobe_cc_openmp_sampled)
+{
+    const char *dir = strobe_test_tmpdir("blame_strobe_cc_openmp");
+    char *out;
+    if (strobe_test_sh(&out, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
+        free(out);
+        printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
+        return;
+    }
+    free(out);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd,
+             "%s/strobe cc --trace=func -fopenmp -g -O0 %s/tests/analysis/blame_omp_prog.c -o omp -lm",
+             STROBE_BIN_DIR, STROBE_SOURCE_DIR);
+    free(strobe_test_ok_in(dir, cmd));
+    run(dir, "--sample=2000", "omp", "");
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "cd '%s' && %s/strobe report e --blame --format json > r.json && "
+                       "python3 -c 'import json\n"
+                       "b = json.load(open(\"r.json\"))[\"blame\"]\n"
+                       "v = {(x[\"function\"], x[\"name\"]): x[\"samples\"] for x in b[\"variables\"]}\n"
+                       "charged = b[\"samples\"] - b[\"unknown\"][\"samples\"]\n"
+                       "assert b[\"caller_unknown\"] == 0, b\n"
+                       "assert charged > 0 and v[(\"main\", \"a[]\")] == charged, (charged, v)\n"
+                       "assert b[\"unknown\"][\"samples\"] * 10 <= b[\"samples\"], b[\"unknown\"]\n"
+                       "print(\"ok\")'",
+                       dir, STROBE_BIN_DIR),
+        0);
+    CHECK_STR_EQ(out, "ok\n");
+    free(out);
+}
+
 /* A bad line of a sample list: one line naming it, exit 2. */
 STROBE_TEST(sample_list_errors)
 {
@@ -463,4 +502,5 @@ STROBE_TEST(sampled_run_sums)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(fig1_exact), STROBE_CASE(transfer_exact), STROBE_CASE(strobe_cc_fixture_exact),
-                 STROBE_CASE(sample_list_errors), STROBE_CASE(sampled_run_sums))
+                 STROBE_CASE(strobe_cc_openmp_sampled), STROBE_CASE(sample_list_errors),
+                 STROBE_CASE(sampled_run_sums))
