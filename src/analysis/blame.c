@@ -541,23 +541,26 @@ static int sum_funcs(struct builder *b)
     struct pair_count *pc = NULL;
     size_t nf = 0, fcap = 0, npc = 0, pcap = 0;
     struct strobe__keymap ids = {0}, pairs = {0};
-    int rc = 0;
+    /* each frame's function, looked up once */
+    uint32_t *func_of = malloc((b->nframes ? b->nframes : 1) * sizeof *func_of);
+    int rc = func_of ? 0 : -ENOMEM;
+    for (size_t i = 0; i < b->nframes && rc == 0; i++) {
+        const struct frame *f = &b->frames[i];
+        uint32_t key[2] = {f->module, f->name};
+        func_of[i] = (uint32_t)nf;
+        if ((rc = strobe__keymap_get_or_put(&ids, key, sizeof key, &func_of[i])) == 0) {
+            if (strobe__grow((void **)&fs, &fcap, nf + 1, sizeof *fs))
+                rc = -ENOMEM;
+            else
+                fs[nf++] = (struct func_sum){f->module, f->name, (uint32_t)i, 0, 0, 0, 0, STROBE_NONE, 0};
+        }
+        rc = rc < 0 ? rc : 0;
+    }
     for (size_t s = 0; s < b->nstacks && rc == 0; s++) {
         const struct stack *st = &b->stacks[s];
         for (uint32_t k = 0; k < st->n && rc == 0; k++) {
             const struct frame *f = &b->frames[b->stack_frames[st->first + k]];
-            uint32_t key[2] = {f->module, f->name}, id = (uint32_t)nf;
-            if ((rc = strobe__keymap_get_or_put(&ids, key, sizeof key, &id)) < 0)
-                break;
-            if (rc == 0) {
-                if (strobe__grow((void **)&fs, &fcap, nf + 1, sizeof *fs)) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                fs[nf++] = (struct func_sum){f->module,   f->name, b->stack_frames[st->first + k], 0, 0, 0, 0,
-                                             STROBE_NONE, 0};
-            }
-            rc = 0;
+            uint32_t id = func_of[b->stack_frames[st->first + k]];
             struct func_sum *x = &fs[id];
             if (k == 0)
                 x->self += st->weight;
@@ -599,6 +602,7 @@ static int sum_funcs(struct builder *b)
         if (!o->name || !o->file)
             rc = -ENOMEM;
     }
+    free(func_of);
     free(fs);
     free(pc);
     strobe__keymap_free(&ids);
