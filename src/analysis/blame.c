@@ -438,18 +438,11 @@ static int attribute(struct builder *b, uint32_t s)
         const struct frame *o = &b->frames[fs[j]];
         const struct module *om = &b->mods[o->module];
         const struct strobe__blame_table *t = om->t;
-        size_t first, nc = strobe__blame_table_line_calls(t, o->path, o->line, &first);
-        bool exact = false;
         uint32_t caller = STROBE_NONE; /* the calling function's name */
-        for (size_t c = first; o->col && c < first + nc; c++)
-            exact |= t->calls[c].col == o->col;
-        for (size_t c = first; c < first + nc && rc == 0; c++) {
-            const struct strobe__blame_call *call = &t->calls[c];
-            if ((exact && call->col != o->col) || call->callee == STROBE_NONE ||
-                strcmp(strobe__blame_str(t, call->callee), callee) != 0)
-                continue;
-            caller = caller == STROBE_NONE ? om->func_name[call->func] : caller;
-            rc = charge_binds(b, om, call, serial);
+        for (size_t c = SIZE_MAX; rc == 0 && (c = strobe__blame_table_next_call(t, o->path, o->line, o->col,
+                                                                                callee, c)) != SIZE_MAX;) {
+            caller = caller == STROBE_NONE ? om->func_name[t->calls[c].func] : caller;
+            rc = charge_binds(b, om, &t->calls[c], serial);
         }
         if (caller == STROBE_NONE) {
             st->caller_unknown = true;

@@ -711,6 +711,22 @@ int strobe__blame_table_find_loc(const struct strobe__blame_table *t, uint32_t p
     return 0;
 }
 
+size_t strobe__blame_table_next_call(const struct strobe__blame_table *t, uint32_t path, unsigned line,
+                                     unsigned col, const char *callee, size_t after)
+{
+    size_t first, n = strobe__blame_table_line_calls(t, path, line, &first);
+    bool exact = false;
+    for (size_t c = first; col && c < first + n; c++)
+        exact |= t->calls[c].col == col;
+    for (size_t c = after == SIZE_MAX ? first : after + 1; c < first + n; c++) {
+        const struct strobe__blame_call *call = &t->calls[c];
+        if ((!exact || call->col == col) && call->callee != STROBE_NONE &&
+            strcmp(strobe__blame_str(t, call->callee), callee) == 0)
+            return c;
+    }
+    return SIZE_MAX;
+}
+
 uint32_t strobe__blame_table_func_at(const struct strobe__blame_table *t, uint32_t path, unsigned line)
 {
     uint32_t best = STROBE_NONE;

@@ -150,6 +150,13 @@ size_t strobe__blame_table_line_calls(const struct strobe__blame_table *t, uint3
 int strobe__blame_table_find_loc(const struct strobe__blame_table *t, uint32_t path, unsigned line,
                                  unsigned col, uint32_t **set, size_t *n, size_t *cap);
 
+/* The calls at (path, line, col) to CALLEE (indirect calls never match):
+ * those with that column, or all of the line's when col is 0 or none has
+ * it. Returns the index into t->calls of the first one after `after`
+ * (SIZE_MAX: from the start), SIZE_MAX when there is none. */
+size_t strobe__blame_table_next_call(const struct strobe__blame_table *t, uint32_t path, unsigned line,
+                                     unsigned col, const char *callee, size_t after);
+
 /* Merges the ascending set b[0..nb) into the ascending *set (length *n,
  * capacity *cap). Returns 0 or -ENOMEM. */
 int strobe__u32set_union(uint32_t **set, size_t *n, size_t *cap, const uint32_t *b, size_t nb);

@@ -6,6 +6,7 @@
  * format's "Checks" list, each with its exact one-line error.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,14 @@ STROBE_TEST(good_unit_exact)
     size_t first;
     CHECK_EQ_U64(strobe__blame_table_line_calls(t, 0, 20, &first), 2);
     CHECK_EQ_U64(first, 0);
+    /* calls by location and callee: the indirect one never matches */
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 0, 20, 3, "fill", SIZE_MAX), 0);
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 0, 20, 3, "fill", 0), SIZE_MAX);
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 0, 20, 0, "fill", SIZE_MAX), 0);
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 0, 20, 9, "fill", SIZE_MAX), 0);
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 0, 20, 3, "main", SIZE_MAX), SIZE_MAX);
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 0, 21, 0, "worker\tx", SIZE_MAX), 2);
+    CHECK_EQ_U64(strobe__blame_table_next_call(t, 1, 20, 3, "fill", SIZE_MAX), SIZE_MAX);
     strobe__blame_table_free(t);
     free(text);
 }

@@ -19,8 +19,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0, cap = 0, first;
     for (size_t i = 0; i < t->nlocs; i++)
         strobe__blame_table_find_loc(t, t->locs[i].path, t->locs[i].line, t->locs[i].col, &set, &n, &cap);
-    for (size_t i = 0; i < t->ncalls; i++)
+    for (size_t i = 0; i < t->ncalls; i++) {
         strobe__blame_table_line_calls(t, t->calls[i].path, t->calls[i].line, &first);
+        if (t->calls[i].callee != STROBE_NONE)
+            strobe__blame_table_next_call(t, t->calls[i].path, t->calls[i].line, t->calls[i].col,
+                                          strobe__blame_str(t, t->calls[i].callee), SIZE_MAX);
+    }
     free(set);
     strobe__blame_table_free(t);
     return 0;
