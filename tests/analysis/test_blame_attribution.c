@@ -7,19 +7,21 @@
  * (docs/blame.md, "Replaying a sample list") with exact shares, and of a
  * real sampled run (every sample charged or in a named unknown reason).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
 
-/* Writes UNIT ('|' for TAB, %s for the source path of SRC) to DIR/unit.txt
+/* Writes UNIT ('|' for TAB, %s for the path of SRC, relative to the source
+ * tree) to DIR/unit.txt
  * and makes DIR/NAME: the test program PROG with the unit attached. */
 static void attach(const char *dir, const char *prog, const char *src, const char *name, const char *unit)
 {
     char path[4400], source[4400];
     snprintf(path, sizeof path, "%s/unit.txt", dir);
-    snprintf(source, sizeof source, "%s/tests/analysis/%s", STROBE_SOURCE_DIR, src);
+    snprintf(source, sizeof source, "%s/%s", STROBE_SOURCE_DIR, src);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     for (const char *c = unit; *c; c++) {
@@ -53,6 +55,16 @@ static void write_file(const char *dir, const char *name, const char *text)
     CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
 }
 
+/* Whether this build has strobe cc's pass plugin, which runs the analysis;
+ * the cases that need it are skipped without. */
+static bool have_plugin(void)
+{
+    if (strobe_test_sh(NULL, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) == 0)
+        return true;
+    printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
+    return false;
+}
+
 /* The paper's Table I by line (spec: a {16,18,19}, b {17}, c {16..20},
  * return {16..21}); main's call of fig1 passes fig1's return to main's. */
 static const char fig1_unit[] = "strobe-blame|1|0\n"
@@ -76,16 +88,16 @@ static const char fig1_unit[] = "strobe-blame|1|0\n"
                                 "end\n";
 
 static const char fig1_list[] = "# the paper's Figure 1: one sample on each of lines 17-20\n"
-                                "1 blame_fig1_prog.c:17 < blame_fig1_prog.c:23\n"
-                                "1 blame_fig1_prog.c:18 < blame_fig1_prog.c:23\n"
+                                "1 blame_fig1.c:17 < blame_fig1.c:23\n"
+                                "1 blame_fig1.c:18 < blame_fig1.c:23\n"
                                 "\n"
-                                "1 tests/analysis/blame_fig1_prog.c:19:5 < blame_fig1_prog.c:23\n"
-                                "1 blame_fig1_prog.c:20 < blame_fig1_prog.c:23   # c = a + b\n";
+                                "1 tests/cc/blame_fig1.c:19:5 < blame_fig1.c:23\n"
+                                "1 blame_fig1.c:20 < blame_fig1.c:23   # c = a + b\n";
 
 STROBE_TEST(fig1_exact)
 {
     const char *dir = strobe_test_tmpdir("blame_fig1_exact");
-    attach(dir, "analysis_blame_fig1", "blame_fig1_prog.c", "fig1", fig1_unit);
+    attach(dir, "analysis_blame_fig1", "tests/cc/blame_fig1.c", "fig1", fig1_unit);
     run(dir, "", "fig1", "");
     write_file(dir, "list", fig1_list);
     char *out;
@@ -100,13 +112,13 @@ STROBE_TEST(fig1_exact)
         "\nVariables (blame: the samples whose statements contribute to each one's value; a row includes "
         "the rows under it)\n"
         "   samples  blame%%  variable  type  defined in%*s  kind\n"
-        "         4  100.0%%  c         int   fig1 %s/tests/analysis/blame_fig1_prog.c:15  local\n",
-        (int)(strlen(STROBE_SOURCE_DIR) + strlen("/tests/analysis/blame_fig1_prog.c:15") + 5 - 10), "",
+        "         4  100.0%%  c         int   fig1 %s/tests/cc/blame_fig1.c:15  local\n",
+        (int)(strlen(STROBE_SOURCE_DIR) + strlen("/tests/cc/blame_fig1.c:15") + 5 - 10), "",
         STROBE_SOURCE_DIR);
     CHECK_CONTAINS(out, want);
     snprintf(want, sizeof want,
-             "         2   50.0%%  a         int   fig1 %s/tests/analysis/blame_fig1_prog.c:15  local\n"
-             "         1   25.0%%  b         int   fig1 %s/tests/analysis/blame_fig1_prog.c:15  local\n"
+             "         2   50.0%%  a         int   fig1 %s/tests/cc/blame_fig1.c:15  local\n"
+             "         1   25.0%%  b         int   fig1 %s/tests/cc/blame_fig1.c:15  local\n"
              "  unknown data: 0 samples (0.0%%)\n",
              STROBE_SOURCE_DIR, STROBE_SOURCE_DIR);
     CHECK_CONTAINS(out, want);
@@ -122,12 +134,11 @@ STROBE_TEST(fig1_exact)
                    "\"blame\": {\n    \"samples\": 4,\n    \"hz\": 0,\n    \"unknown\": {\"samples\": 0, "
                    "\"percent\": 0.0, \"by_reason\": {\"no-table\": 0, \"no-debug\": 0, \"no-variable\": 0, "
                    "\"measurement\": 0, \"no-stack\": 0}},\n    \"caller_unknown\": 0,\n");
-    snprintf(
-        want, sizeof want,
-        "{\"id\": 0, \"name\": \"c\", \"type\": \"int\", \"kind\": \"local\", \"function\": \"fig1\", "
-        "\"file\": \"%s/tests/analysis/blame_fig1_prog.c\", \"line\": 15, \"parent\": null, \"samples\": 4, "
-        "\"percent\": 100.0}",
-        STROBE_SOURCE_DIR);
+    snprintf(want, sizeof want,
+             "{\"id\": 0, \"name\": \"c\", \"type\": \"int\", \"kind\": \"local\", \"function\": \"fig1\", "
+             "\"file\": \"%s/tests/cc/blame_fig1.c\", \"line\": 15, \"parent\": null, \"samples\": 4, "
+             "\"percent\": 100.0}",
+             STROBE_SOURCE_DIR);
     CHECK_CONTAINS(out, want);
     CHECK_CONTAINS(out, "\"name\": \"a\", \"type\": \"int\", \"kind\": \"local\", \"function\": \"fig1\"");
     CHECK_CONTAINS(out, "\"line\": 15, \"parent\": null, \"samples\": 2, \"percent\": 50.0}");
@@ -200,7 +211,7 @@ static const char fix_unit[] = "strobe-blame|1|0\n"
 
 static void fix_experiment(const char *dir)
 {
-    attach(dir, "analysis_blame_fix", "blame_fix_prog.c", "fix", fix_unit);
+    attach(dir, "analysis_blame_fix", "tests/analysis/blame_fix_prog.c", "fix", fix_unit);
     run(dir, "", "fix", "");
     char *start;
     CHECK_EQ_INT(
@@ -331,17 +342,14 @@ STROBE_TEST(transfer_exact)
  * fixture comment): fill's k 2 = 10 %, dst[] 6 = 30 %; main's n 1, q 1,
  * h (with its heap block h[]) 10 = 50 %, p.x 11, arr[] 13, p.y 15, p 15,
  * return 16 = 80 %, scale 1; unknown 3 = 15 % (libc: no-table 2; line 27,
- * no entry up the stack: no-variable 1). Skipped without the plugin. */
+ * no entry up the stack: no-variable 1); then the paper's Figure 1 as in
+ * fig1_exact. Skipped without the plugin. */
 STROBE_TEST(strobe_cc_fixture_exact)
 {
     const char *dir = strobe_test_tmpdir("blame_strobe_cc_fixture");
     char *out;
-    if (strobe_test_sh(&out, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
-        free(out);
-        printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
+    if (!have_plugin())
         return;
-    }
-    free(out);
     char cmd[9000];
     snprintf(cmd, sizeof cmd, "%s/strobe cc -g -O0 %s/tests/cc/blame_fix.c -o fix", STROBE_BIN_DIR,
              STROBE_SOURCE_DIR);
@@ -372,6 +380,24 @@ STROBE_TEST(strobe_cc_fixture_exact)
     CHECK_STR_EQ(out, "20 3 15.0 [(2, 1)]\nk 2 10.0\ndst[] 6 30.0\nn 1 5.0\nq 1 5.0\nh 10 50.0\nh[] 10 50.0\n"
                       "p.x 11 55.0\narr[] 13 65.0\np.y 15 75.0\np 15 75.0\nreturn 16 80.0\nscale 1 5.0\n");
     free(out);
+    /* and the paper's Figure 1: a 50.0 %, b 25.0 %, c 100.0 % */
+    snprintf(cmd, sizeof cmd, "%s/strobe cc -g -O0 %s/tests/cc/blame_fig1.c -o fig1", STROBE_BIN_DIR,
+             STROBE_SOURCE_DIR);
+    free(strobe_test_ok_in(dir, cmd));
+    free(strobe_test_ok_in(dir, "rm -rf e"));
+    run(dir, "", "fig1", "");
+    write_file(dir, "list", fig1_list);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "cd '%s' && %s/strobe report e --blame --sample-list list --format json > r.json && "
+                       "python3 -c 'import json\n"
+                       "b = json.load(open(\"r.json\"))[\"blame\"]\n"
+                       "print(*[(x[\"name\"], x[\"percent\"]) for x in b[\"variables\"] "
+                       "if x[\"function\"] == \"fig1\"])'",
+                       dir, STROBE_BIN_DIR),
+        0);
+    CHECK_STR_EQ(out, "('c', 100.0) ('return', 100.0) ('a', 50.0) ('b', 25.0)\n");
+    free(out);
 }
 
 /* An OpenMP loop built by `strobe cc -fopenmp` and sampled on two threads:
@@ -384,12 +410,8 @@ STROBE_TEST(strobe_cc_openmp_sampled)
 {
     const char *dir = strobe_test_tmpdir("blame_strobe_cc_openmp");
     char *out;
-    if (strobe_test_sh(&out, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
-        free(out);
-        printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
+    if (!have_plugin())
         return;
-    }
-    free(out);
     char cmd[9000];
     snprintf(cmd, sizeof cmd,
              "%s/strobe cc --trace=func -fopenmp -g -O0 %s/tests/analysis/blame_omp_prog.c -o omp -lm",
@@ -417,20 +439,20 @@ STROBE_TEST(strobe_cc_openmp_sampled)
 STROBE_TEST(sample_list_errors)
 {
     const char *dir = strobe_test_tmpdir("blame_sample_list_errors");
-    attach(dir, "analysis_blame_fig1", "blame_fig1_prog.c", "fig1", fig1_unit);
+    attach(dir, "analysis_blame_fig1", "tests/cc/blame_fig1.c", "fig1", fig1_unit);
     run(dir, "", "fig1", "");
     static const char *const cases[][2] = {
-        {"0 blame_fig1_prog.c:17", "list:2: WEIGHT '0' is not a positive number"},
-        {"x blame_fig1_prog.c:17", "list:2: WEIGHT 'x' is not a positive number"},
+        {"0 blame_fig1.c:17", "list:2: WEIGHT '0' is not a positive number"},
+        {"x blame_fig1.c:17", "list:2: WEIGHT 'x' is not a positive number"},
         {"3", "list:2: no frame after the weight"},
-        {"1 blame_fig1_prog.c:17 <", "list:2: an empty frame"},
-        {"1 blame_fig1_prog.c", "list:2: 'blame_fig1_prog.c' is neither FILE:LINE[:COL] nor MODULE+0xOFFSET"},
+        {"1 blame_fig1.c:17 <", "list:2: an empty frame"},
+        {"1 blame_fig1.c", "list:2: 'blame_fig1.c' is neither FILE:LINE[:COL] nor MODULE+0xOFFSET"},
         {"1 fig1_prog.c:17", "list:2: no blame table of the experiment's modules has a file fig1_prog.c"},
         {"1 fig1+0xzz", "list:2: 'fig1+0xzz': the offset is not a hexadecimal number"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256], want[512];
-        snprintf(text, sizeof text, "1 blame_fig1_prog.c:17\n%s\n", cases[i][0]);
+        snprintf(text, sizeof text, "1 blame_fig1.c:17\n%s\n", cases[i][0]);
         write_file(dir, "list", text);
         char *out;
         CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe report e --blame --sample-list list", dir,
@@ -478,7 +500,7 @@ static const char hot_unit[] = "strobe-blame|1|0\n"
 STROBE_TEST(sampled_run_sums)
 {
     const char *dir = strobe_test_tmpdir("blame_sampled_run_sums");
-    attach(dir, "analysis_blame_hot", "blame_hot_prog.c", "hot", hot_unit);
+    attach(dir, "analysis_blame_hot", "tests/analysis/blame_hot_prog.c", "hot", hot_unit);
     run(dir, "--sample=2000", "hot", "3000000");
     char *out;
     CHECK_EQ_INT(
