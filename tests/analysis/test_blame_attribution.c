@@ -468,6 +468,20 @@ STROBE_TEST(sample_list_errors)
                  1);
     CHECK_STR_EQ(out, "strobe: report: nothere: No such file or directory\n");
     free(out);
+    /* a table with a bad unit after a good one: one warning, the good one used */
+    char unit2[sizeof fig1_unit + 64];
+    snprintf(unit2, sizeof unit2, "%sstrobe-blame|1|0\nfile|1|/x.c\nend\n", fig1_unit);
+    attach(dir, "analysis_blame_fig1", "tests/cc/blame_fig1.c", "fig1b", unit2);
+    free(strobe_test_ok_in(dir, "rm -rf e && " STROBE_BIN_DIR "/strobe run -o e -- ./fig1b"));
+    write_file(dir, "list", "1 blame_fig1.c:17\n");
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && %s/strobe report e --blame --sample-list list 2>&1 >/dev/null",
+                                dir, STROBE_BIN_DIR),
+                 0);
+    CHECK_CONTAINS(out, "strobe: report: warning: ");
+    CHECK_CONTAINS(out, "/fig1b: .strobe_blame offset ");
+    CHECK_CONTAINS(out, ": file 1: ID 1 is not the next file ID (0)\n");
+    free(out);
     /* a run that did not sample, without a list: --samples' refusal */
     CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe report e --blame", dir, STROBE_BIN_DIR), 1);
     CHECK_STR_EQ(out,
