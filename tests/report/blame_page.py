@@ -10,9 +10,14 @@ blame view on exact numbers:
          h[] under h), a global, unknown data with two reasons, samples whose
          caller could not be charged, and a blame point other than main.
 
-Usage: blame_page.py PAGE.html fig1|parts OUT.html
+  many   N variables (N from the environment variable BLAME_VARIABLES, 1000
+         by default), each with one field: i samples for variable vI, its
+         field vI.f half of them.
+
+Usage: blame_page.py PAGE.html fig1|parts|many OUT.html
 """
 import json
+import os
 import re
 import sys
 
@@ -70,9 +75,31 @@ def parts():
     }
 
 
+def many():
+    n = int(os.environ.get("BLAME_VARIABLES", "1000"))
+    total = n * (n + 1) // 2
+    vs = []
+    for i in range(1, n + 1):
+        vs += [var(2 * i - 2, "v%d" % i, "struct s", "local", "work", FIX, i, None, i, total),
+               var(2 * i - 1, "v%d.f" % i, "double", "field", "work", FIX, i, 2 * i - 2, i // 2, total)]
+    return {
+        "samples": total,
+        "unknown": {"samples": 0, "percent": 0.0,
+                    "by_reason": {"no-table": 0, "no-debug": 0, "no-variable": 0, "measurement": 0}},
+        "caller_unknown": 0,
+        "variables": sorted(vs, key=lambda v: -v["samples"]),
+        "functions": [{"name": "work", "file": FIX, "line": 1, "self": total, "total": total,
+                       "top_variable": 2 * n - 2, "top_samples": n, "unknown": 0}],
+        "points": [{"function": "work", "samples": total, "path": ["main", "work"],
+                    "variables": [{"id": v["id"], "samples": v["samples"], "percent": v["percent"]}
+                                  for v in vs if v["parent"] is None],
+                    "callees": []}],
+    }
+
+
 page = open(sys.argv[1], encoding="utf-8").read()
 m = re.search(r'(<script type="application/json" id="strobe-data">)(.*?)(</script>)', page, re.S)
 data = json.loads(m.group(2))
-data["report"]["blame"] = {"fig1": fig1, "parts": parts}[sys.argv[2]]()
+data["report"]["blame"] = {"fig1": fig1, "parts": parts, "many": many}[sys.argv[2]]()
 text = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
 open(sys.argv[3], "w", encoding="utf-8").write(page[:m.start(2)] + text + page[m.end(2):])

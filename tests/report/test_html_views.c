@@ -399,6 +399,26 @@ STROBE_TEST(blame_view)
                          "table blame-variables: depth=0 | samples=1 | blame %=10 | = | variable=total | "
                          "type=long | kind=global | defined in=global\n");
     free(page);
+
+    /* 1000 variables with a field each: the first 200, then all of them
+     * after "show all", with their fields after "open all" */
+    page = blame_page("many", "");
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: "), 200);
+    CHECK_CONTAINS(page,
+                   "view blame\n"
+                   "table blame-variables: depth=0 | samples=1000 | blame %=0.2 | = | variable=v1000 | ");
+    CHECK_CONTAINS(page, "| variable=v801 | ");
+    CHECK(!strstr(page, "| variable=v800 | "));
+    free(page);
+    page = blame_page("many", "--eval \"document.querySelector('#view-blame .show-all').click()\" "
+                              "--eval \"document.querySelector('#view-blame .open-all').click()\"");
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: depth=0 | "), 1000);
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: depth=1 | "), 1000);
+    CHECK_CONTAINS(page, "table blame-variables: depth=0 | samples=1 | blame %=0 | = | variable=v1 | "
+                         "type=struct s | kind=local | defined in=work fix.c:1\n"
+                         "table blame-variables: depth=1 | samples=0 | blame %=0 | = | variable=v1.f | "
+                         "type=double | kind=field | defined in=work fix.c:1\n");
+    free(page);
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(tm_view), STROBE_CASE(tm_view_counters), STROBE_CASE(locks_view),

@@ -14,7 +14,7 @@ strobe.view({
     const S = strobe, B = d.report.blame, F = S.fmt;
     const byId = new Map(B.variables.map(v => [v.id, v]));
     const vname = id => id === null || id === undefined ? '-' : byId.has(id) ? byId.get(id).name : '#' + id;
-    el.appendChild(S.h('p', null, F.count(B.samples) + ' samples charged to ' + B.variables.length +
+    el.appendChild(S.h('p', null, F.count(B.samples) + ' samples, charged to ' + B.variables.filter(v => v.samples > 0).length +
       ' variables; a sample counts once for every variable whose blame holds the statement it was in, so ' +
       'the shares add up to more than 100 %.'));
     if (B.caller_unknown)
@@ -56,9 +56,10 @@ strobe.view({
     return v.function + (at ? ' ' + at : '');
   },
 
-  // The variables as a tree table: top-level rows by the sort key, each
-  // row's display children (closed at first; the toggle or "open all"
-  // shows them, indented) sorted the same way below it.
+  // The variables as a tree table: top-level rows by the sort key (the
+  // first 200, then a button for the rest), each row's display children
+  // (closed at first; the toggle or "open all" shows them, indented)
+  // sorted the same way below it.
   variables(S, B) {
     const F = S.fmt, ids = new Set(B.variables.map(v => v.id)), kids = new Map(), roots = [];
     for (const v of B.variables) {
@@ -70,7 +71,7 @@ strobe.view({
       }
     }
     const open = new Set();
-    let key = 'samples', asc = false;
+    let key = 'samples', asc = false, limit = 200;
     const cols = [
       { key: 'samples', label: 'samples', num: true, sort: true },
       { key: 'percent', label: 'blame %', num: true, sort: true },
@@ -112,8 +113,12 @@ strobe.view({
       const all = kids.size ? S.h('div', { class: 'toolbar' },
         S.h('button', { class: 'open-all', onclick: () => { for (const k of kids.keys()) open.add(k); draw(); } }, 'open all'),
         S.h('button', { class: 'close-all', onclick: () => { open.clear(); draw(); } }, 'close all')) : null;
+      const shown = order(roots).slice(0, limit);
       wrap.appendChild(S.h('div', null, all, S.h('div', { class: 'scroll' }, S.h('table', { class: 'data' },
-        S.h('thead', null, head), S.h('tbody', null, order(roots).map(v => rowsOf(v, 0)))))));
+        S.h('thead', null, head), S.h('tbody', null, shown.map(v => rowsOf(v, 0)))))));
+      if (roots.length > limit)
+        wrap.appendChild(S.h('div', { class: 'note' }, (roots.length - limit) + ' more variables ',
+          S.h('button', { class: 'show-all', onclick: () => { limit = roots.length; draw(); } }, 'show all')));
     };
     draw();
     return wrap;
