@@ -30,49 +30,47 @@ def var(i, name, type_, kind, function, file, line, parent, samples, total):
             "line": line, "parent": parent, "samples": samples, "percent": round(100.0 * samples / total, 1)}
 
 
+def func(name, file, line, self, total, top, top_samples, unknown):
+    return {"name": name, "file": file, "line": line, "self": self, "total": total, "top_variable": top,
+            "top_samples": top_samples, "unknown": unknown}
+
+
+def point(function, path, samples, variables, callees):
+    """variables: [(id, samples)]; callees: [(name, samples)]."""
+    return {"function": function, "samples": samples, "path": path,
+            "variables": [{"id": i, "samples": n, "percent": round(100.0 * n / samples, 1)} for i, n in variables],
+            "callees": [{"name": c, "samples": n} for c, n in callees]}
+
+
+def blame(samples, reasons, caller_unknown, variables, functions, points):
+    """reasons: the unknown samples by reason, the ones not given 0."""
+    by_reason = {r: reasons.get(r, 0) for r in ("no-table", "no-debug", "no-variable", "measurement")}
+    unknown = sum(by_reason.values())
+    return {"samples": samples,
+            "unknown": {"samples": unknown, "percent": round(100.0 * unknown / samples, 1), "by_reason": by_reason},
+            "caller_unknown": caller_unknown, "variables": variables, "functions": functions, "points": points}
+
+
 def fig1():
-    return {
-        "samples": 4,
-        "unknown": {"samples": 0, "percent": 0.0,
-                    "by_reason": {"no-table": 0, "no-debug": 0, "no-variable": 0, "measurement": 0}},
-        "caller_unknown": 0,
-        "variables": [var(2, "c", "int", "local", "fig1", FIG1, 15, None, 4, 4),
-                      var(0, "a", "int", "local", "fig1", FIG1, 15, None, 2, 4),
-                      var(1, "b", "int", "local", "fig1", FIG1, 15, None, 1, 4)],
-        "functions": [{"name": "fig1", "file": FIG1, "line": 14, "self": 4, "total": 4, "top_variable": 2,
-                       "top_samples": 4, "unknown": 0},
-                      {"name": "main", "file": FIG1, "line": 23, "self": 0, "total": 4, "top_variable": None,
-                       "top_samples": 0, "unknown": 0}],
-        "points": [{"function": "main", "samples": 4, "path": ["main"], "variables": [],
-                    "callees": [{"name": "fig1", "samples": 4}]},
-                   {"function": "fig1", "samples": 4, "path": ["main", "fig1"],
-                    "variables": [{"id": 2, "samples": 4, "percent": 100.0}, {"id": 0, "samples": 2, "percent": 50.0},
-                                  {"id": 1, "samples": 1, "percent": 25.0}],
-                    "callees": []}],
-    }
+    return blame(4, {}, 0,
+                 [var(2, "c", "int", "local", "fig1", FIG1, 15, None, 4, 4),
+                  var(0, "a", "int", "local", "fig1", FIG1, 15, None, 2, 4),
+                  var(1, "b", "int", "local", "fig1", FIG1, 15, None, 1, 4)],
+                 [func("fig1", FIG1, 14, 4, 4, 2, 4, 0), func("main", FIG1, 23, 0, 4, None, 0, 0)],
+                 [point("main", ["main"], 4, [], [("fig1", 4)]),
+                  point("fig1", ["main", "fig1"], 4, [(2, 4), (0, 2), (1, 1)], [])])
 
 
 def parts():
-    return {
-        "samples": 10,
-        "unknown": {"samples": 2, "percent": 20.0,
-                    "by_reason": {"no-table": 1, "no-debug": 0, "no-variable": 1, "measurement": 0}},
-        "caller_unknown": 1,
-        "variables": [var(0, "p", "struct pt", "local", "main", FIX, 10, None, 6, 10),
-                      var(1, "p.x", "double", "field", "main", FIX, 10, 0, 4, 10),
-                      var(3, "h", "double *", "local", "main", FIX, 11, None, 3, 10),
-                      var(4, "h[]", "double", "heap", "main", FIX, 12, 3, 3, 10),
-                      var(2, "p.y", "double", "field", "main", FIX, 10, 0, 2, 10),
-                      var(5, "total", "long", "global", None, FIX, 5, None, 1, 10)],
-        "functions": [{"name": "fill", "file": FIX, "line": 3, "self": 3, "total": 3, "top_variable": 4,
-                       "top_samples": 3, "unknown": 0},
-                      {"name": "main", "file": FIX, "line": 8, "self": 7, "total": 10, "top_variable": 0,
-                       "top_samples": 6, "unknown": 2}],
-        "points": [{"function": "main", "samples": 10, "path": ["main"],
-                    "variables": [{"id": 0, "samples": 6, "percent": 60.0}, {"id": 3, "samples": 3, "percent": 30.0},
-                                  {"id": 5, "samples": 1, "percent": 10.0}],
-                    "callees": [{"name": "fill", "samples": 3}]}],
-    }
+    return blame(10, {"no-table": 1, "no-variable": 1}, 1,
+                 [var(0, "p", "struct pt", "local", "main", FIX, 10, None, 6, 10),
+                  var(1, "p.x", "double", "field", "main", FIX, 10, 0, 4, 10),
+                  var(3, "h", "double *", "local", "main", FIX, 11, None, 3, 10),
+                  var(4, "h[]", "double", "heap", "main", FIX, 12, 3, 3, 10),
+                  var(2, "p.y", "double", "field", "main", FIX, 10, 0, 2, 10),
+                  var(5, "total", "long", "global", None, FIX, 5, None, 1, 10)],
+                 [func("fill", FIX, 3, 3, 3, 4, 3, 0), func("main", FIX, 8, 7, 10, 0, 6, 2)],
+                 [point("main", ["main"], 10, [(0, 6), (3, 3), (5, 1)], [("fill", 3)])])
 
 
 def many():
@@ -82,19 +80,9 @@ def many():
     for i in range(1, n + 1):
         vs += [var(2 * i - 2, "v%d" % i, "struct s", "local", "work", FIX, i, None, i, total),
                var(2 * i - 1, "v%d.f" % i, "double", "field", "work", FIX, i, 2 * i - 2, i // 2, total)]
-    return {
-        "samples": total,
-        "unknown": {"samples": 0, "percent": 0.0,
-                    "by_reason": {"no-table": 0, "no-debug": 0, "no-variable": 0, "measurement": 0}},
-        "caller_unknown": 0,
-        "variables": sorted(vs, key=lambda v: -v["samples"]),
-        "functions": [{"name": "work", "file": FIX, "line": 1, "self": total, "total": total,
-                       "top_variable": 2 * n - 2, "top_samples": n, "unknown": 0}],
-        "points": [{"function": "work", "samples": total, "path": ["main", "work"],
-                    "variables": [{"id": v["id"], "samples": v["samples"], "percent": v["percent"]}
-                                  for v in vs if v["parent"] is None],
-                    "callees": []}],
-    }
+    return blame(total, {}, 0, sorted(vs, key=lambda v: -v["samples"]),
+                 [func("work", FIX, 1, total, total, 2 * n - 2, n, 0)],
+                 [point("work", ["main", "work"], total, [(v["id"], v["samples"]) for v in vs if v["parent"] is None], [])])
 
 
 page = open(sys.argv[1], encoding="utf-8").read()
