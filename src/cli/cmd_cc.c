@@ -27,8 +27,8 @@
 #include "cli/cli.h"
 #include "strobe/strobe.h"
 
-const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-directives] [COMPILER ARGS...]\n"
-                               "       strobe c++ [--trace=bb|bb,mem|func] [COMPILER ARGS...]\n"
+const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-blame] [--no-directives] [COMPILER ARGS...]\n"
+                               "       strobe c++ [--trace=bb|bb,mem|func] [--no-blame] [COMPILER ARGS...]\n"
                                "\n"
                                "Compiles with clang (strobe cc) or clang++ (strobe c++), or with the\n"
                                "compiler named by STROBE_CC (STROBE_CXX for c++; words separated by\n"
@@ -42,6 +42,7 @@ const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-
                                "                   with clang)\n"
                                "  --trace=func     function entry and exit only (the default, and the only\n"
                                "                   level, with other compilers)\n"
+                               "  --no-blame       no blame analysis (see blame)\n"
                                "  --no-directives  compile C sources as they are (see directives)\n"
                                "\n"
                                "directives (strobe cc): a C source whose text mentions a pragma (or, with\n"
@@ -52,13 +53,17 @@ const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-
                                "dependency files (-MD) name the original; a malformed directive stops\n"
                                "the compile (FILE:LINE: why, exit status 2).\n"
                                "\n"
+                               "blame (clang 14): every source is also analysed for `strobe report --blame`\n"
+                               "(docs/blame.md): which variables each statement contributes to, stored in\n"
+                               "the object's section .strobe_blame, which is never loaded at run time.\n"
+                               "\n"
                                "added flags:\n"
                                "  clang, clang++   -finstrument-functions-after-inlining -g\n"
                                "  other compilers  -finstrument-functions\n"
                                "                   -finstrument-functions-exclude-file-list=/usr/include -g\n"
                                "  (-g only when no -g option other than -g0 is given)\n"
-                               "  --trace=bb[,mem] -fpass-plugin=<libdir>/libstrobe-cc.so, and when linking\n"
-                               "                   -Wl,--export-dynamic-symbol=strobe_bb_cursor\n"
+                               "  clang 14         -fpass-plugin=<libdir>/libstrobe-cc.so (blame, --trace=bb)\n"
+                               "  --trace=bb[,mem] when linking, -Wl,--export-dynamic-symbol=strobe_bb_cursor\n"
                                "\n"
                                "exit status: the compiler's; 126 the compiler cannot be executed, 127 it\n"
                                "was not found, 2 STROBE_CC names strobe itself.\n";
@@ -69,6 +74,8 @@ const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-
 /* Tells the pass plugin the level: clang rejects -mllvm options of a pass
  * plugin (they are parsed before the plugin is loaded). */
 #define TRACE_VAR "STROBE_CC_TRACE"
+/* Switches the plugin's blame analysis on (src/cc/blame.h). */
+#define BLAME_VAR "STROBE_CC_BLAME"
 
 /* The LLVM version the plugin is built against; only that clang loads it. */
 #ifndef STROBE_CC_LLVM_MAJOR
@@ -115,16 +122,20 @@ static bool has_debug(int argc, char **argv)
 
 enum trace { TRACE_FUNC, TRACE_BB, TRACE_MEM };
 
-/* Takes strobe's options out of argv: --trace (the last one counts) and
- * --no-directives. Returns the new argc, or -1 after saying what is
- * wrong. */
+/* Takes strobe's options out of argv: --trace (the last one counts),
+ * --no-blame and --no-directives. Returns the new argc, or -1 after saying
+ * what is wrong. */
 static int take_options(const char *cmd, int argc, char **argv, enum trace *level, bool *given,
-                        bool *directives)
+                        bool *directives, bool *blame)
 {
     int n = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-directives") == 0) {
             *directives = false;
+            continue;
+        }
+        if (strcmp(argv[i], "--no-blame") == 0) {
+            *blame = false;
             continue;
         }
         if (strncmp(argv[i], "--trace=", 8) != 0) {
@@ -217,8 +228,8 @@ int strobe__cmd_cc(int argc, char **argv)
         return STROBE_EXIT_USAGE;
     }
     enum trace level = TRACE_MEM;
-    bool given = false, directives = !cxx;
-    argc = take_options(cmd, argc, argv, &level, &given, &directives);
+    bool given = false, directives = !cxx, blame = true;
+    argc = take_options(cmd, argc, argv, &level, &given, &directives, &blame);
     if (argc < 0)
         return STROBE_EXIT_USAGE;
     /* the compiler's words, then the user's arguments (instrumented
@@ -268,25 +279,30 @@ int strobe__cmd_cc(int argc, char **argv)
     }
     if (!has_debug(argc, argv))
         args[n++] = "-g";
-    if (level != TRACE_FUNC) {
+    /* the plugin (blame analysis, block tracing) runs in clang 14 only;
+     * without it blame is off quietly: other compilers are a choice */
+    if (level != TRACE_FUNC || blame) {
         char err[PATH_MAX + 256];
         if (!is_clang(compiler) || other_clang(compiler)) {
-            if (given)
+            if (given && level != TRACE_FUNC)
                 strobe__cli_say("%s: --trace=bb needs clang %d (the compiler is %s): function level only",
                                 cmd, STROBE_CC_LLVM_MAJOR, compiler);
             level = TRACE_FUNC;
+            blame = false;
         } else if (strobe__find_lib("libstrobe-cc.so",
                                     " (strobe was built without LLVM 14: install llvm-14-dev)", &plugin, err,
                                     sizeof err) != 0) {
-            if (given)
+            if (given && level != TRACE_FUNC)
                 strobe__cli_say("%s: --trace=bb: %s; function level only", cmd, err);
             level = TRACE_FUNC;
+            blame = false;
         } else if (asprintf(&plugin_arg, "-fpass-plugin=%s", plugin) < 0) {
             plugin_arg = NULL;
             level = TRACE_FUNC;
+            blame = false;
         } else {
             args[n++] = plugin_arg;
-            if (links(argc, argv))
+            if (level != TRACE_FUNC && links(argc, argv))
                 args[n++] = "-Wl,--export-dynamic-symbol=strobe_bb_cursor";
         }
     }
@@ -296,6 +312,10 @@ int strobe__cmd_cc(int argc, char **argv)
         unsetenv(TRACE_VAR);
     else
         setenv(TRACE_VAR, level == TRACE_BB ? "bb" : "bb,mem", 1);
+    if (blame)
+        setenv(BLAME_VAR, "1", 1);
+    else
+        unsetenv(BLAME_VAR);
     int err;
     if (copies.dir) {
         /* the folder outlives the compiler: run it, then remove the folder */

@@ -19,6 +19,8 @@ static const char main_help[] =
     "  cc, c++  compile with clang (or $STROBE_CC, $STROBE_CXX) ready to be measured\n"
     "  instrument  rewrite a C file's strobe directives (#pragma strobe region) into\n"
     "           measured regions\n"
+    "  blame-prep  show the variables the blame analysis charges for each line of a\n"
+    "           source file (strobe cc runs it; strobe report --blame uses it)\n"
     "  run      run a program under the strobe runtime, write an experiment directory\n"
     "  report   print the report of an experiment (text, JSON or a self-contained HTML page)\n"
     "  export   write an experiment as OTF2, Chrome, Perfetto, Cube4, pprof or Paraver\n"
@@ -44,6 +46,7 @@ static const struct command {
     {"ctl", strobe__cmd_ctl, strobe__ctl_help},
     {"taskgraph", strobe__cmd_taskgraph, strobe__taskgraph_help},
     {"instrument", strobe__cmd_instrument, strobe__instrument_help},
+    {"blame-prep", strobe__cmd_blame_prep, strobe__blame_prep_help},
     {"cc", strobe__cmd_cc, strobe__cc_help},
     {"c++", strobe__cmd_cc, strobe__cc_help},
 };

@@ -101,7 +101,7 @@ STROBE_TEST(errors)
     CHECK_CONTAINS(out, "no-such-file.c");
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s help c++", STROBE), 0);
-    CHECK_CONTAINS(out, "usage: strobe cc [--trace=bb|bb,mem|func] [--no-directives] [COMPILER ARGS...]\n");
+    CHECK_CONTAINS(out, "usage: strobe cc [--trace=bb|bb,mem|func] [--no-blame] [--no-directives] [COMPILER ARGS...]\n");
     free(out);
 }
 
