@@ -299,6 +299,7 @@ static int loc_id(struct builder *b, size_t i, const struct strobe__code_loc *l,
             if (rc)
                 return rc;
             f->line = l->frames[k].line;
+            f->col = l->frames[k].col;
         }
         b->loc_of[i] = (uint32_t)m->nlocs++;
     }

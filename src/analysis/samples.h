@@ -64,6 +64,7 @@ struct strobe_sample_frame {
     uint32_t func; /* into funcs */
     unsigned line; /* the address's line in it (an outer frame of an inline
                       chain: the line of the inlined call); 0 = unknown */
+    unsigned col;  /* its column likewise (the inlined call's); 0 = unknown */
 };
 
 /* A distinct sampled code address of one process. */

@@ -96,17 +96,21 @@ static void decl_of(Dwfl_Module *mod, uint64_t addr, const char **name, const ch
     free(scopes);
 }
 
-/* Source file:line of the instruction at ADDR, from the line table. */
-static void line_of(Dwfl_Module *mod, uint64_t addr, const char **file, int *line)
+/* Source file:line of the instruction at ADDR, from the line table, and
+ * its column into *col when COL is not NULL (left alone when the line table
+ * has none). */
+static void line_of(Dwfl_Module *mod, uint64_t addr, const char **file, int *line, int *col)
 {
     Dwarf_Addr bias;
     Dwarf_Die *cu = cu_of(mod, addr, &bias);
     Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
-    int ln = 0;
+    int ln = 0, c = 0;
     const char *f = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
     if (f && dwarf_lineno(l, &ln) == 0) {
         *file = f;
         *line = ln;
+        if (col && dwarf_linecol(l, &c) == 0)
+            *col = c;
     }
 }
 
@@ -180,14 +184,14 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
              * source line of the call */
             name = dwfl_module_addrname(mod, addr);
             if (site)
-                line_of(mod, addr, &file, &line);
+                line_of(mod, addr, &file, &line, NULL);
             else
                 decl_of(mod, addr, &name, &file, &line);
             /* no declaration file: the file of the function's entry, and
              * its line when DWARF has no declaration line either */
             if (!file) {
                 int entry = 0;
-                line_of(mod, addr, &file, &entry);
+                line_of(mod, addr, &file, &entry, NULL);
                 if (!line)
                     line = entry;
             }
@@ -240,22 +244,23 @@ static const char *die_name(Dwarf_Die *die)
     return n;
 }
 
-static int frame_set(struct strobe__code_frame *f, const char *name, const char *file, int line)
+static int frame_set(struct strobe__code_frame *f, const char *name, const char *file, int line, int col)
 {
     f->name = readable(name);
     f->file = strdup(file ? file : "");
     f->line = line > 0 ? (unsigned)line : 0;
+    f->col = col > 0 ? (unsigned)col : 0;
     return f->name && f->file ? 0 : -ENOMEM;
 }
 
 /* The inline chain of ADDR in MOD below the ELF symbol `outer`: every
  * DW_TAG_inlined_subroutine scope, innermost first, then `outer` itself,
- * each with its line (the address's, then each inlined call's). */
+ * each with its line and column (the address's, then each inlined call's). */
 static int inline_chain(Dwfl_Module *mod, uint64_t addr, const char *outer, struct strobe__code_loc *o)
 {
     const char *file = NULL;
-    int line = 0;
-    line_of(mod, addr, &file, &line);
+    int line = 0, col = 0;
+    line_of(mod, addr, &file, &line, &col);
     Dwarf_Addr bias;
     Dwarf_Die *cu = cu_of(mod, addr, &bias);
     Dwarf_Die *scopes = NULL;
@@ -272,19 +277,21 @@ static int inline_chain(Dwfl_Module *mod, uint64_t addr, const char *outer, stru
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
         const char *nm = die_name(&scopes[i]);
-        rc = frame_set(&o->frames[o->nframes++], nm ? nm : "(inlined)", file, line);
+        rc = frame_set(&o->frames[o->nframes++], nm ? nm : "(inlined)", file, line, col);
         /* the next frame out is at the call of this one */
         Dwarf_Attribute attr;
-        Dwarf_Word cf = 0, cl = 0;
+        Dwarf_Word cf = 0, cl = 0, cc = 0;
         file = NULL;
-        line = 0;
+        line = col = 0;
         if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cf) == 0 && files)
             file = dwarf_filesrc(files, cf, NULL, NULL);
         if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cl) == 0)
             line = (int)cl;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &cc) == 0)
+            col = (int)cc;
     }
     if (rc == 0)
-        rc = frame_set(&o->frames[o->nframes++], outer, file, line);
+        rc = frame_set(&o->frames[o->nframes++], outer, file, line, col);
     free(scopes);
     return rc;
 }
@@ -346,7 +353,7 @@ int strobe__symbols_code(const struct strobe__defs *d, const uint64_t *addrs, si
         if (k < 0)
             anon = NULL;
         o->frames = calloc(1, sizeof *o->frames);
-        rc = anon && o->frames ? frame_set(&o->frames[0], anon, NULL, 0) : -ENOMEM;
+        rc = anon && o->frames ? frame_set(&o->frames[0], anon, NULL, 0, 0) : -ENOMEM;
         o->nframes = o->frames ? 1 : 0;
         free(anon);
     }

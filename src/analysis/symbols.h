@@ -35,6 +35,8 @@ struct strobe__code_frame {
     char *file;    /* malloc'd; "" when unknown */
     unsigned line; /* the address's line in it (for an outer frame of an inline
                       chain: the line of the inlined call); 0 when unknown */
+    unsigned col;  /* its column likewise (the inlined call's DW_AT_call_column);
+                      0 when unknown */
 };
 
 /* What a sampled code address is: its inline chain, innermost first (the

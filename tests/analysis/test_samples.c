@@ -59,8 +59,9 @@ static const struct strobe_sample_func *func(const struct strobe_sample_model *m
     STROBE_FAIL("no sampled function %s", name);
 }
 
-/* The line of sample_lib.c marked MARK. */
-static unsigned marked_line(const char *mark)
+/* The line of sample_lib.c marked MARK; with TEXT, *col is the column
+ * (1-based) TEXT starts at in it. */
+static unsigned marked_at(const char *mark, const char *text, unsigned *col)
 {
     FILE *f = fopen(STROBE_SOURCE_DIR "/tests/analysis/sample_lib.c", "r");
     char line[256];
@@ -69,10 +70,20 @@ static unsigned marked_line(const char *mark)
         n++;
         if (strstr(line, mark)) {
             fclose(f);
+            const char *at = text ? strstr(line, text) : NULL;
+            if (text && !at)
+                STROBE_FAIL("sample_lib.c line %u has no %s", n, text);
+            if (at)
+                *col = (unsigned)(at - line) + 1;
             return n;
         }
     }
     STROBE_FAIL("sample_lib.c has no line %s", mark);
+}
+
+static unsigned marked_line(const char *mark)
+{
+    return marked_at(mark, NULL, NULL);
 }
 
 static unsigned hot_line(void)
@@ -236,7 +247,11 @@ STROBE_TEST(inlined_function)
                           m->nodes[m->nodes[n].parent].func == (uint32_t)(caller - m->funcs));
     CHECK(found);
     /* each sampled address in the loop is one location of both: the
-     * inlined function first, at a line of its own */
+     * inlined function first, at a line and column of its own; the caller
+     * at the inlined call's line and column (DW_AT_call_column: where the
+     * call expression starts, for gcc and clang alike) */
+    unsigned call_col = 0;
+    unsigned call_line = marked_at("/* CALL */", "inlined_spin(n)", &call_col);
     uint32_t seen = 0;
     for (size_t i = 0; i < m->nlocs; i++) {
         const struct strobe_sample_frame *fr = &m->loc_frames[m->locs[i].first];
@@ -244,8 +259,10 @@ STROBE_TEST(inlined_function)
             continue;
         CHECK_EQ_INT(m->locs[i].n, 2);
         CHECK_EQ_INT(fr[1].func, (uint32_t)(caller - m->funcs));
-        CHECK_EQ_INT(fr[1].line, marked_line("/* CALL */"));
+        CHECK_EQ_INT(fr[1].line, call_line);
+        CHECK_EQ_INT(fr[1].col, call_col);
         CHECK(fr->line != 0 && fr->line != fr[1].line);
+        CHECK(fr->col != 0);
         seen++;
     }
     CHECK(seen >= 1);

@@ -12,13 +12,18 @@ tests to match exactly:
     heatmap mpi-matrix: canvas 128x128      (a matrix too large for a table)
     first-look Waiting: 28.1 ms on mutex hot_lock from worker > wait_hot → locks
     flame samples-flame: nodes=7 canvas=1   (a flame graph: its tree's nodes)
+    table blame-variables: depth=1 | samples=4 | ...   (a row of a tree table)
 
-Numeric cells give their exact value (data-v), other cells their text.
+Cells with data-v give that (numeric cells: their exact value), other cells
+their text; a row with data-depth (a tree table's) gives its depth first.
 Fails (exit 1) when html_check.py does, or a view shows its error.
-Usage: check_views.py PAGE.html [--thread N]
-  --thread N  the views as they are with global thread N chosen in the
-              page's thread selector
+Usage: check_views.py PAGE.html [--thread N] [--eval EXPR]...
+  --thread N   the views as they are with global thread N chosen in the
+               page's thread selector
+  --eval EXPR  the views after the JavaScript expression EXPR ran in the
+               page (a click on a toggle, a choice in a selector), in order
 """
+import argparse
 import html.parser
 import os
 import subprocess
@@ -78,10 +83,17 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="strobe-check-views-") as tmp:
         dom = os.path.join(tmp, "dom.html")
-        args = [sys.executable, os.path.join(here, "html_check.py"), sys.argv[1], "--dom", dom]
-        if len(sys.argv) > 3 and sys.argv[2] == "--thread":  # choose it in the page's thread selector
+        ap = argparse.ArgumentParser()
+        ap.add_argument("page")
+        ap.add_argument("--thread", type=int)
+        ap.add_argument("--eval", action="append", default=[])
+        a = ap.parse_args()
+        args = [sys.executable, os.path.join(here, "html_check.py"), a.page, "--dom", dom]
+        if a.thread is not None:  # choose it in the page's thread selector
             args += ["--eval", "(() => { const s = document.getElementById('thread-select'); s.value = '%d'; "
-                     "s.dispatchEvent(new Event('change')); return s.value; })()" % int(sys.argv[3])]
+                     "s.dispatchEvent(new Event('change')); return s.value; })()" % a.thread]
+        for expr in a.eval:
+            args += ["--eval", expr]
         p = subprocess.run(args, capture_output=True, text=True, timeout=180)
         if p.returncode != 0:
             sys.exit("html_check.py: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
@@ -102,7 +114,10 @@ def main():
             heads = [" ".join(th.text().split()) for th in t.find(lambda n: n.tag == "th")]
             for tr in t.find(lambda n: n.tag == "tr" and n.parent.tag == "tbody"):
                 tds = [c for c in tr.children if isinstance(c, Node) and c.tag == "td"]
-                print("table %s: %s" % (t.attrs["data-table"], " | ".join(cell(td, h) for td, h in zip(tds, heads))))
+                cells = [cell(td, h) for td, h in zip(tds, heads)]
+                if "data-depth" in tr.attrs:
+                    cells.insert(0, "depth=" + tr.attrs["data-depth"])
+                print("table %s: %s" % (t.attrs["data-table"], " | ".join(cells)))
         for c in sec.find(lambda n: "data-chart" in n.attrs):
             name = c.attrs["data-chart"]
             if "hbars" in c.cls():

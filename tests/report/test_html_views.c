@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The HTML report's analysis views (src/report/html/{tm,samples,locks,
- * malloc,mpi}.js) end to end: a fixture that records one analysis runs
- * under `strobe run`, `strobe report --format html` writes the page, and
- * check_views.py loads it in headless Chromium and prints what each view
- * shows (exact values of the deterministic fixtures: the same as the text
- * report's tests of those fixtures). A view is there only with its data;
+ * malloc,mpi,blame}.js) end to end: a fixture that records one analysis
+ * runs under `strobe run`, `strobe report --format html` writes the page,
+ * and check_views.py loads it in headless Chromium and prints what each
+ * view shows (exact values of the deterministic fixtures: the same as the
+ * text report's tests of those fixtures; the blame view's data is written
+ * by hand into a page, blame_page.py). A view is there only with its data;
  * a page that logs an error to the console fails the check.
  */
 #include <stdbool.h>
@@ -51,7 +52,7 @@ static char *page_of(const char *name, const char *env, const char *options, con
 /* The views other than `keep` are absent (none of them has data). */
 static void only_view(const char *page, const char *keep)
 {
-    static const char *const views[] = {"tm", "samples", "locks", "malloc", "mpi"};
+    static const char *const views[] = {"tm", "samples", "locks", "malloc", "mpi", "blame"};
     char line[64];
     for (size_t i = 0; i < sizeof views / sizeof *views; i++) {
         snprintf(line, sizeof line, "view %s\n", views[i]);
@@ -292,5 +293,134 @@ STROBE_TEST(mpi_view)
     free(page);
 }
 
+/* What check_views.py sees on the page of `dir` with blame_page.py's
+ * blame section NAME, after the JavaScript expressions EVALS (check_views
+ * arguments, "" for none). */
+static char *blame_page(const char *name, const char *evals)
+{
+    char *out;
+    int rc =
+        strobe_test_sh(&out,
+                       "cd '%s' && python3 " STROBE_SOURCE_DIR "/tests/report/blame_page.py page.html %s "
+                       "%s.html && " CHECK_VIEWS " %s.html %s",
+                       dir, name, name, name, evals);
+    if (rc != 0)
+        STROBE_FAIL("%s: exit %d\n%s", name, rc, out);
+    return out;
+}
+
+/* The blame view on hand-written data (blame_page.py), any page to put it
+ * in (locks_prog without the interposer: no other analysis view). */
+STROBE_TEST(blame_view)
+{
+    char *page = page_of("html_blame", "", "--no-locks", STROBE_LOCKS_PROG " mutex");
+    only_view(page, NULL);
+    free(page);
+
+    /* the paper's Figure 1: a = 50 %, b = 25 %, c = 100 %, no unknown data */
+    page = blame_page("fig1", "");
+    only_view(page, "blame");
+    CHECK_CONTAINS(page,
+                   "view blame\n"
+                   "table blame-variables: depth=0 | samples=4 | blame %=100 | = | variable=c | type=int | "
+                   "kind=local | defined in=fig1 blame_fig1.c:15\n"
+                   "table blame-variables: depth=0 | samples=2 | blame %=50 | = | variable=a | type=int | "
+                   "kind=local | defined in=fig1 blame_fig1.c:15\n"
+                   "table blame-variables: depth=0 | samples=1 | blame %=25 | = | variable=b | type=int | "
+                   "kind=local | defined in=fig1 blame_fig1.c:15\n"
+                   "table blame-unknown-reasons: reason=no-table | samples=0 | % of all=0 | ");
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: "), 3);
+    CHECK_EQ_INT(lines_with(page, "table blame-unknown-reasons: "), 4);
+    CHECK_EQ_INT(lines_with(page, "table blame-unknown-reasons: reason=no-"), 3);
+    CHECK_CONTAINS(page, "table blame-unknown-reasons: reason=measurement | samples=0 | % of all=0 | ");
+    CHECK_CONTAINS(page, "bars blame-unknown: all samples | attributed=4 | total=4\n");
+    CHECK_CONTAINS(page,
+                   "table blame-functions: function=fig1 | defined at=blame_fig1.c:14 | total=4 | self=4 | "
+                   "top variable=c | its samples=4 | unknown data=0\n"
+                   "table blame-functions: function=main | defined at=blame_fig1.c:23 | total=4 | self=0 | "
+                   "top variable=- | its samples=- | unknown data=0\n");
+    /* the first blame point (main): all samples stayed in fig1 */
+    CHECK_CONTAINS(page,
+                   "table blame-point: blame point=main | call path (most common)=main | samples=4 | "
+                   "% of all=1\n"
+                   "table blame-point-callees: stayed in callee=fig1 | samples=4 | % of the point’s=1\n");
+    CHECK_EQ_INT(lines_with(page, "table blame-point-variables: "), 0);
+    free(page);
+    /* fig1 chosen in the blame point selector */
+    page = blame_page("fig1", "--eval \"(() => { const s = document.getElementById('blame-point-select'); "
+                              "s.value = '1'; s.dispatchEvent(new Event('change')); return s.value; })()\"");
+    CHECK_CONTAINS(page,
+                   "table blame-point: blame point=fig1 | call path (most common)=main > fig1 | samples=4 | "
+                   "% of all=1\n"
+                   "table blame-point-variables: variable=c | samples=4 | blame %=100 | type=int | "
+                   "defined in=fig1 blame_fig1.c:15\n"
+                   "table blame-point-variables: variable=a | samples=2 | blame %=50 | type=int | "
+                   "defined in=fig1 blame_fig1.c:15\n"
+                   "table blame-point-variables: variable=b | samples=1 | blame %=25 | type=int | "
+                   "defined in=fig1 blame_fig1.c:15\n");
+    CHECK_EQ_INT(lines_with(page, "table blame-point-callees: "), 0);
+    free(page);
+
+    /* display children: closed at first, a global, unknown data */
+    page = blame_page("parts", "");
+    CHECK_CONTAINS(page, "view blame\n"
+                         "table blame-variables: depth=0 | samples=6 | blame %=60 | = | variable=p | "
+                         "type=struct pt | kind=local | defined in=main fix.c:10\n"
+                         "table blame-variables: depth=0 | samples=3 | blame %=30 | = | variable=h | "
+                         "type=double * | kind=local | defined in=main fix.c:11\n"
+                         "table blame-variables: depth=0 | samples=1 | blame %=10 | = | variable=total | "
+                         "type=long | kind=global | defined in=global\n"
+                         "table blame-unknown-reasons: reason=no-table | samples=1 | % of all=0.1 | ");
+    CHECK_CONTAINS(page, "table blame-unknown-reasons: reason=no-variable | samples=1 | % of all=0.1 | ");
+    CHECK_CONTAINS(
+        page, "bars blame-unknown: all samples | attributed=8 | no-table=1 | no-variable=1 | total=10\n");
+    CHECK_CONTAINS(page, "table blame-functions: function=main | defined at=fix.c:8 | total=10 | self=7 | "
+                         "top variable=p | its samples=6 | unknown data=2\n"
+                         "table blame-functions: function=fill | defined at=fix.c:3 | total=3 | self=3 | "
+                         "top variable=h[] | its samples=3 | unknown data=0\n");
+    CHECK_CONTAINS(page, "table blame-point-callees: stayed in callee=fill | samples=3 | "
+                         "% of the point’s=0.3\n");
+    free(page);
+    /* all opened, then sorted by name: each child indented under its parent */
+    page = blame_page("parts",
+                      "--eval \"document.querySelector('[data-table=blame-variables] .open-all').click()\" "
+                      "--eval \"document.querySelectorAll('[data-table=blame-variables] th')[3].click()\"");
+    CHECK_CONTAINS(page, "view blame\n"
+                         "table blame-variables: depth=0 | samples=3 | blame %=30 | = | variable=h | "
+                         "type=double * | kind=local | defined in=main fix.c:11\n"
+                         "table blame-variables: depth=1 | samples=3 | blame %=30 | = | variable=h[] | "
+                         "type=double | kind=heap | defined in=main fix.c:12\n"
+                         "table blame-variables: depth=0 | samples=6 | blame %=60 | = | variable=p | "
+                         "type=struct pt | kind=local | defined in=main fix.c:10\n"
+                         "table blame-variables: depth=1 | samples=4 | blame %=40 | = | variable=p.x | "
+                         "type=double | kind=field | defined in=main fix.c:10\n"
+                         "table blame-variables: depth=1 | samples=2 | blame %=20 | = | variable=p.y | "
+                         "type=double | kind=field | defined in=main fix.c:10\n"
+                         "table blame-variables: depth=0 | samples=1 | blame %=10 | = | variable=total | "
+                         "type=long | kind=global | defined in=global\n");
+    free(page);
+
+    /* 1000 variables with a field each: the first 200, then all of them
+     * after "show all", with their fields after "open all" */
+    page = blame_page("many", "");
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: "), 200);
+    CHECK_CONTAINS(page,
+                   "view blame\n"
+                   "table blame-variables: depth=0 | samples=1000 | blame %=0.2 | = | variable=v1000 | ");
+    CHECK_CONTAINS(page, "| variable=v801 | ");
+    CHECK(!strstr(page, "| variable=v800 | "));
+    free(page);
+    page = blame_page("many", "--eval \"document.querySelector('#view-blame .show-all').click()\" "
+                              "--eval \"document.querySelector('#view-blame .open-all').click()\"");
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: depth=0 | "), 1000);
+    CHECK_EQ_INT(lines_with(page, "table blame-variables: depth=1 | "), 1000);
+    CHECK_CONTAINS(page, "table blame-variables: depth=0 | samples=1 | blame %=0 | = | variable=v1 | "
+                         "type=struct s | kind=local | defined in=work fix.c:1\n"
+                         "table blame-variables: depth=1 | samples=0 | blame %=0 | = | variable=v1.f | "
+                         "type=double | kind=field | defined in=work fix.c:1\n");
+    free(page);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(tm_view), STROBE_CASE(tm_view_counters), STROBE_CASE(locks_view),
-                 STROBE_CASE(malloc_view), STROBE_CASE(samples_view), STROBE_CASE(mpi_view))
+                 STROBE_CASE(malloc_view), STROBE_CASE(samples_view), STROBE_CASE(mpi_view),
+                 STROBE_CASE(blame_view))
