@@ -900,12 +900,9 @@ int strobe_blame_model_build(const struct strobe_experiment *exp, const struct s
             }
             for (uint32_t k = 0; k < l->n && rc == 0; k++) {
                 const struct strobe_sample_frame *fr = &sm->loc_frames[l->first + k];
-                struct frame_key key = {fmod[fr->func],
-                                        fname[fr->func],
-                                        STROBE_NONE,
-                                        fr->line,
-                                        0,
-                                        strobe__is_runtime_module(sm->funcs[fr->func].module)};
+                struct frame_key key = {
+                    fmod[fr->func], fname[fr->func], STROBE_NONE,
+                    fr->line,       fr->col,         strobe__is_runtime_module(sm->funcs[fr->func].module)};
                 rc = frame_id(&b, &key, &b.key[n++]);
             }
         }
@@ -1163,8 +1160,12 @@ static int symbolize(struct builder *b)
             r->first = (uint32_t)b->nraw_frames;
             r->n = (uint32_t)l->nframes;
             for (size_t k = 0; k < l->nframes && rc == 0; k++) {
-                struct frame_key key = {
-                    0, 0, STROBE_NONE, l->frames[k].line, 0, strobe__is_runtime_module(l->module)};
+                struct frame_key key = {0,
+                                        0,
+                                        STROBE_NONE,
+                                        l->frames[k].line,
+                                        l->frames[k].col,
+                                        strobe__is_runtime_module(l->module)};
                 if ((rc = module_id(b, l->module, &key.module)) == 0 &&
                     (rc = name_id(b, l->frames[k].name, &key.name)) == 0)
                     rc = frame_id(b, &key, &b->raw_frames[b->nraw_frames++]);
