@@ -67,6 +67,7 @@ bench: build
 	@bench/bbtrace.sh $(BUILD)
 	@bench/locks.sh $(BUILD)
 	@bench/openmp.sh $(BUILD)
+	@bench/blame.sh $(BUILD)
 	@bench/blame_attribution.sh $(BUILD)
 	@bench/instrument.sh $(BUILD)
 	@tests/instrument/opari2_compare.sh $(BUILD)

@@ -10,24 +10,22 @@
 #     (one long function with branches, 300 small ones, 3600 lines), and on
 #     CLOMP and XSBench when their sources are there.
 #  2. On real programs, built with `strobe cc --trace=func -fopenmp` at -O0
-#     and -O2 and run under `strobe run --sample`: the share of the samples
+#     and -O2 and run under `strobe run --sample` with OpenMP's active wait
+#     (libomp's default: idle workers spin, and are sampled, in the runtime)
+#     and its passive wait, STROBE_BENCH_BLAME_RUNS times each (default 3,
+#     the median run shown): the share of the samples
 #     in unknown data (goal <= 10 %; HPCToolkit's data-centric view leaves
 #     95-97 % of CLOMP's cost unknown) and the top-3 variables.
 #       CLOMP 1.2 (LLNL), STROBE_CLOMP_DIR: a folder with clomp.c (e.g. from
 #         github.com/cea-hpc/pcvs-benchmarks, OpenMP/CLOMP), run as
 #         `clomp 2 1 16 400 32 1 10` (STROBE_CLOMP_ARGS);
 #       XSBench, STROBE_XSBENCH_DIR (as bench/instrument.sh), run as
-#         `XSBench -s small -p 300000 -t 2` (STROBE_XSBENCH_BLAME_ARGS).
-#  3. Attribution speed: `strobe report --blame` on a sample list of
-#     STROBE_BENCH_BLAME_SAMPLES samples (default 1000000: a statement of the
-#     generated big() at random, under main's call of it) against the same
-#     report on a one-sample list (the fixed cost: reading the experiment and
-#     the tables); goal >= 1 M samples/s. On the real runs: the --blame
-#     report's time against --samples' (the sample model both build).
+#         `XSBench -s small -p 50000 -t 2` (STROBE_XSBENCH_BLAME_ARGS).
+#  The attribution's speed is bench/blame_attribution.sh's.
 #
 #   bench/blame.sh BUILD_DIR
 #
-# Environment: STROBE_BENCH_REPS (default 5).
+# Environment: STROBE_BENCH_REPS (default 5), STROBE_BENCH_BLAME_RUNS.
 BENCH_NAME=bench-blame
 . "$(dirname "$0")/lib.sh"
 
@@ -42,8 +40,8 @@ if [ ! -f "$PLUGIN" ]; then
 fi
 command -v clang-14 >/dev/null || die "clang-14 not found"
 REPS=${STROBE_BENCH_REPS:-5}
-NSAMPLES=${STROBE_BENCH_BLAME_SAMPLES:-1000000}
-case "$REPS$NSAMPLES" in *[!0-9]*) die "STROBE_BENCH_REPS/BLAME_SAMPLES must be numbers" ;; esac
+RUNS=${STROBE_BENCH_BLAME_RUNS:-3}
+case "$REPS$RUNS" in *[!0-9]* | "") die "STROBE_BENCH_REPS/BLAME_RUNS must be numbers" ;; esac
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 echo "$BENCH_NAME: $(strobe_bench_cpu_model), $(nproc) CPUs, $(date -u +%F)"
@@ -126,86 +124,59 @@ if [ -n "${STROBE_XSBENCH_DIR:-}" ]; then
 fi
 
 # ---- 2. unknown data and top variables on real programs -----------------------
-# real NAME DIR-OF-BUILD ARGS...: builds are made by the caller
+# real_run NAME OPT POLICY EXE ARGS...: RUNS runs under OMP_WAIT_POLICY=POLICY;
+# the unknown share's median and range, and the median run's top-3
 real_run() {
-    local name=$1 o=$2 exe=$3
-    shift 3
-    local exp=$W/exp-$name$o
-    rm -rf "$exp"
-    "$STROBE" run --sample -o "$exp" -- "$exe" "$@" >"$W/run.out" 2>&1 || {
-        tail -5 "$W/run.out" >&2
-        die "$name $o: strobe run failed"
-    }
-    "$STROBE" report "$exp" --blame --format json >"$W/blame.json"
-    python3 - "$W/blame.json" "$name" "$o" <<'EOF'
+    local name=$1 o=$2 policy=$3 exe=$4 r
+    shift 4
+    for r in $(seq "$RUNS"); do
+        local exp=$W/exp-$name$o-$policy-$r
+        rm -rf "$exp"
+        # XSBench exits 1 when its checksum is not the one of its default
+        # size: the run counts when it left an experiment
+        OMP_WAIT_POLICY=$policy "$STROBE" run --sample -o "$exp" -- "$exe" "$@" >"$W/run.out" 2>&1 || true
+        [ -f "$exp/meta" ] || {
+            tail -5 "$W/run.out" >&2
+            die "$name $o: strobe run failed"
+        }
+        "$STROBE" report "$exp" --blame --format json >"$W/blame-$r.json"
+        rm -rf "$exp"
+    done
+    python3 - "$name" "$o" "$policy" "$W"/blame-*.json <<'EOF'
 import json, sys
-b = json.load(open(sys.argv[1]))['blame']
-top = [v for v in b['variables'] if v['parent'] is None][:3]
+runs = sorted((json.load(open(f))['blame'] for f in sys.argv[4:]), key=lambda b: b['unknown']['percent'])
+b = runs[len(runs) // 2]
 why = ', '.join(f'{k} {v}' for k, v in b['unknown']['by_reason'].items() if v)
-print(f"  {sys.argv[2]:8s} {sys.argv[3]} {b['samples']:6d} samples  unknown {b['unknown']['percent']:5.1f} %"
-      f"{' (' + why + ')' if why else ''}  caller unknown {b['caller_unknown']}")
-for v in top:
+print(f"  {sys.argv[1]:8s} {sys.argv[2]} {sys.argv[3]:7s} {b['samples']:6d} samples  unknown {b['unknown']['percent']:5.1f} %"
+      f" (runs {runs[0]['unknown']['percent']:.1f}-{runs[-1]['unknown']['percent']:.1f} %; {why})"
+      f"  caller unknown {b['caller_unknown']}")
+for v in [v for v in b['variables'] if v['parent'] is None][:3]:
     where = f"{v['function']}()" if v['function'] else 'global'
     print(f"      {v['percent']:5.1f} %  {v['name']} ({v['type']}, {v['kind']}, {where})")
 EOF
-    local t0 t1 t2
-    t0=$(date +%s.%N)
-    "$STROBE" report "$exp" --samples >/dev/null
-    t1=$(date +%s.%N)
-    "$STROBE" report "$exp" --blame >/dev/null
-    t2=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "      report --samples %.2f s, --blame %.2f s\n", b - a, c - b }'
+    rm -f "$W"/blame-*.json
 }
 
-echo "2. unknown data and top-3 variables (strobe run --sample, 1000 Hz)"
+echo "2. unknown data and top-3 variables (strobe run --sample, 1000 Hz; median of $RUNS runs)"
 if [ -n "${STROBE_CLOMP_DIR:-}" ]; then
     read -r -a CARGS <<<"${STROBE_CLOMP_ARGS:-2 1 16 400 32 1 10}"
     for o in -O0 -O2; do
         "$STROBE" cc --trace=func -fopenmp "$o" "$STROBE_CLOMP_DIR/clomp.c" -o "$W/clomp$o" -lm
-        real_run CLOMP "$o" "$W/clomp$o" "${CARGS[@]}"
+        for p in active passive; do
+            real_run CLOMP "$o" "$p" "$W/clomp$o" "${CARGS[@]}"
+        done
     done
-    else
+else
     echo "  STROBE_CLOMP_DIR is not set: CLOMP not measured (fetch github.com/cea-hpc/pcvs-benchmarks outside the repository and point STROBE_CLOMP_DIR at its OpenMP/CLOMP folder)"
 fi
 if [ -n "${STROBE_XSBENCH_DIR:-}" ]; then
-    read -r -a XARGS <<<"${STROBE_XSBENCH_BLAME_ARGS:--s small -p 300000 -t 2}"
+    read -r -a XARGS <<<"${STROBE_XSBENCH_BLAME_ARGS:--s small -p 50000 -t 2}"
     for o in -O0 -O2; do
         "$STROBE" cc --trace=func -fopenmp -std=gnu99 "$o" "$XS"/*.c -o "$W/xs$o" -lm
-        real_run XSBench "$o" "$W/xs$o" "${XARGS[@]}"
+        for p in active passive; do
+            real_run XSBench "$o" "$p" "$W/xs$o" "${XARGS[@]}"
+        done
     done
-    else
+else
     echo "  STROBE_XSBENCH_DIR is not set: XSBench not measured (fetch github.com/ANL-CESAR/XSBench outside the repository and point STROBE_XSBENCH_DIR at it)"
 fi
-
-# ---- 3. attribution speed ----------------------------------------------------
-echo "3. attribution speed (report --blame on a sample list; wall time, median of $REPS)"
-"$STROBE" cc --trace=func -O2 "$W/gen.c" -o "$W/gen"
-"$STROBE" run -o "$W/exp-gen" -- "$W/gen" >/dev/null 2>&1
-python3 - "$W/gen.c" "$W/list" "$W/one" "$NSAMPLES" <<'EOF'
-import random, sys
-src = open(sys.argv[1]).read().split('\n')
-call = 1 + next(i for i, l in enumerate(src) if 'big(g, 3)' in l)  # main's call of big()
-first = 1 + next(i for i, l in enumerate(src) if l.startswith('    t[') or l.startswith('    if ('))
-stmts = [first + k for k in range(3000)]  # big()'s statements
-random.seed(1)
-with open(sys.argv[2], 'w') as f:
-    for _ in range(int(sys.argv[4])):
-        frames = [f'gen.c:{random.choice(stmts)}', f'gen.c:{call}']
-        f.write('1 ' + ' < '.join(frames) + '\n')
-open(sys.argv[3], 'w').write(f'1 gen.c:{first} < gen.c:{call}\n')
-EOF
-wall() { # seconds of: wall CMD...
-    local a b
-    a=$(date +%s.%N)
-    "$@" >/dev/null
-    b=$(date +%s.%N)
-    echo "$b - $a" | bc
-}
-: >"$W/tl" && : >"$W/t1"
-for r in $(seq "$REPS"); do
-    wall "$STROBE" report "$W/exp-gen" --blame --sample-list "$W/list" >>"$W/tl"
-    wall "$STROBE" report "$W/exp-gen" --blame --sample-list "$W/one" >>"$W/t1"
-done
-awk -v n="$NSAMPLES" -v l="$(median <"$W/tl")" -v o="$(median <"$W/t1")" 'BEGIN {
-    printf "  %d samples: %.2f s, one sample: %.2f s: %.2f M samples/s (goal >= 1; the paper: 16 ms per sample)\n",
-        n, l, o, n / (l - o) / 1e6 }'
