@@ -152,6 +152,13 @@ const char *const libc_pure[] = {
     "cos",     "fabs",    "floor",   "ceil",     "assert",  "__assert_fail", "clock",  "fwrite", "write",
 };
 
+// strobe's API and the code `strobe instrument` adds: measurement, not
+// the program's
+bool measurement(StringRef n)
+{
+    return n.startswith("strobe_") || n.startswith("STROBE_");
+}
+
 bool is_allocator(StringRef n)
 {
     return n == "malloc" || n == "calloc" || n == "realloc" || n == "aligned_alloc" || n == "valloc" ||
@@ -549,7 +556,18 @@ void Analysis::setup_globals()
             n.dity = d->getType();
             n.type = type_name(n.dity);
             set_decl(n, d->getFile(), d->getLine());
+            // a function's static variable is listed under the function
+            const DIScope *sc = d->getScope();
+            while (sc && !isa<DISubprogram>(sc) && isa<DILocalScope>(sc))
+                sc = cast<DILocalScope>(sc)->getScope();
+            if (auto *sp = dyn_cast_or_null<DISubprogram>(sc))
+                for (const Function &f : M)
+                    if (f.getSubprogram() == sp)
+                        n.func = &f;
         }
+        // strobe's own (the directive instrumenter's prologue) is no
+        // program variable
+        n.hidden |= measurement(g.getName());
         globals[&g] = add(std::move(n));
     }
 }
@@ -993,7 +1011,8 @@ bool Analysis::analyse(const Function &f)
                     write_all(c->getArgOperand(0), &i, {});
                 continue;
             }
-            if (std::find_if(std::begin(libc_pure), std::end(libc_pure),
+            if (measurement(name) ||
+                std::find_if(std::begin(libc_pure), std::end(libc_pure),
                              [&](const char *p) { return name == p; }) != std::end(libc_pure))
                 continue;
             auto eff = std::find_if(std::begin(libc_effects), std::end(libc_effects),
@@ -1109,13 +1128,27 @@ bool Analysis::analyse(const Function &f)
     }
 
     // the table: each own location gets its node and the node's ancestors
+    Set exits_written;
     for (auto &o : own) {
         Set s = closure(Set{o.first});
         if (s.empty())
             continue;
         for (const Loc &l : o.second)
             locs[l].insert(s.begin(), s.end());
+        if (nodes[o.first].exit != EXIT_NONE)
+            exits_written.insert(s.begin(), s.end());
     }
+    // The OpenMP runtime's calls in a construct's outlined body (its
+    // barriers, its loop's chunks) are the construct's cost: charged to
+    // what the construct writes, which reaches its caller by the spawn.
+    if (!exits_written.empty())
+        for (const Instruction &i : instructions(f)) {
+            auto *c = dyn_cast<CallBase>(&i);
+            auto *callee = c ? dyn_cast<Function>(c->getCalledOperand()->stripPointerCasts()) : nullptr;
+            Loc l;
+            if (callee && callee->getName().startswith("__kmpc_") && !view(c).spawn && loc_of(c, l))
+                locs[l].insert(exits_written.begin(), exits_written.end());
+        }
     for (const Instruction &i : instructions(f)) {
         auto *c = dyn_cast<CallBase>(&i);
         Loc l;
@@ -1240,7 +1273,7 @@ void Analysis::run()
 {
     std::vector<const Function *> defined;
     for (const Function &f : M)
-        if (!f.isDeclaration() && f.getSubprogram()) {
+        if (!f.isDeclaration() && f.getSubprogram() && !measurement(f.getName())) {
             if (const Function *to = forwards_to(f))
                 forwarders[&f] = to;
             else
