@@ -475,11 +475,13 @@ static int attribute(struct builder *b, uint32_t s)
     return 0;
 }
 
-/* Counts w samples of the stack of frames fr[0..n) (innermost first). */
-static int count_stack(struct builder *b, const uint32_t *fr, size_t n, uint64_t w)
+/* Counts w samples of the stack of frames fr[0..n) (innermost first);
+ * merge: with an equal stack counted before (else the caller knows it is
+ * new: a sample list's lines are merged by their text). */
+static int count_stack(struct builder *b, const uint32_t *fr, size_t n, uint64_t w, bool merge)
 {
     uint32_t id = (uint32_t)b->nstacks;
-    int rc = strobe__keymap_get_or_put(&b->stack_ids, fr, n * sizeof *fr, &id);
+    int rc = merge ? strobe__keymap_get_or_put(&b->stack_ids, fr, n * sizeof *fr, &id) : 0;
     if (rc < 0)
         return rc;
     if (rc == 0) {
@@ -907,7 +909,7 @@ int strobe_blame_model_build(const struct strobe_experiment *exp, const struct s
             }
         }
         if (rc == 0)
-            rc = count_stack(&b, b.key, n, st->samples);
+            rc = count_stack(&b, b.key, n, st->samples, true);
     }
     free(fmod);
     free(fname);
@@ -1231,7 +1233,7 @@ int strobe_blame_model_from_list(const struct strobe_experiment *exp, const char
                 b.key[n++] = b.raw_frames[r->first + k];
         }
         if (rc == 0)
-            rc = count_stack(&b, b.key, n, rs->weight);
+            rc = count_stack(&b, b.key, n, rs->weight, false);
     }
     if (rc == 0)
         rc = finish(&b, points, np);

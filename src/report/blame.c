@@ -70,6 +70,9 @@ void strobe__report_blame_text(FILE *out, const struct strobe_blame_model *m, si
         fputs(" from the sample list", out);
     fprintf(out, ", %zu distinct stacks; blame tables in %zu module%s\n", m->nstacks, m->ntables,
             m->ntables == 1 ? "" : "s");
+    if (m->ntables == 0)
+        fputs("  (no sampled module has a blame table: build the program with `strobe cc`, which stores one)\n",
+              out);
 
     fputs(
         "\nVariables (blame: the samples whose statements contribute to each one's value; a row includes the "
