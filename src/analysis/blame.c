@@ -47,6 +47,7 @@ struct frame {
 /* The interning key of a frame: what the sample says. */
 struct frame_key {
     uint32_t module, name, path, line, col, runtime;
+    uint32_t file; /* the symbolizer's file name (a name id), STROBE_NONE: none */
 };
 
 struct stack {
@@ -283,15 +284,24 @@ static int frame_id(struct builder *b, const struct frame_key *k, uint32_t *id)
     if (!t)
         return 0;
     /* the candidates: the function of the given file containing the line,
-     * or the table's functions of that name */
-    uint32_t cand = STROBE_NONE;
-    if (f->path != STROBE_NONE)
-        cand = strobe__blame_table_func_at(t, f->path, f->line);
-    else if (!strobe__keymap_get(&mod->funcs, b->names[f->name], strlen(b->names[f->name]), &cand)) {
-        /* a function the analysis did not see: its unit has no table, or
-         * it has no debug information at all (crt1's _start) */
-        f->reason = f->line ? STROBE_BLAME_NO_TABLE : STROBE_BLAME_NO_DEBUG;
-        return 0;
+     * or the table's functions of that name; else (an inlined function
+     * DWARF names "relax" where the table has "geo::Grid::relax(double)")
+     * the function of the symbolizer's file containing the line, whose
+     * table name the frame then takes, for its callers' call records */
+    uint32_t cand = STROBE_NONE, by_path = k->path;
+    if (by_path != STROBE_NONE) {
+        cand = strobe__blame_table_func_at(t, by_path, f->line);
+    } else if (!strobe__keymap_get(&mod->funcs, b->names[f->name], strlen(b->names[f->name]), &cand)) {
+        if (k->file != STROBE_NONE &&
+            (by_path = strobe__blame_table_path(t, b->names[k->file])) != STROBE_NONE)
+            cand = strobe__blame_table_func_at(t, by_path, f->line);
+        if (cand == STROBE_NONE) {
+            /* a function the analysis did not see: its unit has no table, or
+             * it has no debug information at all (crt1's _start) */
+            f->reason = f->line ? STROBE_BLAME_NO_TABLE : STROBE_BLAME_NO_DEBUG;
+            return 0;
+        }
+        f->name = mod->func_name[cand];
     }
     if (cand == STROBE_NONE)
         return 0;
@@ -299,9 +309,9 @@ static int frame_id(struct builder *b, const struct frame_key *k, uint32_t *id)
     f->func = cand;
     if (f->path == STROBE_NONE)
         f->path = t->funcs[cand].path;
-    bool by_file = k->path != STROBE_NONE;
+    bool by_file = by_path != STROBE_NONE;
     for (uint32_t c = cand; c != STROBE_NONE && f->line; c = by_file ? STROBE_NONE : mod->next_func[c]) {
-        uint32_t path = by_file ? k->path : t->funcs[c].path;
+        uint32_t path = by_file ? by_path : t->funcs[c].path;
         if ((rc = strobe__blame_table_find_loc(t, path, f->line, f->col, &b->tmp, &b->ntmp, &b->tmp_cap)))
             return rc;
         if (!b->ntmp)
@@ -887,10 +897,14 @@ int strobe_blame_model_build(const struct strobe_experiment *exp, const struct s
     /* the sample model's functions as (module, name) once */
     uint32_t *fmod = malloc((sm->nfuncs ? sm->nfuncs : 1) * sizeof *fmod);
     uint32_t *fname = malloc((sm->nfuncs ? sm->nfuncs : 1) * sizeof *fname);
-    int rc = fmod && fname ? 0 : -ENOMEM;
-    for (size_t f = 0; f < sm->nfuncs && rc == 0; f++)
-        if ((rc = module_id(&b, sm->funcs[f].module, &fmod[f])) == 0)
-            rc = name_id(&b, sm->funcs[f].name, &fname[f]);
+    uint32_t *ffile = malloc((sm->nfuncs ? sm->nfuncs : 1) * sizeof *ffile);
+    int rc = fmod && fname && ffile ? 0 : -ENOMEM;
+    for (size_t f = 0; f < sm->nfuncs && rc == 0; f++) {
+        ffile[f] = STROBE_NONE;
+        if ((rc = module_id(&b, sm->funcs[f].module, &fmod[f])) == 0 &&
+            (rc = name_id(&b, sm->funcs[f].name, &fname[f])) == 0 && *sm->funcs[f].file)
+            rc = name_id(&b, sm->funcs[f].file, &ffile[f]);
+    }
     for (size_t s = 0; s < sm->nstacks && rc == 0; s++) {
         const struct strobe_sample_stack *st = &sm->stacks[s];
         size_t n = 0;
@@ -902,9 +916,10 @@ int strobe_blame_model_build(const struct strobe_experiment *exp, const struct s
             }
             for (uint32_t k = 0; k < l->n && rc == 0; k++) {
                 const struct strobe_sample_frame *fr = &sm->loc_frames[l->first + k];
-                struct frame_key key = {
-                    fmod[fr->func], fname[fr->func], STROBE_NONE,
-                    fr->line,       fr->col,         strobe__is_runtime_module(sm->funcs[fr->func].module)};
+                struct frame_key key = {fmod[fr->func], fname[fr->func],
+                                        STROBE_NONE,    fr->line,
+                                        fr->col,        strobe__is_runtime_module(sm->funcs[fr->func].module),
+                                        ffile[fr->func]};
                 rc = frame_id(&b, &key, &b.key[n++]);
             }
         }
@@ -913,6 +928,7 @@ int strobe_blame_model_build(const struct strobe_experiment *exp, const struct s
     }
     free(fmod);
     free(fname);
+    free(ffile);
     if (rc == 0)
         rc = finish(&b, points, np);
     if (rc == 0 && sm->unstacked) { /* no stack to charge: never dropped */
@@ -998,7 +1014,8 @@ static int file_frame(struct builder *b, const char *where, const char *s, size_
     if (func == STROBE_NONE)
         return strobe__error(b->eb, STROBE_ERR_SYNTAX, "%s: no function of %s begins at or before line %lu",
                              where, strobe__blame_str(t, t->paths[path]), line);
-    struct frame_key key = {mod, b->mods[mod].func_name[func], path, (uint32_t)line, (uint32_t)col, 0};
+    struct frame_key key = {mod,        b->mods[mod].func_name[func], path, (uint32_t)line, (uint32_t)col, 0,
+                            STROBE_NONE};
     return frame_id(b, &key, out) ? -ENOMEM : 0;
 }
 
@@ -1045,7 +1062,7 @@ static int raw_frame(struct builder *b, const char *where, const char *s, size_t
         char *text = strndup(s, n);
         rc = text ? name_id(b, text, &name) : -ENOMEM;
         free(text);
-        struct frame_key key = {STROBE_NONE, name, STROBE_NONE, 0, 0, 0};
+        struct frame_key key = {STROBE_NONE, name, STROBE_NONE, 0, 0, 0, STROBE_NONE};
         if (rc == 0)
             rc = frame_id(b, &key, &b->raw_frames[b->nraw_frames++]);
         return rc ? -ENOMEM : 0;
@@ -1167,9 +1184,11 @@ static int symbolize(struct builder *b)
                                         STROBE_NONE,
                                         l->frames[k].line,
                                         l->frames[k].col,
-                                        strobe__is_runtime_module(l->module)};
+                                        strobe__is_runtime_module(l->module),
+                                        STROBE_NONE};
                 if ((rc = module_id(b, l->module, &key.module)) == 0 &&
-                    (rc = name_id(b, l->frames[k].name, &key.name)) == 0)
+                    (rc = name_id(b, l->frames[k].name, &key.name)) == 0 &&
+                    (!*l->frames[k].file || (rc = name_id(b, l->frames[k].file, &key.file)) == 0))
                     rc = frame_id(b, &key, &b->raw_frames[b->nraw_frames++]);
             }
         }

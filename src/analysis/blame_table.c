@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/symbols.h"
 #include "strobe/strobe.h"
 
 /* The order records come in (a bind belongs to its call). */
@@ -147,6 +148,25 @@ static int string(struct parser *p, int i, const char *name, uint32_t *off)
         return -ENOMEM;
     *off = (uint32_t)start;
     return 0;
+}
+
+/* Field i, a symbol, as the sampled stacks name functions (symbols.c:
+ * C++ names demangled), into the strtab; *off its offset. */
+static int symbol(struct parser *p, int i, const char *name, uint32_t *off)
+{
+    int rc = string(p, i, name, off);
+    struct strobe__blame_table *t = p->t;
+    if (rc || strncmp(t->strtab + *off, "_Z", 2) != 0)
+        return rc;
+    char *plain = strobe__readable_name(t->strtab + *off);
+    if (!plain)
+        return -ENOMEM;
+    size_t n = strlen(plain) + 1;
+    t->strtab_len = *off; /* the mangled form is not kept */
+    rc = t->strtab_len + n > UINT32_MAX ? fail(p, "%s: the table's strings exceed 4 GB", name)
+                                        : add_bytes(t, plain, n);
+    free(plain);
+    return rc;
 }
 
 /* A unit file ID field (or "-" when dash_ok: *path STROBE_NONE). */
@@ -327,7 +347,7 @@ static int record(struct parser *p)
     case R_FUNC: {
         struct strobe__blame_func fn;
         uint32_t file;
-        if ((rc = next_id(p, "func", t->nfuncs - p->func_base)) || (rc = string(p, 2, "NAME", &fn.name)) ||
+        if ((rc = next_id(p, "func", t->nfuncs - p->func_base)) || (rc = symbol(p, 2, "NAME", &fn.name)) ||
             (rc = file_ref(p, 3, false, &file)) || (rc = number(p, 4, "LINE", &fn.line)))
             return rc;
         fn.path = p->ufile[file];
@@ -415,7 +435,7 @@ static int record(struct parser *p)
     if ((rc = file_ref(p, 1, false, &file)) || (rc = number(p, 2, "LINE", &c.line)) ||
         (rc = number(p, 3, "COL", &c.col)) || (rc = func_ref(p, 4, false, &c.func)))
         return rc;
-    if (!field_is(&p->f[5], "-") && (rc = string(p, 5, "CALLEE", &c.callee)))
+    if (!field_is(&p->f[5], "-") && (rc = symbol(p, 5, "CALLEE", &c.callee)))
         return rc;
     if (field_is(&p->f[6], "spawn"))
         c.spawn = true;

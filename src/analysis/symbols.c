@@ -18,10 +18,7 @@ static char *debuginfo_path;
  * header). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-/* NAME as people write it: an Itanium C++ ABI name demangled
- * ("geo::Square::area() const", not _ZNK3geo6Square4areaEv), anything else
- * copied. Returns a malloc'd string, NULL when out of memory. */
-static char *readable(const char *name)
+char *strobe__readable_name(const char *name)
 {
     if (strncmp(name, "_Z", 2) == 0) {
         int status = -1;
@@ -143,7 +140,7 @@ int strobe__symbols_name_objects(const struct strobe__defs *d, const uint64_t *a
         const char *name = mod ? dwfl_module_addrinfo(mod, addrs[i], &off, &sym, NULL, NULL, NULL) : NULL;
         if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
             continue;
-        char *plain = readable(name);
+        char *plain = strobe__readable_name(name);
         int k = plain ? 0 : -1;
         if (plain && off) {
             k = asprintf(&names[i], "%s+%" PRIu64, plain, (uint64_t)off);
@@ -202,7 +199,7 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
         /* "atomic@main", "omp parallel@main" */
         const char *kind = site ? strobe_region_kind_name(r->kind) : "";
         const char *at = site ? "@" : "";
-        char *plain = name ? readable(name) : NULL;
+        char *plain = name ? strobe__readable_name(name) : NULL;
         int n;
         if (plain)
             n = asprintf(&o->name, "%s%s%s", kind, at, plain);
@@ -246,7 +243,7 @@ static const char *die_name(Dwarf_Die *die)
 
 static int frame_set(struct strobe__code_frame *f, const char *name, const char *file, int line, int col)
 {
-    f->name = readable(name);
+    f->name = strobe__readable_name(name);
     f->file = strdup(file ? file : "");
     f->line = line > 0 ? (unsigned)line : 0;
     f->col = col > 0 ? (unsigned)col : 0;

@@ -28,6 +28,11 @@ int strobe__symbols_resolve(const struct strobe__defs *d, struct strobe__resolve
 
 void strobe__resolved_free(struct strobe__resolved *r);
 
+/* NAME as people write it: an Itanium C++ ABI name demangled
+ * ("geo::Square::area() const", not _ZNK3geo6Square4areaEv), anything else
+ * copied. Returns a malloc'd string, NULL when out of memory. */
+char *strobe__readable_name(const char *name);
+
 /* One function at a code address: the address's own function, or one
  * that DWARF says was inlined there. */
 struct strobe__code_frame {

@@ -311,6 +311,29 @@ STROBE_TEST(cc_not_loaded)
     free(out);
 }
 
+/* C++ through a sampled run: relax() is inlined into main at -O2, its
+ * frame comes from DWARF ("relax", the table says "geo::Grid::relax(double)")
+ * and is found by its file and line; its exit (*this) passes to main's g.
+ * Sampling is not deterministic: nearly every sample is in the loop, and
+ * under 5 % miss their caller (the vector's constructor, inlined). */
+STROBE_TEST(cxx_sampled)
+{
+    const char *tmp = strobe_test_tmpdir("blame_cxx_sampled");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s c++ --trace=func -O2 %s/blame_cxx.cpp -o cxx && %s run --sample -o exp -- ./cxx >/dev/null "
+             "2>&1 && "
+             "%s report exp --blame --format json | python3 -c \"import json, sys\n"
+             "b = json.load(sys.stdin)['blame']\n"
+             "v = {(x['function'], x['name']): x['percent'] for x in b['variables']}\n"
+             "print(v.get(('geo::Grid::relax(double)', '*this.cells'), 0) > 80, v.get(('main', 'g'), 0) > 80,"
+             " b['unknown']['percent'] < 10, b['caller_unknown'] * 20 < b['samples'])\"",
+             STROBE, SRC, STROBE, STROBE);
+    char *out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "True True True True\n");
+    free(out);
+}
+
 STROBE_TEST(errors)
 {
     char *out;
@@ -337,4 +360,4 @@ STROBE_TEST(errors)
 STROBE_TEST_MAIN(STROBE_CASE(fig1), STROBE_CASE(fig1_o2), STROBE_CASE(fixture), STROBE_CASE(fixture_o2),
                  STROBE_CASE(recursion), STROBE_CASE(control), STROBE_CASE(fig1_raw),
                  STROBE_CASE(openmp_spawn), STROBE_CASE(cc_section), STROBE_CASE(cc_not_loaded),
-                 STROBE_CASE(errors))
+                 STROBE_CASE(cxx_sampled), STROBE_CASE(errors))
