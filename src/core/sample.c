@@ -150,36 +150,38 @@ static void take(struct strobe__thread *t, void *uc, uint64_t weight)
     uint64_t ips[STROBE_SAMPLE_MAX_FRAMES];
     uint8_t payload[STROBE_MAX_EXT_PAYLOAD];
     bool truncated;
+    /* The runtime is mid-record for this thread: the encoding must not
+     * take `missed` now, the pending slot keeps the sample for later. */
+    bool busy = __atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN;
+    /* Set before the walk: libunwind locks a mutex of its own, and the
+     * wrappers of sync.c must not take the handler's calls for the
+     * program's, whose SYNC events they would record and whose block
+     * stream they would MARK at the cursor the interrupted function last
+     * stored, over the records it wrote since (docs/bbtrace.md). */
+    if (!busy)
+        strobe__busy_set(t, STROBE__BUSY_IN);
     unsigned n = walk(uc, ips, &truncated);
     uint64_t now = strobe__now(t);
     if (n == 0) { /* no stack at all (unwinding failed at once): counted */
         s->missed += weight;
-        return;
-    }
-    if (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN) {
-        /* The runtime is mid-record for this thread: the encoding must not
-         * take `missed` now, the pending slot keeps it for later. */
+    } else if (busy) {
         size_t len = encode(payload, weight, 0, ips, n, truncated);
         defer(s, payload, len, weight);
-        return;
-    }
-    strobe__busy_set(t, STROBE__BUSY_IN);
-    if (s->pending_len) {
-        if (put(t, now, s->pending, s->pending_len, s->pending_weight, true) == -EAGAIN) {
-            s->missed += weight; /* this one: the pending one stays */
-            strobe__busy_clear(t, STROBE__BUSY_IN);
-            return;
-        }
-        s->pending_len = 0;
-    }
-    size_t len = encode(payload, weight, s->missed, ips, n, truncated);
-    if (put(t, now, payload, len, weight, true) == -EAGAIN) {
-        size_t plain = encode(payload, weight, 0, ips, n, truncated);
-        defer(s, payload, plain, weight);
+    } else if (s->pending_len &&
+               put(t, now, s->pending, s->pending_len, s->pending_weight, true) == -EAGAIN) {
+        s->missed += weight; /* this one: the pending one stays */
     } else {
-        s->missed = 0;
+        s->pending_len = 0;
+        size_t len = encode(payload, weight, s->missed, ips, n, truncated);
+        if (put(t, now, payload, len, weight, true) == -EAGAIN) {
+            size_t plain = encode(payload, weight, 0, ips, n, truncated);
+            defer(s, payload, plain, weight);
+        } else {
+            s->missed = 0;
+        }
     }
-    strobe__busy_clear(t, STROBE__BUSY_IN);
+    if (!busy)
+        strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
 /* The program's own SIGPROF disposition, which our handler stands in
