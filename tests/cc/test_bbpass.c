@@ -277,6 +277,37 @@ STROBE_TEST(through_strobe_run)
               "26 10 9\n");
 }
 
+/* Sampled (--sample) at -O0, where a function's copy of its cursor lives
+ * on the stack and runs ahead of the thread's: the SIGPROF handler's
+ * stack walk (libunwind locks a mutex) recorded the lock as the
+ * program's, and its MARK at the thread's cursor overwrote the loop's
+ * last records ("block id ... is not in blocks"). main's loop runs 4
+ * segments per call of sin(), 5 loads and 2 stores. */
+STROBE_TEST(sampled_o0)
+{
+    const char *tmp = strobe_test_tmpdir("bbpass_sampled_o0");
+    char *has;
+    strobe_test_sh(&has, "nm -D %s/libstrobe.so | grep -c ' T strobe_bb_refill$'", STROBE_LIB_DIR);
+    bool runtime = strcmp(has, "1\n") == 0;
+    free(has);
+    if (!runtime) {
+        printf("skipped: this libstrobe.so has no block tracing runtime\n");
+        return;
+    }
+    const char *levels[] = {"bb,mem", "bb"};
+    const char *want[] = {"12000007 15000007 6000006\n", "12000007 0 0\n"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf exp && " STROBE " cc --trace=%s -O0 " SRC "/bb_sample.c -o sampled -lm && " STROBE
+                 " run --sample=1000 -o exp -- ./sampled 3000000 >/dev/null 2>&1 && " STROBE
+                 " report exp | awk '$1==\"blocks\" {b=$2} $1==\"memory\" && $2==\"events\" {r=$3; w=$5} "
+                 "END {print b, r, w}'",
+                 levels[i]);
+        check_str(tmp, cmd, want[i]);
+    }
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(loop_o0), STROBE_CASE(loop_o2), STROBE_CASE(loop_bb_only), STROBE_CASE(mem_o0),
                  STROBE_CASE(mem_o2), STROBE_CASE(unrolled_offsets), STROBE_CASE(far_ids), STROBE_CASE(no_runtime), STROBE_CASE(two_modules),
-                 STROBE_CASE(through_strobe_run))
+                 STROBE_CASE(through_strobe_run), STROBE_CASE(sampled_o0))
