@@ -314,6 +314,11 @@ STROBE_TEST(hybrid_with_instrumentation)
     CHECK_CONTAINS(out, "Samples per instrumented call path (hybrid: the regions open when sampled)\n");
     CHECK_CONTAINS(out, "main > outer\n");
     free(out);
+    /* the program locks nothing: the mutex libunwind takes in the handler's
+     * stack walk is the runtime's business, not recorded as the program's */
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --locks", STROBE_BIN_DIR, dir), 0);
+    CHECK_CONTAINS(out, "\n  none (no lock, semaphore or condition variable was used");
+    free(out);
     /* the Cube export carries the metric */
     CHECK_EQ_INT(
         strobe_test_sh(&out,

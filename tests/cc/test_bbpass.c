@@ -8,7 +8,8 @@
  * elided and constant addresses reconstructed, address bytes per event;
  * and an instrumented program run with no runtime at all (and under
  * `strobe run`) behaves as the plain build; through strobe's runtime,
- * `strobe report` counts what bbrt.c decodes.
+ * `strobe report` counts what bbrt.c decodes, also of a run sampled by
+ * `strobe run --sample`.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -306,6 +307,8 @@ STROBE_TEST(sampled_o0)
                  levels[i]);
         check_str(tmp, cmd, want[i]);
     }
+    /* nor is that lock in the report: the program locks nothing */
+    check_str(tmp, STROBE " report exp --locks | grep -c '^  none (no lock'", "1\n");
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(loop_o0), STROBE_CASE(loop_o2), STROBE_CASE(loop_bb_only), STROBE_CASE(mem_o0),
