@@ -250,20 +250,27 @@ STROBE_TEST(two_modules)
     check_str(tmp, "awk '$1==\"block\" && $2==\"main\" && $5==300 {n++} END {print (n > 0)}' bb", "1\n");
 }
 
+/* Whether libstrobe.so has the block tracing runtime (core/bb.c); says
+ * the case is skipped when not. */
+static bool bb_runtime(void)
+{
+    char *has;
+    strobe_test_sh(&has, "nm -D %s/libstrobe.so | grep -c ' T strobe_bb_refill$'", STROBE_LIB_DIR);
+    bool runtime = strcmp(has, "1\n") == 0;
+    free(has);
+    if (!runtime)
+        printf("skipped: this libstrobe.so has no block tracing runtime\n");
+    return runtime;
+}
+
 /* Through strobe's runtime (core/bb.c) when libstrobe.so has it: `strobe
  * report` counts the blocks, reads and writes bbrt.c decodes from the
  * same program. */
 STROBE_TEST(through_strobe_run)
 {
     const char *tmp = strobe_test_tmpdir("bbpass_strobe_run");
-    char *has;
-    strobe_test_sh(&has, "nm -D %s/libstrobe.so | grep -c ' T strobe_bb_refill$'", STROBE_LIB_DIR);
-    bool runtime = strcmp(has, "1\n") == 0;
-    free(has);
-    if (!runtime) {
-        printf("skipped: this libstrobe.so has no block tracing runtime\n");
+    if (!bb_runtime())
         return;
-    }
     build_and_run(tmp, "bb_mem", "--trace=bb,mem -O2", "4");
     char *want = strobe_test_ok_in(
         tmp, "awk '$1==\"block\" {b+=$5} $1==\"mem\" && $3==\"L\" {r++} $1==\"mem\" && $3==\"S\" {w++} "
@@ -287,14 +294,8 @@ STROBE_TEST(through_strobe_run)
 STROBE_TEST(sampled_o0)
 {
     const char *tmp = strobe_test_tmpdir("bbpass_sampled_o0");
-    char *has;
-    strobe_test_sh(&has, "nm -D %s/libstrobe.so | grep -c ' T strobe_bb_refill$'", STROBE_LIB_DIR);
-    bool runtime = strcmp(has, "1\n") == 0;
-    free(has);
-    if (!runtime) {
-        printf("skipped: this libstrobe.so has no block tracing runtime\n");
+    if (!bb_runtime())
         return;
-    }
     const char *levels[] = {"bb,mem", "bb"};
     const char *want[] = {"12000007 15000007 6000006\n", "12000007 0 0\n"};
     for (int i = 0; i < 2; i++) {
