@@ -7,7 +7,8 @@
  * `strobe cc` with its own headers and pass plugin;
  * and a program built downstream against the installed headers and
  * library, through pkg-config and through CMake's find_package(strobe),
- * links and runs, alone and under strobe run.
+ * links and runs, alone and under strobe run; the service files pass
+ * systemd's checks, and strobed tells systemd when it is ready.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,5 +88,40 @@ STROBE_TEST(downstream_cmake)
     free(out);
 }
 
+/* The service files: the units pass `systemd-analyze verify` (their
+ * ExecStart pointed at the moved prefix, a template checked through an
+ * instance), the sysusers.d entry makes the strobe user in an empty root,
+ * the logrotate snippet names strobed's log folder. */
+STROBE_TEST(service_files)
+{
+    const char *tmp = installed("install_service");
+    char cmd[4096];
+    snprintf(
+        cmd, sizeof cmd,
+        "mkdir -p v root/etc && for u in strobed.service strobed@.service; do "
+        "sed \"s|=[^ ]*/bin/strobed|=$PWD/moved/bin/strobed|\" moved/lib/systemd/system/$u > v/$u; done && "
+        "cp v/strobed@.service v/strobed@east.service && "
+        "systemd-analyze verify --man=no v/strobed.service v/strobed@east.service && echo verified && "
+        "grep -c '^ExecStartPre=.*strobed --check -c .*/strobe/%%i.yaml$' v/strobed@east.service && "
+        "touch root/etc/passwd root/etc/group root/etc/shadow root/etc/gshadow && "
+        "systemd-sysusers --root=\"$PWD/root\" \"$PWD/moved/lib/sysusers.d/strobe.conf\" >/dev/null 2>&1 && "
+        "cut -d: -f1,6,7 root/etc/passwd && head -3 moved/etc/logrotate.d/strobed | tail -1");
+    char *out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "verified\n1\nstrobe:/var/lib/strobe:/usr/sbin/nologin\n/var/log/strobe/*.log {\n");
+    free(out);
+}
+
+/* Type=notify: READY=1 with its status once the listeners are up,
+ * RELOADING=1 then READY=1 around a SIGHUP, STOPPING=1 on SIGTERM. */
+STROBE_TEST(strobed_notifies_systemd)
+{
+    const char *tmp = strobe_test_tmpdir("install_notify");
+    char *out = strobe_test_ok_in(tmp, "python3 " STROBE_SOURCE_DIR "/tests/install/notify.py " STROBE_BIN_DIR
+                                       "/strobed");
+    CHECK_STR_EQ(out, "READY=1\nSTATUS=producer n1 running\nRELOADING=1\nREADY=1\nSTOPPING=1\nexit 0\n");
+    free(out);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(tools_run_from_moved_prefix), STROBE_CASE(downstream_pkg_config),
-                 STROBE_CASE(downstream_cmake))
+                 STROBE_CASE(downstream_cmake), STROBE_CASE(service_files),
+                 STROBE_CASE(strobed_notifies_systemd))
