@@ -122,6 +122,30 @@ STROBE_TEST(strobed_notifies_systemd)
     free(out);
 }
 
+/* bash completion from the installed file, with the installed strobe
+ * first in PATH: commands, an option's values, options, experiment
+ * directories (those with a meta file). */
+STROBE_TEST(bash_completion)
+{
+    const char *tmp = installed("install_completion");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p exps/one exps/other && touch exps/one/meta && cat > c.sh <<'EOF'\n"
+             "source moved/share/bash-completion/completions/strobe\n"
+             "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _strobe; echo "
+             "\"${COMPREPLY[*]}\"; }\n"
+             "PATH=$PWD/moved/bin:/usr/bin:/bin\n"
+             "t strobe re\nt strobe export x --format ''\nt strobe report --thr\nt strobe report exps/\n"
+             "t strobe cc --no\nt strobe help tas\n"
+             "EOF\n"
+             "%s bash c.sh",
+             CLEAN);
+    char *out = strobe_test_ok_in(tmp, cmd);
+    CHECK_STR_EQ(out, "report\nchrome cubex otf2 paraver perfetto pprof\n--threads\nexps/one\n"
+                      "--no-blame --no-directives\ntaskgraph\n");
+    free(out);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(tools_run_from_moved_prefix), STROBE_CASE(downstream_pkg_config),
                  STROBE_CASE(downstream_cmake), STROBE_CASE(service_files),
-                 STROBE_CASE(strobed_notifies_systemd))
+                 STROBE_CASE(strobed_notifies_systemd), STROBE_CASE(bash_completion))
