@@ -6,7 +6,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev libclang-14-dev llvm-14 llvm-14-dev python3 lttng-tools
 libdw-dev libelf-dev libomp-dev libopen-trace-format2-dev otf2-tools libunwind-dev
-liblttng-ust-dev uftrace libnng-dev libmbedtls-dev libssl-dev libyaml-dev libopenmpi-dev openmpi-bin
+liblttng-ust-dev uftrace libnng-dev libsystemd-dev libmbedtls-dev libssl-dev libyaml-dev libopenmpi-dev openmpi-bin
 mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4
 protobuf-compiler zlib1g-dev chromium opari2"
 missing=""

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 
 #include "strobed/config.h"
 #include "strobed/daemon.h"
@@ -161,17 +162,23 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&d->lock);
     strobe__log(d, STROBE_LOG_INFO, "producer %s running (%zu plugin instance(s), %zu producer(s))",
                 d->producer, ninst, nprod);
+    /* systemd's Type=notify: the listeners are up (nothing without
+     * NOTIFY_SOCKET, i.e. outside such a unit) */
+    sd_notifyf(0, "READY=1\nSTATUS=producer %s running", d->producer);
     for (;;) {
         int sig;
         sigwait(&sigs, &sig);
         if (sig != SIGHUP)
             break;
         /* SIGHUP: the log file is reopened (after logrotate), stores flush */
+        sd_notify(0, "RELOADING=1");
         strobe__daemon_reopen_log(d);
         pthread_mutex_lock(&d->lock);
         strobe__daemon_flush_stores(d);
         pthread_mutex_unlock(&d->lock);
+        sd_notify(0, "READY=1");
     }
+    sd_notify(0, "STOPPING=1");
     strobe__log(d, STROBE_LOG_INFO, "stopping");
     strobe__daemon_free(d);
     return 0;
