@@ -146,6 +146,23 @@ STROBE_TEST(bash_completion)
     free(out);
 }
 
+/* The manual pages (scripts/manpages.py, from the docs) are installed and
+ * render with no warning from groff at 80 columns. */
+STROBE_TEST(man_pages)
+{
+    const char *tmp = installed("install_man");
+    char *out =
+        strobe_test_ok_in(tmp, "cd moved/share/man && ls man1 man5 man8 | grep -v '^$' | grep -v : && "
+                               "for f in man*/*; do MANWIDTH=80 " CLEAN
+                               " man --warnings -E UTF-8 -l \"$f\" 2>&1 >/dev/null; done && "
+                               "MANWIDTH=80 " CLEAN " man -l man1/strobe-run.1 | head -1 | tr -s ' '");
+    CHECK_STR_EQ(out,
+                 "strobe-blame-prep.1\nstrobe-cc.1\nstrobe-ctl.1\nstrobe-export.1\nstrobe-instrument.1\n"
+                 "strobe-ls.1\nstrobe-petra.1\nstrobe-report.1\nstrobe-run.1\nstrobe-taskgraph.1\nstrobe.1\n"
+                 "strobe-filter.5\nstrobed.yaml.5\nstrobed.8\nSTROBE-RUN(1) strobe manual STROBE-RUN(1)\n");
+    free(out);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(tools_run_from_moved_prefix), STROBE_CASE(downstream_pkg_config),
                  STROBE_CASE(downstream_cmake), STROBE_CASE(service_files),
-                 STROBE_CASE(strobed_notifies_systemd), STROBE_CASE(bash_completion))
+                 STROBE_CASE(strobed_notifies_systemd), STROBE_CASE(bash_completion), STROBE_CASE(man_pages))
