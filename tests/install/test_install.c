@@ -163,6 +163,23 @@ STROBE_TEST(man_pages)
     free(out);
 }
 
+/* The modulefile (Environment Modules' bash init): loading it puts the
+ * moved prefix's strobe first in PATH, its pages in MANPATH, its
+ * pkg-config files in reach; unloading takes them away. */
+STROBE_TEST(modulefile)
+{
+    const char *tmp = installed("install_module");
+    char *out = strobe_test_ok_in(
+        tmp,
+        CLEAN " bash -c '. /usr/share/modules/init/bash && module use \"$PWD/moved/share/modulefiles\" && "
+              "module load strobe && command -v strobe | sed \"s|$PWD/||\" && "
+              "echo \"$MANPATH\" | sed \"s|$PWD/||\" | cut -d: -f1 && pkg-config --modversion strobe && "
+              "module unload strobe && (command -v strobe || echo gone)'");
+    CHECK_STR_EQ(out, "moved/bin/strobe\nmoved/share/man\n0.1.0\ngone\n");
+    free(out);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(tools_run_from_moved_prefix), STROBE_CASE(downstream_pkg_config),
                  STROBE_CASE(downstream_cmake), STROBE_CASE(service_files),
-                 STROBE_CASE(strobed_notifies_systemd), STROBE_CASE(bash_completion), STROBE_CASE(man_pages))
+                 STROBE_CASE(strobed_notifies_systemd), STROBE_CASE(bash_completion), STROBE_CASE(man_pages),
+                 STROBE_CASE(modulefile))
