@@ -259,7 +259,7 @@ class Analysis
     {
     }
     void run();
-    std::string unit() const;
+    std::string unit(); // may add the files of functions that have no statement
     std::string listing() const;
 
   private:
@@ -651,27 +651,22 @@ CallView Analysis::view(const CallBase *c) const
         c->arg_size() >= 3) {
         // (loc, argc, microtask, args...): microtask(gtid *, btid *, args...)
         v.callee = dyn_cast<Function>(c->getArgOperand(2)->stripPointerCasts());
-        auto fw = v.callee ? forwarders.find(v.callee) : forwarders.end();
-        if (fw != forwarders.end())
-            v.callee = fw->second;
         v.spawn = true;
         v.args = {nullptr, nullptr};
         for (unsigned i = 3; i < c->arg_size(); i++)
             v.args.push_back(c->getArgOperand(i));
-        return v;
-    }
-    if (f && f->getName() == "pthread_create" && c->arg_size() == 4) {
+    } else if (f && f->getName() == "pthread_create" && c->arg_size() == 4) {
         v.callee = dyn_cast<Function>(c->getArgOperand(2)->stripPointerCasts());
         v.spawn = true;
         v.args = {c->getArgOperand(3)};
-        return v;
+    } else {
+        v.callee = f;
+        for (const Use &a : c->args())
+            v.args.push_back(a.get());
     }
-    v.callee = f;
-    auto fw = f ? forwarders.find(f) : forwarders.end();
+    auto fw = v.callee ? forwarders.find(v.callee) : forwarders.end();
     if (fw != forwarders.end())
         v.callee = fw->second;
-    for (const Use &a : c->args())
-        v.args.push_back(a.get());
     return v;
 }
 
@@ -1138,23 +1133,18 @@ bool Analysis::analyse(const Function &f)
         if (nodes[o.first].exit != EXIT_NONE)
             exits_written.insert(s.begin(), s.end());
     }
-    // The OpenMP runtime's calls in a construct's outlined body (its
-    // barriers, its loop's chunks) are the construct's cost: charged to
-    // what the construct writes, which reaches its caller by the spawn.
-    if (!exits_written.empty())
-        for (const Instruction &i : instructions(f)) {
-            auto *c = dyn_cast<CallBase>(&i);
-            auto *callee = c ? dyn_cast<Function>(c->getCalledOperand()->stripPointerCasts()) : nullptr;
-            Loc l;
-            if (callee && callee->getName().startswith("__kmpc_") && !view(c).spawn && loc_of(c, l))
-                locs[l].insert(exits_written.begin(), exits_written.end());
-        }
     for (const Instruction &i : instructions(f)) {
         auto *c = dyn_cast<CallBase>(&i);
         Loc l;
         if (!c || isa<IntrinsicInst>(c) || !loc_of(c, l))
             continue;
         CallView v = view(c);
+        // The OpenMP runtime's calls in a construct's outlined body (its
+        // barriers, its loop's chunks) are the construct's cost: charged
+        // to what the construct writes, which reaches its caller by the
+        // spawn.
+        if (!exits_written.empty() && !v.spawn && v.callee && v.callee->getName().startswith("__kmpc_"))
+            locs[l].insert(exits_written.begin(), exits_written.end());
         CallRec rec;
         rec.loc = l;
         rec.caller = F;
@@ -1310,7 +1300,7 @@ std::string escape(const std::string &s)
     return o;
 }
 
-std::string Analysis::unit() const
+std::string Analysis::unit()
 {
     std::map<const Function *, int> func_ids;
     std::string funcs;
@@ -1318,7 +1308,7 @@ std::string Analysis::unit() const
         const DISubprogram *sp = f.isDeclaration() ? nullptr : f.getSubprogram();
         if (!sp || !sp->getFile())
             continue;
-        unsigned file = const_cast<Analysis *>(this)->file_id(sp->getFile());
+        unsigned file = file_id(sp->getFile());
         funcs += "func\t" + std::to_string(func_ids.size()) + "\t" + escape(f.getName().str()) + "\t" +
                  std::to_string(file) + "\t" + std::to_string(sp->getLine()) + "\n";
         func_ids[&f] = (int)func_ids.size();
