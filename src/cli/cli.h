@@ -151,6 +151,15 @@ int strobe__find_runtime(char **out, char *err, size_t errlen);
  * place looked at, followed by hint. */
 int strobe__find_lib(const char *file, const char *hint, char **out, char *err, size_t errlen);
 
+/* Runs a compiler (args, NULL-terminated, found in PATH) and waits: its
+ * exit status (128 + the signal when one ended it), or -1 with *err set
+ * when it could not be started. Until it ends, an interruption meant for
+ * the command (Ctrl-C, make or timeout stopping it) goes to the compiler,
+ * so that the command's temporary files are still removed after it: the
+ * signals stay blocked, and what arrives after the compiler ended is
+ * dropped at the command's exit. (cmd_cc.c: strobe cc, strobe blame-prep) */
+int strobe__run_compiler(char **args, int *err);
+
 /* When the CLI itself runs under ASan/TSan, the path of the sanitizer
  * runtime it has loaded (malloc'd); NULL otherwise or when it is linked
  * statically. The child needs it first in LD_PRELOAD because the

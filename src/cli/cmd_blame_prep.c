@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -44,24 +43,6 @@ static bool is_cxx(const char *file)
     const char *dot = strrchr(file, '.');
     return dot && (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".cxx") == 0 ||
                    strcmp(dot, ".C") == 0 || strcmp(dot, ".c++") == 0);
-}
-
-/* Runs args and waits: its exit status, or -errno when it did not start. */
-static int run(char **args)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -errno;
-    if (pid == 0) {
-        execvp(args[0], args);
-        fprintf(stderr, "strobe: blame-prep: %s: %s\n", args[0], strerror(errno));
-        _exit(STROBE_EXIT_NOT_FOUND);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -errno;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* Copies file f to stdout; false when nothing was in it. */
@@ -133,9 +114,10 @@ int strobe__cmd_blame_prep(int argc, char **argv)
     args[n++] = "-g";
     args[n++] = plugin_arg;
     setenv("STROBE_CC_BLAME", setting, 1);
-    int st = run(args);
+    int why;
+    int st = strobe__run_compiler(args, &why);
     if (st < 0) {
-        strobe__cli_say("blame-prep: %s: %s", args[0], strerror(-st));
+        strobe__cli_say("blame-prep: %s: %s", args[0], strerror(why));
         goto out;
     }
     if (st != 0) {

@@ -159,12 +159,7 @@ static int take_options(const char *cmd, int argc, char **argv, enum trace *leve
     return n;
 }
 
-/* Runs the compiler and waits: its exit status, or -1 (*err) when it
- * could not be started. Until it ends, an interruption meant for strobe cc
- * (Ctrl-C, make or timeout stopping it) goes to the compiler, so that the
- * copies are still removed after it: the signals stay blocked, and what
- * arrives after the compiler ended is dropped at strobe cc's exit. */
-static int run_compiler(char **args, int *err)
+int strobe__run_compiler(char **args, int *err)
 {
     static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
     sigset_t stop, old;
@@ -319,7 +314,7 @@ int strobe__cmd_cc(int argc, char **argv)
     int err;
     if (copies.dir) {
         /* the folder outlives the compiler: run it, then remove the folder */
-        rc = run_compiler(args, &err);
+        rc = strobe__run_compiler(args, &err);
         strobe__cc_directives_done(&copies);
         if (rc >= 0) {
             free(plugin_arg);
