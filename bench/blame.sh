@@ -75,7 +75,6 @@ cpu() { # the compiler's user + sys CPU seconds for: cpu OUTFILE CMD...
     }
     awk '{ printf "%.3f\n", $1 + $2 }' "$out.t"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # compile_cost NAME FLAGS... -- FILES...: one line per -O level
 compile_cost() {
@@ -88,23 +87,21 @@ compile_cost() {
     done
     shift
     loc=$(cat "$@" | grep -c '[^[:space:]]')
+    local -a files=()
+    for f in "$@"; do files+=("$(realpath "$f")"); done
+    mkdir -p "$W/objs"
     for o in -O0 -O2; do
         : >"$W/base" && : >"$W/blame"
+        # one compiler command for all files (objects in $W/objs): its CPU
+        # time is that of every compile
         for r in $(seq "$REPS"); do
-            local b=0 x=0 t
-            for f in "$@"; do
-                t=$(cpu "$W/c" clang-14 "$o" -g "${flags[@]}" -c "$f" -o "$W/o.o")
-                b=$(echo "$b + $t" | bc)
-                t=$(cpu "$W/c" env STROBE_CC_BLAME=1 clang-14 "$o" -g "${flags[@]}" -fpass-plugin="$PLUGIN" \
-                    -c "$f" -o "$W/o.o")
-                x=$(echo "$x + $t" | bc)
-            done
-            echo "$b" >>"$W/base"
-            echo "$x" >>"$W/blame"
+            (cd "$W/objs" && cpu "$W/c" clang-14 "$o" -g "${flags[@]}" -c "${files[@]}") >>"$W/base"
+            (cd "$W/objs" && cpu "$W/c" env STROBE_CC_BLAME=1 clang-14 "$o" -g "${flags[@]}" -fpass-plugin="$PLUGIN" \
+                -c "${files[@]}") >>"$W/blame"
         done
         local mb mx
-        mb=$(median <"$W/base")
-        mx=$(median <"$W/blame")
+        mb=$(strobe_bench_median <"$W/base")
+        mx=$(strobe_bench_median <"$W/blame")
         awk -v n="$name" -v o="$o" -v loc="$loc" -v b="$mb" -v x="$mx" 'BEGIN {
             printf "  %-8s %s %6d lines  clang %6.2f s  with blame %6.2f s  (+%4.1f %%)  analysis %5.2f s per 10 kLOC\n",
                 n, o, loc, b, x, (x - b) / b * 100, (x - b) / loc * 10000 }'

@@ -84,10 +84,7 @@ done
 checks=$(cat "$W"/*.[0-9]* | awk '{ print $3 }' | sort -u | wc -l)
 [ "$checks" = 1 ] || die "the builds print different checksums"
 
-median() { # numbers on stdin: their median
-    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-cpu() { cat "$W/$1".[0-9]* | awk '{ print $1 }' | median; }
+cpu() { cat "$W/$1".[0-9]* | awk '{ print $1 }' | strobe_bench_median; }
 EVENTS=$(awk '{ print $2; exit }' "$W/bare.0")
 bare=$(cpu bare)
 echo "Directive instrumentation: $N parallel regions x 2 threads, $EVENTS construct events, gcc -O2 -fopenmp, CPU time, medians of $REPS runs; $(strobe_bench_cpu_model), $CPUS CPUs"
@@ -138,7 +135,7 @@ secs() { # command...: wall seconds
 speed() { # name command...: lines/s, medians
     local name=$1
     shift
-    for ((r = 0; r < REPS; r++)); do secs "$@"; done | median |
+    for ((r = 0; r < REPS; r++)); do secs "$@"; done | strobe_bench_median |
         awk -v n="$name" -v l="$LINES" '{ printf "  %-20s %10.3f s %12.0f lines/s\n", n, $1, l / $1 }'
 }
 echo "Instrumentation speed: generated file of $LINES lines, $((FUNCS * 6)) OpenMP directives, wall time, medians of $REPS runs"
@@ -186,7 +183,7 @@ for ((r = 0; r < REPS; r++)); do
 done
 [ "$(cat "$W"/xs-*.[0-9]* | awk '{ print $2 }' | sort -u | wc -l)" = 1 ] ||
     die "XSBench: the builds print different checksums"
-xsecs() { cat "$W/xs-$1".[0-9]* | awk '{ print $1 }' | median; }
+xsecs() { cat "$W/xs-$1".[0-9]* | awk '{ print $1 }' | strobe_bench_median; }
 xbare=$(xsecs bare)
 echo "XSBench ($XLINES lines in $(ls "$XS"/*.c | wc -l) files, instrumented in ${XSECS} s), ${XARGS[*]}, whole command wall time, medians of $REPS runs; the same checksum in every run"
 for c in "${xconfigs[@]}"; do

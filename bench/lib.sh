@@ -18,6 +18,11 @@ strobe_bench_cpu_model() { # the CPU's model name, as lscpu prints it
     lscpu 2>/dev/null | awk '/^Model name:/ && !n++ { sub(/^Model name: */, ""); print }'
 }
 
+# strobe_bench_median: the median of the numbers on stdin, one per line
+strobe_bench_median() {
+    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # die MESSAGE: "$BENCH_NAME: MESSAGE" on stderr, exit status 1
 die() {
     echo "${BENCH_NAME:-${0##*/}}: $*" >&2
