@@ -83,13 +83,6 @@ def main():
     cli = open(os.path.join(docs, 'cli.md')).read()
     top = dict(sections(cli, 2))
     synopsis = cli.split('\n## ', 1)[0].split('\n', 1)[1]
-    intro = ('# SYNOPSIS\n' + synopsis + '\n# EXIT STATUS\n' + top['Exit status'] + '\n# PROGRESS\n'
-             + top['Progress'] + '\n# ENVIRONMENT\n' + top['Environment variables read by the command']
-             + '\n# SEE ALSO\n' + ', '.join(f'strobe-{c}(1)' for c in ('cc', 'blame-prep', 'instrument', 'run',
-                                                                         'report', 'export', 'taskgraph', 'ls',
-                                                                         'ctl', 'petra'))
-             + ', strobe-filter(5), strobed(8), strobed.yaml(5)\n')
-    write(out, 'strobe', 1, page('strobe', 1, 'measure, analyse and monitor parallel programs', intro, version))
     summaries = {
         'cc': 'compile a program ready to be measured',
         'blame-prep': "show the blame analysis of a source file",
@@ -102,6 +95,11 @@ def main():
         'ctl': 'control a running strobed',
         'petra': "read the heap of strobed's petra store",
     }
+    intro = ('# SYNOPSIS\n' + synopsis + '\n# EXIT STATUS\n' + top['Exit status'] + '\n# PROGRESS\n'
+             + top['Progress'] + '\n# ENVIRONMENT\n' + top['Environment variables read by the command']
+             + '\n# SEE ALSO\n' + ', '.join(f'strobe-{c}(1)' for c in summaries)
+             + ', strobe-filter(5), strobed(8), strobed.yaml(5)\n')
+    write(out, 'strobe', 1, page('strobe', 1, 'measure, analyse and monitor parallel programs', intro, version))
     for title, body in sections(cli, 2):
         m = re.match(r'`strobe ([a-z-]+)`', title)
         if not m:
