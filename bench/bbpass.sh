@@ -22,7 +22,7 @@ BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SCALE=${STROBE_BENCH_SCALE:-40}
 REPS=${STROBE_BENCH_REPS:-5}
-[ -e "$BUILD/lib/libstrobe-cc.so" ] || die "$BUILD/lib/libstrobe-cc.so missing (needs llvm-14-dev; build first)"
+[ -e "$BUILD/lib/strobe/libstrobe-cc.so" ] || die "$BUILD/lib/strobe/libstrobe-cc.so missing (needs llvm-14-dev; build first)"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 clang -O2 -c -I"$SRC/src" "$SRC/tests/cc/bbrt.c" -o "$W/bbrt.o"

@@ -32,7 +32,7 @@ BENCH_NAME=bench-blame
 [ $# -eq 1 ] || die "usage: bench/blame.sh BUILD_DIR"
 BUILD=$(cd "$1" && pwd)
 STROBE=$BUILD/bin/strobe
-PLUGIN=$BUILD/lib/libstrobe-cc.so
+PLUGIN=$BUILD/lib/strobe/libstrobe-cc.so
 [ -x "$STROBE" ] || die "$STROBE missing: build first"
 if [ ! -f "$PLUGIN" ]; then
     echo "$BENCH_NAME: $PLUGIN missing (strobe built without LLVM 14): blame not measured"

@@ -139,11 +139,25 @@ int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int6
 
 /* ---- Runtime lookup (preload.c) ----------------------------------------- */
 
-/* Finds libstrobe.so: $STROBE_RUNTIME, else <exe dir>/../lib/libstrobe.so,
- * else <exe dir>/../<install libdir>/libstrobe.so. Returns 0 and a
+/* The file name of strobe's library NAME ("libstrobe-tm") that strobe run
+ * preloads: its SONAME (libstrobe-tm.so.0), which a distribution's runtime
+ * package installs, not the development link libstrobe-tm.so. */
+#define STROBE__SONAME(name) name ".so." STROBE_SOVERSION
+
+/* Finds the runtime: $STROBE_RUNTIME, else <exe dir>/../lib/libstrobe.so.0,
+ * else <exe dir>/../<install libdir>/libstrobe.so.0. Returns 0 and a
  * malloc'd absolute path, or a negative errno with a message in err
  * naming every place looked at. */
 int strobe__find_runtime(char **out, char *err, size_t errlen);
+
+/* The PATH search execvp() does (cmd_run.c), to report a missing program
+ * before anything is created. Returns 0 and the path found in *found
+ * (malloc'd), or -ENOENT, -EACCES or -ENOMEM. */
+int strobe__find_program(const char *prog, char **found);
+
+/* Finds the pass plugin of strobe cc, strobe/libstrobe-cc.so below the
+ * library folder, as strobe__find_lib does. */
+int strobe__find_cc_plugin(char **out, char *err, size_t errlen);
 
 /* Finds the library FILE installed with strobe: <exe dir>/../lib/FILE,
  * else <exe dir>/../<install libdir>/FILE. Returns 0 and a malloc'd

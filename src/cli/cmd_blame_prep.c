@@ -87,8 +87,7 @@ int strobe__cmd_blame_prep(int argc, char **argv)
         return STROBE_EXIT_FAILURE;
     }
     char err[4096], *plugin = NULL, *plugin_arg = NULL, *setting = NULL;
-    if (strobe__find_lib("libstrobe-cc.so", " (strobe was built without LLVM 14: install llvm-14-dev)",
-                         &plugin, err, sizeof err) != 0) {
+    if (strobe__find_cc_plugin(&plugin, err, sizeof err) != 0) {
         strobe__cli_say("blame-prep: %s", err);
         return STROBE_EXIT_FAILURE;
     }

@@ -30,7 +30,8 @@
 const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-blame] [--no-directives] [COMPILER ARGS...]\n"
                                "       strobe c++ [--trace=bb|bb,mem|func] [--no-blame] [COMPILER ARGS...]\n"
                                "\n"
-                               "Compiles with clang (strobe cc) or clang++ (strobe c++), or with the\n"
+                               "Compiles with clang (strobe cc) or clang++ (strobe c++), else clang-14\n"
+                               "(clang++-14) when only that is installed, or with the\n"
                                "compiler named by STROBE_CC (STROBE_CXX for c++; words separated by\n"
                                "blanks, e.g. STROBE_CC='ccache gcc'), adding what `strobe run` needs to\n"
                                "measure the program: function entry/exit hooks and debug info. Use it as\n"
@@ -62,7 +63,7 @@ const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-
                                "  other compilers  -finstrument-functions\n"
                                "                   -finstrument-functions-exclude-file-list=/usr/include -g\n"
                                "  (-g only when no -g option other than -g0 is given)\n"
-                               "  clang 14         -fpass-plugin=<libdir>/libstrobe-cc.so (blame, --trace=bb)\n"
+                               "  clang 14         -fpass-plugin=<libdir>/strobe/libstrobe-cc.so (blame, --trace=bb)\n"
                                "  --trace=bb[,mem] when linking, -Wl,--export-dynamic-symbol=strobe_bb_cursor\n"
                                "\n"
                                "exit status: the compiler's; 126 the compiler cannot be executed, 127 it\n"
@@ -81,6 +82,24 @@ const char strobe__cc_help[] = "usage: strobe cc [--trace=bb|bb,mem|func] [--no-
 #ifndef STROBE_CC_LLVM_MAJOR
 #define STROBE_CC_LLVM_MAJOR 14
 #endif
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* The compiler when STROBE_CC (STROBE_CXX) names none: clang (clang++),
+ * else the clang the plugin is built for, which Debian's clang-14 package
+ * installs without the unversioned name. */
+static const char *default_compiler(bool cxx)
+{
+    const char *plain = cxx ? "clang++" : "clang";
+    const char *versioned = cxx ? "clang++-" STR(STROBE_CC_LLVM_MAJOR) : "clang-" STR(STROBE_CC_LLVM_MAJOR);
+    char *found = NULL;
+    const char *pick = strobe__find_program(plain, &found) != 0 && strobe__find_program(versioned, &found) == 0
+                           ? versioned
+                           : plain;
+    free(found);
+    return pick;
+}
 
 /* True when the compiler's name (its last path component) says clang. */
 static bool is_clang(const char *compiler)
@@ -229,7 +248,7 @@ int strobe__cmd_cc(int argc, char **argv)
         return STROBE_EXIT_USAGE;
     /* the compiler's words, then the user's arguments (instrumented
      * sources replaced by their copies, and what those need), then ours */
-    char *words = strdup(named && *named ? named : cxx ? "clang++" : "clang");
+    char *words = strdup(named && *named ? named : default_compiler(cxx));
     char **args = calloc((size_t)argc * (1 + STROBE__CC_ARGS_PER_SOURCE) + STROBE__CC_ARGS_EXTRA +
                              (words ? strlen(words) / 2 : 0) + 10,
                          sizeof *args);
@@ -284,9 +303,7 @@ int strobe__cmd_cc(int argc, char **argv)
                                 cmd, STROBE_CC_LLVM_MAJOR, compiler);
             level = TRACE_FUNC;
             blame = false;
-        } else if (strobe__find_lib("libstrobe-cc.so",
-                                    " (strobe was built without LLVM 14: install llvm-14-dev)", &plugin, err,
-                                    sizeof err) != 0) {
+        } else if (strobe__find_cc_plugin(&plugin, err, sizeof err) != 0) {
             if (given && level != TRACE_FUNC)
                 strobe__cli_say("%s: --trace=bb: %s; function level only", cmd, err);
             level = TRACE_FUNC;

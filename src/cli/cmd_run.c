@@ -156,10 +156,7 @@ static int check_exec(const char *path)
     return 0;
 }
 
-/* The PATH search execvp() does, to report a missing program before the
- * experiment directory is created. Returns 0 and the path found in *found
- * (malloc'd), or -ENOENT, -EACCES or -ENOMEM. */
-static int find_program(const char *prog, char **found)
+int strobe__find_program(const char *prog, char **found)
 {
     if (!*prog)
         return -ENOENT;
@@ -817,7 +814,7 @@ int strobe__cmd_run(int argc, char **argv)
     }
 
     char *prog_path = NULL;
-    rc = find_program(o.argv[0], &prog_path);
+    rc = strobe__find_program(o.argv[0], &prog_path);
     /* MPICH's ranks get the profiler built for MPICH */
     bool mpich = rc == 0 && o.mpi && runs_mpich(prog_path);
     free(prog_path);
@@ -851,14 +848,14 @@ int strobe__cmd_run(int argc, char **argv)
         char *lib = NULL;
         const char *slash = strrchr(runtime, '/');
         int len = slash ? (int)(slash - runtime) : 1;
-        mpich = asprintf(&lib, "%.*s/libstrobe-mpi-mpich.so", len, slash ? runtime : ".") >= 0 &&
+        mpich = asprintf(&lib, "%.*s/" STROBE__SONAME("libstrobe-mpi-mpich"), len, slash ? runtime : ".") >= 0 &&
                 access(lib, R_OK) == 0;
         free(lib);
     }
     const struct { const char *opt, *lib; bool on; } extras[] = {
-        {"--tm", "libstrobe-tm.so", o.tm_monitor != NULL},
-        {"--mpi", mpich ? "libstrobe-mpi-mpich.so" : "libstrobe-mpi.so", o.mpi},
-        {"--openmp", "libstrobe-ompt.so", o.openmp}};
+        {"--tm", STROBE__SONAME("libstrobe-tm"), o.tm_monitor != NULL},
+        {"--mpi", mpich ? STROBE__SONAME("libstrobe-mpi-mpich") : STROBE__SONAME("libstrobe-mpi"), o.mpi},
+        {"--openmp", STROBE__SONAME("libstrobe-ompt"), o.openmp}};
     for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++) {
         if (!extras[i].on)
             continue;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What `strobe run` preloads into the program: the runtime libstrobe.so,
+ * What `strobe run` preloads into the program: the runtime libstrobe.so.0,
  * found next to the strobe executable (build tree: bin/../lib, installed
  * tree: bin/../<libdir>) unless STROBE_RUNTIME names it, and, when this
  * CLI is a sanitizer build, the sanitizer runtime in front of it: a
  * sanitized libstrobe.so cannot be loaded into a program that does not
  * have the sanitizer runtime first in its library list. `strobe cc` finds
- * its pass plugin, libstrobe-cc.so, the same way.
+ * its pass plugin, strobe/libstrobe-cc.so, the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,8 +18,8 @@
 
 #include "cli/cli.h"
 
-#ifndef STROBE_INSTALL_LIBDIR
-#error "STROBE_INSTALL_LIBDIR (CMAKE_INSTALL_LIBDIR) must be defined by the build"
+#if !defined(STROBE_INSTALL_LIBDIR) || !defined(STROBE_PLUGIN_SUBDIR) || !defined(STROBE_SOVERSION)
+#error "STROBE_INSTALL_LIBDIR, STROBE_PLUGIN_SUBDIR and STROBE_SOVERSION must be defined by the build"
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -94,7 +94,13 @@ int strobe__find_runtime(char **out, char *err, size_t errlen)
             snprintf(err, errlen, "STROBE_RUNTIME=%s: %s", env, strerror(-rc));
         return rc;
     }
-    return strobe__find_lib("libstrobe.so", "; set STROBE_RUNTIME", out, err, errlen);
+    return strobe__find_lib(STROBE__SONAME("libstrobe"), "; set STROBE_RUNTIME", out, err, errlen);
+}
+
+int strobe__find_cc_plugin(char **out, char *err, size_t errlen)
+{
+    return strobe__find_lib(STROBE_PLUGIN_SUBDIR "/libstrobe-cc.so",
+                            " (strobe was built without LLVM 14: install llvm-14-dev)", out, err, errlen);
 }
 
 #if defined(CLI_ASAN) || defined(CLI_TSAN)

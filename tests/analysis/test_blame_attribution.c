@@ -59,7 +59,7 @@ static void write_file(const char *dir, const char *name, const char *text)
  * the cases that need it are skipped without. */
 static bool have_plugin(void)
 {
-    if (strobe_test_sh(NULL, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) == 0)
+    if (strobe_test_sh(NULL, "test -e %s/strobe/libstrobe-cc.so", STROBE_LIB_DIR) == 0)
         return true;
     printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
     return false;

@@ -475,7 +475,7 @@ STROBE_TEST(damaged)
 static bool cc_build(const char *tmp)
 {
     char *out;
-    if (strobe_test_sh(&out, "test -e %s/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
+    if (strobe_test_sh(&out, "test -e %s/strobe/libstrobe-cc.so", STROBE_LIB_DIR) != 0) {
         free(out);
         printf("skipped: strobe was built without the pass plugin (LLVM 14)\n");
         return false;

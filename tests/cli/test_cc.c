@@ -3,7 +3,7 @@
  * `strobe cc` and `strobe c++`: programs built by the wrapper (clang by
  * default, gcc through STROBE_CC, from a makefile through CC="strobe cc")
  * are measured by `strobe run` with their exact visit counts
- * (workload.c), C++ functions are reported by their C++ names
+ * (workload.c), clang-14 when it is the only clang, C++ functions are reported by their C++ names
  * (cc_shapes.cpp), a missing or recursive compiler gives one line, and
  * --trace selects the level.
  */
@@ -50,6 +50,28 @@ STROBE_TEST(gcc_by_strobe_cc)
     char *out = build_and_measure(strobe_test_tmpdir("cc_gcc"),
                                   "STROBE_CC=gcc " STROBE " cc -O2 -pthread " SRC "/workload.c -o prog");
     CHECK_STR_EQ(out, workload_flat);
+    free(out);
+}
+
+/* Only clang-14 in PATH (Debian's clang-14 package without the clang
+ * one): strobe cc runs it, with the plugin; neither: one line. */
+STROBE_TEST(versioned_clang_only)
+{
+    const char *tmp = strobe_test_tmpdir("cc_clang14");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "mkdir -p '%s/path' && for p in clang-14 ld ld.bfd as; do "
+                                "ln -sf \"$(command -v $p)\" '%s/path/'; done",
+                                tmp, tmp),
+                 0);
+    free(out);
+    out = build_and_measure(tmp, "PATH=$PWD/path " STROBE " cc -O2 -pthread " SRC "/workload.c -o prog && "
+                                 "readelf -S prog | grep -c strobe_blame >/dev/null");
+    CHECK_STR_EQ(out, workload_flat);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && rm path/clang-14 && PATH=$PWD/path %s cc x.c", tmp, STROBE),
+                 127);
+    CHECK_STR_EQ(out, "strobe: cc: clang: not found (install it, or name the compiler in STROBE_CC)\n");
     free(out);
 }
 
@@ -101,7 +123,8 @@ STROBE_TEST(errors)
     CHECK_CONTAINS(out, "no-such-file.c");
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s help c++", STROBE), 0);
-    CHECK_CONTAINS(out, "usage: strobe cc [--trace=bb|bb,mem|func] [--no-blame] [--no-directives] [COMPILER ARGS...]\n");
+    CHECK_CONTAINS(
+        out, "usage: strobe cc [--trace=bb|bb,mem|func] [--no-blame] [--no-directives] [COMPILER ARGS...]\n");
     free(out);
 }
 
@@ -220,6 +243,6 @@ STROBE_TEST(directives)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(clang_default), STROBE_CASE(gcc_by_strobe_cc), STROBE_CASE(makefile),
-                 STROBE_CASE(cxx_names), STROBE_CASE(errors), STROBE_CASE(trace_option),
-                 STROBE_CASE(directives))
+STROBE_TEST_MAIN(STROBE_CASE(clang_default), STROBE_CASE(gcc_by_strobe_cc), STROBE_CASE(versioned_clang_only),
+                 STROBE_CASE(makefile), STROBE_CASE(cxx_names), STROBE_CASE(errors),
+                 STROBE_CASE(trace_option), STROBE_CASE(directives))
