@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build demo report-screenshot check check-unit check-sanitize check-asan check-tsan check-format \
-        bench fuzz install clean crash-soak tm-stress
+        check-packages bench fuzz install clean crash-soak tm-stress
 
 all: build
 
@@ -40,6 +40,11 @@ check-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DSTROBE_SANITIZE=thread >/dev/null
 	@cmake --build build-tsan -j $(JOBS)
 	@cd build-tsan && ctest --output-on-failure -j $(JOBS) -L tsan
+
+# The Debian packages (debian/): built, checked by lintian, installed into a
+# fresh Debian 12 root where the demo runs (scripts/check-packages.sh; root)
+check-packages: deps
+	@scripts/check-packages.sh
 
 # Long crash verification of libstrobe-petra (docs/petra-crash.md) on the
 # release build: CRASHES kill rounds, then CRASHES power-failure rounds.

@@ -8,7 +8,8 @@ pkgs="build-essential cmake pkg-config clang libclang-rt-14-dev libclang-14-dev 
 libdw-dev libelf-dev libomp-dev libopen-trace-format2-dev otf2-tools libunwind-dev
 liblttng-ust-dev uftrace libnng-dev libsystemd-dev libmbedtls-dev libssl-dev libyaml-dev libopenmpi-dev openmpi-bin
 mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4
-protobuf-compiler zlib1g-dev chromium opari2 pandoc environment-modules"
+protobuf-compiler zlib1g-dev chromium opari2 pandoc environment-modules
+dpkg-dev debhelper fakeroot lintian debootstrap"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -8,6 +8,8 @@ docs/strobed.md), through pandoc, so that there is one source:
   strobe-filter(5)     cli.md's "Filter files"
   strobed(8)           strobed.md but its configuration file
   strobed.yaml(5)      strobed.md's "Configuration file" and the plugins
+  petra-bench(1)       petra-bench.md but its results and its bench script
+  petra-crash(1)       petra-crash.md
 
 Markdown tables become tagged paragraphs (a man page is 80 columns wide),
 links keep their text, and long code words get break points, so that
@@ -125,6 +127,15 @@ def main():
     write(out, 'strobed.yaml', 5,
           page('strobed.yaml', 5, 'the configuration file of strobed',
                ''.join(f'# {t.upper()}\n{b}' for t, b in conf) + '# SEE ALSO\nstrobed(8)\n', version))
+    for tool, summary, skip in (('petra-bench', 'measure PETRA against PMDK libpmemobj',
+                                 ('bench/petra/run.sh', 'Smoke tests', 'Results')),
+                                ('petra-crash', 'crash verification of PETRA heaps', ())):
+        doc = open(os.path.join(docs, f'{tool}.md')).read()
+        intro = doc.split('\n', 1)[1].split('\n## ', 1)[0]
+        write(out, tool, 1,
+              page(tool, 1, summary, '# DESCRIPTION\n' + intro + ''.join(
+                  f'# {t.upper()}\n{b}' for t, b in sections(doc, 2) if t not in skip)
+                   + '# SEE ALSO\nstrobe-petra(1), strobed.yaml(5)\n', version))
 
 
 if __name__ == '__main__':

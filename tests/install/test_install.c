@@ -3,12 +3,14 @@
  * The installed strobe (cmake --install into a temporary prefix, then the
  * prefix moved to another folder, so nothing may remember where it was
  * built or installed) run with a clean environment (env -i): the command,
+ * the demo built from the installed example sources and measured,
  * the daemon, the runtime `strobe run` preloads from its own prefix, and
  * `strobe cc` with its own headers and pass plugin;
  * and a program built downstream against the installed headers and
  * library, through pkg-config and through CMake's find_package(strobe),
  * links and runs, alone and under strobe run; the service files pass
- * systemd's checks, and strobed tells systemd when it is ready.
+ * systemd's checks, the configuration the service starts with loads, and
+ * strobed tells systemd when it is ready.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,16 +43,21 @@ STROBE_TEST(tools_run_from_moved_prefix)
         "(%s moved/bin/strobed 2>&1 | head -1) && "
         "(%s moved/bin/petra-bench --help 2>&1 | head -1 | cut -c1-18) && "
         "for f in moved/bin/* moved/lib/*.so; do %s ldd \"$f\" | grep 'not found' || true; done && "
-        "printf '#include <stdio.h>\\nint main(void) { puts(\"hi\"); return 0; }\\n' > p.c && cc p.c -o p && "
-        "%s moved/bin/strobe run -o exp -- ./p 2>/dev/null && %s moved/bin/strobe report exp | "
-        "grep -c '^  exit  *status 0$' && "
+        /* the demo from the installed example sources */
+        "cc -g -finstrument-functions -pthread moved/share/doc/strobe/examples/demo/demo.c -o demo && "
+        "%s moved/bin/strobe run -o exp -- ./demo >/dev/null 2>&1 && %s moved/bin/strobe report exp --format "
+        "json | "
+        "python3 -c 'import json, sys; d = json.load(sys.stdin); r = d[\"regions\"]; "
+        "print(*sorted(r[f[\"region\"]][\"name\"] + \" \" + str(f[\"visits\"]) for f in d[\"flat\"]))' && "
         /* strobe cc: its headers (the directive step) and its plugin (blame) */
-        "if [ -f moved/lib/libstrobe-cc.so ]; then %s moved/bin/strobe cc -fopenmp %s/tests/cc/blame_omp.c "
+        "if [ -f moved/lib/strobe/libstrobe-cc.so ]; then %s moved/bin/strobe cc -fopenmp "
+        "%s/tests/cc/blame_omp.c "
         "-o omp && readelf -S omp | grep -c strobe_blame; else echo 1; fi",
         CLEAN, CLEAN, CLEAN, CLEAN, CLEAN, CLEAN, CLEAN, STROBE_SOURCE_DIR);
     char *out = strobe_test_ok_in(tmp, cmd);
-    CHECK_STR_EQ(
-        out, "version\nusage: strobed -c FILE [--log-level LEVEL] [--check]\nusage: petra-bench\nhi\n1\n1\n");
+    CHECK_STR_EQ(out,
+                 "version\nusage: strobed -c FILE [--log-level LEVEL] [--check]\nusage: petra-bench\n"
+                 "fib 177 integrate 4 main 1 report 1 sample 25000 setup 1 start_workers 1 worker 4\n1\n");
     free(out);
 }
 
@@ -105,9 +112,12 @@ STROBE_TEST(service_files)
         "grep -c '^ExecStartPre=.*strobed --check -c .*/strobe/%%i.yaml$' v/strobed@east.service && "
         "touch root/etc/passwd root/etc/group root/etc/shadow root/etc/gshadow && "
         "systemd-sysusers --root=\"$PWD/root\" \"$PWD/moved/lib/sysusers.d/strobe.conf\" >/dev/null 2>&1 && "
-        "cut -d: -f1,6,7 root/etc/passwd && head -3 moved/etc/logrotate.d/strobed | tail -1");
+        "cut -d: -f1,6,7 root/etc/passwd && head -3 moved/etc/logrotate.d/strobed | tail -1 && "
+        "sed \"s|/var/log/strobe/|$PWD/|\" moved/etc/strobe/strobed.yaml > strobed.yaml && "
+        "moved/bin/strobed --check -c strobed.yaml && grep -c 'plugin:' strobed.yaml");
     char *out = strobe_test_ok_in(tmp, cmd);
-    CHECK_STR_EQ(out, "verified\n1\nstrobe:/var/lib/strobe:/usr/sbin/nologin\n/var/log/strobe/*.log {\n");
+    CHECK_STR_EQ(out, "verified\n1\nstrobe:/var/lib/strobe:/usr/sbin/nologin\n/var/log/strobe/*.log {\n"
+                      "strobed: strobed.yaml: configuration is valid\n3\n");
     free(out);
 }
 
@@ -157,24 +167,27 @@ STROBE_TEST(man_pages)
                                " man --warnings -E UTF-8 -l \"$f\" 2>&1 >/dev/null; done && "
                                "MANWIDTH=80 " CLEAN " man -l man1/strobe-run.1 | head -1 | tr -s ' '");
     CHECK_STR_EQ(out,
-                 "strobe-blame-prep.1\nstrobe-cc.1\nstrobe-ctl.1\nstrobe-export.1\nstrobe-instrument.1\n"
+                 "petra-bench.1\npetra-crash.1\nstrobe-blame-prep.1\nstrobe-cc.1\nstrobe-ctl.1\nstrobe-"
+                 "export.1\nstrobe-instrument.1\n"
                  "strobe-ls.1\nstrobe-petra.1\nstrobe-report.1\nstrobe-run.1\nstrobe-taskgraph.1\nstrobe.1\n"
                  "strobe-filter.5\nstrobed.yaml.5\nstrobed.8\nSTROBE-RUN(1) strobe manual STROBE-RUN(1)\n");
     free(out);
 }
 
-/* The modulefile (Environment Modules' bash init): loading it puts the
- * moved prefix's strobe first in PATH, its pages in MANPATH, its
- * pkg-config files in reach; unloading takes them away. */
+/* The modulefile, under the module system the machine has (Environment
+ * Modules, which scripts/install-deps.sh installs, or Lmod: the two Debian
+ * packages exclude each other): loading it puts the moved prefix's strobe
+ * first in PATH, its pages in MANPATH, its pkg-config files in reach;
+ * unloading takes them away. */
 STROBE_TEST(modulefile)
 {
     const char *tmp = installed("install_module");
     char *out = strobe_test_ok_in(
-        tmp,
-        CLEAN " bash -c '. /usr/share/modules/init/bash && module use \"$PWD/moved/share/modulefiles\" && "
-              "module load strobe && command -v strobe | sed \"s|$PWD/||\" && "
-              "echo \"$MANPATH\" | sed \"s|$PWD/||\" | cut -d: -f1 && pkg-config --modversion strobe && "
-              "module unload strobe && (command -v strobe || echo gone)'");
+        tmp, CLEAN " bash -c 'for i in /usr/share/modules/init/bash /usr/share/lmod/lmod/init/bash; do "
+                   "[ -f $i ] && . $i && break; done && module use \"$PWD/moved/share/modulefiles\" && "
+                   "module load strobe && command -v strobe | sed \"s|$PWD/||\" && "
+                   "echo \"$MANPATH\" | sed \"s|$PWD/||\" | cut -d: -f1 && pkg-config --modversion strobe && "
+                   "module unload strobe && (command -v strobe || echo gone)'");
     CHECK_STR_EQ(out, "moved/bin/strobe\nmoved/share/man\n0.1.0\ngone\n");
     free(out);
 }
