@@ -91,6 +91,26 @@ STROBE_API int strobe_is_active(void);
 /* Experiment directory of this process (static string), or NULL. */
 STROBE_API const char *strobe_experiment_dir(void);
 
+/* Recording on and off, like Score-P's SCOREP_RECORDING_OFF/ON, for the
+ * whole process. While paused, regions entered and metric samples are
+ * recorded neither in the trace nor in the profile (and the sampler takes
+ * no samples); a region entered before the pause and left during it is
+ * recorded with its real end, one entered during the pause is not
+ * recorded even when it is left after it. Calls nest: recording resumes
+ * at the strobe_resume() that matches the first strobe_pause(), and only
+ * if neither `strobe run --toggle-signal` nor `--delay`/`--duration`
+ * keeps it paused (each cause counts on its own). Each change is noted
+ * with its time in the experiment; `strobe report` lists the paused
+ * intervals. Thread-safe; not async-signal-safe.
+ * strobe_pause: 0, STROBE_ERR_DISABLED when not measuring, -EOVERFLOW
+ * beyond 2^29 nested pauses. strobe_resume: 0, STROBE_ERR_DISABLED, or
+ * -EINVAL when no strobe_pause() is left to match (nothing changes). */
+STROBE_API int strobe_pause(void);
+STROBE_API int strobe_resume(void);
+
+/* 1 when this process is being measured and recording is not paused. */
+STROBE_API int strobe_is_recording(void);
+
 #ifdef __cplusplus
 }
 #endif

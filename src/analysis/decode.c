@@ -178,6 +178,8 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_MALLOC: return "MALLOC record";
     case STROBE_DEF_SAMPLE:
         return "SAMPLE record";
+    case STROBE_DEF_RECORDING:
+        return "RECORDING record";
     case STROBE_DEF_MPI_COMM: return "MPI_COMM record";
     default: return "record";
     }
@@ -458,6 +460,25 @@ static int def_record(struct strobe__defs *d, unsigned type, struct strobe__curs
     }
     case STROBE_DEF_MALLOC:
         return malloc_record(d, c, rec_off, eb);
+    case STROBE_DEF_RECORDING: {
+        uint64_t ticks, what, cause;
+        if ((rc = get_u(c, &ticks, eb)) || (rc = get_u(c, &what, eb)) || (rc = get_u(c, &cause, eb)))
+            return rc;
+        if (what > STROBE_RECORDING_RESUME || cause < STROBE_RECORDING_API || cause > STROBE_RECORDING_TIMER)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: RECORDING record: what %llu, cause %llu out of range",
+                                 c->name, rec_off, (unsigned long long)what, (unsigned long long)cause);
+        /* stop, resume, stop, ...: each changes the state */
+        if ((what == STROBE_RECORDING_RESUME) != (d->nrecording % 2 == 1))
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: RECORDING record: %s while %s", c->name,
+                                 rec_off, what ? "resume" : "stop", d->nrecording % 2 ? "paused" : "recording");
+        if (d->nrecording && ticks < d->recording[d->nrecording - 1].ticks)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: RECORDING record earlier than the one before",
+                                 c->name, rec_off);
+        if ((rc = APPEND(d->recording, d->nrecording, c->name, eb)))
+            return rc;
+        d->recording[d->nrecording++] = (struct strobe_recording_change){ticks, 0, what == STROBE_RECORDING_RESUME, (int)cause};
+        return 0;
+    }
     case STROBE_DEF_SAMPLE: {
         uint64_t hz, source;
         if ((rc = get_u(c, &hz, eb)) || (rc = get_u(c, &source, eb)))
@@ -536,6 +557,7 @@ void strobe__defs_free(struct strobe__defs *d)
     free(d->summaries);
     free(d->open);
     free(d->malloc_live);
+    free(d->recording);
     for (size_t i = 0; i < d->nmpi_comms; i++)
         free(d->mpi_comms[i].members);
     free(d->mpi_comms);

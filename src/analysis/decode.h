@@ -120,6 +120,8 @@ struct strobe__defs {
     int sample_source;  /* enum strobe_sample_source */
     struct strobe__mpi_comm *mpi_comms;
     size_t nmpi_comms;
+    struct strobe_recording_change *recording; /* RECORDING records */
+    size_t nrecording;
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,

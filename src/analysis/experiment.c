@@ -841,6 +841,9 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         p->has_rank = d->have_rank;
         p->rank = (uint32_t)d->rank; /* both checked by the decoder */
         p->world_size = (uint32_t)d->world_size;
+        p->recording = procs[i].defs.recording; /* taken over */
+        p->nrecording = d->nrecording;
+        procs[i].defs.recording = NULL;
         char shown[300];
         snprintf(shown, sizeof shown, "%s/defs", p->dir);
         if (!p->exe)
@@ -925,6 +928,11 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
             origin = raw_ns(&exp->processes[i], d->syncs[0].ticks);
     }
     exp->origin_ns = origin < 0 ? 0 : (double)origin;
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++)
+        for (size_t k = 0; k < exp->processes[i].nrecording; k++) {
+            struct strobe_recording_change *c = &exp->processes[i].recording[k];
+            c->ns = strobe_ticks_to_ns(exp, (uint32_t)i, c->ticks);
+        }
     for (size_t i = 0; i < exp->nthreads && rc == 0; i++) {
         struct strobe_thread_info *t = &exp->threads[i];
         const struct strobe_process_info *p = &exp->processes[t->process];
@@ -1004,6 +1012,7 @@ void strobe_experiment_close(struct strobe_experiment *exp)
         free(exp->processes[i].dir);
         free(exp->processes[i].exe);
         free(exp->processes[i].region_map);
+        free(exp->processes[i].recording);
         free(exp->processes[i].metric_map);
     }
     free(exp->processes);

@@ -86,6 +86,15 @@ struct strobe_thread_info {
     size_t nopen;
 };
 
+/* A change of a process's recording state (format.h, STROBE_DEF_RECORDING):
+ * paused from a stop to the next resume (or the end). */
+struct strobe_recording_change {
+    uint64_t ticks;
+    uint64_t ns; /* the same time as strobe_ticks_to_ns() gives it */
+    bool resume; /* false: recording stops here */
+    int cause;   /* enum strobe_recording_cause */
+};
+
 /* Allocation tracking of one process (`strobe run --malloc`, format.h
  * STROBE_DEF_MALLOC). */
 struct strobe_malloc_info {
@@ -154,6 +163,10 @@ struct strobe_process_info {
     uint32_t *region_map; size_t region_map_len;
     uint32_t *metric_map; size_t metric_map_len;
     struct strobe_malloc_info malloc;
+    /* recording paused and resumed (pause.h), in time order: stop, resume,
+     * stop, ...; none when it never paused */
+    struct strobe_recording_change *recording;
+    size_t nrecording;
 };
 
 /* Serialization causes (enum strobe_tm_serial_cause 1..3) and abort causes

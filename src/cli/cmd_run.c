@@ -28,6 +28,7 @@
 #include "common/job.h"
 #include "common/filter.h"
 #include "common/format.h"
+#include "common/signame.h"
 #include "common/size.h"
 #include "report/units.h"
 #include "strobe/strobe.h"
@@ -38,6 +39,7 @@ const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks | --taskgraph]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
     "                  [--openmp] [--malloc] [--sample[=HZ]] [--measure-launcher] [--job NAME]\n"
+    "                  [--delay T] [--duration T] [--toggle-signal SIG]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -97,6 +99,12 @@ const char strobe__run_help[] =
     "  --job NAME         the batch job the run belongs to (STROBE_JOB): a job_id\n"
     "                     label of the published sets (default: Slurm's\n"
     "                     SLURM_JOB_ID.SLURM_STEP_ID when set)\n"
+    "  --delay T          start recording T after each process starts (2.5, 500ms,\n"
+    "                     1m); region visits before are not recorded\n"
+    "  --duration T       stop recording T after it started\n"
+    "  --toggle-signal SIG  pause and resume recording whenever a process of PROG\n"
+    "                     receives signal SIG (USR1, SIGUSR1 or a number; PROG\n"
+    "                     must leave it alone). Default: none\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
@@ -119,6 +127,9 @@ enum {
     OPT_TASKGRAPH,
     OPT_MALLOC,
     OPT_SAMPLE,
+    OPT_DELAY,
+    OPT_DURATION,
+    OPT_TOGGLE_SIGNAL,
 };
 
 static const struct option run_options[] = {
@@ -138,6 +149,9 @@ static const struct option run_options[] = {
     {"taskgraph", no_argument, NULL, OPT_TASKGRAPH},
     {"malloc", no_argument, NULL, OPT_MALLOC},
     {"sample", optional_argument, NULL, OPT_SAMPLE},
+    {"delay", required_argument, NULL, OPT_DELAY},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -385,6 +399,8 @@ struct child_env {
     const char *locks;  /* STROBE_LOCKS: "0", "1" or "all" */
     bool malloc;        /* --malloc */
     uint32_t sample_hz; /* --sample, 0 = off */
+    const char *delay, *duration; /* --delay, --duration as given (checked), or NULL */
+    int toggle_signal;            /* --toggle-signal, 0 = none */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -399,6 +415,8 @@ struct child_env {
  *   STROBE_PUBLISH=1 (only with --publish), STROBE_JOB (only with --job),
  *   STROBE_MALLOC=1 (only with --malloc)
  *   STROBE_SAMPLE=HZ (only with --sample)
+ *   STROBE_DELAY, STROBE_DURATION, STROBE_TOGGLE_SIGNAL (only with their
+ *   options)
  *   STROBE_LAUNCHER_PID (only for an MPI launcher without
  *   --measure-launcher: the runtime in the process of that pid stays off;
  *   the child writes its pid there before exec, see fill_pid)
@@ -410,7 +428,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     static const char *const replaced[] = {
         "LD_PRELOAD",    "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",       "STROBE_TRACE", "STROBE_PROFILE",
         "ASAN_OPTIONS",  "STROBE_PUBLISH",        "STROBE_LAUNCHER_PID", "STROBE_JOB",   "STROBE_LOCKS",
-        "STROBE_MALLOC", "STROBE_SAMPLE",         "STROBE_TM_MONITOR"};
+        "STROBE_MALLOC", "STROBE_SAMPLE",         "STROBE_DELAY",        "STROBE_DURATION", "STROBE_TOGGLE_SIGNAL",
+        "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -452,6 +471,15 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
     if (rc == 0 && ce->sample_hz) {
         char v[40];
         snprintf(v, sizeof v, "STROBE_SAMPLE=%" PRIu32, ce->sample_hz);
+        rc = env_add(b, v, NULL);
+    }
+    if (rc == 0 && ce->delay)
+        rc = env_add(b, "STROBE_DELAY", ce->delay);
+    if (rc == 0 && ce->duration)
+        rc = env_add(b, "STROBE_DURATION", ce->duration);
+    if (rc == 0 && ce->toggle_signal) {
+        char v[40];
+        snprintf(v, sizeof v, "STROBE_TOGGLE_SIGNAL=%d", ce->toggle_signal);
         rc = env_add(b, v, NULL);
     }
     if (rc == 0 && ce->job) {
@@ -567,6 +595,8 @@ struct run_opts {
     bool no_trace, no_profile, publish, mpi, openmp, measure_launcher, malloc;
     const char *locks; /* STROBE_LOCKS: --locks "1" (default), --no-locks "0", --taskgraph "all" */
     uint32_t sample_hz; /* --sample, 0 = off */
+    const char *delay, *duration; /* checked durations, or NULL */
+    int toggle_signal;            /* 0 = none */
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -621,6 +651,21 @@ static int parse(int argc, char **argv, struct run_opts *o)
             if (optarg && strobe__parse_sample_hz(optarg, &o->sample_hz) != 0)
                 return strobe__cli_usage_error("run", "--sample: '%s' is not a rate in Hz from %u to %u",
                                                optarg, STROBE_SAMPLE_HZ_MIN, STROBE_SAMPLE_HZ_MAX);
+            break;
+        case OPT_DELAY:
+        case OPT_DURATION: {
+            unsigned long long ns;
+            const char *name = c == OPT_DELAY ? "--delay" : "--duration";
+            if (strobe__parse_duration(optarg, &ns) != 0 || (c == OPT_DURATION && ns == 0))
+                return strobe__cli_usage_error("run", "%s: '%s' is not a%s duration (2.5, 500ms, 1m, ...)", name,
+                                               optarg, c == OPT_DURATION ? " positive" : "");
+            *(c == OPT_DELAY ? &o->delay : &o->duration) = optarg;
+            break;
+        }
+        case OPT_TOGGLE_SIGNAL:
+            if (strobe__parse_signal(optarg, &o->toggle_signal) != 0)
+                return strobe__cli_usage_error("run", "--toggle-signal: '%s' is not a signal strobe can take (USR1, "
+                                               "USR2, HUP, a number, ...; not KILL, STOP, PROF or a fault)", optarg);
             break;
         case OPT_JOB:
             if (!*optarg || strlen(optarg) > STROBE__JOB_MAX || strpbrk(optarg, "\n\r\"\\"))
@@ -681,7 +726,8 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
                            !o->no_trace,  !o->no_profile, extra_preload,
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
                            o->job,        o->locks,       o->malloc,
-                           o->sample_hz};
+                           o->sample_hz,   o->delay,       o->duration,
+                           o->toggle_signal};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

@@ -552,6 +552,24 @@ enum strobe_def_type {
      * each thread's CPU time, uleb source (enum strobe_sample_source).
      * Written at start-up (and by a fork child); at most one. */
     STROBE_DEF_SAMPLE = 14,
+    /* Recording paused or resumed (`strobe run --delay/--duration
+     * /--toggle-signal`, strobe_pause/strobe_resume; core/pause.c): uleb
+     * ticks, uleb what (enum strobe_recording_what), uleb cause (enum
+     * strobe_recording_cause). Written when the process-wide recording
+     * state changes, in time order; a process that starts paused (--delay)
+     * writes a STOP at its start. */
+    STROBE_DEF_RECORDING = 15,
+};
+
+enum strobe_recording_what {
+    STROBE_RECORDING_STOP = 0,   /* from here on nothing is recorded */
+    STROBE_RECORDING_RESUME = 1, /* recording again */
+};
+
+enum strobe_recording_cause {
+    STROBE_RECORDING_API = 1,    /* strobe_pause() / strobe_resume() */
+    STROBE_RECORDING_SIGNAL = 2, /* the toggle signal */
+    STROBE_RECORDING_TIMER = 3,  /* --delay / --duration */
 };
 
 enum strobe_sample_source {

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Byte-size parser shared by the runtime, strobed's plugins and the tools
- * (size.h). */
+/* Byte-size and duration parsers shared by the runtime, strobed and the
+ * tools (size.h). */
 #include "common/size.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/format.h"
 #include "strobe/strobe.h"
@@ -67,4 +72,28 @@ int strobe__parse_sample_hz(const char *s, uint32_t *out)
         return STROBE_ERR_SYNTAX;
     *out = (uint32_t)v;
     return 0;
+}
+
+int strobe__parse_duration(const char *s, unsigned long long *ns)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v < 0)
+        return STROBE_ERR_SYNTAX;
+    static const struct {
+        const char *unit;
+        double scale;
+    } units[] = {
+        {"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"m", 60e9}, {"h", 3600e9},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].unit) == 0) {
+            double r = v * units[i].scale;
+            if (r > 1e18)
+                return STROBE_ERR_SYNTAX;
+            *ns = (unsigned long long)(r + 0.5); /* r >= 0: rounds to nearest, without libm */
+            return 0;
+        }
+    return STROBE_ERR_SYNTAX;
 }

@@ -93,6 +93,10 @@ static void enter_general(struct strobe__thread *t, struct strobe__frame *f, uin
 /* Leaves the innermost frame f == t->sp - 1 (see enter_general). */
 static void exit_general(struct strobe__thread *t, struct strobe__frame *f, uint64_t now)
 {
+    if (f->key == STROBE__HIDDEN_KEY) { /* stands for frames that were never recorded */
+        t->sp = f;
+        return;
+    }
     if (t->mode & STROBE__MODE_TRACE) {
         uint8_t *p = strobe__trace_room(t);
         if (p)
@@ -113,6 +117,9 @@ static void leave_above(struct strobe__thread *t, struct strobe__frame *f)
         t->lost_depth = 0;
         strobe__busy_clear(t, STROBE__BUSY_DEEP);
     }
+    /* so are frames entered while paused */
+    t->hidden = 0;
+    strobe__busy_clear(t, STROBE__BUSY_HIDDEN);
     uint64_t now = strobe__clock_read(strobe__rt.cfg.clock_kind);
     while (t->sp > f + 1)
         exit_general(t, t->sp - 1, now);
@@ -161,6 +168,80 @@ static void exit_checked(struct strobe__thread *t, uintptr_t key)
         exit_general(t, t->sp - 1, now);
 }
 
+/* ---- paused recording (pause.h) ----
+ * While paused, an enter of a measured region only counts t->hidden (the
+ * inline paths of hotpath.h, or hide_enter here); an exit first leaves a
+ * hidden frame if there is one, else the innermost frame on the stack,
+ * recorded as usual: so a visit that began before the pause ends at its
+ * real time, and one that began during it is neither counted nor left.
+ * When recording resumes with hidden frames open and a measured region is
+ * entered above them, they become one STROBE__HIDDEN_KEY frame on the
+ * stack (push_hidden), which their exits count down. */
+
+/* An enter of a measured region while paused. Called with STROBE__BUSY_IN
+ * set. */
+static void hide_enter(struct strobe__thread *t)
+{
+    t->hidden++;
+    strobe__busy_set(t, STROBE__BUSY_HIDDEN);
+}
+
+/* Before a recorded enter: the hidden frames, if any, become a frame of
+ * the stack, so that they stay below the new one. At the depth limit they
+ * stay counted in t->hidden instead. Called with STROBE__BUSY_IN set. */
+static void push_hidden(struct strobe__thread *t)
+{
+    if (t->hidden == 0 || (t->busy & STROBE__BUSY_DEEP) || (t->sp == t->stack_end && !strobe__stack_grow(t)))
+        return;
+    struct strobe__frame *f = t->sp;
+    f->key = STROBE__HIDDEN_KEY;
+    f->start = 0;
+    f->region = STROBE_PROF_NO_REGION;
+    f->node = f[-1].node; /* what is called from them is charged to the caller recorded last */
+    f->unused = t->hidden;
+    t->sp = f + 1;
+    t->hidden = 0;
+    strobe__busy_clear(t, STROBE__BUSY_HIDDEN);
+}
+
+/* An exit of a measured region that leaves a frame entered while paused:
+ * true when it did. Called with STROBE__BUSY_IN set. */
+static bool exit_hidden(struct strobe__thread *t)
+{
+    if (t->hidden > 0) {
+        if (--t->hidden == 0)
+            strobe__busy_clear(t, STROBE__BUSY_HIDDEN);
+        return true;
+    }
+    strobe__busy_clear(t, STROBE__BUSY_HIDDEN); /* the inline path counts down without clearing it */
+    struct strobe__frame *f = t->sp - 1;
+    if (f->key != STROBE__HIDDEN_KEY)
+        return false;
+    if (--f->unused == 0)
+        t->sp = f;
+    return true;
+}
+
+/* An enter of measured region id at key, paused or not. Called with
+ * STROBE__BUSY_IN set. */
+static void enter_measured(struct strobe__thread *t, uintptr_t key, uint32_t id)
+{
+    if (strobe__paused()) {
+        hide_enter(t);
+        return;
+    }
+    push_hidden(t);
+    enter_checked(t, key, id);
+}
+
+/* The exit of measured region key, paused or not. Called with
+ * STROBE__BUSY_IN set. */
+static void exit_measured(struct strobe__thread *t, uintptr_t key)
+{
+    if (!exit_hidden(t))
+        exit_checked(t, key);
+}
+
 /* Region id of the code at fn for this thread, through the cache. false
  * on failure. */
 static bool code_id(struct strobe__thread *t, uintptr_t fn, unsigned kind, uint32_t *id)
@@ -186,7 +267,7 @@ void strobe__code_enter_slow(struct strobe__thread *t, uintptr_t fn, unsigned ki
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id;
     if (code_id(t, fn, kind, &id) && id != 0)
-        enter_checked(t, fn, id);
+        enter_measured(t, fn, id);
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
@@ -197,7 +278,7 @@ void strobe__code_exit_slow(struct strobe__thread *t, uintptr_t fn, unsigned kin
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id;
     if (code_id(t, fn, kind, &id) && id != 0)
-        exit_checked(t, fn);
+        exit_measured(t, fn);
     strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
@@ -250,7 +331,7 @@ static STROBE_COLD int region_enter_slow(strobe_region_t *r)
     if (id == 0)
         rc = strobe__region_of_handle(r, STROBE_REGION_USER, &id);
     if (rc == 0 && id != STROBE__REGION_EXCLUDED)
-        enter_checked(t, (uintptr_t)r, id);
+        enter_measured(t, (uintptr_t)r, id);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return rc;
 }
@@ -287,7 +368,7 @@ static STROBE_COLD int region_exit_slow(strobe_region_t *r)
     if (id == STROBE__REGION_EXCLUDED)
         return 0;
     strobe__busy_set(t, STROBE__BUSY_IN);
-    exit_checked(t, (uintptr_t)r);
+    exit_measured(t, (uintptr_t)r);
     strobe__busy_clear(t, STROBE__BUSY_IN);
     return 0;
 }
@@ -335,7 +416,7 @@ static STROBE_COLD int metric_add_slow(strobe_metric_t *m, int64_t value)
         return -EINVAL;
     int rc;
     struct strobe__thread *t = recording_thread(&rc);
-    if (!t)
+    if (!t || strobe__paused()) /* a paused metric is not recorded, like a paused region */
         return rc;
     strobe__busy_set(t, STROBE__BUSY_IN);
     uint32_t id;

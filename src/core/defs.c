@@ -187,6 +187,17 @@ void strobe__defs_sample(uint64_t hz, unsigned source)
     rec_end(&r, STROBE_DEF_SAMPLE);
 }
 
+void strobe__defs_recording(uint64_t ticks, unsigned what, unsigned cause)
+{
+    struct rec r;
+    if (rec_begin(&r, 3 * 10))
+        return;
+    put_uleb(&r, ticks);
+    put_uleb(&r, what);
+    put_uleb(&r, cause);
+    rec_end(&r, STROBE_DEF_RECORDING);
+}
+
 void strobe__defs_adapter(unsigned type, const uint8_t *payload, size_t len)
 {
     struct rec r;

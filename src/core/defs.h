@@ -40,6 +40,8 @@ void strobe__defs_process_end(uint64_t ticks, int64_t status);
 void strobe__defs_malloc(unsigned what, const uint64_t *v, size_t n);
 /* STROBE_DEF_SAMPLE: the sampling rate and source. */
 void strobe__defs_sample(uint64_t hz, unsigned source);
+/* A RECORDING record (enum strobe_recording_what, _cause). */
+void strobe__defs_recording(uint64_t ticks, unsigned what, unsigned cause);
 
 /* A record of an adapter (strobe_adapter_define): the payload as given,
  * len <= STROBE__DEF_ADAPTER_MAX. */

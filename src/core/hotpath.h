@@ -33,12 +33,14 @@ STROBE_HOT_INLINE uint64_t strobe__now(const struct strobe__thread *t)
     return strobe__mono_ns();
 }
 
-/* true when an event may take the fast path: runtime active, thread not
- * inside the runtime. One relaxed load of the global state: it pairs with
- * nothing, a thread seeing FINISHED one event late is harmless. */
+/* true when an event may take the fast path: runtime active and
+ * recording, thread not inside the runtime. One relaxed load of the global
+ * gate: it pairs with nothing, a thread seeing FINISHED or a pause one
+ * event late is harmless. */
 STROBE_HOT_INLINE bool strobe__event_ok(const struct strobe__thread *t)
 {
-    return STROBE_LIKELY(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) == 0) && STROBE_LIKELY(strobe__active());
+    return STROBE_LIKELY(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) == 0) &&
+           STROBE_LIKELY(atomic_load_explicit(&strobe__rt.gate, memory_order_relaxed) == 0);
 }
 
 /* The busy flag is read by this thread (and by signal handlers running on
@@ -69,6 +71,55 @@ STROBE_HOT_INLINE void strobe__busy_leave(struct strobe__thread *t)
 {
     atomic_signal_fence(memory_order_seq_cst);
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- paused recording (pause.h): a region hook's whole work is one
+ * counter of the measured frames entered since the pause (a function the
+ * filter excludes is not one), so that their exits are told from those of
+ * frames entered before it, which are recorded. ---- */
+
+/* Whether an event of t may take the paused path: recording paused, t not
+ * inside the runtime (BUSY_HIDDEN only says frames are hidden). */
+STROBE_HOT_INLINE bool strobe__paused_ok(const struct strobe__thread *t)
+{
+    return (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~STROBE__BUSY_HIDDEN) == 0 && strobe__paused();
+}
+
+/* An enter of the code at fn while paused, when the function cache knows
+ * fn: counted, nothing recorded. BUSY_HIDDEN sends the thread's events to
+ * the slow paths once recording resumes, until the hidden frames are left
+ * (api.c). false (nothing changed) when the slow path must see it. */
+STROBE_HOT_INLINE bool strobe__paused_enter(struct strobe__thread *t, uintptr_t fn)
+{
+    if (STROBE_UNLIKELY(!strobe__paused_ok(t)))
+        return false;
+    const struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
+    if (STROBE_UNLIKELY(e->addr != fn))
+        return false;
+    if (e->id != 0) {
+        t->hidden++;
+        __atomic_store_n(&t->busy, STROBE__BUSY_HIDDEN, __ATOMIC_RELAXED);
+    }
+    return true;
+}
+
+/* An exit while paused of a frame entered while paused (or of a function
+ * the filter excludes); false (nothing changed) for any other exit, which
+ * the slow path records: a frame entered before the pause is left as
+ * recorded. */
+STROBE_HOT_INLINE bool strobe__paused_exit(struct strobe__thread *t, uintptr_t fn)
+{
+    if (STROBE_UNLIKELY(!strobe__paused_ok(t)))
+        return false;
+    const struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
+    if (STROBE_UNLIKELY(e->addr != fn))
+        return false;
+    if (e->id == 0)
+        return true;
+    if (STROBE_UNLIKELY(t->hidden == 0))
+        return false;
+    t->hidden--;
+    return true;
 }
 
 /* Encodes a record whose first byte is kind_bits | c | ddddd at p: the
@@ -213,8 +264,11 @@ void strobe__code_exit_slow(struct strobe__thread *t, uintptr_t fn, unsigned kin
 
 STROBE_HOT_INLINE void strobe__code_enter(struct strobe__thread *t, uintptr_t fn, unsigned kind)
 {
-    if (STROBE_UNLIKELY(!strobe__event_ok(t)))
+    if (STROBE_UNLIKELY(!strobe__event_ok(t))) {
+        if (strobe__paused_enter(t, fn))
+            return;
         goto slow;
+    }
     strobe__busy_enter(t);
     const struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
     if (STROBE_UNLIKELY(e->addr != fn))
@@ -236,8 +290,11 @@ slow:
 
 STROBE_HOT_INLINE void strobe__code_exit(struct strobe__thread *t, uintptr_t fn, unsigned kind)
 {
-    if (STROBE_UNLIKELY(!strobe__event_ok(t)))
+    if (STROBE_UNLIKELY(!strobe__event_ok(t))) {
+        if (strobe__paused_exit(t, fn))
+            return;
         goto slow;
+    }
     strobe__busy_enter(t);
     if (STROBE_UNLIKELY(!strobe__exit_fast(t, fn))) {
         /* An excluded function never has a frame: its exit ends here after

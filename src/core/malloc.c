@@ -280,9 +280,12 @@ static struct strobe__thread *charge_begin(void)
         if (tl->state != STROBE__TLS_NONE || !(t = strobe__thread_current()))
             return NULL;
     }
-    if (!strobe__event_ok(t))
+    /* not strobe__event_ok: allocations are tracked while recording is
+     * paused (a block allocated before a pause may be freed during it) and
+     * beyond the depth limit; only the runtime's own work is not */
+    if (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN)
         return NULL;
-    strobe__busy_enter(t);
+    strobe__busy_set(t, STROBE__BUSY_IN);
     return t;
 }
 
@@ -365,7 +368,7 @@ static STROBE_NOINLINE void track(void *p, size_t size, unsigned call)
     uint64_t stale;
     if (!table_put(&e, &stale)) {
         atomic_fetch_add_explicit(&m->untracked, 1, memory_order_relaxed);
-        strobe__busy_leave(t);
+        strobe__busy_clear(t, STROBE__BUSY_IN);
         return;
     }
     uint64_t live = live_change(size, stale);
@@ -375,7 +378,7 @@ static STROBE_NOINLINE void track(void *p, size_t size, unsigned call)
         strobe__prof_metric(t, node, m->alloc_metric.id, (int64_t)size);
     if (STROBE_UNLIKELY(size >= m->large))
         alloc_record(t, STROBE_ALLOC_ALLOC, call, e.addr, size);
-    strobe__busy_leave(t);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
 /* A tracked block e is gone: live bytes, the freeing path's metric, a
@@ -392,7 +395,7 @@ static void account_free(const struct strobe__mem_entry *e, unsigned call)
         strobe__prof_metric(t, node, m->free_metric.id, (int64_t)e->size);
     if (STROBE_UNLIKELY(e->size >= m->large))
         alloc_record(t, STROBE_ALLOC_FREE, call, e->addr, e->size);
-    strobe__busy_leave(t);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
 static STROBE_NOINLINE void untrack(void *p, unsigned call)

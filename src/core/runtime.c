@@ -28,6 +28,9 @@
  *   STROBE_SAMPLE=HZ        sample every thread HZ times per second of its
  *                           CPU time, 1..10000 (sample.h; 0 or unset: off)
  *   STROBE_SAMPLE_SOURCE    timer (default) or perf (sample.h)
+ *   STROBE_DELAY=T          recording starts T after start-up (pause.h)
+ *   STROBE_DURATION=T       recording stops T after it started
+ *   STROBE_TOGGLE_SIGNAL    this signal pauses and resumes recording
  *   STROBE_LAUNCHER_PID     the process with this pid stays unmeasured
  *                           (set by `strobe run` for an MPI launcher)
  *   OMPI_COMM_WORLD_RANK, PMI_RANK, ...  the MPI rank (common/mpi_rank.h)
@@ -60,11 +63,13 @@
 #include "core/clock.h"
 #include "core/defs.h"
 #include "core/hotpath.h"
+#include "core/pause.h"
 #include "core/profile.h"
 #include "core/registry.h"
 #include "core/sample.h"
 #include "core/symbols.h"
 #include "core/thread.h"
+#include "common/signame.h"
 #include "common/size.h"
 #include "core/util.h"
 #include "strobe/strobe.h"
@@ -75,6 +80,7 @@ struct strobe__runtime strobe__rt = {
     .defs = {.fd = -1},
     .bb = {.tables = {.fd = -1}},
     .next_index = 1, /* 0 is the main thread's */
+    .gate = STROBE__GATE_OFF,
 };
 
 /* ---- configuration ---- */
@@ -106,6 +112,18 @@ static int env_size(const char *name, uint64_t *out, uint64_t min, uint64_t max,
     if (!(zero_ok && x == 0) && (x < min || x > max))
         return bad_env(name, v, "out of range");
     *out = x;
+    return 0;
+}
+
+static int env_duration(const char *name, uint64_t *out)
+{
+    const char *v = getenv(name);
+    unsigned long long ns;
+    if (!v || !*v)
+        return 0;
+    if (strobe__parse_duration(v, &ns) != 0)
+        return bad_env(name, v, "expected a duration such as 2.5, 500ms or 1m");
+    *out = ns;
     return 0;
 }
 
@@ -149,6 +167,11 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
         cfg->sample_source = STROBE_SAMPLE_PERF;
     else if (src && *src && strcmp(src, "timer") != 0)
         return bad_env("STROBE_SAMPLE_SOURCE", src, "expected timer or perf");
+    if ((rc = env_duration("STROBE_DELAY", &cfg->delay_ns)) || (rc = env_duration("STROBE_DURATION", &cfg->duration_ns)))
+        return rc;
+    const char *sig = getenv("STROBE_TOGGLE_SIGNAL");
+    if (sig && *sig && strobe__parse_signal(sig, &cfg->toggle_signal) != 0)
+        return bad_env("STROBE_TOGGLE_SIGNAL", sig, "expected a signal such as USR1 that the program leaves alone");
     uint64_t chunk = cfg->chunk_size;
     if ((rc = env_size("STROBE_CHUNK_SIZE", &chunk, STROBE_CHUNK_SIZE_MIN, STROBE_CHUNK_SIZE_MAX, false)))
         return rc;
@@ -535,12 +558,18 @@ int strobe__runtime_ensure(void)
     atomic_store_explicit(&rt->state, s, memory_order_release);
     if (s != STROBE__ACTIVE)
         return s;
+    atomic_fetch_and_explicit(&rt->gate, ~STROBE__GATE_OFF, memory_order_relaxed);
     if (strobe__gettid() == (uint64_t)rt->pid && tl->state == STROBE__TLS_NONE) {
         struct strobe__thread *t = strobe__thread_alloc(0, 0);
         if (t)
             strobe__thread_attach(t);
     }
     write_overhead();
+    /* after the overhead measurement, which must time recorded events */
+    int prc = strobe__pause_start();
+    if (prc)
+        strobe__say("--delay/--duration/--toggle-signal: ", strerror(-prc), "; recording is not paused or resumed",
+                    (char *)NULL);
     /* The second calibration point, >= 1 ms after the first. */
     while (strobe__mono_ns() - t0 < 1000000)
         cpu_relax();
@@ -568,6 +597,7 @@ static void runtime_finish(void)
     if (!atomic_compare_exchange_strong_explicit(&rt->state, &expected, STROBE__FINISHED,
                                                  memory_order_acq_rel, memory_order_relaxed))
         return;
+    atomic_fetch_or_explicit(&rt->gate, STROBE__GATE_OFF, memory_order_relaxed);
     /* the live set goes first: an application that exits withdraws it */
     strobe__publish_stop();
     /* Every hook returns at once from now on. Only the calling thread is
@@ -642,6 +672,7 @@ static void atfork_child(void)
     strobe__sync_after_fork_child();
     strobe__mem_atfork_child();
     strobe__publish_after_fork_child();
+    strobe__pause_after_fork_child();
     struct strobe__tls *tl = &strobe__tls;
     if (atomic_load_explicit(&rt->state, memory_order_relaxed) != STROBE__ACTIVE)
         return;
@@ -681,6 +712,7 @@ static void atfork_child(void)
         strobe__say("fork child: cannot create its process directory (", strerror(-rc),
                     "); the child is not measured", (char *)NULL);
         atomic_store_explicit(&rt->state, STROBE__OFF, memory_order_relaxed);
+        atomic_fetch_or_explicit(&rt->gate, STROBE__GATE_OFF, memory_order_relaxed);
         if (self) {
             tl->t = NULL;
             tl->state = STROBE__TLS_ENDED;

@@ -62,6 +62,9 @@ struct strobe__config {
     uint64_t malloc_large;  /* STROBE_MALLOC_LARGE */
     uint32_t sample_hz;     /* STROBE_SAMPLE, 0 = no sampling */
     int sample_source;      /* STROBE_SAMPLE_SOURCE: enum strobe_sample_source */
+    uint64_t delay_ns;      /* STROBE_DELAY: recording starts this long after start-up */
+    uint64_t duration_ns;   /* STROBE_DURATION: recording stops this long after it started, 0 = never */
+    int toggle_signal;      /* STROBE_TOGGLE_SIGNAL: pauses and resumes recording, 0 = none */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE
@@ -105,6 +108,10 @@ struct strobe__runtime {
     /* Read by every event: on a cache line of its own with read-mostly
      * neighbours, away from the counters below that threads write. */
     _Alignas(64) _Atomic int state; /* enum strobe__state */
+    /* What the region hot path checks instead of `state`: 0 while the
+     * runtime is ACTIVE and recording, else STROBE__GATE_* bits (pause.h).
+     * Changes with `state` and when recording is paused or resumed. */
+    _Atomic uint32_t gate;
     struct strobe__config cfg;
     uint32_t mode; /* STROBE__MODE_* bits for new threads (thread.h) */
     /* Task-graph synchronization recording (sync.c): every interposed call
@@ -199,6 +206,23 @@ extern struct strobe__runtime strobe__rt;
 static inline bool strobe__active(void)
 {
     return atomic_load_explicit(&strobe__rt.state, memory_order_relaxed) == STROBE__ACTIVE;
+}
+
+/* strobe__rt.gate bits. OFF mirrors state != ACTIVE; the others pause
+ * recording, each for its own reason, so that the API's nesting count, the
+ * toggle signal and the --delay/--duration timer never undo each other. */
+#define STROBE__GATE_OFF 1u       /* the runtime is not ACTIVE */
+#define STROBE__GATE_SIGNAL 2u    /* paused by the toggle signal */
+#define STROBE__GATE_TIMER 4u     /* before --delay, after --duration */
+#define STROBE__GATE_API_ONE 8u   /* one strobe_pause() not yet resumed */
+
+/* Whether region events are being ignored for a pause (the runtime is
+ * ACTIVE). One relaxed load: a thread seeing a change a few events late
+ * records or skips those events, which are still balanced (pause.h). */
+static inline bool strobe__paused(void)
+{
+    uint32_t g = atomic_load_explicit(&strobe__rt.gate, memory_order_relaxed);
+    return g != 0 && !(g & STROBE__GATE_OFF);
 }
 
 /* Whether every synchronization call is recorded (task-graph recording,

@@ -233,7 +233,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return;
     }
-    if (t && t->sampler.armed && tl->state == STROBE__TLS_ACTIVE && strobe__active() &&
+    if (t && t->sampler.armed && tl->state == STROBE__TLS_ACTIVE && strobe__active() && !strobe__paused() &&
         !atomic_load_explicit(&t->closed, memory_order_acquire))
         take(t, uc, weight_of(t, timer ? si->si_overrun : 0));
     if (event) /* the next period; SIGPROF stays blocked until we return */

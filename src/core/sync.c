@@ -416,10 +416,10 @@ STROBE_NOINLINE static void acquired_all(struct strobe__thread *t, uintptr_t obj
 STROBE_HOT_INLINE void acquired_fast(struct strobe__thread *t, uintptr_t obj, uint32_t kind, unsigned op,
                                      bool held, uintptr_t site)
 {
-    strobe__busy_enter(t);
+    strobe__busy_set(t, STROBE__BUSY_IN);
     if (STROBE_UNLIKELY(strobe__sync_all())) {
         acquired_all(t, obj, kind, op, held, site);
-        strobe__busy_leave(t);
+        strobe__busy_clear(t, STROBE__BUSY_IN);
         return;
     }
     struct strobe__sync_state *s = state_of(t);
@@ -430,7 +430,7 @@ STROBE_HOT_INLINE void acquired_fast(struct strobe__thread *t, uintptr_t obj, ui
         if (held && STROBE_LIKELY(s->nheld < HELD_MAX))
             s->held[s->nheld++] = (struct held){obj, slot, sample_hold(s, slot) ? strobe__now(t) : 0};
     }
-    strobe__busy_leave(t);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
 /* Counts an acquisition (a wait, an episode) that waited `wait` ticks. */
@@ -568,9 +568,9 @@ STROBE_HOT_INLINE uint64_t hold_end(struct strobe__thread *t, uintptr_t obj)
  * published. */
 STROBE_HOT_INLINE void releasing(struct strobe__thread *t, uintptr_t obj)
 {
-    strobe__busy_enter(t);
+    strobe__busy_set(t, STROBE__BUSY_IN);
     publish_release(t, obj, STROBE_SYNC_RELEASE, hold_end(t, obj));
-    strobe__busy_leave(t);
+    strobe__busy_clear(t, STROBE__BUSY_IN);
 }
 
 /* The blocking calls behind the wrappers, by number, so that one function
@@ -863,9 +863,9 @@ static void released(void *ra, uintptr_t obj, unsigned op)
 {
     struct strobe__thread *t = sync_thread(ra);
     if (t) {
-        strobe__busy_enter(t);
+        strobe__busy_set(t, STROBE__BUSY_IN);
         publish_release(t, obj, op, 0);
-        strobe__busy_leave(t);
+        strobe__busy_clear(t, STROBE__BUSY_IN);
     }
 }
 
@@ -1095,9 +1095,9 @@ STROBE_API int strobe_sync_acquired(uintptr_t object, uint64_t since, uintptr_t 
         acquired_slow(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, now - since, now, NULL, 0,
                       true, site);
     } else {
-        strobe__busy_enter(t);
+        strobe__busy_set(t, STROBE__BUSY_IN);
         acquired_all(t, object, STROBE_SYNC_MUTEX, STROBE_SYNC_ACQUIRE_MUTEX, true, site);
-        strobe__busy_leave(t);
+        strobe__busy_clear(t, STROBE__BUSY_IN);
     }
     return 0;
 }

@@ -434,7 +434,11 @@ static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t en
                                        .end_ticks = end,
                                        .tail_offset = t->tail_offset,
                                        .has_rusage = rusage != NULL};
-    size_t depth = (size_t)(t->sp - (t->stack + 1));
+    /* the recorded frames: not those standing for frames entered while
+     * paused, which have no ENTER and no visit (pause.h) */
+    size_t depth = 0;
+    for (const struct strobe__frame *f = t->stack + 1; f < t->sp; f++)
+        depth += f->key != STROBE__HIDDEN_KEY;
     bool prof = (t->mode & STROBE__MODE_PROFILE) && t->slots;
     /* enter and exit events measured: from the visits (each counted at
      * its enter; the open ones have not exited), else counted */
@@ -459,10 +463,12 @@ static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t en
     s.depth = depth;
     strobe__defs_thread_summary(&s);
     struct strobe__open_frame batch[STROBE__OPEN_FRAMES_MAX];
+    const struct strobe__frame *f = t->stack + 1;
     for (size_t first = 0; first < depth; first += STROBE__OPEN_FRAMES_MAX) {
         size_t n = depth - first < STROBE__OPEN_FRAMES_MAX ? depth - first : STROBE__OPEN_FRAMES_MAX;
-        for (size_t i = 0; i < n; i++) {
-            const struct strobe__frame *f = t->stack + 1 + first + i;
+        for (size_t i = 0; i < n; i++, f++) {
+            while (f->key == STROBE__HIDDEN_KEY)
+                f++;
             bool slot = prof && f->node != &t->overflow_node;
             batch[i] = (struct strobe__open_frame){
                 f->region, slot ? (uint32_t)(f->node - t->slots) + 1 : 0, f->start};
@@ -584,7 +590,9 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
      * ignored, so the parent's visits are neither counted twice nor cut. */
     t->sp = t->stack + 1;
     t->lost_depth = 0;
-    __atomic_store_n(&t->busy, __atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~STROBE__BUSY_DEEP,
+    t->hidden = 0;
+    __atomic_store_n(&t->busy,
+                     __atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~(STROBE__BUSY_DEEP | STROBE__BUSY_HIDDEN),
                      __ATOMIC_RELAXED);
     open_files(t, now);
     list_add(t);

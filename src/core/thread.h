@@ -58,7 +58,7 @@ struct strobe__frame {
     uint64_t start;                /* ticks at entry */
     struct strobe_prof_node *node; /* profile node (valid when profiling) */
     uint32_t region;
-    uint32_t unused;
+    uint32_t unused; /* STROBE__HIDDEN_KEY frames: how many they stand for */
 };
 
 /* mode bits */
@@ -70,6 +70,12 @@ struct strobe__frame {
 /* busy bits: any bit sends the event to the slow path */
 #define STROBE__BUSY_IN 1u   /* the runtime is working for this thread */
 #define STROBE__BUSY_DEEP 2u /* frames beyond the stack limit are open */
+#define STROBE__BUSY_HIDDEN 4u /* frames entered while paused may be open (pause.h) */
+
+/* Key of a frame that stands for `count` (its `unused` field) frames
+ * entered while recording was paused, pushed when a recorded frame is
+ * entered above them (pause.h). No function or handle has address 1. */
+#define STROBE__HIDDEN_KEY ((uintptr_t)1)
 
 /* Call depth limit: 2^20 frames (32 MiB of stack). A program nesting
  * deeper loses the events beyond (counted) rather than the runtime failing. */
@@ -105,6 +111,9 @@ struct strobe__thread {
     struct strobe__cache_entry cache[STROBE__CACHE_SIZE] __attribute__((aligned(64)));
 
     /* ---- cold ---- */
+    /* Frames entered while paused, open above the innermost frame on the
+     * stack (pause.h); their exits are ignored. */
+    uint32_t hidden;
     uint32_t index;              /* N of t<N> */
     uint64_t done_events;        /* chunk_events of the stream's earlier chunks */
     uint64_t done_bytes;         /* bytes of records in those chunks, padding excluded */

@@ -145,6 +145,19 @@ static void json_system(struct strobe__jw *w, const struct strobe__report_view *
             strobe__jw_null(w, "rank");
             strobe__jw_null(w, "world_size");
         }
+        static const char *const cause[] = {"", "api", "signal", "timer"};
+        strobe__jw_open(w, "paused", '[', false);
+        for (size_t i = 0; i < pi->nrecording; i += 2) {
+            strobe__jw_open(w, NULL, '{', true);
+            strobe__jw_u64(w, "from_ns", pi->recording[i].ns);
+            if (i + 1 < pi->nrecording)
+                strobe__jw_u64(w, "to_ns", pi->recording[i + 1].ns);
+            else
+                strobe__jw_null(w, "to_ns");
+            strobe__jw_str(w, "cause", cause[pi->recording[i].cause]);
+            strobe__jw_close(w);
+        }
+        strobe__jw_close(w);
         strobe__jw_close(w);
     }
     strobe__jw_close(w);

@@ -157,6 +157,31 @@ static void text_drops(FILE *out, const struct strobe_experiment *exp)
                 need >> 20, strobe__fmt_bytes(b, need));
 }
 
+/* The intervals in which a process did not record (RECORDING records):
+ * one line per process that paused. */
+static void text_paused(FILE *out, const struct strobe_experiment *exp)
+{
+    static const char *const cause[] = {"", "strobe_pause", "toggle signal", "--delay/--duration"};
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        const struct strobe_process_info *pi = &exp->processes[p];
+        if (!pi->nrecording)
+            continue;
+        fprintf(out, "  %-16s ", "paused");
+        if (exp->nprocesses > 1)
+            fprintf(out, "%s: ", pi->dir);
+        for (size_t i = 0; i < pi->nrecording; i += 2) {
+            char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN];
+            const struct strobe_recording_change *c = &pi->recording[i];
+            strobe__fmt_time(a, c->ns);
+            if (i + 1 < pi->nrecording)
+                strobe__fmt_time(b, pi->recording[i + 1].ns);
+            fprintf(out, "%s%s to %s (%s)", i ? ", " : "", a, i + 1 < pi->nrecording ? b : "the end",
+                    cause[c->cause]);
+        }
+        fputc('\n', out);
+    }
+}
+
 static void text_summary(FILE *out, const struct strobe__report_view *v)
 {
     const struct strobe_experiment *exp = v->exp;
@@ -197,6 +222,7 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
     }
     summary_line(out, "dropped", "%" PRIu64 "%s", exp->total_dropped,
                  exp->total_dropped ? " (WARNING: incomplete trace)" : "");
+    text_paused(out, exp);
     if (v->overhead_known)
         summary_line(out, "overhead (est.)", "%s, likely %s to %s (%s of %s thread time%s)",
                      strobe__fmt_time(a, (uint64_t)(v->overhead_ns + 0.5)),

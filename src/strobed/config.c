@@ -279,27 +279,6 @@ int strobe__cfg_key_line(const struct strobe__cfg *c, const char *key)
     return v ? v->line : c->line;
 }
 
-int strobe__parse_duration(const char *s, unsigned long long *ns)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < 0)
-        return STROBE_ERR_SYNTAX;
-    static const struct { const char *unit; double scale; } units[] = {
-        { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 }, { "m", 60e9 }, { "h", 3600e9 },
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strcmp(end, units[i].unit) == 0) {
-            double r = v * units[i].scale;
-            if (r > 1e18)
-                return STROBE_ERR_SYNTAX;
-            *ns = (unsigned long long)llround(r);
-            return 0;
-        }
-    return STROBE_ERR_SYNTAX;
-}
-
 void strobe__format_duration(unsigned long long ns, char *buf, size_t cap)
 {
     static const struct { const char *unit; unsigned long long scale; } units[] = {

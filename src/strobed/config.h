@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "common/size.h"
+
 enum strobe__cfg_kind { STROBE_CFG_SCALAR, STROBE_CFG_SEQ, STROBE_CFG_MAP };
 
 struct strobe__cfg {
@@ -45,9 +47,7 @@ struct strobe__cfg *strobe__cfg_get(const struct strobe__cfg *c, const char *key
 /* Line of a key in a mapping (the key's own line), or c's line. */
 int strobe__cfg_key_line(const struct strobe__cfg *c, const char *key);
 
-/* Scalars: "250ms", "1.5s", "2m", "1h", "10us", "100ns"; a bare number is
- * seconds. 0 or STROBE_ERR_SYNTAX. */
-int strobe__parse_duration(const char *s, unsigned long long *ns);
+/* Scalars: durations (strobe__parse_duration) are parsed in common/size.h. */
 
 /* ns as the shortest exact duration text ("1500ms", "2m", "0"), which
  * strobe__parse_duration reads back to the same value. */

@@ -685,6 +685,43 @@ STROBE_TEST(mpi_rank_record)
     expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
 }
 
+/* RECORDING records (format.h) into the model, in ns; stop and resume
+ * must alternate in time order, each malformed record is one exact line. */
+STROBE_TEST(recording_records)
+{
+    static const uint8_t stop[] = {STROBE_DEF_RECORDING, 3, 100, STROBE_RECORDING_STOP, STROBE_RECORDING_API};
+    static const uint8_t resume[] = {STROBE_DEF_RECORDING, 3, 120, STROBE_RECORDING_RESUME, STROBE_RECORDING_TIMER};
+    static const uint8_t early[] = {STROBE_DEF_RECORDING, 3, 110, STROBE_RECORDING_STOP, STROBE_RECORDING_SIGNAL};
+    static const uint8_t cause9[] = {STROBE_DEF_RECORDING, 3, 125, STROBE_RECORDING_STOP, 9};
+    synth("recording_records");
+    struct strobe_experiment *exp = open_ok(dir);
+    CHECK_EQ_INT(exp->processes[0].nrecording, 0);
+    strobe_experiment_close(exp);
+    append("proc-4242/defs", stop, sizeof stop);
+    append("proc-4242/defs", resume, sizeof resume);
+    exp = open_ok(dir);
+    const struct strobe_process_info *pi = &exp->processes[0];
+    CHECK_EQ_INT(pi->nrecording, 2);
+    CHECK(!pi->recording[0].resume && pi->recording[1].resume);
+    CHECK_EQ_INT(pi->recording[0].cause, STROBE_RECORDING_API);
+    CHECK_EQ_INT(pi->recording[1].cause, STROBE_RECORDING_TIMER);
+    CHECK_EQ_U64(pi->recording[1].ns - pi->recording[0].ns,
+                 strobe_ticks_to_ns(exp, 0, 120) - strobe_ticks_to_ns(exp, 0, 100));
+    strobe_experiment_close(exp);
+    char msg[160];
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: RECORDING record earlier than the one before",
+             append("proc-4242/defs", early, sizeof early));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+    synth("recording_resume_first");
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: RECORDING record: resume while recording",
+             append("proc-4242/defs", resume, sizeof resume));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+    synth("recording_cause");
+    snprintf(msg, sizeof msg, "proc-4242/defs: offset %ld: RECORDING record: what 0, cause 9 out of range",
+             append("proc-4242/defs", cause9, sizeof cause9));
+    expect_error(dir, 0, STROBE_ERR_FORMAT, msg);
+}
+
 /* MALLOC records (format.h) into the model; the leak of an unknown path
  * lands on the thread root; each malformed record is one exact line. */
 STROBE_TEST(malloc_records)
@@ -1177,7 +1214,7 @@ STROBE_TEST(real_tm_counters_level)
     strobe_experiment_close(exp);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(iterator_exact_events),
+STROBE_TEST_MAIN(STROBE_CASE(model_definitions_threads_counts), STROBE_CASE(recording_records), STROBE_CASE(iterator_exact_events),
                  STROBE_CASE(profile_from_trace_exact), STROBE_CASE(killed_thread_closed_at_process_end),
                  STROBE_CASE(zero_tail_is_end_of_data), STROBE_CASE(records_across_chunks),
                  STROBE_CASE(profile_files_exact), STROBE_CASE(corrupt_stream_header),

@@ -142,6 +142,8 @@ struct dec_defs {
         uint64_t nopen;           /* frames listed by OPEN_FRAMES */
         uint64_t open_region[16]; /* the first 16, outermost first */
     } summary[2048];
+    int nrecording; /* RECORDING records, in order */
+    uint64_t recording_ticks[64], recording_what[64], recording_cause[64];
 };
 
 static inline void dec_defs_record(const char *path, const uint8_t *base, unsigned type, const uint8_t *p,
@@ -235,6 +237,15 @@ static inline void dec_defs_record(const char *path, const uint8_t *base, unsign
         for (uint64_t i = 0; i < s->nrusage; i++)
             s->rusage[i] = dec_uleb(path, base, &p, end);
         s->depth = dec_uleb(path, base, &p, end);
+        break;
+    }
+    case STROBE_DEF_RECORDING: {
+        if (d->nrecording == 64)
+            STROBE_FAIL("%s: more than 64 RECORDING records", path);
+        d->recording_ticks[d->nrecording] = dec_uleb(path, base, &p, end);
+        d->recording_what[d->nrecording] = dec_uleb(path, base, &p, end);
+        d->recording_cause[d->nrecording] = dec_uleb(path, base, &p, end);
+        d->nrecording++;
         break;
     }
     case STROBE_DEF_OPEN_FRAMES: {

@@ -1468,6 +1468,176 @@ STROBE_TEST(adapter_counts_per_path)
     free(out);
 }
 
+/* ---- pausing and resuming recording (prog_pause.c) ---- */
+
+static const char *pause_cmd(char *buf, size_t cap, const char *exp, const char *env, const char *mode)
+{
+    fmt(buf, cap,
+        "rm -rf '%s' && env -u STROBE_FILTER -u STROBE_TRACE -u STROBE_PROFILE -u STROBE_ENABLE -u LD_PRELOAD "
+        "-u STROBE_DELAY -u STROBE_DURATION -u STROBE_TOGGLE_SIGNAL STROBE_EXPERIMENT_DIR='%s' %s " PROG("pause")
+        " %s",
+        exp, exp, env, mode);
+    return buf;
+}
+
+/* t0's stream, summary and profile of a prog_pause run, checked for
+ * consistency: every thread's summary matches its stream, whose nesting
+ * the decoder checks. */
+static void pause_load(const char *proc, struct dec_defs *d, struct dec_stream *s, struct dec_prof *pr)
+{
+    char path[PBUF];
+    dec_defs_load(file_in(path, proc, "defs"), d);
+    check_defs_basics(d, 0);
+    dec_stream_load(file_in(path, proc, "t0.evt"), s);
+    check_stream_basics(s, d->pid, 0);
+    check_thread_end(s);
+    check_summary(d, 0, s, STROBE_THREAD_ENDED);
+    CHECK_EQ_INT(s->final_depth, 0);
+    dec_prof_load(file_in(path, proc, "t0.prof"), pr);
+}
+
+STROBE_TEST(pause_api)
+{
+    const char *exp = exp_dir("pause_api");
+    char *out, path[PBUF], cmd[4 * PBUF];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", pause_cmd(cmd, sizeof cmd, exp, "", "api")), 0);
+    const char *proc = only_proc(exp);
+    static struct dec_defs d;
+    static struct dec_stream s;
+    struct dec_prof pr;
+    pause_load(proc, &d, &s, &pr);
+    uint32_t m = fn_id(&d, out, "main"), leaf = fn_id(&d, out, "leaf"), outer = fn_id(&d, out, "outer");
+    /* run_api is static: found as main's only child */
+    uint32_t run = 0;
+    for (uint32_t i = 1; i < pr.n; i++)
+        if (pr.slot[i].node.tag == STROBE_SLOT_NODE && pr.slot[i].node.parent != 0 &&
+            pr.slot[pr.slot[i].node.parent].node.region == m && pr.slot[pr.slot[i].node.parent].node.parent == 0)
+            run = pr.slot[i].node.region;
+    CHECK(run != 0);
+    uint32_t p_leaf[] = {m, run, leaf, 0}, p_outer[] = {m, run, outer, 0}, p_outer_leaf[] = {m, run, outer, leaf, 0};
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_leaf)].node.visits, 17);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_outer)].node.visits, 1);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_outer_leaf)].node.visits, 2);
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 19);
+    /* resumer was entered while paused: neither region nor visit */
+    const struct dec_region *r = dec_region_by_addr(&d, fn_addr(out, "resumer"));
+    CHECK(!r || dec_prof_visits(&pr, r->id) == 0);
+    /* the trace agrees: 19 leaf and one outer visit, entered and left */
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 19);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, outer), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), dec_count(&s, STROBE_EV_EXIT, UINT32_MAX));
+    /* the metric: the recorded sample only */
+    const struct dec_metric *mm = dec_metric_by_name(&d, "m");
+    CHECK(mm != NULL);
+    CHECK_EQ_INT(dec_count_ext(&s, STROBE_EXT_METRIC), 1);
+    /* one pause: outer's strobe_pause to resumer's strobe_resume */
+    CHECK_EQ_INT(d.nrecording, 2);
+    CHECK_EQ_U64(d.recording_what[0], STROBE_RECORDING_STOP);
+    CHECK_EQ_U64(d.recording_what[1], STROBE_RECORDING_RESUME);
+    CHECK_EQ_U64(d.recording_cause[0], STROBE_RECORDING_API);
+    CHECK_EQ_U64(d.recording_cause[1], STROBE_RECORDING_API);
+    CHECK(d.recording_ticks[0] < d.recording_ticks[1]);
+    dec_stream_free(&s);
+    dec_prof_free(&pr);
+    /* the thread run while paused: begun and ended, no visit */
+    dec_prof_load(file_in(path, proc, "t1.prof"), &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 0);
+    dec_prof_free(&pr);
+    dec_stream_load(file_in(path, proc, "t1.evt"), &s);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 0);
+    check_summary(&d, 1, &s, STROBE_THREAD_ENDED);
+    dec_stream_free(&s);
+    free(out);
+    /* the report lists the pause */
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s'", exp), 0);
+    CHECK(strstr(out, "\n  paused           ") && strstr(out, " (strobe_pause)\n"));
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s' --format json", exp), 0);
+    CHECK_CONTAINS(out, "\"cause\": \"api\"");
+    free(out);
+}
+
+STROBE_TEST(pause_signal)
+{
+    const char *exp = exp_dir("pause_signal");
+    char *out, cmd[4 * PBUF];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", pause_cmd(cmd, sizeof cmd, exp, "STROBE_TOGGLE_SIGNAL=12", "signal")), 0);
+    static struct dec_defs d;
+    static struct dec_stream s;
+    struct dec_prof pr;
+    pause_load(only_proc(exp), &d, &s, &pr);
+    uint32_t leaf = fn_id(&d, out, "leaf");
+    CHECK_EQ_U64(dec_prof_visits(&pr, leaf), 12);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 12);
+    CHECK_EQ_INT(d.nrecording, 2);
+    CHECK_EQ_U64(d.recording_cause[0], STROBE_RECORDING_SIGNAL);
+    CHECK_EQ_U64(d.recording_cause[1], STROBE_RECORDING_SIGNAL);
+    dec_stream_free(&s);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(pause_delay_duration)
+{
+    /* phases at 0, 1.5 and 3 s; recording from 0.75 to 2.25 s: the second
+     * only, with 0.75 s to spare on either side */
+    const char *exp = exp_dir("pause_delay_duration");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "rm -rf '%s' && " STROBE_BIN_DIR "/strobe run -o '%s' --delay 750ms --duration 1.5 -- "
+                                PROG("pause") " phases",
+                                exp, exp),
+                 0);
+    static struct dec_defs d;
+    static struct dec_stream s;
+    struct dec_prof pr;
+    pause_load(only_proc(exp), &d, &s, &pr);
+    uint32_t f2 = fn_id(&d, out, "f2"), phase2 = fn_id(&d, out, "phase2");
+    const struct dec_region *f1 = dec_region_by_addr(&d, fn_addr(out, "f1")),
+                            *f3 = dec_region_by_addr(&d, fn_addr(out, "f3"));
+    CHECK(!f1 || dec_prof_visits(&pr, f1->id) == 0);
+    CHECK(!f3 || dec_prof_visits(&pr, f3->id) == 0);
+    /* main was entered before recording began: phase2 hangs off the root */
+    uint32_t p_f2[] = {phase2, f2, 0};
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_f2)].node.visits, 1000);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, f2), 1000);
+    CHECK_EQ_INT(d.nrecording, 3); /* stopped at start, resumed, stopped */
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_U64(d.recording_what[i], i == 1 ? STROBE_RECORDING_RESUME : STROBE_RECORDING_STOP);
+        CHECK_EQ_U64(d.recording_cause[i], STROBE_RECORDING_TIMER);
+    }
+    dec_stream_free(&s);
+    dec_prof_free(&pr);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s'", exp), 0);
+    CHECK(strstr(out, " (--delay/--duration), ") && strstr(out, " to the end (--delay/--duration)\n"));
+    free(out);
+}
+
+STROBE_TEST(pause_bad_options)
+{
+    const char *exp = exp_dir("pause_bad_options");
+    char *out;
+    static const char *const bad[][2] = {
+        {"--delay soon", "strobe: run: --delay: 'soon' is not a duration (2.5, 500ms, 1m, ...) (see 'strobe run --help')\n"},
+        {"--duration 0", "strobe: run: --duration: '0' is not a positive duration (2.5, 500ms, 1m, ...) (see 'strobe run --help')\n"},
+        {"--toggle-signal KILL", "strobe: run: --toggle-signal: 'KILL' is not a signal strobe can take"},
+        {"--toggle-signal 65", "strobe: run: --toggle-signal: '65' is not a signal strobe can take"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ_INT(strobe_test_sh(&out, "rm -rf '%s'; " STROBE_BIN_DIR "/strobe run -o '%s' %s -- true 2>&1", exp,
+                                    exp, bad[i][0]),
+                     2);
+        CHECK_CONTAINS(out, bad[i][1]);
+        free(out);
+    }
+    check_refused(exp, "STROBE_DELAY=-1", PROG("calls") " 1",
+                  "strobe: STROBE_DELAY=-1: expected a duration such as 2.5, 500ms or 1m; measurement disabled\n");
+    check_refused(exp, "STROBE_TOGGLE_SIGNAL=SEGV", PROG("calls") " 1",
+                  "strobe: STROBE_TOGGLE_SIGNAL=SEGV: expected a signal such as USR1 that the program leaves alone; "
+                  "measurement disabled\n");
+}
+
 STROBE_TEST(annotate_disabled)
 {
     const char *exp = exp_dir("annotate_disabled");
@@ -1788,4 +1958,5 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(malloc_threads_stress), STROBE_CASE(malloc_fork_child),
                  STROBE_CASE(malloc_killed_keeps_paths), STROBE_CASE(malloc_strobe_run),
                  STROBE_CASE(malloc_off_costs_nothing), STROBE_CASE(malloc_bad_environment),
-                 STROBE_CASE(threads_taskgraph_tickets))
+                 STROBE_CASE(threads_taskgraph_tickets), STROBE_CASE(pause_api), STROBE_CASE(pause_signal),
+                 STROBE_CASE(pause_delay_duration), STROBE_CASE(pause_bad_options))

@@ -610,7 +610,7 @@ STROBE_TEST(json_fields)
         "\"thread_time_ns\": 2300000, \"threads\": 3, "
         "\"total_excl_ns\": 2000000, \"trace_bytes\": 700}\n"
         "{\"dir\": \"proc-4242\", \"exe\": \"/bin/app\", \"exit_status\": 0, \"exited\": true, "
-        "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"pid\": 4242, \"ppid\": 1, "
+        "\"index\": 0, \"overhead_ns_per_event\": 10, \"parent\": null, \"paused\": [], \"pid\": 4242, \"ppid\": 1, "
         "\"rank\": null, \"start_realtime_ns\": 0, \"world_size\": null}\n"
         "{\"at_exit\": false, \"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, "
         "\"ended\": true, "
