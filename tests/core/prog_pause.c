@@ -20,6 +20,12 @@
  * leaf 100 times (t1: no visit). Two RECORDING records: STOP in outer,
  * RESUME in resumer.
  *
+ * `core_prog_pause rec`: recursion across a pause: rec(3) > rec(2) pauses,
+ * rec(1) > rec(0) run paused, rec(0) resumes and calls leaf once, which is
+ * charged to the innermost recorded frame: main 1, main > rec 1,
+ * main > rec > rec 1, main > rec > rec > leaf 1 (rec(1) and rec(0) not
+ * recorded; every exit pairs with its own enter).
+ *
  * `core_prog_pause signal`: the toggle signal (STROBE_TOGGLE_SIGNAL, sent
  * with raise()): leaf 5 times, toggle, leaf 6 times (paused), toggle, leaf
  * 7 times: main > leaf 12.
@@ -119,6 +125,18 @@ NOINLINE static void run_api(void)
     expect("strobe_resume", strobe_resume(), -EINVAL); /* none left to match */
 }
 
+NOINLINE void rec(int n)
+{
+    if (n == 2)
+        expect("strobe_pause", strobe_pause(), 0);
+    if (n > 0)
+        rec(n - 1);
+    if (n == 0) {
+        expect("strobe_resume", strobe_resume(), 0);
+        leaf(9);
+    }
+}
+
 /* Waits (up to 10 s) until the control thread has acted on the signal. */
 static void wait_recording(int want)
 {
@@ -173,12 +191,15 @@ NOINLINE static void run_phases(void)
 
 int main(int argc, char **argv)
 {
-    printf("fn main %p\nfn leaf %p\nfn outer %p\nfn resumer %p\nfn f1 %p\nfn f2 %p\nfn f3 %p\nfn phase2 %p\n",
+    printf("fn main %p\nfn leaf %p\nfn outer %p\nfn resumer %p\nfn f1 %p\nfn f2 %p\nfn f3 %p\nfn phase2 %p\n"
+           "fn rec %p\nfn expect %p\n",
            (void *)main, (void *)leaf, (void *)outer, (void *)resumer, (void *)f1, (void *)f2, (void *)f3,
-           (void *)phase2);
+           (void *)phase2, (void *)rec, (void *)expect);
     const char *mode = argc > 1 ? argv[1] : "api";
     if (strcmp(mode, "api") == 0)
         run_api();
+    else if (strcmp(mode, "rec") == 0)
+        rec(3);
     else if (strcmp(mode, "signal") == 0)
         run_signal();
     else if (strcmp(mode, "phases") == 0)

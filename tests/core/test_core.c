@@ -1557,6 +1557,85 @@ STROBE_TEST(pause_api)
     free(out);
 }
 
+/* The same run trace only, profile only, and with a filter excluding a
+ * function called on both sides of the pause: the same visits. */
+STROBE_TEST(pause_api_variants)
+{
+    const char *exp = exp_dir("pause_api_variants");
+    char *out, path[PBUF], cmd[4 * PBUF];
+    static struct dec_defs d;
+    static struct dec_stream s;
+    struct dec_prof pr;
+    /* trace only: the stream has every recorded visit, nested */
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", pause_cmd(cmd, sizeof cmd, exp, "STROBE_PROFILE=0", "api")), 0);
+    const char *proc = only_proc(exp);
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    dec_stream_load(file_in(path, proc, "t0.evt"), &s);
+    check_summary(&d, 0, &s, STROBE_THREAD_ENDED);
+    CHECK_EQ_INT(s.final_depth, 0);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), 19);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "outer")), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "expect")), 4);
+    dec_stream_free(&s);
+    free(out);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s'", exp), 0);
+    CHECK(strstr(out, "          19 ") != NULL); /* the profile rebuilt from the trace */
+    free(out);
+    /* profile only */
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", pause_cmd(cmd, sizeof cmd, exp, "STROBE_TRACE=0", "api")), 0);
+    proc = only_proc(exp);
+    dec_defs_load(file_in(path, proc, "defs"), &d);
+    CHECK_EQ_U64(d.summary[0].depth, 0);
+    CHECK_EQ_U64(d.summary[0].events, 2 * (1 + 1 + 19 + 1 + 4));
+    dec_prof_load(file_in(path, proc, "t0.prof"), &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "leaf")), 19);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "expect")), 4);
+    dec_prof_free(&pr);
+    free(out);
+    /* expect excluded: paused or not, it counts nowhere */
+    const char *filter = write_filter("pause_api_variants", "exclude expect\n");
+    char env[PBUF];
+    fmt(env, sizeof env, "STROBE_FILTER='%s'", filter);
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", pause_cmd(cmd, sizeof cmd, exp, env, "api")), 0);
+    proc = only_proc(exp);
+    pause_load(proc, &d, &s, &pr);
+    CHECK_EQ_U64(dec_prof_visits(&pr, fn_id(&d, out, "leaf")), 19);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "leaf")), 19);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, fn_id(&d, out, "outer")), 1);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, UINT32_MAX), 1 + 1 + 19 + 1);
+    dec_stream_free(&s);
+    dec_prof_free(&pr);
+    free(out);
+}
+
+STROBE_TEST(pause_recursion)
+{
+    const char *exp = exp_dir("pause_recursion");
+    char *out, cmd[4 * PBUF];
+    CHECK_EQ_INT(strobe_test_sh(&out, "%s", pause_cmd(cmd, sizeof cmd, exp, "", "rec")), 0);
+    static struct dec_defs d;
+    static struct dec_stream s;
+    struct dec_prof pr;
+    pause_load(only_proc(exp), &d, &s, &pr);
+    uint32_t m = fn_id(&d, out, "main"), rec = fn_id(&d, out, "rec"), leaf = fn_id(&d, out, "leaf");
+    uint32_t p_rec[] = {m, rec, 0}, p_rec2[] = {m, rec, rec, 0}, p_leaf[] = {m, rec, rec, leaf, 0},
+             p_rec3[] = {m, rec, rec, rec, 0};
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_rec)].node.visits, 1);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_rec2)].node.visits, 1);
+    CHECK_EQ_U64(pr.slot[dec_prof_path(&pr, p_leaf)].node.visits, 1);
+    CHECK_EQ_INT(dec_prof_path(&pr, p_rec3), UINT32_MAX);
+    CHECK_EQ_U64(dec_prof_visits(&pr, rec), 2);
+    /* rec(3)'s visit lasts until its own exit: it encloses rec(2)'s */
+    const struct strobe_prof_node *r3 = &pr.slot[dec_prof_path(&pr, p_rec)].node,
+                                  *r2 = &pr.slot[dec_prof_path(&pr, p_rec2)].node;
+    CHECK(r3->incl_ticks >= r2->incl_ticks);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, rec), 2);
+    CHECK_EQ_INT(dec_count(&s, STROBE_EV_ENTER, leaf), 1);
+    dec_stream_free(&s);
+    dec_prof_free(&pr);
+    free(out);
+}
+
 STROBE_TEST(pause_signal)
 {
     const char *exp = exp_dir("pause_signal");
@@ -1958,5 +2037,6 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(malloc_threads_stress), STROBE_CASE(malloc_fork_child),
                  STROBE_CASE(malloc_killed_keeps_paths), STROBE_CASE(malloc_strobe_run),
                  STROBE_CASE(malloc_off_costs_nothing), STROBE_CASE(malloc_bad_environment),
-                 STROBE_CASE(threads_taskgraph_tickets), STROBE_CASE(pause_api), STROBE_CASE(pause_signal),
+                 STROBE_CASE(threads_taskgraph_tickets), STROBE_CASE(pause_api), STROBE_CASE(pause_api_variants),
+                 STROBE_CASE(pause_recursion), STROBE_CASE(pause_signal),
                  STROBE_CASE(pause_delay_duration), STROBE_CASE(pause_bad_options))
