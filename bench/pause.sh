@@ -4,7 +4,9 @@
 # `make bench`: what an instrumented call costs while recording is paused
 # (strobe run --delay/--duration/--toggle-signal, strobe_pause(); the hooks
 # only count the frame, src/core/hotpath.h), against the same call not
-# instrumented at all and against it recorded. The workload of run.sh
+# instrumented at all and against it recorded; and recorded into the
+# flight recorder's rings (strobe run --max-size) against the usual
+# streams. The workload of run.sh
 # (bench/calls.c: a loop calling an empty noinline function), pinned to
 # one CPU, in three configurations per round, interleaved:
 #   plain      strobe-bench-calls-plain (no -finstrument-functions)
@@ -13,6 +15,8 @@
 #   paused     strobe-bench-calls under the runtime, STROBE_DELAY=1h (paused
 #              from start to end)
 #   recording  strobe-bench-calls under the runtime (trace and profile)
+#   ring       the same with STROBE_MAX_SIZE=$STROBE_BENCH_RING (default 4M:
+#              the 10 M calls' ~40 MB of trace go round it ~10 times)
 # ns per call = loop time / calls; ratios are taken within each round,
 # then the medians printed.
 #
@@ -33,6 +37,7 @@ done
 CALLS=${STROBE_BENCH_CALLS:-10000000}
 REPS=${STROBE_BENCH_REPS:-7}
 CPU=${STROBE_BENCH_CPU:-$(($(nproc) - 1))}
+RING=${STROBE_BENCH_RING:-4M}
 case "$CALLS$REPS$CPU" in *[!0-9]*) die "STROBE_BENCH_CALLS/REPS/CPU must be numbers" ;; esac
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
@@ -49,6 +54,8 @@ run() { # configuration -> loop ns
         taskset -c "$CPU" "$B/strobe-bench-calls" "$CALLS" 1 "$CPU") ;;
     recording) out=$(STROBE_EXPERIMENT_DIR=$SCRATCH/r$r LD_PRELOAD=$LIB \
         taskset -c "$CPU" "$B/strobe-bench-calls" "$CALLS" 1 "$CPU") ;;
+    ring) out=$(STROBE_MAX_SIZE=$RING STROBE_EXPERIMENT_DIR=$SCRATCH/g$r LD_PRELOAD=$LIB \
+        taskset -c "$CPU" "$B/strobe-bench-calls" "$CALLS" 1 "$CPU") ;;
     esac
     loop_ns "$out"
 }
@@ -58,9 +65,12 @@ for ((r = 1; r <= REPS; r++)); do
     e=$(run empty)
     q=$(run paused)
     w=$(run recording)
-    rm -rf "$SCRATCH/p$r" "$SCRATCH/r$r"
-    awk -v p="$p" -v e="$e" -v q="$q" -v w="$w" -v n="$CALLS" \
-        'BEGIN { printf "%.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", p / n, e / n, q / n, w / n, q / p, q / e, w / q }' \
+    g=$(run ring)
+    rm -rf "$SCRATCH/p$r" "$SCRATCH/r$r" "$SCRATCH/g$r"
+    # ns per event (2 a call) added to the bare loop: recording, ring, and their ratio
+    awk -v p="$p" -v e="$e" -v q="$q" -v w="$w" -v g="$g" -v n="$CALLS" \
+        'BEGIN { printf "%.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", p / n, e / n, q / n, w / n,
+                 q / p, q / e, w / q, g / n, (w - p) / (2 * n), (g - p) / (2 * n), (g - p) / (w - p) }' \
         >>"$SCRATCH/rows"
 done
 med() { cut -d' ' -f"$1" "$SCRATCH/rows" | strobe_bench_median; }
@@ -70,3 +80,7 @@ printf '  %-34s %7s ns\n' "instrumented, empty hooks" "$(med 2)"
 printf '  %-34s %7s ns  x%s the uninstrumented call, x%s the empty hooks\n' "instrumented, paused" "$(med 3)" \
     "$(med 5)" "$(med 6)"
 printf '  %-34s %7s ns  x%s the paused call\n' "instrumented, recording" "$(med 4)" "$(med 7)"
+printf '  %-34s %7s ns\n' "instrumented, ring of $RING" "$(med 8)"
+echo "flight recorder: ns per event over the bare loop, same rounds"
+printf '  %-34s %7s ns\n' "usual streams" "$(med 9)"
+printf '  %-34s %7s ns  x%s the usual streams\n' "ring of $RING (--max-size)" "$(med 10)" "$(med 11)"

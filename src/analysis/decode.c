@@ -426,6 +426,11 @@ static int def_record(struct strobe__defs *d, unsigned type, struct strobe__curs
         t.has_rusage = n == 7;
         if ((rc = get_u(c, &t.depth, eb)))
             return rc;
+        if (c->p < c->end) { /* a ring stream's */
+            t.ring = true;
+            if ((rc = get_u(c, &t.overwritten, eb)))
+                return rc;
+        }
         for (size_t i = 0; i < d->nsummaries; i++)
             if (d->summaries[i].index == t.index)
                 return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second THREAD_SUMMARY of thread t%llu",
@@ -566,6 +571,77 @@ void strobe__defs_free(struct strobe__defs *d)
 
 /* ---- event streams ------------------------------------------------------ */
 
+/* The sequence number of the CHUNK record that must begin the ring chunk
+ * at `start` (format.h). */
+static int ring_chunk_seq(struct strobe__stream_decoder *d, size_t start, uint64_t *seq, uint64_t *ticks,
+                          struct strobe_errbuf *eb)
+{
+    struct strobe__cursor c = {d->buf, d->buf + start + 1, d->buf + chunk_end(start, d->hdr.chunk_size, d->len),
+                               d->name, "CHUNK record"};
+    uint64_t delta, plen;
+    int rc;
+    if (d->buf[start] != STROBE_EXT_CHUNK)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: chunk of a ring stream without a CHUNK record",
+                             d->name, start);
+    if ((rc = get_u(&c, &delta, eb)) || (rc = get_u(&c, &plen, eb)) || (rc = get_u(&c, seq, eb)) ||
+        (rc = get_u(&c, ticks, eb)))
+        return rc;
+    if (*seq == 0)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: CHUNK record: sequence number 0", d->name,
+                             start);
+    return 0;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* A ring stream's chunks in sequence order: every chunk that is not empty
+ * begins with a CHUNK record, their numbers follow each other. */
+static int ring_order(struct strobe__stream_decoder *d, struct strobe_errbuf *eb)
+{
+    uint32_t cs = d->hdr.chunk_size;
+    size_t nch = (d->len + cs - 1) / cs;
+    uint64_t *pairs = malloc(2 * nch * sizeof *pairs);
+    d->order = malloc(nch * sizeof *d->order);
+    if (!pairs || !d->order) {
+        free(pairs);
+        return strobe__error(eb, -ENOMEM, "%s: out of memory", d->name);
+    }
+    size_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; i < nch && rc == 0; i++) {
+        size_t start = i ? i * cs : d->hdr.header_size;
+        if (start >= d->len || d->buf[start] == 0)
+            continue; /* empty: never written, or being cleared when the process died */
+        uint64_t ticks;
+        pairs[2 * n] = 0;
+        pairs[2 * n + 1] = start;
+        rc = ring_chunk_seq(d, start, &pairs[2 * n], &ticks, eb);
+        if (rc == 0 && (n == 0 || pairs[2 * n] < d->ring_first_seq)) {
+            d->ring_first_seq = pairs[2 * n];
+            d->ring_first_ticks = ticks;
+        }
+        n++;
+    }
+    if (rc == 0)
+        qsort(pairs, n, 2 * sizeof *pairs, cmp_seq);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (i && pairs[2 * i] != pairs[2 * i - 2] + 1)
+            rc = strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: CHUNK record: sequence %llu follows %llu",
+                               d->name, (unsigned long long)pairs[2 * i + 1], (unsigned long long)pairs[2 * i],
+                               (unsigned long long)pairs[2 * i - 2]);
+        d->order[i] = (size_t)pairs[2 * i + 1];
+    }
+    d->norder = n;
+    free(pairs);
+    if (rc == 0)
+        d->pos = n ? d->order[0] : d->len;
+    return rc;
+}
+
 int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, size_t len, const char *name,
                          struct strobe_errbuf *eb)
 {
@@ -578,7 +654,35 @@ int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, s
     d->name = name;
     d->pos = d->hdr.header_size;
     d->ticks = d->hdr.start_ticks;
+    if (d->hdr.flags & ~(uint64_t)STROBE_STREAM_RING)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 48: unknown stream flags 0x%llx", name,
+                             (unsigned long long)d->hdr.flags);
+    d->ring = d->hdr.flags & STROBE_STREAM_RING;
+    if (d->ring && (rc = ring_order(d, eb)) != 0) {
+        strobe__stream_end(d);
+        return rc;
+    }
     return 0;
+}
+
+/* Moves d->pos over padding to the next record of a ring stream, on to
+ * the next chunk in sequence order at the end of one: 1, 0 at the end of
+ * the data, < 0 on corrupt padding. */
+static int ring_next_record(struct strobe__stream_decoder *d, struct strobe_errbuf *eb)
+{
+    for (;;) {
+        if (d->ring_i >= d->norder)
+            return 0;
+        size_t end = chunk_end(d->order[d->ring_i], d->hdr.chunk_size, d->len);
+        if (d->pos < end && d->buf[d->pos] != 0)
+            return 1;
+        for (size_t i = d->pos; i < end; i++)
+            if (d->buf[i])
+                return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: non-zero byte in chunk padding",
+                                     d->name, i);
+        if (++d->ring_i < d->norder)
+            d->pos = d->order[d->ring_i];
+    }
 }
 
 int strobe__stream_seek(struct strobe__stream_decoder *d, uint64_t offset, struct strobe_errbuf *eb)
@@ -586,6 +690,11 @@ int strobe__stream_seek(struct strobe__stream_decoder *d, uint64_t offset, struc
     if (offset < d->hdr.header_size || offset > d->len)
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu, where its THREAD_SUMMARY says records follow, "
                              "lies outside the stream (%zu bytes)", d->name, (unsigned long long)offset, d->len);
+    /* a ring's exit records are in its newest chunk: read on from there */
+    for (d->ring_i = 0; d->ring && d->ring_i + 1 < d->norder &&
+                        offset / d->hdr.chunk_size != d->order[d->ring_i] / d->hdr.chunk_size;)
+        d->ring_i++;
+    d->ipending = d->npending = 0;
     d->pos = (size_t)offset;
     d->depth = 0;
     d->have_last = false;
@@ -595,7 +704,72 @@ int strobe__stream_seek(struct strobe__stream_decoder *d, uint64_t offset, struc
 void strobe__stream_end(struct strobe__stream_decoder *d)
 {
     free(d->stack);
+    free(d->order);
+    free(d->pending);
     d->stack = NULL;
+    d->order = NULL;
+    d->pending = NULL;
+}
+
+static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, struct strobe_errbuf *eb);
+
+/* A CHUNK record (format.h): the first chunk read sets the open frames,
+ * which the decoder then returns as synthetic ENTERs at their entry
+ * times; any later one must list the frames the stream has open. */
+static int chunk_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
+                         struct strobe_errbuf *eb)
+{
+    uint64_t seq, ticks, depth;
+    int rc;
+    if (!d->ring)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: CHUNK record in a stream that is not a ring",
+                             d->name, (unsigned long long)ev->offset);
+    if ((rc = get_u(c, &seq, eb)) || (rc = get_u(c, &ticks, eb)) || (rc = get_u(c, &depth, eb)))
+        return rc;
+    bool first = seq == d->ring_first_seq;
+    if (ev->offset != d->order[d->ring_i] || depth > (uint64_t)(c->end - c->p) / 2 ||
+        (!first && (depth != d->depth || ticks < d->ticks)))
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %llu: CHUNK record: %llu open frames at %llu ticks do not continue the "
+                             "stream (%zu open at %llu)", d->name, (unsigned long long)ev->offset,
+                             (unsigned long long)depth, (unsigned long long)ticks, d->depth,
+                             (unsigned long long)d->ticks);
+    if (first) {
+        free(d->pending);
+        if (!(d->pending = malloc((depth ? depth : 1) * 2 * sizeof *d->pending)))
+            return strobe__error(eb, -ENOMEM, "%s: out of memory", d->name);
+        d->depth = 0;
+        d->ring_first_ticks = ticks;
+    }
+    for (uint64_t i = 0; i < depth; i++) {
+        uint64_t region, entry;
+        if ((rc = get_u(c, &region, eb)) || (rc = get_u(c, &entry, eb)))
+            return rc;
+        if (!first && region != d->stack[i])
+            return strobe__error(eb, STROBE_ERR_FORMAT,
+                                 "%s: offset %llu: CHUNK record: open frame %llu is region %llu, the stream has %llu",
+                                 d->name, (unsigned long long)ev->offset, (unsigned long long)i,
+                                 (unsigned long long)region, (unsigned long long)d->stack[i]);
+        if (first) {
+            if (entry > ticks || (i && entry < d->pending[2 * i - 1]))
+                return strobe__error(eb, STROBE_ERR_FORMAT,
+                                     "%s: offset %llu: CHUNK record: open frame %llu entered at %llu ticks, out of order",
+                                     d->name, (unsigned long long)ev->offset, (unsigned long long)i,
+                                     (unsigned long long)entry);
+            d->pending[2 * i] = region;
+            d->pending[2 * i + 1] = entry;
+            if ((rc = push(d, region, (size_t)ev->offset, eb)))
+                return rc;
+        }
+    }
+    if (first) {
+        d->npending = (size_t)depth;
+        d->ipending = 0;
+    }
+    d->have_last = false; /* the writer starts every chunk with a full ENTER */
+    d->ticks = ticks;
+    ev->kind = 0; /* not an event */
+    return 0;
 }
 
 static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, struct strobe_errbuf *eb)
@@ -881,6 +1055,8 @@ static int ext_payload(struct strobe__stream_decoder *d, unsigned type, struct s
         return sample_payload(d, c, ev, eb);
     case STROBE_EXT_MPI:
         return mpi_payload(d, c, ev, eb);
+    case STROBE_EXT_CHUNK:
+        return chunk_payload(d, c, ev, eb);
     case STROBE_EXT_ALLOC:
         ev->kind = STROBE__RAW_ALLOC;
         if ((rc = get_u(c, &ev->id, eb)) || (rc = get_u(c, &ev->parent, eb)) || (rc = get_u(c, &ev->address, eb)) ||
@@ -908,7 +1084,7 @@ static const char *ext_name(unsigned type)
                                         "METRIC record", "THREAD_CREATE record", "THREAD_JOIN record",
                                         "FORK record",   "INHERIT record",       "TM record",
                                         "SAMPLE record", "SYNC record",          "ALLOC record",
-                                        "MPI record"};
+                                        "MPI record",    "CHUNK record"};
     return type < sizeof names / sizeof names[0] ? names[type] : "EXT record";
 }
 
@@ -916,7 +1092,17 @@ int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_e
                           struct strobe_errbuf *eb)
 {
     for (;;) {
-        int rc = next_record(d->buf, d->len, d->hdr.chunk_size, &d->pos, d->name, eb);
+        if (d->ipending < d->npending) { /* a frame open before the kept window */
+            memset(ev, 0, sizeof *ev);
+            ev->kind = STROBE__RAW_ENTER;
+            ev->synthetic = true;
+            ev->offset = d->pos;
+            ev->region = d->pending[2 * d->ipending];
+            ev->ticks = d->pending[2 * d->ipending + 1];
+            ev->depth = (uint32_t)++d->ipending;
+            return 1;
+        }
+        int rc = d->ring ? ring_next_record(d, eb) : next_record(d->buf, d->len, d->hdr.chunk_size, &d->pos, d->name, eb);
         if (rc <= 0)
             return rc;
         size_t off = d->pos;

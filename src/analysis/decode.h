@@ -71,6 +71,8 @@ struct strobe__local_metric {
 struct strobe__thread_summary {
     uint64_t index, tid, parent, begin_ticks; /* parent: index + 1, 0 = none */
     uint64_t how, end_ticks, events, bytes, dropped, limit, tail_offset, depth;
+    bool ring;            /* a ring stream (flight recorder): overwritten follows depth */
+    uint64_t overwritten; /* its records written over */
     bool has_rusage;
     struct strobe_rusage rusage;
 };
@@ -183,6 +185,7 @@ struct strobe__raw_event {
     uint64_t address; /* ALLOC */
     uint32_t nframes; /* SAMPLE, SYNC waits: the decoder's frames[0..nframes) */
     struct strobe_mpi_args mpi;
+    bool synthetic; /* an ENTER of a frame open when a ring stream's kept chunks begin */
 };
 
 struct strobe__stream_decoder {
@@ -196,6 +199,15 @@ struct strobe__stream_decoder {
     bool have_last;
     uint64_t *stack; /* open local region ids */
     size_t depth, cap;
+    /* ring streams (STROBE_STREAM_RING): the chunks' offsets in sequence
+     * order, the one being read, the first one's CHUNK ticks (where the
+     * kept window begins), the open frames it lists (region, entry ticks)
+     * still to be returned as synthetic ENTERs */
+    bool ring;
+    size_t *order, norder, ring_i;
+    uint64_t ring_first_seq, ring_first_ticks;
+    uint64_t *pending;
+    size_t npending, ipending;
     /* the last COUNTS record, valid after a STROBE__RAW_TM_COUNTS event
      * until the next call (kept here, not in every event) */
     struct strobe__tm_counts counts;

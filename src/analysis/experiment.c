@@ -481,6 +481,10 @@ static int open_stream(struct loader *L, struct strobe_thread_info *t, struct ma
     }
     t->begin_ns = (uint64_t)raw_ns(&exp->processes[t->process], d->hdr.start_ticks);
     t->limit_bytes = d->hdr.limit_bytes;
+    t->ring = d->ring;
+    t->window_ns = d->ring && d->norder ? (uint64_t)raw_ns(&exp->processes[t->process], d->ring_first_ticks)
+                                        : t->begin_ns;
+    t->overwritten_chunks = d->ring && d->norder ? d->ring_first_seq - 1 : 0;
     return 0;
 }
 
@@ -503,7 +507,7 @@ static int scan_stream(struct loader *L, struct strobe_thread_info *t, uint64_t 
     struct strobe__raw_event ev;
     while (rc == 0 && (rc = strobe__stream_decode(&d, &ev, eb)) == 1) {
         rc = check_ids(exp, p, &ev, name, eb);
-        t->events++;
+        t->events += !ev.synthetic;
         t->bytes += d.pos - ev.offset;
         last_ticks = ev.ticks;
         if (ev.kind == STROBE__RAW_THREAD_BEGIN) {
@@ -573,16 +577,21 @@ static int load_summary(struct loader *L, struct strobe_thread_info *t, const st
     if (t->nopen != s->depth)
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s/defs: t%u has %llu frames open at its end but %zu are listed",
                              p->dir, t->index, (unsigned long long)s->depth, t->nopen);
-    if (!t->stream_path || !s->tail_offset)
+    t->overwritten = s->overwritten;
+    /* a ring is opened for where its window begins (its chunks' first
+     * records only) */
+    if (!t->stream_path || (!s->tail_offset && !s->ring))
         return 0;
     const char *name = shown_path(exp, t->stream_path);
     struct mapped m;
     struct strobe__stream_decoder dec;
+    uint64_t begin_ns = t->begin_ns;
     int rc = open_stream(L, t, &m, &dec);
+    t->begin_ns = begin_ns; /* the summary's */
     if (rc)
         return rc;
     struct strobe__raw_event ev;
-    if ((rc = strobe__stream_seek(&dec, s->tail_offset, eb)) == 0)
+    if (s->tail_offset && (rc = strobe__stream_seek(&dec, s->tail_offset, eb)) == 0)
         while ((rc = strobe__stream_decode(&dec, &ev, eb)) == 1)
             if (ev.kind == STROBE__RAW_TM_COUNTS && (rc = add_counts(L, t, &dec.counts, name, ev.offset)))
                 break;
@@ -937,6 +946,7 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         struct strobe_thread_info *t = &exp->threads[i];
         const struct strobe_process_info *p = &exp->processes[t->process];
         t->begin_ns = t->begin_ns > exp->origin_ns ? t->begin_ns - (uint64_t)exp->origin_ns : 0;
+        t->window_ns = t->window_ns > exp->origin_ns ? t->window_ns - (uint64_t)exp->origin_ns : 0;
         t->end_ns = t->end_ns > exp->origin_ns ? t->end_ns - (uint64_t)exp->origin_ns : 0;
         for (size_t k = 0; k < t->nopen; k++)
             t->open[k].start_ns = t->open[k].start_ns > exp->origin_ns ? t->open[k].start_ns - (uint64_t)exp->origin_ns : 0;

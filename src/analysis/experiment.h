@@ -82,6 +82,13 @@ struct strobe_thread_info {
      * could; the stream was decoded and end_ns is its last event. */
     bool summarized;
     bool at_exit; /* still running when its process ended */
+    /* flight recorder (`strobe run --max-size`): the stream is a ring that
+     * keeps its newest events from window_ns on (origin applied); the
+     * overwritten records are not in `events` */
+    bool ring;
+    uint64_t window_ns;
+    uint64_t overwritten;       /* records; known when summarized */
+    uint64_t overwritten_chunks; /* chunks the window's first one follows */
     struct strobe_open_frame *open;
     size_t nopen;
 };

@@ -335,9 +335,10 @@ int strobe_profile_build(const struct strobe_experiment *exp, int source, struct
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
         const struct strobe_thread_info *th = &exp->threads[t];
         /* A killed thread's profile lacks the time of the frames it had
-         * open; its stream has it. */
+         * open; its stream has it, unless it is a ring (flight recorder),
+         * which kept only its newest events. */
         bool file = source == STROBE_PROFILE_FILES ||
-                    (source == STROBE_PROFILE_AUTO && th->profile_path && (th->summarized || !th->stream_path));
+                    (source == STROBE_PROFILE_AUTO && th->profile_path && (th->summarized || !th->stream_path || th->ring));
         if (file) {
             rc = from_file(&b, t);
         } else if (th->stream_path) {

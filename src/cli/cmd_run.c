@@ -39,7 +39,7 @@ const char strobe__run_help[] =
     "usage: strobe run [-o DIR] [--filter FILE] [--no-trace | --no-profile] [--no-locks | --taskgraph]\n"
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
     "                  [--openmp] [--malloc] [--sample[=HZ]] [--measure-launcher] [--job NAME]\n"
-    "                  [--delay T] [--duration T] [--toggle-signal SIG]\n"
+    "                  [--delay T] [--duration T] [--toggle-signal SIG] [--max-size SIZE]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -105,6 +105,10 @@ const char strobe__run_help[] =
     "  --toggle-signal SIG  pause and resume recording whenever a process of PROG\n"
     "                     receives signal SIG (USR1, SIGUSR1 or a number; PROG\n"
     "                     must leave it alone). Default: none\n"
+    "  --max-size SIZE    flight recorder: each process keeps only the newest events\n"
+    "                     of every thread, in rings of trace chunks within SIZE\n"
+    "                     bytes together (at least 64K: 64M, 1G, ...); the\n"
+    "                     profile counts all\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
@@ -130,6 +134,7 @@ enum {
     OPT_DELAY,
     OPT_DURATION,
     OPT_TOGGLE_SIGNAL,
+    OPT_MAX_SIZE,
 };
 
 static const struct option run_options[] = {
@@ -152,6 +157,7 @@ static const struct option run_options[] = {
     {"delay", required_argument, NULL, OPT_DELAY},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
+    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -401,6 +407,7 @@ struct child_env {
     uint32_t sample_hz; /* --sample, 0 = off */
     const char *delay, *duration; /* --delay, --duration as given (checked), or NULL */
     int toggle_signal;            /* --toggle-signal, 0 = none */
+    const char *max_size;         /* --max-size as given (checked), or NULL */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -429,7 +436,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         "LD_PRELOAD",    "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",       "STROBE_TRACE", "STROBE_PROFILE",
         "ASAN_OPTIONS",  "STROBE_PUBLISH",        "STROBE_LAUNCHER_PID", "STROBE_JOB",   "STROBE_LOCKS",
         "STROBE_MALLOC", "STROBE_SAMPLE",         "STROBE_DELAY",        "STROBE_DURATION", "STROBE_TOGGLE_SIGNAL",
-        "STROBE_TM_MONITOR"};
+        "STROBE_MAX_SIZE", "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -477,6 +484,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_DELAY", ce->delay);
     if (rc == 0 && ce->duration)
         rc = env_add(b, "STROBE_DURATION", ce->duration);
+    if (rc == 0 && ce->max_size)
+        rc = env_add(b, "STROBE_MAX_SIZE", ce->max_size);
     if (rc == 0 && ce->toggle_signal) {
         char v[40];
         snprintf(v, sizeof v, "STROBE_TOGGLE_SIGNAL=%d", ce->toggle_signal);
@@ -597,6 +606,7 @@ struct run_opts {
     uint32_t sample_hz; /* --sample, 0 = off */
     const char *delay, *duration; /* checked durations, or NULL */
     int toggle_signal;            /* 0 = none */
+    const char *max_size;         /* checked size, or NULL */
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -662,6 +672,14 @@ static int parse(int argc, char **argv, struct run_opts *o)
             *(c == OPT_DELAY ? &o->delay : &o->duration) = optarg;
             break;
         }
+        case OPT_MAX_SIZE: {
+            uint64_t size;
+            if (strobe__parse_size(optarg, &size) != 0 || size < STROBE__RING_MIN)
+                return strobe__cli_usage_error("run", "--max-size: '%s' is not a size of at least 64K (64M, 1G, ...)",
+                                               optarg);
+            o->max_size = optarg;
+            break;
+        }
         case OPT_TOGGLE_SIGNAL:
             if (strobe__parse_signal(optarg, &o->toggle_signal) != 0)
                 return strobe__cli_usage_error("run", "--toggle-signal: '%s' is not a signal strobe can take (USR1, "
@@ -687,6 +705,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
     }
     if (o->no_trace && o->no_profile)
         return strobe__cli_usage_error("run", "'--no-trace' and '--no-profile' exclude each other");
+    if (o->no_trace && o->max_size)
+        return strobe__cli_usage_error("run", "'--no-trace' and '--max-size' exclude each other");
     if (o->no_trace && strcmp(o->locks, "all") == 0) /* the task graph is built from the traces */
         return strobe__cli_usage_error("run", "'--no-trace' and '--taskgraph' exclude each other");
     if (o->output && !*o->output)
@@ -727,7 +747,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
                            o->job,        o->locks,       o->malloc,
                            o->sample_hz,   o->delay,       o->duration,
-                           o->toggle_signal};
+                           o->toggle_signal, o->max_size};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

@@ -67,8 +67,18 @@ struct strobe_file_header {
                               from a signal handler that interrupted the
                               runtime while it wrote an event (updated live) */
     uint64_t limit_bytes;  /* size limit in force (0 = none) */
-    uint64_t reserved[2];  /* zero */
+    uint64_t flags;        /* event streams: STROBE_STREAM_* (0 in older files) */
+    uint64_t reserved;     /* zero */
 };
+
+/* An event stream kept as a ring of chunks (flight recorder, `strobe run
+ * --max-size`): the oldest chunk is overwritten when the process's trace
+ * budget is used up, every chunk begins with a CHUNK record, and the
+ * chunks are read in the order of their CHUNK sequence numbers, not of
+ * their place in the file. */
+#define STROBE_STREAM_RING 1u
+/* The smallest STROBE_MAX_SIZE: 16 chunks of the smallest size. */
+#define STROBE__RING_MIN (16u * STROBE_CHUNK_SIZE_MIN)
 
 /* ---- Event stream records (t<N>.evt) ----------------------------------
  * First byte b0:  kk c ddddd
@@ -238,6 +248,14 @@ enum strobe_ext_type {
      *                   returned
      *   FINALIZE        (nothing): MPI_Finalize is called */
     STROBE_EXT_MPI = 12,
+    /* The first record of every chunk of a ring stream (STROBE_STREAM_RING):
+     * uleb sequence number (1, 2, ... in writing order), uleb ticks (the
+     * absolute time of this record: the chunk decodes without the ones
+     * before), uleb depth, then depth times: uleb region id, uleb ticks at
+     * its entry, outermost first: the frames open when the chunk began,
+     * whose ENTERs may have been overwritten. Not an event: readers keep
+     * it to themselves. */
+    STROBE_EXT_CHUNK = 13,
 };
 
 enum strobe_mpi_op {

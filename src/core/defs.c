@@ -238,6 +238,8 @@ void strobe__defs_thread_summary(const struct strobe__thread_summary *s)
     for (int i = 0; s->has_rusage && i < 7; i++)
         put_uleb(&r, s->rusage[i]);
     put_uleb(&r, s->depth);
+    if (strobe__rt.cfg.max_size)
+        put_uleb(&r, s->overwritten);
     rec_end(&r, STROBE_DEF_THREAD_SUMMARY);
 }
 

@@ -58,6 +58,7 @@ struct strobe__thread_summary {
     bool has_rusage;
     uint64_t rusage[7]; /* the THREAD_END fields */
     uint64_t depth;     /* frames open at the end */
+    uint64_t overwritten; /* a ring stream's records written over (flight recorder) */
 };
 void strobe__defs_thread_summary(const struct strobe__thread_summary *s);
 

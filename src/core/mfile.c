@@ -81,6 +81,7 @@ int strobe__mfile_create(struct strobe__mfile *f, int dirfd, const char *name, c
     f->chunk_index = 0;
     f->chunk_len = len;
     f->last = chunk_length(f, 1) == 0;
+    f->nchunks = 1;
     struct strobe_file_header *h = f->hdr;
     h->version = STROBE_FORMAT_VERSION;
     h->header_size = sizeof *h;
@@ -113,7 +114,27 @@ int strobe__mfile_next(struct strobe__mfile *f, uint8_t **pos)
     f->chunk_index++;
     f->chunk_len = len;
     f->last = chunk_length(f, f->chunk_index + 1) == 0;
+    if (f->nchunks < f->chunk_index + 1)
+        f->nchunks = f->chunk_index + 1;
     *pos = p;
+    return 0;
+}
+
+int strobe__mfile_goto(struct strobe__mfile *f, uint64_t index, uint8_t **pos)
+{
+    uint8_t *p = (uint8_t *)f->hdr;
+    size_t len = chunk_length(f, index);
+    if (index != 0) {
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)(index * f->chunk_size));
+        if (p == MAP_FAILED)
+            return -errno;
+    }
+    if (f->chunk_index != 0)
+        munmap(f->chunk, f->chunk_len);
+    f->chunk = p;
+    f->chunk_index = index;
+    f->chunk_len = len;
+    *pos = index == 0 ? p + sizeof *f->hdr : p;
     return 0;
 }
 
@@ -141,9 +162,12 @@ void strobe__mfile_close(struct strobe__mfile *f, const uint8_t *pos)
         munmap(f->chunk, f->chunk_len);
     munmap(f->hdr, chunk_length(f, 0));
     /* Drop the zero tail of the last chunk; failure only leaves a longer
-     * file, which readers accept. */
-    int unused = ftruncate(f->fd, (off_t)used);
-    (void)unused;
+     * file, which readers accept. A ring written again from its start
+     * keeps its later chunks. */
+    if (f->chunk_index + 1 == f->nchunks) {
+        int unused = ftruncate(f->fd, (off_t)used);
+        (void)unused;
+    }
     close(f->fd);
     f->fd = -1;
     f->hdr = NULL;

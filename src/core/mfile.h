@@ -48,6 +48,7 @@ struct strobe__mfile {
     uint64_t chunk_index;
     size_t chunk_len; /* bytes mapped for the current chunk */
     bool last;        /* the current chunk ends at the limit */
+    uint64_t nchunks; /* chunks the file has */
 };
 
 /* Creates NAME (O_EXCL) in directory DIRFD with its header and maps chunk
@@ -67,6 +68,11 @@ static inline uint8_t *strobe__mfile_end(const struct strobe__mfile *f)
  * another chunk, or a negative errno (disk full, out of address space);
  * the current chunk stays in place on failure. */
 int strobe__mfile_next(struct strobe__mfile *f, uint8_t **pos);
+
+/* Moves to chunk `index` (< nchunks), which the file already has, to
+ * write it again (a ring): *pos is its first byte, after the header for
+ * chunk 0. Returns 0 or a negative errno (the current chunk stays). */
+int strobe__mfile_goto(struct strobe__mfile *f, uint64_t index, uint8_t **pos);
 
 /* Makes every page of the current chunk present and writable at once. */
 void strobe__mfile_prefault(struct strobe__mfile *f);

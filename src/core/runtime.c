@@ -21,6 +21,9 @@
  *                           rounded down to 4 KiB; beyond it events are
  *                           dropped and counted in the header
  *   STROBE_PROFILE_LIMIT    bytes per profile file (64M = ~1M slots)
+ *   STROBE_MAX_SIZE         flight recorder: the process's event streams
+ *                           are rings within this many bytes together
+ *                           (thread.c); STROBE_TRACE_LIMIT does not apply
  *   STROBE_CLOCK            auto (default), tsc or monotonic
  *   STROBE_MALLOC=1         track allocations (malloc.h; default 0)
  *   STROBE_MALLOC_LARGE     blocks from this size on are timeline events
@@ -183,6 +186,19 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
         return rc;
     /* Whole pages: the last chunk then always has room for THREAD_END. */
     cfg->trace_limit &= ~(uint64_t)4095;
+    if ((rc = env_size("STROBE_MAX_SIZE", &cfg->max_size, STROBE__RING_MIN, UINT64_MAX / 2, true)))
+        return rc;
+    if (cfg->max_size) {
+        cfg->trace_limit = 0; /* the ring is the limit */
+        /* at least 16 chunks, so that a wrap loses at most a 16th of it,
+         * unless STROBE_CHUNK_SIZE says otherwise */
+        const char *cs = getenv("STROBE_CHUNK_SIZE");
+        while (!(cs && *cs) && cfg->chunk_size > STROBE_CHUNK_SIZE_MIN && cfg->chunk_size > cfg->max_size / 16 &&
+               cfg->chunk_size / 2 >= (uint64_t)sysconf(_SC_PAGESIZE))
+            cfg->chunk_size /= 2;
+        if (cfg->max_size < cfg->chunk_size)
+            return bad_env("STROBE_MAX_SIZE", getenv("STROBE_MAX_SIZE"), "smaller than one chunk (STROBE_CHUNK_SIZE)");
+    }
     if ((rc = env_size("STROBE_PROFILE_LIMIT", &cfg->profile_limit, 4096, (uint64_t)UINT32_MAX * 64, false)))
         return rc;
     const char *clk = getenv("STROBE_CLOCK");
@@ -470,6 +486,7 @@ static int init_process(uint64_t *first_sync_ns)
         }
         strobe__symbols_prepare();
     }
+    atomic_store_explicit(&rt->ring_left, (int64_t)rt->cfg.max_size, memory_order_relaxed);
     rt->mode = (rt->cfg.trace ? STROBE__MODE_TRACE : 0) | (rt->cfg.profile ? STROBE__MODE_PROFILE : 0) |
                (rt->cfg.clock_kind == STROBE_CLOCK_MONOTONIC ? STROBE__MODE_MONO : 0) |
                (rt->cfg.locks ? STROBE__MODE_SYNC : 0);
@@ -696,6 +713,7 @@ static void atfork_child(void)
     rt->last_sync_ns = 0;
     rt->pid = getpid();
     atomic_store_explicit(&rt->next_index, 1, memory_order_relaxed);
+    atomic_store_explicit(&rt->ring_left, (int64_t)rt->cfg.max_size, memory_order_relaxed); /* its own budget */
 
     int rc = make_proc_dir();
     if (rc == 0)

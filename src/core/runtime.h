@@ -65,6 +65,7 @@ struct strobe__config {
     uint64_t delay_ns;      /* STROBE_DELAY: recording starts this long after start-up */
     uint64_t duration_ns;   /* STROBE_DURATION: recording stops this long after it started, 0 = never */
     int toggle_signal;      /* STROBE_TOGGLE_SIGNAL: pauses and resumes recording, 0 = none */
+    uint64_t max_size;      /* STROBE_MAX_SIZE: flight recorder, the process's trace budget; 0 = off */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE
@@ -170,6 +171,10 @@ struct strobe__runtime {
     _Alignas(64) _Atomic uint64_t sync_ticket;
 
     _Alignas(64) _Atomic uint32_t next_index; /* thread index of the next created thread */
+    /* Flight recorder: bytes of STROBE_MAX_SIZE no stream has taken yet
+     * (thread.c); may go below 0 by a chunk per thread started after it
+     * ran out, since every stream needs its first chunk. */
+    _Atomic int64_t ring_left;
     /* Exits of regions that were not on the stack (ignored); kept for a
      * debugger, the format has no place for it. */
     _Atomic uint64_t unmatched_exits;

@@ -116,6 +116,112 @@ static uint64_t chunk_bytes(const struct strobe__thread *t)
     return (uint64_t)(t->pos - base);
 }
 
+/* ---- flight recorder: the stream as a ring of chunks ---- */
+
+static bool ring_mode(void)
+{
+    return strobe__rt.cfg.max_size != 0;
+}
+
+/* Takes a chunk from the process's trace budget; false when it is used up. */
+static bool ring_take(uint32_t bytes)
+{
+    int64_t left = atomic_load_explicit(&strobe__rt.ring_left, memory_order_relaxed);
+    while (left >= (int64_t)bytes)
+        if (atomic_compare_exchange_weak_explicit(&strobe__rt.ring_left, &left, left - (int64_t)bytes,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return true;
+    return false;
+}
+
+static size_t uleb_size(uint64_t v)
+{
+    uint8_t b[10];
+    return (size_t)(strobe_uleb_put(b, v) - b);
+}
+
+/* Counts the records of a chunk about to be written again, from p to its
+ * first zero byte (the writer zeroes a chunk before writing it). */
+static void ring_forget(struct strobe__thread *t, const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *start = p;
+    uint64_t n = 0, v;
+    while (p < end && *p) {
+        unsigned b0 = *p++, kind = b0 >> 6;
+        if (kind == STROBE_EV_EXT) {
+            if (strobe_uleb_get(&p, end, &v) || strobe_uleb_get(&p, end, &v) || v > (uint64_t)(end - p))
+                break; /* cannot happen: the runtime wrote it */
+            p += v;
+        } else {
+            if ((b0 & 0x20) && strobe_uleb_get(&p, end, &v))
+                break;
+            if (kind == STROBE_EV_ENTER && strobe_uleb_get(&p, end, &v))
+                break;
+        }
+        n++;
+    }
+    t->ring_overwritten += n;
+    t->done_bytes -= (uint64_t)(p - start);
+}
+
+/* Writes the CHUNK record (format.h) at t->pos, the first of a ring
+ * stream's chunk: its sequence number, the time of the record before (so
+ * its delta is 0) and the frames open. false when the frames do not fit
+ * their share of the chunk. */
+static bool ring_chunk_record(struct strobe__thread *t)
+{
+    uint64_t ticks = t->last_ticks;
+    size_t depth = 0, len = uleb_size(t->ring_seq + 1) + uleb_size(ticks);
+    for (const struct strobe__frame *f = t->stack + 1; f < t->sp; f++)
+        if (f->key != STROBE__HIDDEN_KEY) {
+            depth++;
+            len += uleb_size(f->region) + uleb_size(f->start);
+        }
+    len += uleb_size(depth);
+    if (len > strobe__rt.cfg.chunk_size / STROBE__RING_STACK_SHARE)
+        return false;
+    uint8_t *p = t->pos, *q = strobe_uleb_put(p + 1, 0);
+    q = strobe_uleb_put(q, len);
+    q = strobe_uleb_put(q, ++t->ring_seq);
+    q = strobe_uleb_put(q, ticks);
+    q = strobe_uleb_put(q, depth);
+    for (const struct strobe__frame *f = t->stack + 1; f < t->sp; f++)
+        if (f->key != STROBE__HIDDEN_KEY) {
+            q = strobe_uleb_put(q, f->region);
+            q = strobe_uleb_put(q, f->start);
+        }
+    atomic_signal_fence(memory_order_seq_cst);
+    *p = (uint8_t)STROBE_EXT_CHUNK; /* b0 last, as for every record */
+    t->pos = q;
+    t->ext_records++;
+    t->last_region = 0; /* the chunk's first ENTER names its region: the one before may be overwritten */
+    return true;
+}
+
+/* The ring's next chunk: the file's next one, a new one while the budget
+ * lasts, else chunk 0 again; a chunk written before is counted as lost and
+ * zeroed. Caller holds the lock. */
+static int ring_next(struct strobe__thread *t, uint8_t **p)
+{
+    struct strobe__mfile *f = &t->evt;
+    uint64_t next = f->chunk_index + 1;
+    int rc;
+    if (next < f->nchunks)
+        rc = strobe__mfile_goto(f, next, p);
+    else if (ring_take(f->chunk_size))
+        return strobe__mfile_next(f, p);
+    else
+        rc = strobe__mfile_goto(f, 0, p);
+    if (rc)
+        return rc;
+    uint8_t *end = strobe__mfile_end(f);
+    ring_forget(t, *p, end);
+    **p = 0; /* first: a process killed while the rest is cleared leaves an empty chunk */
+    atomic_signal_fence(memory_order_seq_cst);
+    memset(*p + 1, 0, (size_t)(end - *p - 1));
+    return 0;
+}
+
 /* Switches to the next chunk (under the lock, so that a fork child sees
  * this thread's mappings consistently). NULL when there is none. Without
  * `wait` (a signal handler, which must not wait for a lock its own thread
@@ -130,7 +236,7 @@ static uint8_t *next_chunk(struct strobe__thread *t, bool wait, bool *busy)
         *busy = true;
         return NULL;
     }
-    int rc = strobe__mfile_next(&t->evt, &p);
+    int rc = ring_mode() ? ring_next(t, &p) : strobe__mfile_next(&t->evt, &p);
     if (rc == 0)
         strobe__clock_sync_locked(SYNC_GAP_CHUNK_NS);
     pthread_mutex_unlock(&strobe__rt.lock);
@@ -149,7 +255,13 @@ static uint8_t *next_chunk(struct strobe__thread *t, bool wait, bool *busy)
     strobe__mfile_prefault(&t->evt);
     t->pos = p;
     set_limit(t);
-    return p;
+    if (ring_mode() && !ring_chunk_record(t)) {
+        /* too deep to list: no more events for this stream */
+        t->evt.last = true;
+        t->limit = t->pos - 1;
+        return NULL;
+    }
+    return t->pos;
 }
 
 uint8_t *strobe__trace_room(struct strobe__thread *t)
@@ -271,6 +383,13 @@ static void open_files(struct strobe__thread *t, uint64_t now)
         if (rc == 0) {
             t->last_ticks = now;
             set_limit(t);
+            if (ring_mode()) {
+                /* the first chunk, taken from the budget whatever is left */
+                atomic_fetch_sub_explicit(&strobe__rt.ring_left, (int64_t)strobe__rt.cfg.chunk_size,
+                                          memory_order_relaxed);
+                t->evt.hdr->flags = STROBE_STREAM_RING;
+                ring_chunk_record(t); /* an empty stack always fits */
+            }
             write_thread_begin(t, now);
         } else {
             strobe__say(name, ": ", strerror(-rc), "; this thread is not traced", (char *)NULL);
@@ -451,7 +570,9 @@ static void summarize_locked(struct strobe__thread *t, unsigned how, uint64_t en
         enter_exit = 2 * visits - depth;
     }
     if ((t->mode & STROBE__MODE_TRACE) && t->evt.hdr) {
-        s.events = enter_exit - (prof ? t->lost_enter_exit : 0) + t->ext_records; /* the stream's records */
+        /* the stream's records: a ring's overwritten ones are not */
+        s.events = enter_exit - (prof ? t->lost_enter_exit : 0) + t->ext_records - t->ring_overwritten;
+        s.overwritten = t->ring_overwritten;
         s.bytes = t->done_bytes + chunk_bytes(t);
         s.dropped = __atomic_load_n(&t->evt.hdr->dropped, __ATOMIC_RELAXED);
         s.limit = t->evt.hdr->limit_bytes;
@@ -585,6 +706,7 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
     t->chunk_events = 0;
     strobe__sync_free(t);
     t->done_events = t->done_bytes = t->tail_offset = t->ext_records = t->lost_enter_exit = 0;
+    t->ring_seq = t->ring_overwritten = 0;
     /* The child is a process of its own: its call stack starts empty.
      * The exits of the frames it inherited find nothing to leave and are
      * ignored, so the parent's visits are neither counted twice nor cut. */

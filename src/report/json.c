@@ -171,6 +171,19 @@ static void json_system(struct strobe__jw *w, const struct strobe__report_view *
         strobe__jw_u64(w, "thread", th->index);
         strobe__jw_u64(w, "tid", th->tid);
         strobe__jw_ref(w, "parent", th->parent);
+        if (th->ring) { /* flight recorder: what the ring kept */
+            strobe__jw_open(w, "ring", '{', true);
+            strobe__jw_u64(w, "from_ns", th->window_ns);
+            strobe__jw_u64(w, "to_ns", th->end_ns);
+            if (th->summarized)
+                strobe__jw_u64(w, "overwritten", th->overwritten);
+            else
+                strobe__jw_null(w, "overwritten");
+            strobe__jw_u64(w, "overwritten_chunks", th->overwritten_chunks);
+            strobe__jw_close(w);
+        } else {
+            strobe__jw_null(w, "ring");
+        }
         strobe__jw_bool(w, "trace", th->stream_path != NULL);
         strobe__jw_bool(w, "profile", th->profile_path != NULL);
         strobe__jw_u64(w, "begin_ns", th->begin_ns);

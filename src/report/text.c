@@ -182,6 +182,32 @@ static void text_paused(FILE *out, const struct strobe_experiment *exp)
     }
 }
 
+/* Flight recorder: the span each ring stream kept and what it lost, one
+ * line per thread (the first 16). */
+static void text_rings(FILE *out, const struct strobe_experiment *exp)
+{
+    size_t shown = 0, rings = 0;
+    for (size_t i = 0; i < exp->nthreads; i++) {
+        const struct strobe_thread_info *t = &exp->threads[i];
+        if (!t->ring)
+            continue;
+        if (rings++ == 0)
+            fprintf(out, "  %-16s the newest events of each thread (strobe run --max-size):\n", "trace window");
+        if (shown++ == 16)
+            continue;
+        char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN];
+        fprintf(out, "  %-16s %s t%u: %s to %s, ", "", exp->processes[t->process].dir, t->index,
+                strobe__fmt_time(a, t->window_ns), strobe__fmt_time(b, t->end_ns));
+        if (t->summarized)
+            fprintf(out, "%" PRIu64 " older events overwritten\n", t->overwritten);
+        else /* killed: nobody counted them */
+            fprintf(out, "%" PRIu64 " older chunks overwritten (events not counted: the process did not exit)\n",
+                    t->overwritten_chunks);
+    }
+    if (shown > 16)
+        fprintf(out, "  %-16s ... and %zu more threads\n", "", shown - 16);
+}
+
 static void text_summary(FILE *out, const struct strobe__report_view *v)
 {
     const struct strobe_experiment *exp = v->exp;
@@ -223,6 +249,7 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
     summary_line(out, "dropped", "%" PRIu64 "%s", exp->total_dropped,
                  exp->total_dropped ? " (WARNING: incomplete trace)" : "");
     text_paused(out, exp);
+    text_rings(out, exp);
     if (v->overhead_known)
         summary_line(out, "overhead (est.)", "%s, likely %s to %s (%s of %s thread time%s)",
                      strobe__fmt_time(a, (uint64_t)(v->overhead_ns + 0.5)),

@@ -615,7 +615,7 @@ STROBE_TEST(json_fields)
         "{\"at_exit\": false, \"begin_ns\": 0, \"bytes\": 400, \"dropped\": 0, \"end_ns\": 1100000, "
         "\"ended\": true, "
         "\"events\": 100, \"incl_ns\": 1000000, \"index\": 0, \"parent\": null, \"process\": 0, "
-        "\"profile\": true, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
+        "\"profile\": true, \"ring\": null, \"rusage\": {\"majflt\": 0, \"maxrss_kb\": 2048, \"minflt\": 10, "
         "\"nivcsw\": 1, \"nvcsw\": 3, \"stime_us\": 250, \"utime_us\": 1500}, \"summarized\": false, "
         "\"thread\": 0, "
         "\"tid\": 4242, \"trace\": true, \"visits\": 9}\n"
