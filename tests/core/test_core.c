@@ -1829,6 +1829,40 @@ STROBE_TEST(flight_killed)
     free(rep);
 }
 
+/* A ring as a SIGKILL left it, corrupted three ways: each is one line
+ * naming the file, the offset and the problem. */
+STROBE_TEST(flight_corrupt)
+{
+    const char *exp = exp_dir("flight_corrupt");
+    char *out, path[PBUF];
+    static const struct {
+        long off;
+        uint8_t byte;
+        const char *msg;
+    } bad[] = {
+        {48, 3, "/t0.evt: offset 48: unknown stream flags 0x3\n"},
+        {48, 0, "/t0.evt: offset 64: CHUNK record in a stream that is not a ring\n"},
+        {4096 + 3, 127, "/t0.evt: offset 4096: CHUNK record: sequence 127 follows "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        strobe_test_sh(&out, "rm -rf '%s' && STROBE_EXPERIMENT_DIR='%s' STROBE_MAX_SIZE=64K STROBE_CHUNK_SIZE=4K "
+                             "LD_PRELOAD='%s' " PROG("flight") " 100000 5 kill",
+                       exp, exp, preload());
+        free(out);
+        const char *proc = only_proc(exp);
+        FILE *f = fopen(file_in(path, proc, "t0.evt"), "r+b");
+        CHECK(f != NULL);
+        uint8_t seq = 0;
+        CHECK(fseek(f, 4096 + 3, SEEK_SET) == 0 && fread(&seq, 1, 1, f) == 1);
+        CHECK(seq > 1 && seq < 126); /* a one-byte sequence number: the ring went round */
+        CHECK(fseek(f, bad[i].off, SEEK_SET) == 0 && fwrite(&bad[i].byte, 1, 1, f) == 1);
+        fclose(f);
+        CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s' 2>&1", exp), 1);
+        CHECK_CONTAINS(out, bad[i].msg);
+        free(out);
+    }
+}
+
 /* 5 * 10^7 events (10^7 under sanitizers) through a 16 MiB ring: 5 s of
  * CPU, up to 30 s on a shared, loaded 2-core machine. The issue's 10^9 events
  * take 20 s to 4 minutes there, depending on the load, too long for a
@@ -2171,4 +2205,5 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(threads_taskgraph_tickets), STROBE_CASE(pause_api), STROBE_CASE(pause_api_variants),
                  STROBE_CASE(pause_recursion), STROBE_CASE(pause_signal),
                  STROBE_CASE(pause_delay_duration), STROBE_CASE(pause_bad_options),
-                 STROBE_CASE(flight_ring_exact), STROBE_CASE(flight_killed), STROBE_CASE(flight_many_events))
+                 STROBE_CASE(flight_ring_exact), STROBE_CASE(flight_killed), STROBE_CASE(flight_corrupt),
+                 STROBE_CASE(flight_many_events))
