@@ -40,6 +40,7 @@ const char strobe__run_help[] =
     "                  [--tm] [--tm-monitor off|counters|stats|events] [--publish] [--mpi]\n"
     "                  [--openmp] [--malloc] [--sample[=HZ]] [--measure-launcher] [--job NAME]\n"
     "                  [--delay T] [--duration T] [--toggle-signal SIG] [--max-size SIZE]\n"
+    "                  [--dump-signal SIG|none]\n"
     "                  [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the strobe runtime (libstrobe.so) preloaded and writes an\n"
@@ -109,6 +110,9 @@ const char strobe__run_help[] =
     "                     of every thread, in rings of trace chunks within SIZE\n"
     "                     bytes together (at least 64K: 64M, 1G, ...); the\n"
     "                     profile counts all\n"
+    "  --dump-signal SIG  with --max-size: copy the rings as they are into\n"
+    "                     DIR/dump-<n>/ whenever a process receives SIG (default\n"
+    "                     USR2; none: no signal)\n"
     "  -h, --help         show this help\n"
     "\n"
     "exit status: PROG's exit status; 128+S when PROG was killed by signal S;\n"
@@ -135,6 +139,7 @@ enum {
     OPT_DURATION,
     OPT_TOGGLE_SIGNAL,
     OPT_MAX_SIZE,
+    OPT_DUMP_SIGNAL,
 };
 
 static const struct option run_options[] = {
@@ -158,6 +163,7 @@ static const struct option run_options[] = {
     {"duration", required_argument, NULL, OPT_DURATION},
     {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
     {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+    {"dump-signal", required_argument, NULL, OPT_DUMP_SIGNAL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -408,6 +414,7 @@ struct child_env {
     const char *delay, *duration; /* --delay, --duration as given (checked), or NULL */
     int toggle_signal;            /* --toggle-signal, 0 = none */
     const char *max_size;         /* --max-size as given (checked), or NULL */
+    const char *dump_signal;      /* --dump-signal: a signal number or "none", or NULL */
 };
 
 /* Room for the launcher's pid, filled in by the child (fill_pid). */
@@ -436,7 +443,7 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         "LD_PRELOAD",    "STROBE_EXPERIMENT_DIR", "STROBE_FILTER",       "STROBE_TRACE", "STROBE_PROFILE",
         "ASAN_OPTIONS",  "STROBE_PUBLISH",        "STROBE_LAUNCHER_PID", "STROBE_JOB",   "STROBE_LOCKS",
         "STROBE_MALLOC", "STROBE_SAMPLE",         "STROBE_DELAY",        "STROBE_DURATION", "STROBE_TOGGLE_SIGNAL",
-        "STROBE_MAX_SIZE", "STROBE_TM_MONITOR"};
+        "STROBE_MAX_SIZE", "STROBE_DUMP_SIGNAL", "STROBE_TM_MONITOR"};
     memset(b, 0, sizeof *b);
     int rc = 0;
     /* without --tm, STROBE_TM_MONITOR is the user's (a program may link the STM) */
@@ -486,6 +493,8 @@ static int build_env(struct env_builder *b, const struct child_env *ce)
         rc = env_add(b, "STROBE_DURATION", ce->duration);
     if (rc == 0 && ce->max_size)
         rc = env_add(b, "STROBE_MAX_SIZE", ce->max_size);
+    if (rc == 0 && ce->dump_signal)
+        rc = env_add(b, "STROBE_DUMP_SIGNAL", ce->dump_signal);
     if (rc == 0 && ce->toggle_signal) {
         char v[40];
         snprintf(v, sizeof v, "STROBE_TOGGLE_SIGNAL=%d", ce->toggle_signal);
@@ -607,6 +616,7 @@ struct run_opts {
     const char *delay, *duration; /* checked durations, or NULL */
     int toggle_signal;            /* 0 = none */
     const char *max_size;         /* checked size, or NULL */
+    char dump_signal[16];         /* --dump-signal as a number or "none"; "" = not given */
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
@@ -680,6 +690,16 @@ static int parse(int argc, char **argv, struct run_opts *o)
             o->max_size = optarg;
             break;
         }
+        case OPT_DUMP_SIGNAL: {
+            int sig = 0;
+            if (strcmp(optarg, "none") != 0 && strobe__parse_signal(optarg, &sig) != 0)
+                return strobe__cli_usage_error("run", "--dump-signal: '%s' is not a signal strobe can take (USR2, "
+                                               "USR1, a number, none; not KILL, STOP, PROF or a fault)", optarg);
+            snprintf(o->dump_signal, sizeof o->dump_signal, "%s", sig ? "" : "none");
+            if (sig)
+                snprintf(o->dump_signal, sizeof o->dump_signal, "%d", sig);
+            break;
+        }
         case OPT_TOGGLE_SIGNAL:
             if (strobe__parse_signal(optarg, &o->toggle_signal) != 0)
                 return strobe__cli_usage_error("run", "--toggle-signal: '%s' is not a signal strobe can take (USR1, "
@@ -705,6 +725,11 @@ static int parse(int argc, char **argv, struct run_opts *o)
     }
     if (o->no_trace && o->no_profile)
         return strobe__cli_usage_error("run", "'--no-trace' and '--no-profile' exclude each other");
+    if (o->dump_signal[0] && !o->max_size)
+        return strobe__cli_usage_error("run", "'--dump-signal' needs '--max-size'");
+    int dump = o->max_size ? (o->dump_signal[0] ? atoi(o->dump_signal) : SIGUSR2) : 0;
+    if (dump && dump == o->toggle_signal)
+        return strobe__cli_usage_error("run", "'--toggle-signal' and '--dump-signal' name the same signal");
     if (o->no_trace && o->max_size)
         return strobe__cli_usage_error("run", "'--no-trace' and '--max-size' exclude each other");
     if (o->no_trace && strcmp(o->locks, "all") == 0) /* the task graph is built from the traces */
@@ -747,7 +772,7 @@ static int launch(const struct run_opts *o, const char *dir, const char *abs_dir
                            o->tm_monitor, o->publish,     !o->measure_launcher && is_mpi_launcher(prog),
                            o->job,        o->locks,       o->malloc,
                            o->sample_hz,   o->delay,       o->duration,
-                           o->toggle_signal, o->max_size};
+                           o->toggle_signal, o->max_size,  o->dump_signal[0] ? o->dump_signal : NULL};
     if ((rc = build_env(&env, &ce)) != 0) {
         env_free(&env);
         strobe__cli_say("run: %s", strerror(-rc));

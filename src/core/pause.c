@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/defs.h"
+#include "core/dump.h"
 #include "core/runtime.h"
 #include "core/thread.h"
 #include "core/util.h"
@@ -74,14 +75,15 @@ static int gate_change(enum gate_op op, uint32_t bits, unsigned cause)
 
 /* ---- the toggle signal and the timer ---- */
 
-static void on_toggle(int sig)
+/* The toggle signal's and the dump signal's handler: one byte, 't' or
+ * 'd', to the control thread. */
+static void on_signal(int sig)
 {
-    (void)sig;
     int saved = errno;
     if (getpid() == control_pid) {
-        /* nonblocking: toggles beyond the pipe's room while the thread is
+        /* nonblocking: requests beyond the pipe's room while the thread is
          * busy are lost, not waited for in a signal handler */
-        ssize_t w = write(wake_pipe[1], "t", 1);
+        ssize_t w = write(wake_pipe[1], sig == strobe__rt.cfg.toggle_signal ? "t" : "d", 1);
         (void)w;
     }
     errno = saved;
@@ -113,6 +115,12 @@ static void *control(void *arg)
             char buf[64];
             ssize_t r = read(wake_pipe[0], buf, sizeof buf);
             for (ssize_t i = 0; i < r; i++) {
+                if (buf[i] == 'd') {
+                    int rc = strobe__flight_dump();
+                    if (rc)
+                        strobe__say("dump: ", strerror(-rc), (char *)NULL);
+                    continue;
+                }
                 bool paused = atomic_load_explicit(&strobe__rt.gate, memory_order_relaxed) & STROBE__GATE_SIGNAL;
                 gate_change(paused ? GATE_CLEAR : GATE_SET, STROBE__GATE_SIGNAL, STROBE_RECORDING_SIGNAL);
             }
@@ -137,18 +145,19 @@ int strobe__pause_start(void)
     const struct strobe__config *cfg = &strobe__rt.cfg;
     if (cfg->delay_ns)
         gate_change(GATE_SET, STROBE__GATE_TIMER, STROBE_RECORDING_TIMER);
-    if (!cfg->delay_ns && !cfg->duration_ns && !cfg->toggle_signal)
+    if (!cfg->delay_ns && !cfg->duration_ns && !cfg->toggle_signal && !cfg->dump_signal)
         return 0;
-    if (cfg->toggle_signal) {
+    if (cfg->toggle_signal || cfg->dump_signal) {
         if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
             return -errno;
         control_pid = getpid();
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_toggle;
+        sa.sa_handler = on_signal;
         sa.sa_flags = SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        if (sigaction(cfg->toggle_signal, &sa, NULL) != 0)
+        if ((cfg->toggle_signal && sigaction(cfg->toggle_signal, &sa, NULL) != 0) ||
+            (cfg->dump_signal && sigaction(cfg->dump_signal, &sa, NULL) != 0))
             return -errno;
     }
     /* the real pthread_create: ours would measure the control thread */

@@ -24,6 +24,8 @@
  *   STROBE_MAX_SIZE         flight recorder: the process's event streams
  *                           are rings within this many bytes together
  *                           (thread.c); STROBE_TRACE_LIMIT does not apply
+ *   STROBE_DUMP_SIGNAL      with STROBE_MAX_SIZE: this signal copies the
+ *                           rings aside (dump.h); USR2 unless none
  *   STROBE_CLOCK            auto (default), tsc or monotonic
  *   STROBE_MALLOC=1         track allocations (malloc.h; default 0)
  *   STROBE_MALLOC_LARGE     blocks from this size on are timeline events
@@ -54,6 +56,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +201,14 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
             cfg->chunk_size /= 2;
         if (cfg->max_size < cfg->chunk_size)
             return bad_env("STROBE_MAX_SIZE", getenv("STROBE_MAX_SIZE"), "smaller than one chunk (STROBE_CHUNK_SIZE)");
+        const char *ds = getenv("STROBE_DUMP_SIGNAL");
+        cfg->dump_signal = SIGUSR2;
+        if (ds && (strcmp(ds, "0") == 0 || strcmp(ds, "none") == 0))
+            cfg->dump_signal = 0;
+        else if (ds && *ds && strobe__parse_signal(ds, &cfg->dump_signal) != 0)
+            return bad_env("STROBE_DUMP_SIGNAL", ds, "expected a signal such as USR2 that the program leaves alone, or none");
+        if (cfg->dump_signal && cfg->dump_signal == cfg->toggle_signal)
+            return bad_env("STROBE_DUMP_SIGNAL", ds ? ds : "USR2", "is the toggle signal too");
     }
     if ((rc = env_size("STROBE_PROFILE_LIMIT", &cfg->profile_limit, 4096, (uint64_t)UINT32_MAX * 64, false)))
         return rc;
@@ -585,8 +596,8 @@ int strobe__runtime_ensure(void)
     /* after the overhead measurement, which must time recorded events */
     int prc = strobe__pause_start();
     if (prc)
-        strobe__say("--delay/--duration/--toggle-signal: ", strerror(-prc), "; recording is not paused or resumed",
-                    (char *)NULL);
+        strobe__say("--delay/--duration/--toggle-signal/--dump-signal: ", strerror(-prc),
+                    "; recording is not paused, resumed or dumped", (char *)NULL);
     /* The second calibration point, >= 1 ms after the first. */
     while (strobe__mono_ns() - t0 < 1000000)
         cpu_relax();

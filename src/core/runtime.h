@@ -66,6 +66,7 @@ struct strobe__config {
     uint64_t duration_ns;   /* STROBE_DURATION: recording stops this long after it started, 0 = never */
     int toggle_signal;      /* STROBE_TOGGLE_SIGNAL: pauses and resumes recording, 0 = none */
     uint64_t max_size;      /* STROBE_MAX_SIZE: flight recorder, the process's trace budget; 0 = off */
+    int dump_signal;        /* STROBE_DUMP_SIGNAL: copies the rings aside (dump.h), 0 = none */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE

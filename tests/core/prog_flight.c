@@ -7,13 +7,16 @@
  *   main 1 > loop 1 > tick N       (2N + 2 events: most of them overwritten)
  *   main 1 > marker M              (the last 2M events before main's exit)
  *
- * Usage: core_prog_flight N M [kill]: kill = SIGKILL itself after the
- * marker calls (main open), so the ring is read as the crash left it.
+ * Usage: core_prog_flight N M [kill | wait FILE]: kill = SIGKILL itself
+ * after the marker calls (main open), so the ring is read as the crash
+ * left it; wait FILE = then print "ready" and wait (up to 60 s, making no
+ * event) until FILE exists, for a dump to be taken meanwhile.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -46,5 +49,11 @@ int main(int argc, char **argv)
         marker();
     if (argc > 3 && strcmp(argv[3], "kill") == 0)
         raise(SIGKILL);
+    if (argc > 4 && strcmp(argv[3], "wait") == 0) {
+        puts("ready");
+        fflush(stdout);
+        for (int i = 0; i < 6000 && access(argv[4], F_OK) != 0; i++)
+            usleep(10000);
+    }
     return 0;
 }

@@ -1829,6 +1829,48 @@ STROBE_TEST(flight_killed)
     free(rep);
 }
 
+/* The dump signal while the program runs (main open, the rings full):
+ * DIR/dump-1 is an experiment of its own with every marker call, and the
+ * run goes on to its normal end. */
+STROBE_TEST(flight_dump_signal)
+{
+    const char *exp = exp_dir("flight_dump_signal");
+    char *out;
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "rm -rf '%s' && cd '%s/..' && rm -f go ready && "
+                                "(" STROBE_BIN_DIR "/strobe run -o '%s' --max-size 256K -- " PROG("flight")
+                                " 3000000 700 wait go > ready 2>&1 &) && "
+                                "for i in $(seq 600); do grep -q ready ready 2>/dev/null && break; sleep 0.1; done && "
+                                "pid=$(cd '%s' && ls -d proc-* | sed 's/proc-//') && kill -USR2 $pid && "
+                                "for i in $(seq 600); do [ -e '%s/dump-1/proc-'$pid/t0.prof ] && break; sleep 0.1; done && "
+                                "sleep 1 && touch go && "
+                                "for i in $(seq 600); do grep -q 'experiment' ready 2>/dev/null && break; sleep 0.1; done; "
+                                "ls '%s/dump-1'",
+                                exp, exp, exp, exp, exp, exp),
+                 0);
+    free(out);
+    char dump[PBUF];
+    fmt(dump, sizeof dump, "%s/dump-1", exp);
+    char json[PBUF];
+    fmt(json, sizeof json, "%s/dump.json", exp);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe export '%s' --format chrome -o '%s'", dump, json), 0);
+    free(out);
+    size_t len;
+    char *trace = (char *)dec_read_file(json, &len);
+    CHECK_EQ_INT(count_lines(trace, "{\"ph\":\"B\",\"name\":\"marker\""), 700);
+    free(trace);
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s'", dump), 0);
+    CHECK_EQ_U64(report_visits(out, "tick"), 3000000);
+    CHECK_EQ_U64(report_visits(out, "marker"), 700);
+    CHECK_CONTAINS(out, " older chunks overwritten (events not counted: the process did not exit)\n");
+    free(out);
+    /* the run itself ended normally */
+    CHECK_EQ_INT(strobe_test_sh(&out, STROBE_BIN_DIR "/strobe report '%s'", exp), 0);
+    CHECK_EQ_U64(report_visits(out, "marker"), 700);
+    CHECK_CONTAINS(out, " older events overwritten\n");
+    free(out);
+}
+
 /* A ring as a SIGKILL left it, corrupted three ways: each is one line
  * naming the file, the offset and the problem. */
 STROBE_TEST(flight_corrupt)
@@ -2205,5 +2247,5 @@ STROBE_TEST_MAIN(STROBE_CASE(calls_exact), STROBE_CASE(killed_keeps_events), STR
                  STROBE_CASE(threads_taskgraph_tickets), STROBE_CASE(pause_api), STROBE_CASE(pause_api_variants),
                  STROBE_CASE(pause_recursion), STROBE_CASE(pause_signal),
                  STROBE_CASE(pause_delay_duration), STROBE_CASE(pause_bad_options),
-                 STROBE_CASE(flight_ring_exact), STROBE_CASE(flight_killed), STROBE_CASE(flight_corrupt),
+                 STROBE_CASE(flight_ring_exact), STROBE_CASE(flight_killed), STROBE_CASE(flight_dump_signal), STROBE_CASE(flight_corrupt),
                  STROBE_CASE(flight_many_events))
