@@ -71,8 +71,8 @@ static int64_t union_node(struct builder *b, uint32_t parent, const char *name, 
 
 /* The item of kind K (a byte), node and name, added when new, with
  * nfields fields per run. Returns it or NULL (-ENOMEM). */
-static struct strobe_diff_item *item(struct builder *b, char k, uint32_t node, const char *name, size_t nfields,
-                                     struct strobe_diff_item **arr, size_t *n, size_t *cap)
+static struct strobe_diff_item *item(struct builder *b, char k, uint32_t node, const char *name,
+                                     size_t nfields, struct strobe_diff_item **arr, size_t *n, size_t *cap)
 {
     size_t ln = strlen(name), len = 1 + sizeof node + ln;
     char *key = malloc(len);
@@ -159,8 +159,9 @@ static int add_models(struct builder *b, const struct strobe_diff_run *run, size
             const struct strobe_metric_stats *ms = &p->nodes[n].metrics[m];
             if (ms->count == 0)
                 continue;
-            struct strobe_diff_item *it = item(b, 'm', map[n], exp->metrics[m].name, STROBE_DIFF_METRIC_FIELDS,
-                                               &d->metrics, &d->nmetrics, &b->cap_metrics);
+            struct strobe_diff_item *it =
+                item(b, 'm', map[n], exp->metrics[m].name, STROBE_DIFF_METRIC_FIELDS, &d->metrics,
+                     &d->nmetrics, &b->cap_metrics);
             if (!it)
                 return -ENOMEM;
             it->runs[0 * nr + r] += (double)ms->count;
@@ -191,8 +192,9 @@ static int add_models(struct builder *b, const struct strobe_diff_run *run, size
     }
     for (size_t k = 0; run->mpi && k < run->mpi->ncalls; k++) {
         const struct strobe_mpi_call *c = &run->mpi->calls[k];
-        struct strobe_diff_item *it = item(b, 'p', STROBE_NONE, exp->regions[c->region].name,
-                                           STROBE_DIFF_MPI_FIELDS, &d->mpi_funcs, &d->nmpi_funcs, &b->cap_mpi);
+        struct strobe_diff_item *it =
+            item(b, 'p', STROBE_NONE, exp->regions[c->region].name, STROBE_DIFF_MPI_FIELDS, &d->mpi_funcs,
+                 &d->nmpi_funcs, &b->cap_mpi);
         if (!it)
             return -ENOMEM;
         it->runs[0 * nr + r] += (double)c->calls;
@@ -214,7 +216,8 @@ static void spreads(struct builder *b)
             node->v[0][k] = strobe_diff_spread_of(v, d->nruns[0]);
             node->v[1][k] = strobe_diff_spread_of(v + d->nruns[0], d->nruns[1]);
         }
-        const struct strobe_diff_spread *a = &node->v[0][STROBE_DIFF_INCL], *bs = &node->v[1][STROBE_DIFF_INCL];
+        const struct strobe_diff_spread *a = &node->v[0][STROBE_DIFF_INCL],
+                                        *bs = &node->v[1][STROBE_DIFF_INCL];
         node->beyond_spread = bs->min > a->max || a->min > bs->max;
     }
 }

@@ -50,8 +50,8 @@ struct strobe_diff_spread {
 
 /* A path of the union tree. */
 struct strobe_diff_node {
-    uint32_t parent; /* STROBE_NONE for the root */
-    uint32_t depth;  /* root = 0 */
+    uint32_t parent;         /* STROBE_NONE for the root */
+    uint32_t depth;          /* root = 0 */
     const char *name, *file; /* from the first run that has the path */
     bool in[2];              /* some run of side A (0) / B (1) has it */
     struct strobe_diff_spread v[2][STROBE_DIFF_NVALUES];
@@ -74,7 +74,7 @@ struct strobe_diff {
     size_t nruns_all;
     struct strobe_diff_node *nodes; /* node 0 is the root; parents before children */
     size_t nnodes;
-    bool samples[2]; /* every run of the side sampled */
+    bool samples[2];    /* every run of the side sampled */
     bool tm[2], mpi[2]; /* every run of the side has TM statistics / MPI calls */
 
     /* user metrics per path: fields count, sum (only paths with a metric) */
@@ -117,8 +117,8 @@ static inline struct strobe_diff_spread strobe_diff_spread_of(const double *v, s
 }
 
 /* Mean, min and max of field f of item it for side s (0 = A, 1 = B). */
-static inline struct strobe_diff_spread strobe_diff_item_spread(const struct strobe_diff *d,
-                                                                const struct strobe_diff_item *it, size_t f, int s)
+static inline struct strobe_diff_spread
+strobe_diff_item_spread(const struct strobe_diff *d, const struct strobe_diff_item *it, size_t f, int s)
 {
     return strobe_diff_spread_of(&it->runs[f * d->nruns_all + (s ? d->nruns[0] : 0)], d->nruns[s]);
 }

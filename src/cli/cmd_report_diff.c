@@ -102,7 +102,7 @@ static int check_required(const struct strobe__diff_request *rq, const struct ru
                               : rq->tm && (!runs[i].tm || runs[i].tm->nblocks == 0)
                                   ? "--tm: no transactional-memory statistics (record with `strobe run --tm`)"
                               : rq->mpi && !runs[i].mpi ? "--mpi: no MPI calls were recorded"
-                                                         : NULL;
+                                                        : NULL;
         if (missing) {
             strobe__cli_say("report: %s: %s", dirs[i], missing);
             return STROBE_EXIT_FAILURE;
@@ -152,7 +152,8 @@ int strobe__report_diff(const struct strobe__diff_request *rq)
             strobe__cli_say("report: out of memory");
             code = STROBE_EXIT_FAILURE;
         } else if (rc) {
-            code = strobe__cli_usage_error("report", "--diff: '%s' has an empty directory name", s ? rq->b : rq->a);
+            code = strobe__cli_usage_error("report", "--diff: '%s' has an empty directory name",
+                                           s ? rq->b : rq->a);
         }
     }
     struct run *runs = code ? NULL : calloc(n[0] + n[1], sizeof *runs);
@@ -190,7 +191,7 @@ int strobe__report_diff(const struct strobe__diff_request *rq)
                                             .min_ns = rq->min_ns};
         if (rq->gate)
             o.nfailed = strobe_diff_gate(d, rq->fail_above, rq->min_ns);
-        int rc = rq->format == STROBE__DIFF_HTML ? write_html(rq->out_path, &runs[n[0]], d, &o, rq->sort)
+        int rc = rq->format == STROBE__DIFF_HTML   ? write_html(rq->out_path, &runs[n[0]], d, &o, rq->sort)
                  : rq->format == STROBE__DIFF_JSON ? strobe_report_diff_json(stdout, d, &o)
                                                    : strobe_report_diff_text(stdout, d, &o);
         if (rc && rq->format != STROBE__DIFF_HTML)
@@ -199,8 +200,9 @@ int strobe__report_diff(const struct strobe__diff_request *rq)
             code = STROBE_EXIT_FAILURE;
         } else if (o.nfailed) {
             char floor[STROBE_UNITS_LEN];
-            strobe__cli_say("report: gate failed: %zu call path%s grew more than %g%% (inclusive time from %s)",
-                            o.nfailed, o.nfailed == 1 ? "" : "s", rq->fail_above, strobe__fmt_time(floor, rq->min_ns));
+            strobe__cli_say(
+                "report: gate failed: %zu call path%s grew more than %g%% (inclusive time from %s)",
+                o.nfailed, o.nfailed == 1 ? "" : "s", rq->fail_above, strobe__fmt_time(floor, rq->min_ns));
             code = STROBE_EXIT_GATE;
         }
     }

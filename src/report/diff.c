@@ -192,9 +192,9 @@ static void text_paths(FILE *out, const struct strobe_diff *d, const struct stro
     static const struct {
         const char *title;
         int width;
-    } cols[] = {{"incl A", W_TIME}, {"incl B", W_TIME},  {"Δ incl", W_TIME},   {"Δ%", W_REL},
-                {"excl A", W_TIME}, {"excl B", W_TIME},  {"visits A", W_COUNT}, {"visits B", W_COUNT},
-                {"Δ visits", W_COUNT}};
+    } cols[] = {{"incl A", W_TIME},    {"incl B", W_TIME},    {"Δ incl", W_TIME},
+                {"Δ%", W_REL},         {"excl A", W_TIME},    {"excl B", W_TIME},
+                {"visits A", W_COUNT}, {"visits B", W_COUNT}, {"Δ visits", W_COUNT}};
     for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
         cell(out, cols[c].title, cols[c].width);
     if (samples) {
@@ -244,9 +244,9 @@ static void text_paths(FILE *out, const struct strobe_diff *d, const struct stro
 
 /* The rows of named items (metrics, TM blocks, MPI functions): per item
  * and field that is not 0 on both sides, A, B, the change and Δ%. */
-static void text_items(FILE *out, const struct strobe_diff *d, const char *title, const struct strobe_diff_item *items,
-                       size_t nitems, const char *const *fields, size_t nfields, const bool *time, char **name,
-                       size_t *cap)
+static void text_items(FILE *out, const struct strobe_diff *d, const char *title,
+                       const struct strobe_diff_item *items, size_t nitems, const char *const *fields,
+                       size_t nfields, const bool *time, char **name, size_t *cap)
 {
     if (nitems == 0)
         return;
@@ -307,7 +307,8 @@ static void text_gate(FILE *out, const struct strobe_diff *d, const struct strob
                       const uint32_t *idx, char **name, size_t *cap)
 {
     char floor[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN], a_s[STROBE_UNITS_LEN], b_s[STROBE_UNITS_LEN];
-    fprintf(out, "\ngate (--fail-above %g%%, --min-time %s): ", o->fail_above, strobe__fmt_time(floor, o->min_ns));
+    fprintf(out, "\ngate (--fail-above %g%%, --min-time %s): ", o->fail_above,
+            strobe__fmt_time(floor, o->min_ns));
     if (o->nfailed == 0) {
         fputs("passed\n", out);
         return;
@@ -347,10 +348,10 @@ int strobe_report_diff_text(FILE *out, const struct strobe_diff *d, const struct
     text_one_sided(out, "MPI summaries", d->mpi);
     if (d->mpi[0] && d->mpi[1]) {
         struct strobe_diff_item totals = {.name = "all ranks:", .node = STROBE_NONE, .runs = d->mpi_totals};
-        text_items(out, d, "MPI", &totals, 1, mpi_total_fields, STROBE_DIFF_MPI_NTOTALS, mpi_total_time, &name,
-                   &cap);
-        text_items(out, d, "MPI per function", d->mpi_funcs, d->nmpi_funcs, mpi_fields, STROBE_DIFF_MPI_FIELDS,
-                   mpi_time, &name, &cap);
+        text_items(out, d, "MPI", &totals, 1, mpi_total_fields, STROBE_DIFF_MPI_NTOTALS, mpi_total_time,
+                   &name, &cap);
+        text_items(out, d, "MPI per function", d->mpi_funcs, d->nmpi_funcs, mpi_fields,
+                   STROBE_DIFF_MPI_FIELDS, mpi_time, &name, &cap);
     }
     if (o->gate)
         text_gate(out, d, o, idx, &name, &cap);
@@ -391,7 +392,8 @@ static void json_change(struct strobe__jw *w, const char *key, const double *a, 
     strobe__jw_close(w);
 }
 
-static void json_node_change(struct strobe__jw *w, const struct strobe_diff *d, const struct strobe_diff_node *n)
+static void json_node_change(struct strobe__jw *w, const struct strobe_diff *d,
+                             const struct strobe_diff_node *n)
 {
     int nvalues = d->samples[0] && d->samples[1] ? STROBE_DIFF_NVALUES : STROBE_DIFF_SAMPLES;
     double a[STROBE_DIFF_NVALUES], b[STROBE_DIFF_NVALUES];
@@ -480,7 +482,8 @@ int strobe_report_diff_json(FILE *out, const struct strobe_diff *d, const struct
         json_items(w, "tm", d, d->tm_blocks, d->ntm_blocks, ptrs, STROBE_DIFF_TM_FIELDS);
     }
     if (d->mpi[0] && d->mpi[1]) {
-        static const char *const total_keys[STROBE_DIFF_MPI_NTOTALS] = {"mpi_ns", "calls", "messages", "bytes"};
+        static const char *const total_keys[STROBE_DIFF_MPI_NTOTALS] = {"mpi_ns", "calls", "messages",
+                                                                        "bytes"};
         static const char *const func_keys[STROBE_DIFF_MPI_FIELDS] = {"calls", "ns"};
         strobe__jw_open(w, "mpi", '{', false);
         struct strobe_diff_item totals = {.name = "all", .node = STROBE_NONE, .runs = d->mpi_totals};
