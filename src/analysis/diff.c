@@ -151,11 +151,11 @@ static int add_models(struct builder *b, const struct strobe_diff_run *run, size
     size_t nr = d->nruns_all;
     for (size_t i = 0; run->samples && i < run->samples->npaths; i++) {
         uint32_t n = run->samples->paths[i].node;
-        if (n != STROBE_NONE && n < p->nnodes && n != 0)
+        if (n != STROBE_NONE && n < p->nnodes && map[n] != 0)
             raw_of(b, map[n], r)[STROBE_DIFF_SAMPLES] += run->samples->paths[i].samples;
     }
     for (size_t n = 1; n < p->nnodes && exp->nmetrics; n++) {
-        for (size_t m = 0; p->nodes[n].metrics && m < exp->nmetrics; m++) {
+        for (size_t m = 0; p->nodes[n].metrics && map[n] != 0 && m < exp->nmetrics; m++) {
             const struct strobe_metric_stats *ms = &p->nodes[n].metrics[m];
             if (ms->count == 0)
                 continue;
@@ -264,7 +264,8 @@ int strobe_diff_build(const struct strobe_diff_run *a, size_t na, const struct s
         d->samples[s] &= run->samples != NULL;
         d->tm[s] &= run->tm != NULL && run->tm->nblocks > 0;
         d->mpi[s] &= run->mpi != NULL;
-        uint32_t *map = malloc((run->prof->nnodes ? run->prof->nnodes : 1) * sizeof *map);
+        /* 0 (the root) for nodes the walk does not reach: ignored below */
+        uint32_t *map = calloc(run->prof->nnodes ? run->prof->nnodes : 1, sizeof *map);
         if (!map) {
             rc = -ENOMEM;
             break;
