@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/diff.h"
 #include "test.h"
 
 #define STROBE STROBE_BIN_DIR "/strobe"
@@ -238,5 +239,55 @@ STROBE_TEST(html_flame)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(exact_visits), STROBE_CASE(gate), STROBE_CASE(repeated_runs),
+/* The sections of named items on a model built in memory: a metric of a
+ * path, a TM block and an MPI function, one run per side. */
+STROBE_TEST(render_items)
+{
+    struct strobe_diff_node nodes[2] = {{.parent = STROBE_NONE, .name = "", .file = "", .in = {true, true}},
+                                        {.parent = 0, .depth = 1, .name = "main", .file = "m.c", .in = {true, true}}};
+    nodes[1].v[0][STROBE_DIFF_INCL] = (struct strobe_diff_spread){2000, 2000, 2000};
+    nodes[1].v[1][STROBE_DIFF_INCL] = (struct strobe_diff_spread){3000, 3000, 3000};
+    double metric[4] = {2, 2, 10, 15}, tm[2 * STROBE_DIFF_TM_FIELDS] = {0}, mpi[4] = {4, 5, 1000, 1500};
+    double totals[2 * STROBE_DIFF_MPI_NTOTALS] = {1000, 1500, 4, 5, 4, 5, 64, 80};
+    tm[0] = 10, tm[1] = 12;          /* transactions */
+    tm[2] = 9, tm[3] = 12;           /* commits */
+    tm[2 * 4] = 3, tm[2 * 4 + 1] = 0; /* aborts write_conflict */
+    struct strobe_diff_item m = {"bytes", 1, metric}, t = {"transfer", STROBE_NONE, tm}, p = {"MPI_Send", STROBE_NONE, mpi};
+    struct strobe_diff d = {.nruns = {1, 1}, .nruns_all = 2, .nodes = nodes, .nnodes = 2, .tm = {true, true},
+                            .mpi = {true, true}, .samples = {true, false}, .metrics = &m, .nmetrics = 1,
+                            .tm_blocks = &t, .ntm_blocks = 1, .mpi_funcs = &p, .nmpi_funcs = 1, .mpi_totals = totals};
+    const char *a[] = {"A"}, *b[] = {"B"};
+    struct strobe_diff_report_opts o = {.dirs = {a, b}, .sort = 1, .top = 20};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK_EQ_INT(strobe_report_diff_text(f, &d, &o), 0);
+    fclose(f);
+    CHECK_CONTAINS(text, "\nsamples: only A has them; not compared\n");
+    CHECK_CONTAINS(text, "\nuser metrics per call path\n");
+    CHECK_CONTAINS(text, "           2           2           0     0.0%  main: bytes count\n");
+    CHECK_CONTAINS(text, "          10          15          +5   +50.0%  main: bytes sum\n");
+    CHECK_CONTAINS(text, "\ntransactional memory per atomic block\n");
+    CHECK_CONTAINS(text, "          10          12          +2   +20.0%  transfer transactions\n");
+    CHECK_CONTAINS(text, "           9          12          +3   +33.3%  transfer commits\n");
+    CHECK_CONTAINS(text, "           3           0          -3  -100.0%  transfer aborts write_conflict\n");
+    CHECK(strstr(text, "rollbacks") == NULL); /* 0 on both sides */
+    CHECK_CONTAINS(text, "    1.000 µs    1.500 µs     +500 ns   +50.0%  all ranks: time in MPI\n");
+    CHECK_CONTAINS(text, "          64          80         +16   +25.0%  all ranks: message bytes\n");
+    CHECK_CONTAINS(text, "           4           5          +1   +25.0%  MPI_Send calls\n");
+    free(text);
+    f = open_memstream(&text, &len);
+    CHECK_EQ_INT(strobe_report_diff_json(f, &d, &o), 0);
+    fclose(f);
+    CHECK_CONTAINS(text, "{\"name\": \"bytes\", \"path\": 1, \"a\": {\"count\": 2, \"sum\": 10}, \"b\": {\"count\": 2, "
+                         "\"sum\": 15}, \"delta\": {\"count\": 0, \"sum\": 5}, \"rel_pct\": {\"count\": 0, \"sum\": 50}}");
+    CHECK_CONTAINS(text, "\"a\": {\"transactions\": 10, \"commits\": 9, \"rollbacks\": 0, \"aborts_read_conflict\": 0, "
+                         "\"aborts_write_conflict\": 3,");
+    CHECK_CONTAINS(text, "\"functions\": [\n      {\"name\": \"MPI_Send\", \"a\": {\"calls\": 4, \"ns\": 1000}");
+    CHECK_CONTAINS(text, "\"totals\": [\n      {\"name\": \"all\", \"a\": {\"mpi_ns\": 1000, \"calls\": 4, \"messages\": 4, "
+                         "\"bytes\": 64}");
+    free(text);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(render_items), STROBE_CASE(exact_visits), STROBE_CASE(gate), STROBE_CASE(repeated_runs),
                  STROBE_CASE(bad_input), STROBE_CASE(html_flame))
