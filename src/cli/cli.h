@@ -78,6 +78,18 @@ extern const char strobe__instrument_help[];
 extern const char strobe__blame_prep_help[];
 
 struct strobe_experiment;
+struct strobe_profile;
+struct strobe_html_opts;
+struct strobe_errbuf;
+/* Writes the HTML report of EXP to PATH all or nothing (export/output.h),
+ * stamped with the time: a failure leaves no partial page. Returns 0 or
+ * strobe_report_html's and the output's codes (message in eb). (cmd_report.c) */
+int strobe__cli_html_write(const char *path, const struct strobe_experiment *exp,
+                           const struct strobe_profile *prof, struct strobe_html_opts *ho,
+                           struct strobe_errbuf *eb);
+/* Prints the one line for strobe__cli_html_write's rc (nothing for 0). */
+void strobe__cli_html_error(const char *path, const struct strobe_experiment *exp, int rc,
+                            const struct strobe_errbuf *eb);
 /* Opens DIR for command CMD with a progress line on a terminal; prints the
  * error and returns NULL. (cmd_report.c) */
 struct strobe_experiment *strobe__cli_open_experiment(const char *cmd, const char *dir);

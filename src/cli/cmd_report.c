@@ -407,6 +407,36 @@ static void html_models_free(struct html_models *m)
     strobe_timeline_free(m->tm_timeline);
 }
 
+int strobe__cli_html_write(const char *path, const struct strobe_experiment *exp,
+                           const struct strobe_profile *prof, struct strobe_html_opts *ho,
+                           struct strobe_errbuf *eb)
+{
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        ho->generated = when;
+    struct strobe__out_file o;
+    int rc = strobe__out_file_open(&o, path, eb);
+    if (rc == 0 && (rc = strobe_report_html(o.f, exp, prof, ho)) != 0)
+        strobe__out_file_abort(&o);
+    else if (rc == 0)
+        rc = strobe__out_file_commit(&o, eb);
+    ho->generated = NULL; /* `when` goes out of scope */
+    return rc;
+}
+
+void strobe__cli_html_error(const char *path, const struct strobe_experiment *exp, int rc,
+                            const struct strobe_errbuf *eb)
+{
+    if (rc == STROBE_ERR_FORMAT)
+        strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
+    else if (rc && eb->msg[0])
+        strobe__cli_say("report: %s", eb->msg);
+    else if (rc)
+        strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
+}
+
 /* `--format html -o PATH`: written all or nothing like an export
  * (export/output.h), so a failure never leaves a partial page behind. */
 static int report_html(const struct strobe_experiment *exp, const struct strobe_profile *prof,
@@ -424,27 +454,12 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     ho.report.taskgraph = m.taskgraph;
     ho.timeline = m.timeline;
     ho.tm_timeline = m.tm_timeline;
-    char when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        ho.generated = when;
-    struct strobe__out_file o;
     struct strobe_errbuf eb = {""};
-    int rc = strobe__out_file_open(&o, path, &eb);
-    if (rc == 0 && (rc = strobe_report_html(o.f, exp, prof, &ho)) != 0)
-        strobe__out_file_abort(&o);
-    else if (rc == 0)
-        rc = strobe__out_file_commit(&o, &eb);
+    int rc = strobe__cli_html_write(path, exp, prof, &ho, &eb);
     html_models_free(&m);
     for (size_t i = 0; i < m.nproblems; i++)
         strobe__cli_say("report: %s: warning: %s", exp->dir, m.lines[i]);
-    if (rc == STROBE_ERR_FORMAT)
-        strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
-    else if (rc && eb.msg[0])
-        strobe__cli_say("report: %s", eb.msg);
-    else if (rc)
-        strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
+    strobe__cli_html_error(path, exp, rc, &eb);
     return rc ? STROBE_EXIT_FAILURE : 0;
 }
 
@@ -457,7 +472,8 @@ static int report_diff(struct strobe__diff_request *rq, bool diff, int argc, cha
     if (single)
         return strobe__cli_usage_error("report", "'--diff' and '%s' exclude each other", single);
     if (optind + 2 > argc)
-        return strobe__cli_usage_error("report", "--diff needs two experiments: A B (or A1,A2,... B1,B2,...)");
+        return strobe__cli_usage_error("report",
+                                       "--diff needs two experiments: A B (or A1,A2,... B1,B2,...)");
     if (optind + 2 < argc)
         return strobe__cli_usage_error("report", "unexpected argument '%s'", argv[optind + 2]);
     if (rq->format == STROBE__DIFF_HTML && !rq->out_path)
@@ -499,8 +515,8 @@ int strobe__cmd_report(int argc, char **argv)
             drq.fail_above = strtod(optarg, &end);
             if (end == optarg || (*end && strcmp(end, "%") != 0) || !(drq.fail_above >= 0) ||
                 drq.fail_above > 1e9)
-                return strobe__cli_usage_error("report", "--fail-above: '%s' is not a percentage (10 or 10%%)",
-                                               optarg);
+                return strobe__cli_usage_error("report",
+                                               "--fail-above: '%s' is not a percentage (10 or 10%%)", optarg);
             drq.gate = true;
             break;
         }
@@ -609,7 +625,9 @@ int strobe__cmd_report(int argc, char **argv)
         }
     }
     if (diff || drq.gate || min_time) {
-        drq.format = format == HTML ? STROBE__DIFF_HTML : format == JSON ? STROBE__DIFF_JSON : STROBE__DIFF_TEXT;
+        drq.format = format == HTML   ? STROBE__DIFF_HTML
+                     : format == JSON ? STROBE__DIFF_JSON
+                                      : STROBE__DIFF_TEXT;
         drq.out_path = out_path;
         drq.sort = sorted ? opts.sort : STROBE_REPORT_SORT_INCL;
         drq.top = opts.top;

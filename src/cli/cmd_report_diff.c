@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "analysis/diff.h"
 #include "cli/cli.h"
-#include "export/output.h"
 #include "report/diff.h"
 #include "report/html.h"
 #include "report/units.h"
@@ -119,24 +117,9 @@ static int write_html(const char *path, const struct run *b, const struct strobe
     struct strobe_html_opts ho = {.diff = d, .diff_opts = o};
     strobe_report_opts_init(&ho.report);
     ho.report.sort = sort;
-    char when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        ho.generated = when;
-    struct strobe__out_file of;
     struct strobe_errbuf eb = {""};
-    int rc = strobe__out_file_open(&of, path, &eb);
-    if (rc == 0 && (rc = strobe_report_html(of.f, b->exp, b->prof, &ho)) != 0)
-        strobe__out_file_abort(&of);
-    else if (rc == 0)
-        rc = strobe__out_file_commit(&of, &eb);
-    if (rc == STROBE_ERR_FORMAT)
-        strobe__cli_say("report: %s: inconsistent call-path profile", b->exp->dir);
-    else if (rc && eb.msg[0])
-        strobe__cli_say("report: %s", eb.msg);
-    else if (rc)
-        strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
+    int rc = strobe__cli_html_write(path, b->exp, b->prof, &ho, &eb);
+    strobe__cli_html_error(path, b->exp, rc, &eb);
     return rc;
 }
 

@@ -191,29 +191,27 @@ STROBE_TEST(bad_input)
     CHECK_CONTAINS(out, "/t0.prof: ");
     CHECK(strchr(out, '\n') == out + strlen(out) - 1);
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report --diff A", tmp, STROBE), 2);
-    CHECK_CONTAINS(out, "--diff needs two experiments: A B (or A1,A2,... B1,B2,...)");
-    free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report --diff A, B", tmp, STROBE), 2);
-    CHECK_CONTAINS(out, "--diff: 'A,' has an empty directory name");
-    free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report --diff A B --fail-above ten", tmp, STROBE), 2);
-    CHECK_CONTAINS(out, "--fail-above: 'ten' is not a percentage (10 or 10%)");
-    free(out);
-    CHECK_EQ_INT(
-        strobe_test_sh(&out, "cd '%s' && %s report --diff A B --fail-above 5 --min-time soon", tmp, STROBE),
-        2);
-    CHECK_CONTAINS(out, "--min-time: 'soon' is not a duration");
-    free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report A --fail-above 5", tmp, STROBE), 2);
-    CHECK_CONTAINS(out, "'--fail-above' and '--min-time' need --diff");
-    free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report --diff A B --threads", tmp, STROBE), 2);
-    CHECK_CONTAINS(out, "'--diff' and '--threads' exclude each other");
-    free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report --diff A B --tm", tmp, STROBE), 1);
-    CHECK_CONTAINS(out, "strobe: report: A: --tm: no transactional-memory statistics");
-    free(out);
+    /* options: exit 2 (1 for --tm: the data is missing), one line */
+    static const struct {
+        const char *args;
+        int status;
+        const char *line;
+    } cases[] = {
+        {"--diff A", 2, "--diff needs two experiments: A B (or A1,A2,... B1,B2,...)"},
+        {"--diff A, B", 2, "--diff: 'A,' has an empty directory name"},
+        {"--diff A B --fail-above ten", 2, "--fail-above: 'ten' is not a percentage (10 or 10%)"},
+        {"--diff A B --fail-above 5 --min-time soon", 2, "--min-time: 'soon' is not a duration"},
+        {"A --fail-above 5", 2, "'--fail-above' and '--min-time' need --diff"},
+        {"--diff A B --threads", 2, "'--diff' and '--threads' exclude each other"},
+        {"--diff A B --tm", 1, "strobe: report: A: --tm: no transactional-memory statistics"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s report %s", tmp, STROBE, cases[i].args),
+                     cases[i].status);
+        CHECK_CONTAINS(out, cases[i].line);
+        CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+        free(out);
+    }
 }
 
 STROBE_TEST(html_flame)
@@ -239,23 +237,50 @@ STROBE_TEST(html_flame)
     free(out);
 }
 
+/* TM statistics end to end: tests/cli's tm_workload commits 100
+ * transactions in one atomic block per run. */
+STROBE_TEST(tm_blocks)
+{
+    const char *tmp = strobe_test_tmpdir("diff_tm");
+    char *out = strobe_test_ok_in(tmp, STROBE " run --tm -o A -- " STROBE_TM_PROG " && " STROBE
+                                              " run --tm -o B -- " STROBE_TM_PROG " && " STROBE
+                                              " report --diff A B --tm 2>/dev/null");
+    CHECK_CONTAINS(out, "\ntransactional memory per atomic block\n");
+    CHECK_CONTAINS(out, "         100         100           0     0.0%  atomic@main transactions\n");
+    CHECK_CONTAINS(out, "         100         100           0     0.0%  atomic@main commits\n");
+    free(out);
+}
+
 /* The sections of named items on a model built in memory: a metric of a
  * path, a TM block and an MPI function, one run per side. */
 STROBE_TEST(render_items)
 {
-    struct strobe_diff_node nodes[2] = {{.parent = STROBE_NONE, .name = "", .file = "", .in = {true, true}},
-                                        {.parent = 0, .depth = 1, .name = "main", .file = "m.c", .in = {true, true}}};
+    struct strobe_diff_node nodes[2] = {
+        {.parent = STROBE_NONE, .name = "", .file = "", .in = {true, true}},
+        {.parent = 0, .depth = 1, .name = "main", .file = "m.c", .in = {true, true}}};
     nodes[1].v[0][STROBE_DIFF_INCL] = (struct strobe_diff_spread){2000, 2000, 2000};
     nodes[1].v[1][STROBE_DIFF_INCL] = (struct strobe_diff_spread){3000, 3000, 3000};
     double metric[4] = {2, 2, 10, 15}, tm[2 * STROBE_DIFF_TM_FIELDS] = {0}, mpi[4] = {4, 5, 1000, 1500};
     double totals[2 * STROBE_DIFF_MPI_NTOTALS] = {1000, 1500, 4, 5, 4, 5, 64, 80};
-    tm[0] = 10, tm[1] = 12;          /* transactions */
-    tm[2] = 9, tm[3] = 12;           /* commits */
+    tm[0] = 10, tm[1] = 12;           /* transactions */
+    tm[2] = 9, tm[3] = 12;            /* commits */
     tm[2 * 4] = 3, tm[2 * 4 + 1] = 0; /* aborts write_conflict */
-    struct strobe_diff_item m = {"bytes", 1, metric}, t = {"transfer", STROBE_NONE, tm}, p = {"MPI_Send", STROBE_NONE, mpi};
-    struct strobe_diff d = {.nruns = {1, 1}, .nruns_all = 2, .nodes = nodes, .nnodes = 2, .tm = {true, true},
-                            .mpi = {true, true}, .samples = {true, false}, .metrics = &m, .nmetrics = 1,
-                            .tm_blocks = &t, .ntm_blocks = 1, .mpi_funcs = &p, .nmpi_funcs = 1, .mpi_totals = totals};
+    struct strobe_diff_item m = {"bytes", 1, metric}, t = {"transfer", STROBE_NONE, tm},
+                            p = {"MPI_Send", STROBE_NONE, mpi};
+    struct strobe_diff d = {.nruns = {1, 1},
+                            .nruns_all = 2,
+                            .nodes = nodes,
+                            .nnodes = 2,
+                            .tm = {true, true},
+                            .mpi = {true, true},
+                            .samples = {true, false},
+                            .metrics = &m,
+                            .nmetrics = 1,
+                            .tm_blocks = &t,
+                            .ntm_blocks = 1,
+                            .mpi_funcs = &p,
+                            .nmpi_funcs = 1,
+                            .mpi_totals = totals};
     const char *a[] = {"A"}, *b[] = {"B"};
     struct strobe_diff_report_opts o = {.dirs = {a, b}, .sort = 1, .top = 20};
     char *text = NULL;
@@ -279,15 +304,22 @@ STROBE_TEST(render_items)
     f = open_memstream(&text, &len);
     CHECK_EQ_INT(strobe_report_diff_json(f, &d, &o), 0);
     fclose(f);
-    CHECK_CONTAINS(text, "{\"name\": \"bytes\", \"path\": 1, \"a\": {\"count\": 2, \"sum\": 10}, \"b\": {\"count\": 2, "
-                         "\"sum\": 15}, \"delta\": {\"count\": 0, \"sum\": 5}, \"rel_pct\": {\"count\": 0, \"sum\": 50}}");
-    CHECK_CONTAINS(text, "\"a\": {\"transactions\": 10, \"commits\": 9, \"rollbacks\": 0, \"aborts_read_conflict\": 0, "
-                         "\"aborts_write_conflict\": 3,");
-    CHECK_CONTAINS(text, "\"functions\": [\n      {\"name\": \"MPI_Send\", \"a\": {\"calls\": 4, \"ns\": 1000}");
-    CHECK_CONTAINS(text, "\"totals\": [\n      {\"name\": \"all\", \"a\": {\"mpi_ns\": 1000, \"calls\": 4, \"messages\": 4, "
-                         "\"bytes\": 64}");
+    CHECK_CONTAINS(
+        text,
+        "{\"name\": \"bytes\", \"path\": 1, \"a\": {\"count\": 2, \"sum\": 10}, \"b\": {\"count\": 2, "
+        "\"sum\": 15}, \"delta\": {\"count\": 0, \"sum\": 5}, \"rel_pct\": {\"count\": 0, \"sum\": 50}}");
+    CHECK_CONTAINS(
+        text, "\"a\": {\"transactions\": 10, \"commits\": 9, \"rollbacks\": 0, \"aborts_read_conflict\": 0, "
+              "\"aborts_write_conflict\": 3,");
+    CHECK_CONTAINS(text,
+                   "\"functions\": [\n      {\"name\": \"MPI_Send\", \"a\": {\"calls\": 4, \"ns\": 1000}");
+    CHECK_CONTAINS(
+        text,
+        "\"totals\": [\n      {\"name\": \"all\", \"a\": {\"mpi_ns\": 1000, \"calls\": 4, \"messages\": 4, "
+        "\"bytes\": 64}");
     free(text);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(render_items), STROBE_CASE(exact_visits), STROBE_CASE(gate), STROBE_CASE(repeated_runs),
-                 STROBE_CASE(bad_input), STROBE_CASE(html_flame))
+STROBE_TEST_MAIN(STROBE_CASE(render_items), STROBE_CASE(tm_blocks), STROBE_CASE(exact_visits),
+                 STROBE_CASE(gate), STROBE_CASE(repeated_runs), STROBE_CASE(bad_input),
+                 STROBE_CASE(html_flame))
