@@ -96,11 +96,13 @@ static int check_required(const struct strobe__diff_request *rq, const struct ru
                           const char *const *dirs)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *missing = rq->samples && !runs[i].samples ? "--samples: the run did not sample"
+        const char *missing = rq->samples && !runs[i].samples
+                                  ? "--samples: the run did not sample (record with `strobe run --sample`)"
                               : rq->tm && (!runs[i].tm || runs[i].tm->nblocks == 0)
                                   ? "--tm: no transactional-memory statistics (record with `strobe run --tm`)"
-                              : rq->mpi && !runs[i].mpi ? "--mpi: no MPI calls were recorded"
-                                                        : NULL;
+                              : rq->mpi && !runs[i].mpi
+                                  ? "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)"
+                                  : NULL;
         if (missing) {
             strobe__cli_say("report: %s: %s", dirs[i], missing);
             return STROBE_EXIT_FAILURE;

@@ -177,6 +177,7 @@ static void text_sides(FILE *out, const struct strobe_diff *d, const struct stro
 #define W_COUNT 9
 #define W_REL 8
 #define W_RANGE 23
+#define W_SAMPLES 10
 
 static void text_paths(FILE *out, const struct strobe_diff *d, const struct strobe_diff_report_opts *o,
                        const uint32_t *idx, char **name, size_t *cap)
@@ -198,8 +199,8 @@ static void text_paths(FILE *out, const struct strobe_diff *d, const struct stro
     for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
         cell(out, cols[c].title, cols[c].width);
     if (samples) {
-        cell(out, "samples A", W_COUNT);
-        cell(out, "samples B", W_COUNT);
+        cell(out, "samples A", W_SAMPLES);
+        cell(out, "samples B", W_SAMPLES);
     }
     if (spread) {
         cell(out, "incl A range", W_RANGE);
@@ -221,8 +222,8 @@ static void text_paths(FILE *out, const struct strobe_diff *d, const struct stro
         cell(out, fmt_value(b, v[1][STROBE_DIFF_VISITS].mean, false, false), W_COUNT);
         cell(out, fmt_value(b, delta(n, STROBE_DIFF_VISITS), false, true), W_COUNT);
         if (samples) {
-            cell(out, fmt_value(b, v[0][STROBE_DIFF_SAMPLES].mean, false, false), W_COUNT);
-            cell(out, fmt_value(b, v[1][STROBE_DIFF_SAMPLES].mean, false, false), W_COUNT);
+            cell(out, fmt_value(b, v[0][STROBE_DIFF_SAMPLES].mean, false, false), W_SAMPLES);
+            cell(out, fmt_value(b, v[1][STROBE_DIFF_SAMPLES].mean, false, false), W_SAMPLES);
         }
         if (spread) {
             cell(out, fmt_range(r, &v[0][STROBE_DIFF_INCL], true), W_RANGE);
@@ -246,7 +247,7 @@ static void text_paths(FILE *out, const struct strobe_diff *d, const struct stro
  * and field that is not 0 on both sides, A, B, the change and Δ%. */
 static void text_items(FILE *out, const struct strobe_diff *d, const char *title,
                        const struct strobe_diff_item *items, size_t nitems, const char *const *fields,
-                       size_t nfields, const bool *time, char **name, size_t *cap)
+                       size_t nfields, const bool *is_time, char **name, size_t *cap)
 {
     if (nitems == 0)
         return;
@@ -263,7 +264,7 @@ static void text_items(FILE *out, const struct strobe_diff *d, const char *title
                                       bs = strobe_diff_item_spread(d, &items[i], f, 1);
             if (a.max == 0 && a.min == 0 && bs.max == 0 && bs.min == 0)
                 continue;
-            bool t = time && time[f];
+            bool t = is_time && is_time[f];
             cell(out, fmt_value(b, a.mean, t, false), W_TIME);
             cell(out, fmt_value(b, bs.mean, t, false), W_TIME);
             cell(out, fmt_value(b, bs.mean - a.mean, t, true), W_TIME);
