@@ -85,16 +85,24 @@ STROBE_HOT_INLINE bool strobe__paused_ok(const struct strobe__thread *t)
     return (__atomic_load_n(&t->busy, __ATOMIC_RELAXED) & ~STROBE__BUSY_HIDDEN) == 0 && strobe__paused();
 }
 
-/* An enter of the code at fn while paused, when the function cache knows
- * fn: counted, nothing recorded. BUSY_HIDDEN sends the thread's events to
- * the slow paths once recording resumes, until the hidden frames are left
- * (api.c). false (nothing changed) when the slow path must see it. */
-STROBE_HOT_INLINE bool strobe__paused_enter(struct strobe__thread *t, uintptr_t fn)
+/* fn's function-cache entry when t may take the paused path and the
+ * cache knows fn; NULL when the slow path must see the event. */
+STROBE_HOT_INLINE const struct strobe__cache_entry *strobe__paused_entry(const struct strobe__thread *t, uintptr_t fn)
 {
     if (STROBE_UNLIKELY(!strobe__paused_ok(t)))
-        return false;
+        return NULL;
     const struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
-    if (STROBE_UNLIKELY(e->addr != fn))
+    return STROBE_LIKELY(e->addr == fn) ? e : NULL;
+}
+
+/* An enter of the code at fn while paused: counted, nothing recorded.
+ * BUSY_HIDDEN sends the thread's events to the slow paths once recording
+ * resumes, until the hidden frames are left (api.c). false (nothing
+ * changed) when the slow path must see it. */
+STROBE_HOT_INLINE bool strobe__paused_enter(struct strobe__thread *t, uintptr_t fn)
+{
+    const struct strobe__cache_entry *e = strobe__paused_entry(t, fn);
+    if (!e)
         return false;
     if (e->id != 0) {
         t->hidden++;
@@ -109,16 +117,11 @@ STROBE_HOT_INLINE bool strobe__paused_enter(struct strobe__thread *t, uintptr_t 
  * recorded. */
 STROBE_HOT_INLINE bool strobe__paused_exit(struct strobe__thread *t, uintptr_t fn)
 {
-    if (STROBE_UNLIKELY(!strobe__paused_ok(t)))
+    const struct strobe__cache_entry *e = strobe__paused_entry(t, fn);
+    if (!e || (e->id != 0 && STROBE_UNLIKELY(t->hidden == 0)))
         return false;
-    const struct strobe__cache_entry *e = &t->cache[strobe__cache_slot(fn)];
-    if (STROBE_UNLIKELY(e->addr != fn))
-        return false;
-    if (e->id == 0)
-        return true;
-    if (STROBE_UNLIKELY(t->hidden == 0))
-        return false;
-    t->hidden--;
+    if (e->id != 0)
+        t->hidden--;
     return true;
 }
 

@@ -19,9 +19,10 @@
  * Every change of the recording state is a RECORDING record in defs
  * (format.h), written under the process lock in the order of the changes.
  * The toggle signal's handler only wakes the control thread, which makes
- * the change (async-signal-safe); the timer runs in the same thread. The
- * control thread exists only when one of them is configured; it is the
- * runtime's own and never measured.
+ * the change (async-signal-safe); the timer runs in the same thread, and
+ * so do the flight recorder's dumps (the dump signal, dump.h). The control
+ * thread exists only when one of them is configured; it is the runtime's
+ * own and never measured.
  */
 #ifndef STROBE_CORE_PAUSE_H
 #define STROBE_CORE_PAUSE_H
