@@ -162,7 +162,9 @@ STROBE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
     if (!real_create)
         return EAGAIN;
     struct strobe__thread *parent = strobe__thread_current();
-    if (!parent || !strobe__active())
+    /* a thread created while the runtime works for the caller is the
+     * runtime's own (pause.c, in TSan builds) */
+    if (!parent || !strobe__active() || (__atomic_load_n(&parent->busy, __ATOMIC_RELAXED) & STROBE__BUSY_IN))
         return real_create(thread, attr, start, arg);
     uint32_t index = atomic_fetch_add_explicit(&strobe__rt.next_index, 1, memory_order_relaxed);
     struct strobe__thread *child = strobe__thread_alloc(index, parent->index + 1);

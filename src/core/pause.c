@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/defs.h"
 #include "core/dump.h"
+#include "core/hotpath.h"
 #include "core/runtime.h"
 #include "core/thread.h"
 #include "core/util.h"
@@ -160,11 +161,23 @@ int strobe__pause_start(void)
             (cfg->dump_signal && sigaction(cfg->dump_signal, &sa, NULL) != 0))
             return -errno;
     }
+    pthread_t th;
+#ifdef STROBE_TSAN
+    /* TSan must see the thread created (its interceptor, first in the
+     * lookup order, sets it up); our wrapper behind it leaves alone a
+     * thread created while the runtime works for the caller */
+    struct strobe__thread *self = strobe__tls.t;
+    if (self)
+        strobe__busy_set(self, STROBE__BUSY_IN);
+    int rc = pthread_create(&th, NULL, control, NULL);
+    if (self)
+        strobe__busy_clear(self, STROBE__BUSY_IN);
+#else
     /* the real pthread_create: ours would measure the control thread */
     int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
         (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
-    pthread_t th;
     int rc = create ? create(&th, NULL, control, NULL) : ENOSYS;
+#endif
     if (rc)
         return -rc;
     pthread_detach(th);
