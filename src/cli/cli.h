@@ -42,6 +42,7 @@ int strobe__cmd_cc(int argc, char **argv);
 int strobe__cmd_taskgraph(int argc, char **argv);
 int strobe__cmd_instrument(int argc, char **argv);
 int strobe__cmd_blame_prep(int argc, char **argv);
+int strobe__cmd_merge(int argc, char **argv);
 
 extern const char strobe__run_help[];
 extern const char strobe__report_help[];
@@ -53,6 +54,7 @@ extern const char strobe__cc_help[];
 extern const char strobe__taskgraph_help[];
 extern const char strobe__instrument_help[];
 extern const char strobe__blame_prep_help[];
+extern const char strobe__merge_help[];
 
 struct strobe_experiment;
 /* Opens DIR for command CMD with a progress line on a terminal; prints the
