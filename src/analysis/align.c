@@ -146,6 +146,7 @@ void strobe__align_clocks(struct strobe_experiment *exp, const struct strobe__de
     for (uint32_t p = 0; p < n; p++) {
         struct strobe_process_info *pi = &exp->processes[p];
         pi->align_source = STROBE_NONE;
+        pi->align_domain = domain ? domain[p] : 0;
         if (off || !domain || !plan) {
             pi->align = off ? STROBE_ALIGN_OFF : STROBE_ALIGN_NONE;
             continue;

@@ -149,6 +149,7 @@ struct strobe_process_info {
      * offsets used (MPI; 0 otherwise), align_source the process whose
      * offsets or realtime anchor were used (STROBE_NONE: none). */
     int align; /* enum strobe_align_method */
+    uint32_t align_domain; /* strobe_align_domain(): the input of `strobe merge`, 0 = not merged */
     uint32_t align_source;
     double align_offset_ns, align_drift;
     uint64_t align_bound_ns;

@@ -384,7 +384,7 @@ static void print_clocks(const struct strobe_experiment *exp, const struct strob
         char rank[16] = "-";
         if (pi->has_rank)
             snprintf(rank, sizeof rank, "%u", pi->rank);
-        printf("  %-22s %6s %6u  %s", pi->dir, rank, strobe_align_domain(exp, (uint32_t)p, NULL),
+        printf("  %-22s %6s %6u  %s", pi->dir, rank, pi->align_domain,
                strobe_align_method_name(pi->align));
         if (pi->align == STROBE_ALIGN_MPI || pi->align == STROBE_ALIGN_REALTIME)
             printf(": %s", signed_time(a, pi->align_offset_ns));

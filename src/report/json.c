@@ -137,6 +137,7 @@ static void json_system(struct strobe__jw *w, const struct strobe__report_view *
             strobe__jw_null(w, "exit_status");
         strobe__jw_double(w, "overhead_ns_per_event", pi->overhead_ns_per_event);
         strobe__jw_str(w, "clock_align", strobe_align_method_name(pi->align));
+        strobe__jw_u64(w, "clock_domain", pi->align_domain);
         strobe__jw_double(w, "clock_offset_ns", pi->align_offset_ns);
         strobe__jw_double(w, "clock_drift_ppm", pi->align_drift * 1e6);
         strobe__jw_u64(w, "clock_bound_ns", pi->align_bound_ns);

@@ -71,6 +71,10 @@ STROBE_TEST(merge_shifted_rank)
                       "1 off True True 0\n"
                       "40 40 False True\n");
     free(out);
+    /* one rank twice: two jobs, whose messages cannot be told apart */
+    out = run(1, "cd '%s' && " STROBE " merge r0 r0 -o dup 2>&1; echo $?; ls -A | grep -c dup%s", dir, "");
+    CHECK_STR_EQ(out, "strobe: merge: r0 and r0 both hold MPI rank 0: only the ranks of one job can be merged\n1\n0\n");
+    free(out);
 }
 
 /* Rank 1 20 ms behind and gaining 1000 ppm: the offsets at MPI_Init and at
