@@ -18,6 +18,10 @@
  */
 #include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "adapters/mpi/clocks.h"
 #include "adapters/mpi/trace.h"
@@ -72,8 +76,16 @@ static void ping(unsigned when, int rank)
         define(when, rank, ROUND_TRIPS, best_send, best_rtt, best_reply);
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void strobe__mpi_clock_offsets(unsigned when)
 {
+    uint64_t start = now_ns();
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -98,4 +110,9 @@ void strobe__mpi_clock_offsets(unsigned when)
     }
     if (when == STROBE_CLOCK_OFFSET_FINALIZE)
         PMPI_Comm_free(&g_comm);
+    /* what it cost, for bench/merge.sh (docs/performance.md) */
+    const char *verbose = getenv("STROBE_MPI_VERBOSE");
+    if (verbose && verbose[0] && strcmp(verbose, "0") != 0)
+        fprintf(stderr, "strobe-mpi: rank %d: clock offsets at %s took %.1f us\n", rank,
+                when == STROBE_CLOCK_OFFSET_INIT ? "MPI_Init" : "MPI_Finalize", (double)(now_ns() - start) / 1e3);
 }
