@@ -10,7 +10,10 @@
 #     (default 7); libstrobe-mpi times the measurement itself and prints it
 #     with STROBE_MPI_VERBOSE=1. Medians, in µs: rank 0 (it serves every
 #     rank in turn, and waits for the last one to arrive) and the others
-#     (their own round trips).
+#     (their own round trips, after waiting for rank 0 to be ready; at
+#     MPI_Init with the collective check that every rank is measured and
+#     the duplicate of MPI_COMM_WORLD); then the median error bound the
+#     report states (half the shortest round trip, largest over the ranks).
 #  2. How fast `strobe merge` puts two experiments together: two runs of
 #     bench/calls.c (STROBE_BENCH_MERGE_CALLS calls, default 10000000, so
 #     about 2 x 21 MB of trace), merged STROBE_BENCH_REPS times, against the
@@ -46,6 +49,10 @@ if [ -x "$RANK_PROG" ] && [ -e "$BUILD/lib/libstrobe-mpi.so" ] && command -v mpi
                 >"$SCRATCH/log" 2>&1 || true
             grep -o 'rank [0-9]*: clock offsets at MPI_[A-Za-z]* took [0-9.]*' "$SCRATCH/log" \
                 >>"$SCRATCH/offsets.$np" || die "no clock offsets measured with $np ranks: $(tail -3 "$SCRATCH/log")"
+            # the offsets' error bound (half the shortest round trip), largest over the ranks
+            "$STROBE" report "$SCRATCH/exp" --format json | python3 -c \
+                'import json,sys; print(max(p["clock_bound_ns"] for p in json.load(sys.stdin)["processes"]))' \
+                >>"$SCRATCH/bound.$np"
             rm -rf "$SCRATCH/exp"
         done
         for at in MPI_Init MPI_Finalize; do
@@ -53,6 +60,7 @@ if [ -x "$RANK_PROG" ] && [ -e "$BUILD/lib/libstrobe-mpi.so" ] && command -v mpi
             rk=$(awk -v a="$at" '$2 != "0:" && $6 == a { print $8 }' "$SCRATCH/offsets.$np" | strobe_bench_median)
             printf '  %5d %-13s %14.1f %14.1f\n' "$np" "$at" "$r0" "$rk"
         done
+        printf '  %5d bound of the offsets: %s ns\n' "$np" "$(strobe_bench_median <"$SCRATCH/bound.$np")"
     done
 else
     echo "  clock offsets: not measured (no libstrobe-mpi, mpirun or the rank_prog test program in $BUILD)"
