@@ -37,7 +37,8 @@ int64_t strobe_align_unaligned_ns(const struct strobe_experiment *exp, uint32_t 
 /* Process ns before alignment (origin not applied). */
 static long double raw(const struct strobe_process_info *p, uint64_t ticks)
 {
-    return (long double)p->base_ns + (long double)(int64_t)(ticks - p->base_ticks) * (long double)p->ns_per_tick;
+    return (long double)p->base_ns +
+           (long double)(int64_t)(ticks - p->base_ticks) * (long double)p->ns_per_tick;
 }
 
 static bool has_peer_offsets(const struct strobe__defs *d)
@@ -50,8 +51,8 @@ static bool has_peer_offsets(const struct strobe__defs *d)
 
 /* The process whose offsets stand for p's clock: p itself, or a process
  * of p's rank and input that measured them (p is its fork child). */
-static uint32_t offsets_of(const struct strobe_experiment *exp, const struct strobe__defs *const *defs, uint32_t p,
-                           const unsigned *domain)
+static uint32_t offsets_of(const struct strobe_experiment *exp, const struct strobe__defs *const *defs,
+                           uint32_t p, const unsigned *domain)
 {
     if (has_peer_offsets(defs[p]))
         return p;

@@ -38,11 +38,16 @@ enum strobe_align_method {
 static inline const char *strobe_align_method_name(int method)
 {
     switch (method) {
-    case STROBE_ALIGN_REFERENCE: return "reference";
-    case STROBE_ALIGN_MPI: return "mpi";
-    case STROBE_ALIGN_REALTIME: return "realtime";
-    case STROBE_ALIGN_OFF: return "off";
-    default: return "none";
+    case STROBE_ALIGN_REFERENCE:
+        return "reference";
+    case STROBE_ALIGN_MPI:
+        return "mpi";
+    case STROBE_ALIGN_REALTIME:
+        return "realtime";
+    case STROBE_ALIGN_OFF:
+        return "off";
+    default:
+        return "none";
     }
 }
 

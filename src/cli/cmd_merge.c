@@ -195,7 +195,8 @@ static int format_version(const char *dir, uint32_t *version)
         if (strncmp(e->d_name, "proc-", 5) != 0)
             continue;
         char proc[PATH_MAX], path[PATH_MAX];
-        int fd = join(proc, dir, e->d_name) && join(path, proc, "defs") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        int fd =
+            join(proc, dir, e->d_name) && join(path, proc, "defs") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
         struct strobe_file_header h;
         if (fd >= 0 && read(fd, &h, sizeof h) == (ssize_t)sizeof h) {
             *version = h.version;
@@ -226,9 +227,9 @@ struct merge {
     struct input *in;
     size_t nin;
     const char *out;
-    char *tmp;     /* the hidden directory written first */
-    FILE *meta;    /* tmp/meta */
-    char **names;  /* process directories of the output so far */
+    char *tmp;    /* the hidden directory written first */
+    FILE *meta;   /* tmp/meta */
+    char **names; /* process directories of the output so far */
     size_t nnames;
     struct domain *domains;
     size_t ndomains;
@@ -384,8 +385,7 @@ static void print_clocks(const struct strobe_experiment *exp, const struct strob
         char rank[16] = "-";
         if (pi->has_rank)
             snprintf(rank, sizeof rank, "%u", pi->rank);
-        printf("  %-22s %6s %6u  %s", pi->dir, rank, pi->align_domain,
-               strobe_align_method_name(pi->align));
+        printf("  %-22s %6s %6u  %s", pi->dir, rank, pi->align_domain, strobe_align_method_name(pi->align));
         if (pi->align == STROBE_ALIGN_MPI || pi->align == STROBE_ALIGN_REALTIME)
             printf(": %s", signed_time(a, pi->align_offset_ns));
         if (pi->align == STROBE_ALIGN_MPI)
@@ -398,19 +398,22 @@ static void print_clocks(const struct strobe_experiment *exp, const struct strob
         realtime |= pi->align == STROBE_ALIGN_REALTIME;
     }
     if (bound)
-        printf("  offsets: within ±%s (half the shortest round trip to rank 0)\n", strobe__fmt_time(b, bound));
+        printf("  offsets: within ±%s (half the shortest round trip to rank 0)\n",
+               strobe__fmt_time(b, bound));
     if (realtime)
         fputs("  realtime anchors: as close as the hosts' realtime clocks (NTP, PTP) agree\n", stdout);
     if (mpi && mpi->pairs) {
         char c[STROBE_UNITS_LEN];
-        printf("  messages: %" PRIu64 " matched; the most a receive ends before its send started: ", mpi->pairs);
+        printf("  messages: %" PRIu64 " matched; the most a receive ends before its send started: ",
+               mpi->pairs);
         if (exp->processes[0].align == STROBE_ALIGN_OFF)
             printf("%s (clocks not aligned)\n",
                    mpi->skew_ns > 0 ? strobe__fmt_time(b, (uint64_t)mpi->skew_ns) : "none");
         else
             printf("%s aligned, %s as recorded\n",
                    mpi->skew_ns > 0 ? strobe__fmt_time(b, (uint64_t)mpi->skew_ns) : "none",
-                   mpi->skew_unaligned_ns > 0 ? strobe__fmt_time(c, (uint64_t)mpi->skew_unaligned_ns) : "none");
+                   mpi->skew_unaligned_ns > 0 ? strobe__fmt_time(c, (uint64_t)mpi->skew_unaligned_ns)
+                                              : "none");
     }
 }
 
@@ -431,7 +434,8 @@ static int check_output(struct merge *m, double seconds)
         rc = strobe_mpi_model_build(exp, prof, &mpi, &eb);
     if (rc == 0) {
         char a[STROBE_UNITS_LEN];
-        printf("strobe merge: %s: %zu experiments, %zu processes, %zu threads, %s copied in %.3f s (%.1f MB/s)\n",
+        printf("strobe merge: %s: %zu experiments, %zu processes, %zu threads, %s copied in %.3f s (%.1f "
+               "MB/s)\n",
                m->out, m->nin, exp->nprocesses, exp->nthreads, strobe__fmt_bytes(a, m->bytes), seconds,
                seconds > 0 ? (double)m->bytes / seconds / 1e6 : 0.0);
         print_clocks(exp, mpi);
@@ -456,8 +460,9 @@ static int merge(struct merge *m, char **argv, bool align)
         if (rc == 0 && i == 0)
             first = v;
         else if (rc == 0 && v != first) {
-            snprintf(m->err, sizeof m->err, "%s has format version %u, %s has %u: merge experiments of one version",
-                     m->in[0].dir, first, m->in[i].dir, v);
+            snprintf(m->err, sizeof m->err,
+                     "%s has format version %u, %s has %u: merge experiments of one version", m->in[0].dir,
+                     first, m->in[i].dir, v);
             return -EINVAL;
         }
         if ((rc = strobe_experiment_open(m->in[i].dir, &m->in[i].exp, NULL, NULL, &eb)) != 0) {

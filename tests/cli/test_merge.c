@@ -89,12 +89,12 @@ STROBE_TEST(renamed_processes)
     char *out = sh(0, "cd '%s' && ls out | sed 's/[0-9][0-9]*/N/g' | LC_ALL=C sort%s", dir, "");
     CHECK_STR_EQ(out, "meta\nproc-N\nproc-N\nproc-N-mN\nproc-N-mN\n");
     free(out);
-    out = sh(0,
-             "cd '%s' && " STROBE " report out --format json | python3 -c \"%s\"", dir,
+    out = sh(0, "cd '%s' && " STROBE " report out --format json | python3 -c \"%s\"", dir,
              "import json,sys\n"
              "ps=json.load(sys.stdin)['processes']\n"
              "for p in ps:\n"
-             "  if p['parent'] is not None: print(p['dir'].endswith('-m2'), ps[p['parent']]['dir'].endswith('-m2'))\n");
+             "  if p['parent'] is not None: print(p['dir'].endswith('-m2'), "
+             "ps[p['parent']]['dir'].endswith('-m2'))\n");
     CHECK_STR_EQ(out, "False False\nTrue True\n");
     free(out);
 }
@@ -130,8 +130,10 @@ STROBE_TEST(errors_are_one_line)
     check_nothing_left(dir, "a\nb\nempty\nv2\n");
     /* usage */
     out = sh(2, "cd '%s' && " STROBE " merge a b 2>&1%s", dir, "");
-    CHECK_STR_EQ(out, "strobe: merge: missing -o OUT (the new experiment directory) (see 'strobe merge --help')\n");
+    CHECK_STR_EQ(
+        out, "strobe: merge: missing -o OUT (the new experiment directory) (see 'strobe merge --help')\n");
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(realtime_anchors), STROBE_CASE(renamed_processes), STROBE_CASE(errors_are_one_line))
+STROBE_TEST_MAIN(STROBE_CASE(realtime_anchors), STROBE_CASE(renamed_processes),
+                 STROBE_CASE(errors_are_one_line))

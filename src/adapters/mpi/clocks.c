@@ -94,8 +94,8 @@ void strobe__mpi_clock_offsets(unsigned when)
          * the others wait for answers it never sends, or ping a rank 0
          * that never serves: all ranks measure or none. */
         int all = strobe__mpi_tracing, everyone = 0;
-        if (PMPI_Allreduce(&all, &everyone, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !everyone ||
-            PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm) != MPI_SUCCESS)
+        if (PMPI_Allreduce(&all, &everyone, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS ||
+            !everyone || PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm) != MPI_SUCCESS)
             return;
     } else if (g_comm == MPI_COMM_NULL) {
         return;
@@ -114,5 +114,6 @@ void strobe__mpi_clock_offsets(unsigned when)
     const char *verbose = getenv("STROBE_MPI_VERBOSE");
     if (verbose && verbose[0] && strcmp(verbose, "0") != 0)
         fprintf(stderr, "strobe-mpi: rank %d: clock offsets at %s took %.1f us\n", rank,
-                when == STROBE_CLOCK_OFFSET_INIT ? "MPI_Init" : "MPI_Finalize", (double)(now_ns() - start) / 1e3);
+                when == STROBE_CLOCK_OFFSET_INIT ? "MPI_Init" : "MPI_Finalize",
+                (double)(now_ns() - start) / 1e3);
 }

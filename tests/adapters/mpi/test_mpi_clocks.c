@@ -45,7 +45,7 @@ static const char check_script[] =
     "int(round(p['clock_drift_ppm']/100.0))*100)\n"
     "print(m['messages'], m['matched_messages'], m['skew_ns']<=0, m['skew_unaligned_ns']>10000000)\n";
 
-#define CHECK_JSON(dir, exp, want)                                                                            \
+#define CHECK_JSON(dir, exp, want)                                                                           \
     run(0, "cd '%s' && " STROBE " report " exp " --format json | python3 -c \"%s\" " want, dir, check_script)
 
 /* Rank 1 50 ms ahead: the merged report puts it back. */
@@ -54,7 +54,8 @@ STROBE_TEST(merge_shifted_rank)
     const char *dir = ranks("mpi_clocks_shift", "STROBE_TEST_CLOCK_SHIFT_NS=50000000");
     char *out = run(0, "cd '%s' && " STROBE " merge r0 r1 -o out%s", dir, "");
     CHECK_CONTAINS(out, "  offsets: within ±");
-    CHECK_CONTAINS(out, "  messages: 40 matched; the most a receive ends before its send started: none aligned, ");
+    CHECK_CONTAINS(out,
+                   "  messages: 40 matched; the most a receive ends before its send started: none aligned, ");
     free(out);
     out = CHECK_JSON(dir, "out", "-50000000");
     CHECK_STR_EQ(out, "0 reference True True 0\n"
@@ -73,7 +74,9 @@ STROBE_TEST(merge_shifted_rank)
     free(out);
     /* one rank twice: two jobs, whose messages cannot be told apart */
     out = run(1, "cd '%s' && " STROBE " merge r0 r0 -o dup 2>&1; echo $?; ls -A | grep -c dup%s", dir, "");
-    CHECK_STR_EQ(out, "strobe: merge: r0 and r0 both hold MPI rank 0: only the ranks of one job can be merged\n1\n0\n");
+    CHECK_STR_EQ(
+        out,
+        "strobe: merge: r0 and r0 both hold MPI rank 0: only the ranks of one job can be merged\n1\n0\n");
     free(out);
 }
 
@@ -123,12 +126,12 @@ STROBE_TEST(offset_records)
     proc[strcspn(proc, "\n")] = 0;
     snprintf(defs, sizeof defs, "%s/r1/%s/defs", dir, proc);
     long rec = strobe_test_first_def(defs, STROBE_DEF_CLOCK_OFFSET);
-    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\003' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null", defs,
-                                rec + 2),
+    CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\003' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null",
+                                defs, rec + 2),
                  0);
     char *out = run(1, "cd '%s' && " STROBE " report r1 2>&1 >/dev/null%s", dir, "");
-    snprintf(want, sizeof want, "strobe: report: %s/defs: offset %ld: CLOCK_OFFSET record: unknown when 3\n", proc,
-             rec);
+    snprintf(want, sizeof want, "strobe: report: %s/defs: offset %ld: CLOCK_OFFSET record: unknown when 3\n",
+             proc, rec);
     CHECK_STR_EQ(out, want);
     free(out);
     free(proc);
@@ -140,8 +143,9 @@ STROBE_TEST(single_experiment_aligned)
 {
     const char *dir = strobe_test_tmpdir("mpi_clocks_single");
     free(run(0,
-             "cd '%s' && rm -rf exp && " MPI_ENV STROBE " run -o exp --mpi -- " STROBE_MPIEXEC " "
-             STROBE_MPIEXEC_NP " 1 " STROBE_CLOCK_PROG " : " STROBE_MPIEXEC_NP " 1 -x %s " STROBE_CLOCK_PROG " 2>&1",
+             "cd '%s' && rm -rf exp && " MPI_ENV STROBE " run -o exp --mpi -- " STROBE_MPIEXEC
+             " " STROBE_MPIEXEC_NP " 1 " STROBE_CLOCK_PROG " : " STROBE_MPIEXEC_NP
+             " 1 -x %s " STROBE_CLOCK_PROG " 2>&1",
              dir, "STROBE_TEST_CLOCK_SHIFT_NS=50000000"));
     char *out = CHECK_JSON(dir, "exp", "-50000000");
     CHECK_STR_EQ(out, "0 reference True True 0\n"
@@ -150,5 +154,5 @@ STROBE_TEST(single_experiment_aligned)
     free(out);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(merge_shifted_rank), STROBE_CASE(merge_drifting_rank), STROBE_CASE(offset_records),
-                 STROBE_CASE(single_experiment_aligned))
+STROBE_TEST_MAIN(STROBE_CASE(merge_shifted_rank), STROBE_CASE(merge_drifting_rank),
+                 STROBE_CASE(offset_records), STROBE_CASE(single_experiment_aligned))
