@@ -27,9 +27,9 @@ unsigned strobe_align_domain(const struct strobe_experiment *exp, uint32_t p, co
 int64_t strobe_align_unaligned_ns(const struct strobe_experiment *exp, uint32_t p, uint64_t ns)
 {
     const struct strobe_process_info *pi = &exp->processes[p];
-    /* the offset at the process's first point, moved by the drift since:
-     * the drift is ppm, so the aligned time stands in for the raw one */
-    long double since = (long double)ns + (long double)exp->origin_ns - (long double)pi->base_ns;
+    /* the offset where it was measured, moved by the drift since: the
+     * drift is ppm, so the aligned time stands in for the raw one */
+    long double since = (long double)ns + (long double)exp->origin_ns - (long double)pi->align_at_ns;
     long double off = (long double)pi->align_offset_ns + (long double)pi->align_drift * since;
     return (int64_t)((long double)ns - off + (off < 0 ? -0.5L : 0.5L));
 }
@@ -86,7 +86,8 @@ static bool anchor(const struct strobe_experiment *exp, const struct strobe__def
 static void shift_line(struct strobe_process_info *p, long double c0, long double c1, long double x0)
 {
     long double base = (long double)p->base_ns;
-    p->align_offset_ns = (double)(c0 + c1 * (base - x0));
+    p->align_offset_ns = (double)c0;
+    p->align_at_ns = (double)(x0 + c0);
     p->align_drift = (double)c1;
     p->base_ns = (double)(base + c0 + c1 * (base - x0));
     p->ns_per_tick = (double)((long double)p->ns_per_tick * (1 + c1));

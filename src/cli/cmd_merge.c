@@ -517,7 +517,7 @@ static int merge(struct merge *m, char **argv, bool align)
 
 int strobe__cmd_merge(int argc, char **argv)
 {
-    const char *out = NULL;
+    char *out = NULL;
     bool align = true;
     int c;
     while ((c = strobe__cli_getopt("merge", argc, argv, ":ho:", options)) != -1) {
@@ -541,6 +541,9 @@ int strobe__cmd_merge(int argc, char **argv)
         return strobe__cli_usage_error("merge", "missing experiment directories");
     if (!out)
         return strobe__cli_usage_error("merge", "missing -o OUT (the new experiment directory)");
+    /* "out/" names out: the hidden directory goes next to it, not in it */
+    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--)
+        out[n - 1] = 0;
     struct stat st;
     if (lstat(out, &st) == 0) {
         strobe__cli_say("merge: %s: exists (merge into a new directory)", out);

@@ -4,10 +4,10 @@
  * "Score-P: a joint performance measurement run-time infrastructure",
  * 2012, timer synchronization; the same as Doleschal et al., "Internal
  * timer synchronization for parallel event tracing", 2008): each rank in
- * turn makes ROUND_TRIPS ping-pongs with rank 0; rank 0 answers each ping
- * with its clock, and the rank keeps the round trip that was shortest,
- * which bounds the error of offset = t_reply - (t_send + t_receive) / 2
- * by half of it. Done at MPI_Init and at MPI_Finalize so that readers can
+ * turn makes ping-pongs with rank 0 (at least 10, more while they get
+ * shorter); rank 0 answers each ping with its clock, and the rank keeps
+ * the round trip that was shortest, which bounds the error of
+ * offset = t_reply - (t_send + t_receive) / 2 by half of it. Done at MPI_Init and at MPI_Finalize so that readers can
  * interpolate linearly between the two (a drifting clock).
  *
  * The ticks are those of the calling thread's stream (strobe_adapter_ticks):
@@ -27,8 +27,13 @@
 #include "adapters/mpi/trace.h"
 
 /* Score-P makes 10; the shortest of them is within a few hundred ns of
- * the fastest possible on a quiet network. */
-#define ROUND_TRIPS 10
+ * the fastest possible on a quiet network. On a loaded machine (ranks
+ * waiting for a CPU) a round trip can take tens of µs, so a rank goes on
+ * while the shortest keeps improving: until PATIENCE trips in a row did
+ * not beat it, at most MAX_TRIPS. */
+#define MIN_TRIPS 10
+#define PATIENCE 10
+#define MAX_TRIPS 200
 
 static MPI_Comm g_comm = MPI_COMM_NULL; /* the duplicate, while measuring */
 
@@ -45,13 +50,16 @@ static void define(unsigned when, int rank, int trips, uint64_t send, uint64_t r
     strobe_adapter_define(STROBE_DEF_CLOCK_OFFSET, buf, (size_t)(p - buf));
 }
 
-/* Rank 0's side: answers every ping of every rank, in rank order. */
+/* Rank 0's side: answers every ping of every rank, in rank order, until
+ * the rank says it is done (a ping of 0). */
 static void serve(int size)
 {
     for (int r = 1; r < size; r++)
-        for (int k = 0; k < ROUND_TRIPS; k++) {
+        for (;;) {
             uint64_t t;
             PMPI_Recv(&t, 1, MPI_UINT64_T, r, 0, g_comm, MPI_STATUS_IGNORE);
+            if (!t)
+                break;
             t = strobe_adapter_ticks();
             PMPI_Send(&t, 1, MPI_UINT64_T, r, 0, g_comm);
         }
@@ -60,20 +68,24 @@ static void serve(int size)
 /* A rank's side: the round trip with the fewest ticks. */
 static void ping(unsigned when, int rank)
 {
-    uint64_t best_send = 0, best_rtt = UINT64_MAX, best_reply = 0;
-    for (int k = 0; k < ROUND_TRIPS; k++) {
+    uint64_t best_send = 0, best_rtt = UINT64_MAX, best_reply = 0, more = 1, done = 0;
+    int trips = 0;
+    for (int since_best = 0; trips < MAX_TRIPS && (trips < MIN_TRIPS || since_best < PATIENCE); trips++) {
         uint64_t t0 = strobe_adapter_ticks(), reply;
-        PMPI_Send(&t0, 1, MPI_UINT64_T, 0, 0, g_comm);
+        PMPI_Send(&more, 1, MPI_UINT64_T, 0, 0, g_comm);
         PMPI_Recv(&reply, 1, MPI_UINT64_T, 0, 0, g_comm, MPI_STATUS_IGNORE);
         uint64_t t1 = strobe_adapter_ticks();
+        since_best++;
         if (t0 && t1 >= t0 && t1 - t0 < best_rtt) {
             best_rtt = t1 - t0;
             best_send = t0;
             best_reply = reply;
+            since_best = 0;
         }
     }
+    PMPI_Send(&done, 1, MPI_UINT64_T, 0, 0, g_comm);
     if (best_rtt != UINT64_MAX && best_reply)
-        define(when, rank, ROUND_TRIPS, best_send, best_rtt, best_reply);
+        define(when, rank, trips, best_send, best_rtt, best_reply);
 }
 
 static uint64_t now_ns(void)

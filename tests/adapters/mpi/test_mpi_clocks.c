@@ -32,16 +32,16 @@ static const char *ranks(const char *name, const char *rank1)
     return dir;
 }
 
-/* Per process: rank, method, whether the offset is `want` ns within 10 µs
+/* Per process: rank, method, whether the offset is `want` ns within `tol`
  * and the bound within 10 µs, and the drift in ppm rounded to 100; then
  * the messages: matched, none received before its send (aligned), the
  * violation as recorded above 10 ms. */
 static const char check_script[] =
     "import json,sys\n"
-    "d=json.load(sys.stdin); m=d['mpi']; want=float(sys.argv[1])\n"
+    "d=json.load(sys.stdin); m=d['mpi']; want=float(sys.argv[1]); tol=float(sys.argv[2])\n"
     "for p in d['processes']:\n"
     "  o=want if p['rank']==1 else 0\n"
-    "  print(p['rank'], p['clock_align'], abs(p['clock_offset_ns']-o)<=10000, p['clock_bound_ns']<=10000, "
+    "  print(p['rank'], p['clock_align'], abs(p['clock_offset_ns']-o)<=tol, p['clock_bound_ns']<=10000, "
     "int(round(p['clock_drift_ppm']/100.0))*100)\n"
     "print(m['messages'], m['matched_messages'], m['skew_ns']<=0, m['skew_unaligned_ns']>10000000)\n";
 
@@ -57,7 +57,7 @@ STROBE_TEST(merge_shifted_rank)
     CHECK_CONTAINS(out,
                    "  messages: 40 matched; the most a receive ends before its send started: none aligned, ");
     free(out);
-    out = CHECK_JSON(dir, "out", "-50000000");
+    out = CHECK_JSON(dir, "out", "-50000000 10000");
     CHECK_STR_EQ(out, "0 reference True True 0\n"
                       "1 mpi True True 0\n"
                       "40 40 True True\n");
@@ -67,7 +67,7 @@ STROBE_TEST(merge_shifted_rank)
     CHECK_CONTAINS(out, "the most a receive ends before its send started: 49.");
     CHECK_CONTAINS(out, "(clocks not aligned)");
     free(out);
-    out = CHECK_JSON(dir, "raw", "0");
+    out = CHECK_JSON(dir, "raw", "0 10000");
     CHECK_STR_EQ(out, "0 off True True 0\n"
                       "1 off True True 0\n"
                       "40 40 False True\n");
@@ -88,9 +88,9 @@ STROBE_TEST(merge_drifting_rank)
     const char *dir =
         ranks("mpi_clocks_drift", "STROBE_TEST_CLOCK_SHIFT_NS=-20000000 STROBE_TEST_CLOCK_DRIFT_PPM=1000");
     free(run(0, "cd '%s' && " STROBE " merge r0 r1 -o out >/dev/null%s", dir, ""));
-    /* the offset at the process's start is the shift: the drift counts
-     * from there */
-    char *out = CHECK_JSON(dir, "out", "20000000");
+    /* the offset at MPI_Init is the shift and the drift since the process
+     * started (1000 ppm of MPI_Init's time, under 5 ms) */
+    char *out = CHECK_JSON(dir, "out", "20000000 5000000");
     CHECK_STR_EQ(out, "0 reference True True 0\n"
                       "1 mpi True True -1000\n"
                       "40 40 True True\n");
@@ -98,7 +98,7 @@ STROBE_TEST(merge_drifting_rank)
 }
 
 /* The runtime's records: at MPI_Init and at MPI_Finalize, rank 0's own
- * (no round trip) and rank 1's after 10 round trips. */
+ * (no round trip) and rank 1's after at least 10 round trips. */
 STROBE_TEST(offset_records)
 {
     const char *dir = ranks("mpi_clocks_records", "STROBE_TEST_CLOCK_SHIFT_NS=1");
@@ -114,7 +114,7 @@ STROBE_TEST(offset_records)
             CHECK(d.have_offset[k]);
             CHECK_EQ_INT((int)d.offsets[k].rank, r);
             CHECK_EQ_INT((int)d.offsets[k].reference, 0);
-            CHECK_EQ_INT((int)d.offsets[k].trips, r ? 10 : 0);
+            CHECK(r ? d.offsets[k].trips >= 10 && d.offsets[k].trips <= 200 : d.offsets[k].trips == 0);
             CHECK(r ? d.offsets[k].rtt > 0 : d.offsets[k].rtt == 0);
         }
         strobe__defs_free(&d);
@@ -147,7 +147,7 @@ STROBE_TEST(single_experiment_aligned)
              " " STROBE_MPIEXEC_NP " 1 " STROBE_CLOCK_PROG " : " STROBE_MPIEXEC_NP
              " 1 -x %s " STROBE_CLOCK_PROG " 2>&1",
              dir, "STROBE_TEST_CLOCK_SHIFT_NS=50000000"));
-    char *out = CHECK_JSON(dir, "exp", "-50000000");
+    char *out = CHECK_JSON(dir, "exp", "-50000000 10000");
     CHECK_STR_EQ(out, "0 reference True True 0\n"
                       "1 mpi True True 0\n"
                       "40 40 True True\n");
