@@ -3,7 +3,7 @@
 #
 # `make bench`, `strobe merge` and the clock offsets behind it:
 #  1. What measuring the clock offsets costs at MPI_Init and MPI_Finalize
-#     (src/adapters/mpi/clocks.c: 10 ping-pongs of each rank with rank 0):
+#     (src/adapters/mpi/clocks.c: ping-pongs of each rank with rank 0):
 #     the ranks test program (tests/adapters/mpi/rank_prog.c, a little work
 #     per rank, no messages) under `strobe run --mpi` with 2 and 4 ranks
 #     (4 oversubscribes this 2-CPU machine), STROBE_BENCH_REPS runs each
