@@ -227,9 +227,10 @@ struct merge {
     struct input *in;
     size_t nin;
     const char *out;
-    char *tmp;    /* the hidden directory written first */
-    FILE *meta;   /* tmp/meta */
-    char **names; /* process directories of the output so far */
+    const char *command; /* the command line as given, for meta */
+    char *tmp;           /* the hidden directory written first */
+    FILE *meta;          /* tmp/meta */
+    char **names;        /* process directories of the output so far */
     size_t nnames;
     struct domain *domains;
     size_t ndomains;
@@ -314,16 +315,15 @@ static int add_input(struct merge *m, size_t i)
 }
 
 /* meta: what a report's summary shows, then the inputs and processes. */
-static int write_meta(struct merge *m, char **argv, bool align)
+static int write_meta(struct merge *m, bool align)
 {
     char path[PATH_MAX];
     if (!join(path, m->tmp, "meta") || !(m->meta = fopen(path, "wx"))) {
         snprintf(m->err, sizeof m->err, "%s: %s", path, strerror(errno));
         return -errno;
     }
-    char *cmd = strobe__shell_quote_argv(argv);
-    fprintf(m->meta, "strobe_version: %s\ncommand: strobe %s\n", STROBE_VERSION_STRING, cmd ? cmd : "merge");
-    free(cmd);
+    fprintf(m->meta, "strobe_version: %s\ncommand: strobe %s\n", STROBE_VERSION_STRING,
+            m->command ? m->command : "merge");
     /* the distinct hosts, in input order */
     fputs("host:", m->meta);
     for (size_t i = 0; i < m->nin; i++) {
@@ -448,7 +448,7 @@ static int check_output(struct merge *m, double seconds)
     return rc;
 }
 
-static int merge(struct merge *m, char **argv, bool align)
+static int merge(struct merge *m, bool align)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -490,7 +490,7 @@ static int merge(struct merge *m, char **argv, bool align)
         return rc;
     }
     chmod(m->tmp, 0755);
-    if ((rc = write_meta(m, argv, align)))
+    if ((rc = write_meta(m, align)))
         return rc;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -515,7 +515,8 @@ static int merge(struct merge *m, char **argv, bool align)
     return 0;
 }
 
-int strobe__cmd_merge(int argc, char **argv)
+/* The command with its options; command is its line for meta. */
+static int merge_command(int argc, char **argv, char *command)
 {
     char *out = NULL;
     bool align = true;
@@ -549,14 +550,14 @@ int strobe__cmd_merge(int argc, char **argv)
         strobe__cli_say("merge: %s: exists (merge into a new directory)", out);
         return STROBE_EXIT_FAILURE;
     }
-    struct merge m = {.nin = (size_t)(argc - optind), .out = out};
+    struct merge m = {.nin = (size_t)(argc - optind), .out = out, .command = command};
     if (!(m.in = calloc(m.nin, sizeof *m.in))) {
         strobe__cli_say("merge: out of memory");
         return STROBE_EXIT_FAILURE;
     }
     for (size_t i = 0; i < m.nin; i++)
         m.in[i].dir = argv[optind + (int)i];
-    int rc = merge(&m, argv, align);
+    int rc = merge(&m, align);
     if (rc)
         strobe__cli_say("merge: %s", m.err[0] ? m.err : strobe_strerror(rc));
     if (m.meta)
@@ -573,4 +574,13 @@ int strobe__cmd_merge(int argc, char **argv)
     free(m.domains);
     free(m.in);
     return rc ? STROBE_EXIT_FAILURE : 0;
+}
+
+int strobe__cmd_merge(int argc, char **argv)
+{
+    /* the command line as given, for meta, before getopt reorders argv */
+    char *command = strobe__shell_quote_argv(argv);
+    int rc = merge_command(argc, argv, command);
+    free(command);
+    return rc;
 }
