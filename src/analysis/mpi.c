@@ -156,6 +156,8 @@ static bool same_channel(const struct end *x, const struct end *y)
 /* Pairs the k-th send of each channel with its k-th receive. */
 static void match(struct strobe_mpi_model *m, struct ends *sends, struct ends *recvs)
 {
+    if (!sends->n || !recvs->n) /* and no arrays to sort */
+        return;
     qsort(sends->v, sends->n, sizeof *sends->v, by_channel);
     qsort(recvs->v, recvs->n, sizeof *recvs->v, by_channel);
     size_t i = 0, j = 0;
