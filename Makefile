@@ -82,6 +82,7 @@ bench: build
 	@bench/malloc/run.sh $(BUILD)
 	@bench/sample/run.sh $(BUILD)
 	@bench/mpi.sh $(BUILD)
+	@bench/merge.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)
 	@bench/petra/run.sh $(BUILD)

@@ -93,6 +93,7 @@ def main():
         'report': 'print the report of an experiment',
         'export': 'write an experiment in a foreign trace or profile format',
         'taskgraph': 'the task graph of an experiment',
+        'merge': 'put experiments of several hosts or runs into one, clocks aligned',
         'ls': 'list the metric sets a strobed serves',
         'ctl': 'control a running strobed',
         'petra': "read the heap of strobed's petra store",

@@ -44,6 +44,7 @@ int strobe__cmd_cc(int argc, char **argv);
 int strobe__cmd_taskgraph(int argc, char **argv);
 int strobe__cmd_instrument(int argc, char **argv);
 int strobe__cmd_blame_prep(int argc, char **argv);
+int strobe__cmd_merge(int argc, char **argv);
 
 /* What `strobe report --diff A B` was asked (cmd_report.c parses it,
  * cmd_report_diff.c does it). */
@@ -76,6 +77,7 @@ extern const char strobe__cc_help[];
 extern const char strobe__taskgraph_help[];
 extern const char strobe__instrument_help[];
 extern const char strobe__blame_prep_help[];
+extern const char strobe__merge_help[];
 
 struct strobe_experiment;
 struct strobe_profile;

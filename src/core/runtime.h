@@ -67,6 +67,8 @@ struct strobe__config {
     int toggle_signal;      /* STROBE_TOGGLE_SIGNAL: pauses and resumes recording, 0 = none */
     uint64_t max_size;      /* STROBE_MAX_SIZE: flight recorder, the process's trace budget; 0 = off */
     int dump_signal;        /* STROBE_DUMP_SIGNAL: copies the rings aside (dump.h), 0 = none */
+    int64_t test_clock_shift_ns;  /* STROBE_TEST_CLOCK_SHIFT_NS (test hook) */
+    int64_t test_clock_drift_ppm; /* STROBE_TEST_CLOCK_DRIFT_PPM (test hook) */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE
