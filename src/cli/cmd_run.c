@@ -25,6 +25,7 @@
 
 #include "analysis/experiment.h"
 #include "cli/cli.h"
+#include "common/build_config.h"
 #include "common/job.h"
 #include "common/filter.h"
 #include "common/format.h"
@@ -570,6 +571,14 @@ struct run_opts {
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
+/* An option for a part this strobe was built without (common/build_config.h):
+ * one line, and nothing runs. */
+static int built_without(const char *opt, const char *line)
+{
+    strobe__cli_say("run: %s: %s", opt, line);
+    return STROBE_EXIT_RUN_FAILED;
+}
+
 static int parse(int argc, char **argv, struct run_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -591,10 +600,14 @@ static int parse(int argc, char **argv, struct run_opts *o)
             o->no_profile = true;
             break;
         case OPT_TM:
+            if (!STROBE_WITH_TM)
+                return built_without("--tm", STROBE_WITHOUT("TM"));
             if (!o->tm_monitor)
                 o->tm_monitor = "counters";
             break;
         case OPT_TM_MONITOR:
+            if (!STROBE_WITH_TM)
+                return built_without("--tm-monitor", STROBE_WITHOUT("TM"));
             if (strcmp(optarg, "off") != 0 && strcmp(optarg, "counters") != 0 && strcmp(optarg, "stats") != 0 &&
                 strcmp(optarg, "events") != 0)
                 return strobe__cli_usage_error(
@@ -605,6 +618,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
             o->publish = true;
             break;
         case OPT_MPI:
+            if (!STROBE_WITH_MPI)
+                return built_without("--mpi", STROBE_WITHOUT("MPI"));
             o->mpi = true;
             break;
         case OPT_OPENMP:
