@@ -11,6 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/build_config.h"
+#include "strobed/config.h"
+#include "strobed/daemon.h"
+
 #if STROBE_WITH_SYSTEMD
 #include <systemd/sd-daemon.h>
 #else
@@ -19,10 +24,6 @@
 #define sd_notify(unset_environment, state) ((void)0)
 #define sd_notifyf(unset_environment, ...) ((void)0)
 #endif
-
-#include "common/build_config.h"
-#include "strobed/config.h"
-#include "strobed/daemon.h"
 
 static void usage(FILE *f)
 {
