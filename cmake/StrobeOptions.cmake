@@ -3,8 +3,9 @@
 # options"). STROBE_WITH_<PART>=ON (the default) builds the part and stops
 # the configuration, naming the Debian package, when its dependency is
 # missing; OFF leaves the part out, and whatever would use it says so in one
-# line. The three parts on LLVM 14 (STROBE_WITH_CC, _INSTRUMENT, _OMPT) and
-# the manual pages (STROBE_WITH_MAN, pandoc) default to AUTO, built when
+# line. The three parts on LLVM 14 (STROBE_WITH_CC, _INSTRUMENT, _OMPT), the
+# manual pages (STROBE_WITH_MAN, pandoc) and petra-bench's PMDK baseline
+# (STROBE_WITH_PMEMOBJ, libpmemobj) default to AUTO, built when
 # their dependency is there as before; a package build
 # (Spack, packaging/spack) sets every switch to ON or OFF so that what it
 # builds does not depend on what the machine happens to have.
@@ -14,7 +15,7 @@ option(STROBE_WITH_TM "the transactional memory libstrobe-tm (strobe run --tm)" 
 option(STROBE_WITH_PETRA "libstrobe-petra, strobed's petra store, strobe petra, petra-bench, petra-crash" ON)
 option(STROBE_WITH_OTF2 "the OTF2 export (strobe export --format otf2)" ON)
 option(STROBE_WITH_SYSTEMD "strobed's readiness notification to systemd (sd_notify)" ON)
-foreach(part CC INSTRUMENT OMPT MAN)
+foreach(part CC INSTRUMENT OMPT MAN PMEMOBJ)
   set(STROBE_WITH_${part} AUTO CACHE STRING "AUTO, ON or OFF")
   set_property(CACHE STROBE_WITH_${part} PROPERTY STRINGS AUTO ON OFF)
   if(NOT STROBE_WITH_${part} MATCHES "^(AUTO|ON|OFF)$")

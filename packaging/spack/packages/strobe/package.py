@@ -41,6 +41,7 @@ class Strobe(CMakePackage):
     variant("instrument", default=False, description="strobe instrument, on libclang 14")
     variant("ompt", default=False, description="OpenMP adapter libstrobe-ompt (LLVM 14's omp-tools.h)")
     variant("man", default=False, description="manual pages (pandoc)")
+    variant("pmemobj", default=False, description="petra-bench's PMDK libpmemobj baseline")
 
     depends_on("cmake@3.20:", type="build")
     depends_on("pkgconfig", type="build")
@@ -61,6 +62,7 @@ class Strobe(CMakePackage):
     depends_on("llvm@14", type=("build", "link", "run"), when="+cc")
     depends_on("llvm@14+clang", when="+instrument")
     depends_on("llvm@14+clang", when="+ompt")
+    depends_on("pmdk", when="+pmemobj")
 
     def cmake_args(self):
         args = [
@@ -68,7 +70,7 @@ class Strobe(CMakePackage):
             self.define("BUILD_TESTING", False),
             self.define("CMAKE_INSTALL_LIBDIR", "lib"),
         ]
-        for variant in ("mpi", "tm", "petra", "otf2", "systemd", "cc", "instrument", "ompt", "man"):
+        for variant in ("mpi", "tm", "petra", "otf2", "systemd", "cc", "instrument", "ompt", "man", "pmemobj"):
             args.append(self.define_from_variant("STROBE_WITH_" + variant.upper(), variant))
         return args
 
