@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `strobe` command: dispatches to its subcommands (cc, c++, instrument, run,
- * report, export, taskgraph, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
+ * record, report, export, taskgraph, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
  * docs/cli.md for the user documentation.
  */
 #include <string.h>
@@ -39,6 +39,7 @@ static const struct command {
     const char *help;
 } commands[] = {
     {"run", strobe__cmd_run, strobe__run_help},
+    {"record", strobe__cmd_record, strobe__record_help},
     {"report", strobe__cmd_report, strobe__report_help},
     {"export", strobe__cmd_export, strobe__export_help},
     {"ls", strobe__cmd_ls, strobe__ls_help},

@@ -130,25 +130,14 @@ static int close_checked(FILE *f)
     return rc;
 }
 
-int strobe__meta_write_start(const char *path, const struct strobe__run_info *info)
+/* The lines every experiment's meta starts with: what ran, where, by whom
+ * and when. */
+static void meta_common(FILE *f, const char *command, const char *cwd, int64_t start_sec, int64_t start_nsec)
 {
-    char *command = strobe__shell_quote_argv(info->argv);
-    if (!command)
-        return -ENOMEM;
-    FILE *f = fopen(path, "wx");
-    if (!f) {
-        int rc = -errno;
-        free(command);
-        return rc;
-    }
     char num[32], when[24];
     meta_line(f, "strobe_version", STROBE_VERSION_STRING);
     meta_line(f, "command", command);
-    free(command);
-
-    char *cwd = getcwd(NULL, 0);
     meta_line(f, "cwd", cwd ? cwd : "?");
-    free(cwd);
 
     char host[256];
     if (gethostname(host, sizeof host) != 0)
@@ -165,10 +154,28 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
         meta_line(f, "user", num);
     }
 
-    strobe__iso8601_utc(when, info->start_sec);
+    strobe__iso8601_utc(when, start_sec);
     meta_line(f, "start_time", when);
-    snprintf(num, sizeof num, "%" PRId64, info->start_sec * 1000000000 + info->start_nsec);
+    snprintf(num, sizeof num, "%" PRId64, start_sec * 1000000000 + start_nsec);
     meta_line(f, "start_realtime_ns", num);
+}
+
+int strobe__meta_write_start(const char *path, const struct strobe__run_info *info)
+{
+    char *command = strobe__shell_quote_argv(info->argv);
+    if (!command)
+        return -ENOMEM;
+    FILE *f = fopen(path, "wx");
+    if (!f) {
+        int rc = -errno;
+        free(command);
+        return rc;
+    }
+    char num[32];
+    char *cwd = getcwd(NULL, 0);
+    meta_common(f, command, cwd, info->start_sec, info->start_nsec);
+    free(cwd);
+    free(command);
     snprintf(num, sizeof num, "%ld", info->launcher_pid);
     meta_line(f, "launcher_pid", num);
     meta_line(f, "runtime", info->runtime);
@@ -206,5 +213,40 @@ int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int6
             meta_line(f, "after_signal", num);
         }
     }
+    return close_checked(f);
+}
+
+int strobe__meta_write_attach(const char *path, const struct strobe__attach_info *info)
+{
+    char *command = strobe__shell_quote_argv(info->argv);
+    if (!command)
+        return -ENOMEM;
+    FILE *f = fopen(path, "wx");
+    if (!f) {
+        int rc = -errno;
+        free(command);
+        return rc;
+    }
+    char num[32];
+    meta_common(f, command, info->cwd, info->start_sec, info->start_nsec);
+    free(command);
+    snprintf(num, sizeof num, "%ld", info->pid);
+    meta_line(f, "attached_pid", num);
+    snprintf(num, sizeof num, "%u", info->hz);
+    meta_line(f, "sample_hz", num);
+    return close_checked(f);
+}
+
+int strobe__meta_write_detach(const char *path, bool exited, int64_t end_sec, int64_t end_nsec)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -errno;
+    char num[32], when[24];
+    strobe__iso8601_utc(when, end_sec);
+    meta_line(f, "end_time", when);
+    snprintf(num, sizeof num, "%" PRId64, end_sec * 1000000000 + end_nsec);
+    meta_line(f, "end_realtime_ns", num);
+    meta_line(f, "process_exited", exited ? "1" : "0");
     return close_checked(f);
 }
