@@ -80,6 +80,7 @@ bench: build
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)
 	@bench/sample/run.sh $(BUILD)
+	@bench/attach.sh $(BUILD)
 	@bench/mpi.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)
 	@bench/monitor/publish.sh $(BUILD)

@@ -83,7 +83,10 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
 {
     char t[STROBE_UNITS_LEN];
     uint64_t period = m->hz ? 1000000000u / m->hz : 0;
-    fprintf(out, "\nSamples (strobe run --sample: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n", m->hz,
+    /* who sampled: the runtime, or strobe record attached to the process */
+    const char *attached = strobe_experiment_meta(exp, "attached_pid");
+    fprintf(out, "\nSamples (%s: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n",
+            attached ? "strobe record --pid" : "strobe run --sample", m->hz,
             strobe__sample_source_name(m->source),
             m->mixed_rates ? "; processes sampled at different rates" : "");
     fprintf(out, "  %" PRIu64 " samples (%s of CPU time) in %" PRIu64 " signals", m->samples,

@@ -9,7 +9,8 @@
  * THREADS threads (default 1) run the loop; it prints "ready" once they
  * all run, starts LATE more (default 0) 0.3 s later, and after SECONDS of
  * wall time (default 0: never) prints the loop's iterations per second of
- * all threads and exits.
+ * all threads, per second of wall time and per second of the process's
+ * CPU time (user + system), and exits.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -91,13 +92,16 @@ int main(int argc, char **argv)
     if (seconds <= 0)
         for (;;)
             pause();
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     long i0 = atomic_load(&iterations);
     usleep((useconds_t)(seconds * 1e6));
     long i1 = atomic_load(&iterations);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    printf("%.1f\n", (double)(i1 - i0) / dt);
+    double dc = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
+    printf("%.1f %.1f\n", (double)(i1 - i0) / dt, (double)(i1 - i0) / dc);
     return 0;
 }
