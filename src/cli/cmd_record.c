@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -756,6 +757,7 @@ static bool record_loop(struct recorder *r, uint64_t deadline)
 {
     uint64_t next_scan = now_ns(CLOCK_MONOTONIC) + RESCAN_NS;
     struct pollfd *pfd = NULL;
+    size_t *owner = NULL; /* pfd[k] is threads[owner[k]]'s */
     size_t pcap = 0;
     bool exited = false;
     while (!stop_signal) {
@@ -771,26 +773,35 @@ static bool record_loop(struct recorder *r, uint64_t deadline)
             rescan(r); /* a thread that cannot be sampled is skipped */
             strobe__unwinder_refresh(r->unw);
         }
-        size_t n = 0;
         if (pcap < r->nthreads) {
             struct pollfd *p = realloc(pfd, r->nthreads * sizeof *p);
-            if (p) {
-                pfd = p;
-                pcap = r->nthreads;
-            }
+            size_t *q = realloc(owner, r->nthreads * sizeof *q);
+            pfd = p ? p : pfd;
+            owner = q ? q : owner;
+            if (!p || !q)
+                break; /* out of memory: end with what was recorded */
+            pcap = r->nthreads;
         }
-        for (size_t i = 0; i < r->nthreads && n < pcap; i++)
-            if (r->threads[i].fd >= 0)
+        size_t n = 0;
+        for (size_t i = 0; i < r->nthreads; i++)
+            if (r->threads[i].fd >= 0) {
+                owner[n] = i;
                 pfd[n++] = (struct pollfd){r->threads[i].fd, POLLIN, 0};
+            }
         uint64_t wake = next_scan;
         if (deadline && deadline < wake)
             wake = deadline;
         int ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
         poll(pfd, n, ms); /* EINTR: a stop signal, seen above */
-        for (size_t i = 0; i < r->nthreads; i++)
-            if (r->threads[i].fd >= 0)
-                drain(r, &r->threads[i]);
+        for (size_t k = 0; k < n; k++) {
+            /* POLLHUP: the thread ended; its event would wake every poll */
+            if (pfd[k].revents & POLLHUP)
+                close_thread(r, &r->threads[owner[k]]);
+            else
+                drain(r, &r->threads[owner[k]]);
+        }
     }
+    free(owner);
     free(pfd);
     return exited || !process_alive(r->pid);
 }
@@ -801,6 +812,14 @@ int strobe__cmd_record(int argc, char **argv)
     int code = parse(argc, argv, &o);
     if (code)
         return code < 0 ? 0 : code;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    /* from the start: a stop asked for during the set-up ends the
+     * recording as soon as it begins (no SA_RESTART: poll returns at once) */
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     pid_t ppid = 0;
     if (!process_alive(o.pid) || !process_state(o.pid, &ppid)) {
         strobe__cli_say("record: no such process: %d", (int)o.pid);
@@ -815,6 +834,12 @@ int strobe__cmd_record(int argc, char **argv)
         else
             say_refused(o.pid, -errno);
         return STROBE_EXIT_FAILURE;
+    }
+    /* one descriptor per thread: as many as allowed */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
     }
     struct recorder r = {.pid = o.pid, .hz = o.hz, .page = (size_t)sysconf(_SC_PAGESIZE)};
     int rc = strobe__unwinder_open(o.pid, &r.unw);
@@ -870,21 +895,20 @@ int strobe__cmd_record(int argc, char **argv)
         return code;
     }
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop; /* no SA_RESTART: poll returns at once */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
 
     uint64_t start_mono = now_ns(CLOCK_MONOTONIC);
     uint64_t start_real = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+    /* a thread that cannot be sampled is skipped, as in later scans; none
+     * at all fails (the probe above makes that rare) */
     rc = rescan(&r);
     bool exited = false;
-    if (rc == -ESRCH || (rc == 0 && r.nthreads == 0)) {
+    if (rc == -ESRCH || (r.nthreads == 0 && !process_alive(o.pid))) {
         exited = true;
-    } else if (rc) {
-        say_refused(o.pid, rc);
+    } else if (r.nthreads == 0) {
+        if (rc == -EACCES || rc == -EPERM)
+            say_refused(o.pid, rc);
+        else
+            strobe__cli_say("record: process %d: %s", (int)o.pid, strerror(rc ? -rc : ESRCH));
         code = STROBE_EXIT_FAILURE;
     } else {
         exited = record_loop(&r, o.duration_ns ? start_mono + o.duration_ns : 0);
