@@ -68,16 +68,18 @@ run() {
     local TIMEFORMAT=%U+%S
     case $1 in
     strobe) rm -rf "$SCRATCH/e"; cpu=$({ time taskset -c "$OTHERS" "$STROBE" record --pid "$pid" -o "$SCRATCH/e" 2>/dev/null; } 2>&1) ;;
+    strobe1) rm -rf "$SCRATCH/e1"; cpu=$({ time taskset -c "$OTHERS" "$STROBE" record -F 1 --pid "$pid" -o "$SCRATCH/e1" 2>/dev/null; } 2>&1) ;;
     perf) rm -f "$SCRATCH/perf.data"; cpu=$({ time taskset -c "$OTHERS" "$PERF" record -q -e task-clock:u -c 1000000 --call-graph dwarf,8192 \
         -p "$pid" -o "$SCRATCH/perf.data" >/dev/null 2>&1; } 2>&1) ;;
     esac
     wait "$pid"
     echo "$(tail -1 "$out") $(echo "$cpu" | bc -l)"
 }
-declare -a bare bare_c strobe strobe_c perf perf_c scpu pcpu
+declare -a bare bare_c strobe strobe_c perf perf_c scpu pcpu s1cpu
 for r in $(seq "$REPS"); do
     read -r v w _ <<<"$(run none)"; bare+=("$v"); bare_c+=("$w")
     read -r v w c <<<"$(run strobe)"; strobe+=("$v"); strobe_c+=("$w"); scpu+=("$c"); slast=$c
+    read -r _ _ c <<<"$(run strobe1)"; s1cpu+=("$c")
     if [ -n "$PERF" ]; then
         read -r v w c <<<"$(run perf)"; perf+=("$v"); perf_c+=("$w"); pcpu+=("$c"); plast=$c
     fi
@@ -98,7 +100,10 @@ if [ -n "$PERF" ]; then
         "$(printf '%.2f s (+ perf report)' "$(median "${pcpu[@]}")")"
 fi
 
-# agreement, last repetition (recorder CPU per sample: its start-up too)
+S1=$(median "${s1cpu[@]}")
+echo "  strobe record --pid -F 1 (start-up alone): $(printf '%.3f' "$S1") s of recorder CPU"
+
+# agreement, last repetition
 "$STROBE" report "$SCRATCH/e" --samples --format json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)["samples"]
@@ -108,8 +113,8 @@ print(" ".join("%.1f" % (100.0 * f.get(k, {}).get(w, 0) / n) for k, w in (("hot"
 ' >"$SCRATCH/strobe.shares"
 read -r sh sw sc sn <"$SCRATCH/strobe.shares"
 echo "  agreement (last repetition)      hot self  warm self  caller total  samples  recorder CPU per sample"
-printf '  %-30s %8s%%  %8s%%  %11s%%  %7s  %.0f us\n' "strobe record --pid" "$sh" "$sw" "$sc" "$sn" \
-    "$(echo "$slast * 1000000 / $sn" | bc -l)"
+printf '  %-30s %8s%%  %8s%%  %11s%%  %7s  %.1f us (start-up not counted)\n' "strobe record --pid" "$sh" "$sw" "$sc" \
+    "$sn" "$(echo "($slast - $S1) * 1000000 / $sn" | bc -l)"
 if [ -n "$PERF" ]; then
     share() { # the share of symbol $2 in perf report's output $1 (first column)
         awk -v s="$2" '$NF == s { sub(/%/, "", $1); print $1; exit }' "$1"
