@@ -8,6 +8,7 @@
 #include "common/format.h"
 #include "report/malloc.h"
 #include "report/units.h"
+#include "report/view.h"
 
 const char *strobe__sample_source_name(int source)
 {
@@ -84,7 +85,7 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     char t[STROBE_UNITS_LEN];
     uint64_t period = m->hz ? 1000000000u / m->hz : 0;
     /* who sampled: the runtime, or strobe record attached to the process */
-    const char *attached = strobe_experiment_meta(exp, "attached_pid");
+    const char *attached = strobe__report_meta(exp, "attached_pid");
     fprintf(out, "\nSamples (%s: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n",
             attached ? "strobe record --pid" : "strobe run --sample", m->hz,
             strobe__sample_source_name(m->source),
