@@ -22,6 +22,7 @@ static const char main_help[] =
     "  blame-prep  show the variables the blame analysis charges for each line of a\n"
     "           source file (strobe cc runs it; strobe report --blame uses it)\n"
     "  run      run a program under the strobe runtime, write an experiment directory\n"
+    "  record   sample a running process (--pid), write an experiment directory\n"
     "  report   print the report of an experiment (text, JSON or a self-contained HTML page)\n"
     "  export   write an experiment as OTF2, Chrome, Perfetto, Cube4, pprof or Paraver\n"
     "  taskgraph  the task graph of an experiment: critical path, parallelism,\n"
