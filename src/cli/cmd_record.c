@@ -245,7 +245,7 @@ struct recorder {
     size_t nthreads, cap;
     size_t page;
     uint8_t *scratch; /* one record, when it wraps around a ring's end */
-    uint64_t samples, unstacked, lost;
+    uint64_t samples, lost;
     int error; /* the first -errno of writing */
 };
 
@@ -298,13 +298,12 @@ static void put_sample(struct recorder *r, struct thread *t, uint64_t time, cons
         regs ? strobe__unwind(r->unw, t->tid, regs, stack, len, ips, STROBE_SAMPLE_MAX_FRAMES, &truncated)
              : 0;
     if (n == 0 && regs) { /* not even the interrupted instruction: keep it */
-        ips[0] = regs[8];
-        n = ips[0] ? 1 : 0;
+        ips[0] = regs[STROBE__UNWIND_IP];
+        n = ips[0] && ips[0] < (1ull << 57) ? 1 : 0;
         truncated = true;
     }
-    if (n == 0) {
+    if (n == 0) { /* no user state at all: counted with the next sample */
         t->missed++;
-        r->unstacked++;
         return;
     }
     uint8_t payload[STROBE_MAX_EXT_PAYLOAD];
@@ -529,11 +528,12 @@ static int rescan(struct recorder *r)
     return rc;
 }
 
-/* The state letter of /proc/PID/stat ('Z' a zombie); 0 when it is gone. */
-static char process_state(pid_t pid, pid_t *ppid)
+/* The state letter of thread tid of process pid ('Z' a zombie), and the
+ * process's parent into *ppid when not NULL; 0 when it is gone. */
+static char task_state(pid_t pid, pid_t tid, pid_t *ppid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char path[96], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
     FILE *f = fopen(path, "re");
     if (!f)
         return 0;
@@ -548,10 +548,68 @@ static char process_state(pid_t pid, pid_t *ppid)
     return state;
 }
 
+static bool running(char state)
+{
+    return state != 0 && state != 'Z' && state != 'X';
+}
+
+/* Whether a thread of the process still runs: its main thread may have
+ * ended (pthread_exit, a zombie until the last one ends) while others go
+ * on. */
 static bool process_alive(pid_t pid)
 {
-    char s = process_state(pid, NULL);
-    return s != 0 && s != 'Z' && s != 'X';
+    char s = task_state(pid, pid, NULL);
+    if (s != 'Z')
+        return running(s);
+    pid_t *tids;
+    size_t n;
+    bool alive = false;
+    if (list_tasks(pid, &tids, &n) != 0)
+        return false;
+    for (size_t i = 0; i < n && !alive; i++)
+        alive = running(task_state(pid, tids[i], NULL));
+    free(tids);
+    return alive;
+}
+
+/* A running thread of the process, whose /proc files (maps, exe, cwd,
+ * cmdline) are the process's: the main thread's are empty once it ended.
+ * The main thread when it runs; pid itself when none does. */
+static pid_t live_task(pid_t pid)
+{
+    if (running(task_state(pid, pid, NULL)))
+        return pid;
+    pid_t *tids, live = pid;
+    size_t n;
+    if (list_tasks(pid, &tids, &n) != 0)
+        return pid;
+    for (size_t i = 0; i < n && live == pid; i++)
+        if (running(task_state(pid, tids[i], NULL)))
+            live = tids[i];
+    free(tids);
+    return live;
+}
+
+/* An event on a running thread of the process (the main thread may be a
+ * zombie), closed again: 0, or -errno of the kernel's refusal. */
+static int probe_event(pid_t pid, unsigned hz)
+{
+    pid_t *tids;
+    size_t n;
+    int rc = list_tasks(pid, &tids, &n);
+    if (rc)
+        return rc;
+    rc = -ESRCH;
+    for (size_t i = 0; i < n && rc == -ESRCH; i++) {
+        if (!running(task_state(pid, tids[i], NULL)))
+            continue;
+        int fd = open_event(tids[i], hz);
+        rc = fd < 0 ? fd : 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    free(tids);
+    return rc;
 }
 
 /* ---- Messages ------------------------------------------------------------ */
@@ -654,11 +712,11 @@ static int write_defs(struct recorder *r, const char *exe, pid_t ppid, uint64_t 
 /* ---- The command ---------------------------------------------------------- */
 
 /* The process's command line as words (malloc'd vector and strings, one
- * block); its executable's path into exe. */
-static char **process_argv(pid_t pid)
+ * block), read through its running thread tid. */
+static char **process_argv(pid_t pid, pid_t tid)
 {
     char path[64], buf[8192];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/cmdline", (int)pid, (int)tid);
     FILE *f = fopen(path, "re");
     size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     if (f)
@@ -771,7 +829,7 @@ static bool record_loop(struct recorder *r, uint64_t deadline)
                 break;
             }
             rescan(r); /* a thread that cannot be sampled is skipped */
-            strobe__unwinder_refresh(r->unw);
+            strobe__unwinder_refresh(r->unw, live_task(r->pid));
         }
         if (pcap < r->nthreads) {
             struct pollfd *p = realloc(pfd, r->nthreads * sizeof *p);
@@ -821,12 +879,13 @@ int strobe__cmd_record(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     pid_t ppid = 0;
-    if (!process_alive(o.pid) || !process_state(o.pid, &ppid)) {
+    if (!process_alive(o.pid) || !task_state(o.pid, o.pid, &ppid)) {
         strobe__cli_say("record: no such process: %d", (int)o.pid);
         return STROBE_EXIT_FAILURE;
     }
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/%d/exe", (int)o.pid);
+    char proc[96];
+    pid_t live = live_task(o.pid);
+    snprintf(proc, sizeof proc, "/proc/%d/task/%d/exe", (int)o.pid, (int)live);
     char *exe = readlink_alloc(proc);
     if (!exe) {
         if (errno == ENOENT)
@@ -842,7 +901,7 @@ int strobe__cmd_record(int argc, char **argv)
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
     struct recorder r = {.pid = o.pid, .hz = o.hz, .page = (size_t)sysconf(_SC_PAGESIZE)};
-    int rc = strobe__unwinder_open(o.pid, &r.unw);
+    int rc = strobe__unwinder_open(o.pid, live, &r.unw);
     if (rc) {
         if (rc == -ESRCH)
             strobe__cli_say("record: no such process: %d", (int)o.pid);
@@ -854,7 +913,7 @@ int strobe__cmd_record(int argc, char **argv)
         return STROBE_EXIT_FAILURE;
     }
     /* the kernel's verdict before anything is created: one event */
-    int probe = open_event(o.pid, o.hz);
+    int probe = probe_event(o.pid, o.hz);
     if (probe < 0) {
         if (probe == -ESRCH)
             strobe__cli_say("record: no such process: %d", (int)o.pid);
@@ -864,10 +923,9 @@ int strobe__cmd_record(int argc, char **argv)
         free(exe);
         return STROBE_EXIT_FAILURE;
     }
-    close(probe);
 
-    char **pargv = process_argv(o.pid);
-    snprintf(proc, sizeof proc, "/proc/%d/cwd", (int)o.pid);
+    char **pargv = process_argv(o.pid, live);
+    snprintf(proc, sizeof proc, "/proc/%d/task/%d/cwd", (int)o.pid, (int)live);
     char *cwd = readlink_alloc(proc);
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
@@ -894,7 +952,6 @@ int strobe__cmd_record(int argc, char **argv)
         free(exe), free(cwd), free(pargv), free(dir), free(r.scratch);
         return code;
     }
-
 
     uint64_t start_mono = now_ns(CLOCK_MONOTONIC);
     uint64_t start_real = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;

@@ -62,7 +62,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 {
     (void)dwfl;
     struct strobe__unwinder *u = arg;
-    uint64_t sp = u->cur.regs[7];
+    uint64_t sp = u->cur.regs[STROBE__UNWIND_SP];
     if (addr >= sp && addr - sp <= u->cur.len && u->cur.len - (addr - sp) >= sizeof *result) {
         memcpy(result, u->cur.stack + (addr - sp), sizeof *result);
         return true;
@@ -125,11 +125,11 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name, D
     return DWARF_CB_OK;
 }
 
-/* The whole of /proc/PID/maps into a malloc'd buffer. */
-static int read_maps(pid_t pid, char **out, size_t *len)
+/* The whole of /proc/PID/task/TID/maps into a malloc'd buffer. */
+static int read_maps(pid_t pid, pid_t tid, char **out, size_t *len)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/maps", (int)pid, (int)tid);
     FILE *f = fopen(path, "re");
     if (!f)
         return errno == ENOENT ? -ESRCH : -errno;
@@ -163,11 +163,11 @@ static int read_maps(pid_t pid, char **out, size_t *len)
     return 0;
 }
 
-int strobe__unwinder_refresh(struct strobe__unwinder *u)
+int strobe__unwinder_refresh(struct strobe__unwinder *u, pid_t tid)
 {
     char *maps = NULL;
     size_t len = 0;
-    int rc = read_maps(u->pid, &maps, &len);
+    int rc = read_maps(u->pid, tid, &maps, &len);
     if (rc)
         return rc;
     if (u->maps && len == u->maps_len && memcmp(maps, u->maps, len) == 0) {
@@ -177,12 +177,16 @@ int strobe__unwinder_refresh(struct strobe__unwinder *u)
     free(u->maps);
     u->maps = maps;
     u->maps_len = len;
+    FILE *f = fmemopen(maps, len ? len : 1, "r");
+    if (!f)
+        return -errno;
     dwfl_report_begin(u->dwfl);
-    rc = dwfl_linux_proc_report(u->dwfl, u->pid);
+    rc = len ? dwfl_linux_proc_maps_report(u->dwfl, f) : 0;
+    fclose(f);
     if (dwfl_report_end(u->dwfl, NULL, NULL) != 0 && rc == 0)
         rc = -EIO;
-    if (rc > 0) /* an errno of opening the proc files */
-        rc = rc == ENOENT ? -ESRCH : -rc;
+    if (rc) /* an errno, or -1 (libdwfl's own error) */
+        rc = rc > 0 ? -rc : -EIO;
     if (rc == 0 && dwfl_getmodules(u->dwfl, collect_module, u, 0) != 0)
         rc = -ENOMEM;
     if (rc == 0 && !u->attached) {
@@ -200,14 +204,14 @@ int strobe__unwinder_refresh(struct strobe__unwinder *u)
     return rc;
 }
 
-int strobe__unwinder_open(pid_t pid, struct strobe__unwinder **out)
+int strobe__unwinder_open(pid_t pid, pid_t tid, struct strobe__unwinder **out)
 {
     struct strobe__unwinder *u = calloc(1, sizeof *u);
     if (!u)
         return -ENOMEM;
     u->pid = pid;
     u->dwfl = dwfl_begin(&proc_callbacks);
-    int rc = u->dwfl ? strobe__unwinder_refresh(u) : -ENOMEM;
+    int rc = u->dwfl ? strobe__unwinder_refresh(u, tid) : -ENOMEM;
     if (rc) {
         strobe__unwinder_close(u);
         return rc;
@@ -219,7 +223,7 @@ int strobe__unwinder_open(pid_t pid, struct strobe__unwinder **out)
 struct walk {
     uint64_t *ips;
     unsigned n, max;
-    bool full;
+    bool cut; /* ended before the stack did */
 };
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)
@@ -228,8 +232,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     Dwarf_Addr pc;
     if (!dwfl_frame_pc(frame, &pc, NULL) || pc == 0)
         return DWARF_CB_ABORT;
-    if (w->n == w->max) {
-        w->full = true;
+    /* a garbage return address (bad CFI, a stack the program corrupted) */
+    if (w->n == w->max || pc >= (1ull << 57)) {
+        w->cut = true;
         return DWARF_CB_ABORT;
     }
     w->ips[w->n++] = pc;
@@ -242,7 +247,7 @@ unsigned strobe__unwind(struct strobe__unwinder *u, pid_t tid, const uint64_t *r
     u->cur = (struct sample_state){tid, regs, stack, len, false};
     struct walk w = {ips, 0, max, false};
     dwfl_getthread_frames(u->dwfl, tid, frame_cb, &w);
-    *truncated = w.full || u->cur.beyond;
+    *truncated = w.cut || u->cur.beyond;
     return w.n;
 }
 

@@ -22,6 +22,9 @@
  * SP IP, then R8..R15, in this order in the sample. */
 #define STROBE__UNWIND_REGS_MASK 0xff01ffull
 #define STROBE__UNWIND_NREGS 17u
+/* Where the stack pointer and the instruction pointer are among them. */
+#define STROBE__UNWIND_SP 7u
+#define STROBE__UNWIND_IP 8u
 
 /* A file-backed module of the process, as a MODULE definition describes
  * it (docs/formats/trace.md): its file, load bias and address range. */
@@ -32,21 +35,26 @@ struct strobe__attach_module {
 
 struct strobe__unwinder;
 
-/* An unwinder for process PID with the modules /proc/PID/maps lists now.
- * Returns 0, or -errno (-ESRCH: no such process, -EACCES: its maps may
- * not be read) or -ENOMEM. */
-int strobe__unwinder_open(pid_t pid, struct strobe__unwinder **out);
+/* An unwinder for process PID with the modules its maps list now, read
+ * through TID, a running thread of it (/proc/PID/task/TID/maps: the
+ * process's own is empty once its main thread ended). Returns 0, or
+ * -errno (-ESRCH: no such thread, -EACCES: its maps may not be read) or
+ * -ENOMEM. */
+int strobe__unwinder_open(pid_t pid, pid_t tid, struct strobe__unwinder **out);
 
-/* Reads /proc/PID/maps again when it changed (modules loaded or unloaded
- * since). Returns 0 or -errno; the previous modules stay on failure. */
-int strobe__unwinder_refresh(struct strobe__unwinder *u);
+/* Reads the maps again, through TID, when they changed (modules loaded or
+ * unloaded since). Returns 0 or -errno; the previous modules stay on
+ * failure. */
+int strobe__unwinder_refresh(struct strobe__unwinder *u, pid_t tid);
 
 /* The stack of thread TID from one sample: regs (STROBE__UNWIND_NREGS
  * values in the sample's order) and stack[0..len), the copy of its memory
  * from the stack pointer up. ips[0] is the interrupted instruction, then
- * return addresses, innermost first; at most max. Returns the number of
- * frames (0 when not even the first is known); *truncated is set when the
- * walk ended early: max frames, or the copy ended before the stack did. */
+ * return addresses, innermost first; at most max, each a user-space
+ * address (above 0, below 2^57: what a SAMPLE record may hold). Returns
+ * the number of frames (0 when not even the first is known); *truncated is
+ * set when the walk ended early: max frames, an address that cannot be
+ * one, or the copy ended before the stack did. */
 unsigned strobe__unwind(struct strobe__unwinder *u, pid_t tid, const uint64_t *regs, const uint8_t *stack,
                         size_t len, uint64_t *ips, unsigned max, bool *truncated);
 

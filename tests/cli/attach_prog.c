@@ -4,18 +4,21 @@
  * bench/attach.sh): caller() spends about 90 % of its time in hot() and
  * the rest in warm(), forever or for a while, in one or more threads.
  *
- *   attach_prog [THREADS [SECONDS [LATE]]]
+ *   attach_prog [THREADS [SECONDS [LATE [main-exits]]]]
  *
  * THREADS threads (default 1) run the loop; it prints "ready" once they
  * all run, starts LATE more (default 0) 0.3 s later, and after SECONDS of
  * wall time (default 0: never) prints the loop's iterations per second of
  * all threads, per second of wall time and per second of the process's
- * CPU time (user + system), and exits.
+ * CPU time (user + system), and exits. With main-exits, the main thread
+ * ends (pthread_exit) once they all run, and the others go on.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,8 +77,9 @@ int main(int argc, char **argv)
     int threads = argc > 1 ? atoi(argv[1]) : 1;
     double seconds = argc > 2 ? atof(argv[2]) : 0;
     int late = argc > 3 ? atoi(argv[3]) : 0;
+    bool main_exits = argc > 4 && strcmp(argv[4], "main-exits") == 0;
     if (threads < 1 || threads > 64 || seconds < 0 || late < 0 || late > 64) {
-        fprintf(stderr, "usage: attach_prog [THREADS [SECONDS [LATE]]]\n");
+        fprintf(stderr, "usage: attach_prog [THREADS [SECONDS [LATE [main-exits]]]]\n");
         return 2;
     }
     if (start(threads) != 0)
@@ -89,6 +93,8 @@ int main(int argc, char **argv)
         if (start(late) != 0)
             return 1;
     }
+    if (main_exits)
+        pthread_exit(NULL);
     if (seconds <= 0)
         for (;;)
             pause();

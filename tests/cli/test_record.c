@@ -27,8 +27,10 @@
 
 static char dir[4200];
 
-/* Starts PROG ARGS... and waits for its "ready" line; returns its pid. */
-static pid_t start(const char *prog, const char *threads, const char *seconds, const char *late)
+/* Starts PROG THREADS SECONDS LATE [MAIN] and waits for its "ready" line;
+ * returns its pid. */
+static pid_t start_main(const char *prog, const char *threads, const char *seconds, const char *late,
+                        const char *main)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -38,7 +40,7 @@ static pid_t start(const char *prog, const char *threads, const char *seconds, c
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        execl(prog, prog, threads, seconds, late, (char *)NULL);
+        execl(prog, prog, threads, seconds, late, main, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -48,6 +50,11 @@ static pid_t start(const char *prog, const char *threads, const char *seconds, c
     if (n != 6 || memcmp(buf, "ready\n", 6) != 0)
         STROBE_FAIL("%s did not start", prog);
     return pid;
+}
+
+static pid_t start(const char *prog, const char *threads, const char *seconds, const char *late)
+{
+    return start_main(prog, threads, seconds, late, NULL);
 }
 
 static void stop(pid_t pid)
@@ -248,6 +255,33 @@ STROBE_TEST(process_exits)
     strobe_experiment_close(exp);
 }
 
+/* The main thread ends (pthread_exit, a zombie) and the others go on:
+ * the process still runs, and is recorded to the end. */
+STROBE_TEST(main_thread_exits)
+{
+    pid_t pid = start_main(PROG_O2, "2", "0", "0", "main-exits");
+    char *out;
+    int rc = record("main_thread_exits", pid, "--duration 1s", &out);
+    stop(pid);
+    if (rc != 0)
+        STROBE_FAIL("strobe record: exit %d\n%s", rc, out);
+    CHECK(strstr(out, "the process exited") == NULL);
+    free(out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    CHECK_STR_EQ(strobe_experiment_meta(exp, "process_exited"), "0");
+    struct strobe_sample_model *m = model(exp);
+    /* the two workers sampled (the ended main thread may be listed) */
+    size_t workers = 0;
+    for (size_t t = 0; t < exp->nthreads; t++)
+        if (exp->threads[t].tid != (uint64_t)pid) {
+            CHECK(m->threads[t].samples > 0);
+            workers++;
+        }
+    CHECK_EQ_INT(workers, 2);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+}
+
 /* SIGINT ends a recording without --duration, which is written (a shell
  * starts background jobs with SIGINT ignored: strobe takes it anyway). */
 STROBE_TEST(interrupted)
@@ -263,7 +297,7 @@ STROBE_TEST(interrupted)
     stop(pid);
     if (rc != 0)
         STROBE_FAIL("strobe record: exit %d\n%s", rc, out);
-    CHECK_CONTAINS(out, "; stopped by a signal -> ");
+    CHECK_CONTAINS(out, "; stopped by a signal");
     free(out);
     struct strobe_experiment *exp = strobe_test_open_experiment(dir);
     CHECK_STR_EQ(strobe_experiment_meta(exp, "process_exited"), "0");
@@ -334,5 +368,5 @@ STROBE_TEST(usage_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(attach_o2), STROBE_CASE(attach_frame_pointers), STROBE_CASE(attach_threads),
-                 STROBE_CASE(process_exits), STROBE_CASE(interrupted), STROBE_CASE(no_such_process),
-                 STROBE_CASE(not_permitted), STROBE_CASE(usage_errors))
+                 STROBE_CASE(process_exits), STROBE_CASE(main_thread_exits), STROBE_CASE(interrupted),
+                 STROBE_CASE(no_such_process), STROBE_CASE(not_permitted), STROBE_CASE(usage_errors))
