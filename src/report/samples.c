@@ -95,8 +95,8 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     if (m->missed)
         fprintf(out, ", %" PRIu64 " missed (signal blocked or delayed, or the runtime busy)", m->missed);
     if (m->truncated)
-        fprintf(out, ", %" PRIu64 " with their outermost frames cut (deeper than %u frames)", m->truncated,
-                STROBE_SAMPLE_MAX_FRAMES);
+        fprintf(out, ", %" PRIu64 " with their outermost frames cut (deeper than %u frames%s)", m->truncated,
+                STROBE_SAMPLE_MAX_FRAMES, attached ? " or the 8 KiB stack copy" : "");
     fputc('\n', out);
     if (m->source == STROBE_SAMPLE_PERF)
         fputs("  (user-mode CPU time: time in the kernel is not sampled)\n", out);

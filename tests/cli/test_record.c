@@ -23,6 +23,7 @@
 
 #define PROG_O2 STROBE_TEST_BIN_DIR "/cli_attach_prog_o2"
 #define PROG_FP STROBE_TEST_BIN_DIR "/cli_attach_prog_fp"
+#define PROG_DEEP STROBE_TEST_BIN_DIR "/cli_attach_deep"
 #define STROBE STROBE_BIN_DIR "/strobe"
 
 static char dir[4200];
@@ -220,6 +221,36 @@ STROBE_TEST(attach_threads)
     strobe_experiment_close(exp);
 }
 
+/* A stack deeper than the 8 KiB copy: every sample keeps its innermost
+ * frames (leaf, then descend) and is counted as truncated, and the report
+ * says why. */
+STROBE_TEST(deep_stack)
+{
+    pid_t pid = start(PROG_DEEP, NULL, NULL, NULL);
+    char *out;
+    int rc = record("deep_stack", pid, "--duration 1s", &out);
+    stop(pid);
+    if (rc != 0)
+        STROBE_FAIL("strobe record: exit %d\n%s", rc, out);
+    free(out);
+    struct strobe_experiment *exp = strobe_test_open_experiment(dir);
+    struct strobe_sample_model *m = model(exp);
+    if (m->samples < 20)
+        STROBE_FAIL("%" PRIu64 " samples", m->samples);
+    CHECK_EQ_U64(m->truncated, m->samples);
+    CHECK_STR_EQ(m->funcs[0].name, "leaf");
+    CHECK_EQ_U64(m->funcs[0].self, m->samples);
+    CHECK_EQ_U64(called_from(m, "leaf", "descend"), m->samples);
+    strobe_sample_model_free(m);
+    strobe_experiment_close(exp);
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "%s report '%s' --samples | grep -o 'with their outermost frames cut.*'",
+                                STROBE, dir),
+                 0);
+    CHECK_STR_EQ(out, "with their outermost frames cut (deeper than 128 frames or the 8 KiB stack copy)\n");
+    free(out);
+}
+
 /* The process ends (killed) 0.5 s into a 20 s recording: the recording
  * ends then, with what it has. The process stays a zombie of this test
  * meanwhile, which counts as ended. */
@@ -368,5 +399,6 @@ STROBE_TEST(usage_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(attach_o2), STROBE_CASE(attach_frame_pointers), STROBE_CASE(attach_threads),
-                 STROBE_CASE(process_exits), STROBE_CASE(main_thread_exits), STROBE_CASE(interrupted),
-                 STROBE_CASE(no_such_process), STROBE_CASE(not_permitted), STROBE_CASE(usage_errors))
+                 STROBE_CASE(deep_stack), STROBE_CASE(process_exits), STROBE_CASE(main_thread_exits),
+                 STROBE_CASE(interrupted), STROBE_CASE(no_such_process), STROBE_CASE(not_permitted),
+                 STROBE_CASE(usage_errors))
