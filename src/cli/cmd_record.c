@@ -930,7 +930,7 @@ int strobe__cmd_record(int argc, char **argv)
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
     char *dir = NULL;
-    bool created;
+    bool created; /* the directory stays on a later failure, with what it has */
     code = pargv ? strobe__cli_experiment_dir("record", o.output, exe, real.tv_sec, &dir, &created)
                  : STROBE_EXIT_FAILURE;
     char sub[4200], meta[4200];
@@ -949,7 +949,11 @@ int strobe__cmd_record(int argc, char **argv)
         code = STROBE_EXIT_FAILURE;
     if (code) {
         strobe__unwinder_close(r.unw);
-        free(exe), free(cwd), free(pargv), free(dir), free(r.scratch);
+        free(exe);
+        free(cwd);
+        free(pargv);
+        free(dir);
+        free(r.scratch);
         return code;
     }
 
@@ -999,6 +1003,9 @@ int strobe__cmd_record(int argc, char **argv)
     strobe__unwinder_close(r.unw);
     free(r.threads);
     free(r.scratch);
-    free(exe), free(cwd), free(pargv), free(dir);
+    free(exe);
+    free(cwd);
+    free(pargv);
+    free(dir);
     return code;
 }
