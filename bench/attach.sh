@@ -57,6 +57,8 @@ elif [ -z "$PERF" ]; then
     echo "bench-attach: perf is not installed (Debian linux-perf): not compared"
 fi
 
+calc() { awk "BEGIN { print $* }"; } # arithmetic on decimals (no bc needed)
+
 # one run of the program, attached to by RECORDER (none, strobe, perf):
 # prints its iterations per wall and per CPU second and the recorder's
 # CPU seconds
@@ -73,7 +75,7 @@ run() {
         -p "$pid" -o "$SCRATCH/perf.data" >/dev/null 2>&1; } 2>&1) ;;
     esac
     wait "$pid"
-    echo "$(tail -1 "$out") $(echo "$cpu" | bc -l)"
+    echo "$(tail -1 "$out") $(calc "$cpu")"
 }
 declare -a bare bare_c strobe strobe_c perf perf_c scpu pcpu s1cpu
 for r in $(seq "$REPS"); do
@@ -90,7 +92,7 @@ BC=$(median "${bare_c[@]}")
 echo "bench-attach: attach_prog (gcc -O2, no frame pointers), 1 thread on CPU $CPU, recorders on CPU $OTHERS; ${SECS} s windows, medians of $REPS; $(strobe_bench_cpu_model)"
 printf '  %-48s %8s %7s  %8s %7s  %s\n' "configuration" "iter/s" "vs bare" "iter/CPUs" "vs bare" "recorder CPU"
 row() { # NAME WALL CPU RECORDER-CPU
-    printf '  %-48s %8.1f %7.3f  %8.1f %7.3f  %s\n' "$1" "$2" "$(echo "$2 / $B" | bc -l)" "$3" "$(echo "$3 / $BC" | bc -l)" "$4"
+    printf '  %-48s %8.1f %7.3f  %8.1f %7.3f  %s\n' "$1" "$2" "$(calc "$2 / $B")" "$3" "$(calc "$3 / $BC")" "$4"
 }
 row "bare" "$B" "$BC" ""
 row "strobe record --pid (1 kHz, 8 KiB stacks)" "$(median "${strobe[@]}")" "$(median "${strobe_c[@]}")" \
@@ -114,7 +116,7 @@ print(" ".join("%.1f" % (100.0 * f.get(k, {}).get(w, 0) / n) for k, w in (("hot"
 read -r sh sw sc sn <"$SCRATCH/strobe.shares"
 echo "  agreement (last repetition)      hot self  warm self  caller total  samples  recorder CPU per sample"
 printf '  %-30s %8s%%  %8s%%  %11s%%  %7s  %.1f us (start-up not counted)\n' "strobe record --pid" "$sh" "$sw" "$sc" \
-    "$sn" "$(echo "($slast - $S1) * 1000000 / $sn" | bc -l)"
+    "$sn" "$(calc "($slast - $S1) * 1000000 / $sn")"
 if [ -n "$PERF" ]; then
     share() { # the share of symbol $2 in perf report's output $1 (first column)
         awk -v s="$2" '$NF == s { sub(/%/, "", $1); print $1; exit }' "$1"
@@ -125,7 +127,11 @@ if [ -n "$PERF" ]; then
         >"$SCRATCH/children"; } 2>&1)
     pn=$("$PERF" report -i "$SCRATCH/perf.data" --stdio --no-children -q -g none -F overhead,sample,sym 2>/dev/null |
         awk '{ n += $2 } END { print n }')
-    printf '  %-30s %8s%%  %8s%%  %11s%%  %7s  %.0f us (+ %.0f us perf report)\n' "perf record -p" \
-        "$(share "$SCRATCH/self" hot)" "$(share "$SCRATCH/self" warm)" "$(share "$SCRATCH/children" caller)" "$pn" \
-        "$(echo "$plast * 1000000 / $pn" | bc -l)" "$(echo "($rcpu) * 1000000 / $pn" | bc -l)"
+    if [ "${pn:-0}" -gt 0 ]; then
+        printf '  %-30s %8s%%  %8s%%  %11s%%  %7s  %.0f us (+ %.0f us perf report)\n' "perf record -p" \
+            "$(share "$SCRATCH/self" hot)" "$(share "$SCRATCH/self" warm)" "$(share "$SCRATCH/children" caller)" \
+            "$pn" "$(calc "$plast * 1000000 / $pn")" "$(calc "($rcpu) * 1000000 / $pn")"
+    else # attached too late: the window is over before perf started on a busy host
+        echo "  perf record -p: no samples in the last repetition (raise STROBE_BENCH_ATTACH_SECS)"
+    fi
 fi
