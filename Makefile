@@ -68,6 +68,7 @@ bench: build
 	@bench/command.py $(BUILD)
 	@bench/export.sh $(BUILD)
 	@bench/report_html.sh $(BUILD)
+	@bench/diff.sh $(BUILD)
 	@bench/real.sh $(BUILD)
 	@bench/bbtrace.sh $(BUILD)
 	@bench/locks.sh $(BUILD)

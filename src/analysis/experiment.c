@@ -343,7 +343,7 @@ static int list_dir(const char *path, char ***names, size_t *n, struct strobe_er
         }
     }
     closedir(dir);
-    if (rc == 0)
+    if (rc == 0 && *n) /* an empty directory leaves *names NULL: qsort must not see it */
         qsort(*names, *n, sizeof **names, cmp_str);
     return rc ? strobe__error(eb, rc, "%s: out of memory", path) : 0;
 }

@@ -8,7 +8,8 @@
  *
  * Exit codes used by every subcommand (docs/cli.md):
  *   0 success, 1 the command failed (unreadable experiment, write error),
- *   2 usage error or invalid input file (nothing was started).
+ *   2 usage error or invalid input file (nothing was started),
+ *   3 `strobe report --diff --fail-above`: the regression gate failed.
  * `strobe run` passes the program's own exit code through and adds
  *   125 strobe failed before starting the program, 126 the program cannot
  *   be executed, 127 the program was not found, 128+S killed by signal S.
@@ -26,6 +27,7 @@
 enum {
     STROBE_EXIT_FAILURE = 1,
     STROBE_EXIT_USAGE = 2,
+    STROBE_EXIT_GATE = 3, /* `strobe report --diff --fail-above`: a call path grew */
     STROBE_EXIT_RUN_FAILED = 125,
     STROBE_EXIT_CANNOT_EXEC = 126,
     STROBE_EXIT_NOT_FOUND = 127,
@@ -45,6 +47,27 @@ int strobe__cmd_taskgraph(int argc, char **argv);
 int strobe__cmd_instrument(int argc, char **argv);
 int strobe__cmd_blame_prep(int argc, char **argv);
 
+/* What `strobe report --diff A B` was asked (cmd_report.c parses it,
+ * cmd_report_diff.c does it). */
+enum { STROBE__DIFF_TEXT, STROBE__DIFF_JSON, STROBE__DIFF_HTML };
+/* --min-time's default: the gate ignores paths whose inclusive time stays
+ * below 1 ms on both sides, where scheduling and timer noise alone make
+ * tens of percent (docs/cli.md, "Comparing experiments"). */
+#define STROBE__DIFF_MIN_TIME_DEFAULT 1000000ull
+struct strobe__diff_request {
+    const char *a, *b;    /* DIR or DIR,DIR,... per side */
+    int format;           /* STROBE__DIFF_* */
+    const char *out_path; /* html: the page */
+    int sort;             /* enum strobe_report_sort */
+    size_t top;
+    int source;           /* enum strobe_profile_source */
+    bool gate;            /* --fail-above given */
+    double fail_above;    /* percent */
+    uint64_t min_ns;      /* --min-time */
+    bool tm, mpi, samples; /* every run must have these */
+};
+int strobe__report_diff(const struct strobe__diff_request *rq);
+
 extern const char strobe__run_help[];
 extern const char strobe__record_help[];
 extern const char strobe__report_help[];
@@ -58,6 +81,18 @@ extern const char strobe__instrument_help[];
 extern const char strobe__blame_prep_help[];
 
 struct strobe_experiment;
+struct strobe_profile;
+struct strobe_html_opts;
+struct strobe_errbuf;
+/* Writes the HTML report of EXP to PATH all or nothing (export/output.h),
+ * stamped with the time: a failure leaves no partial page. Returns 0 or
+ * strobe_report_html's and the output's codes (message in eb). (cmd_report.c) */
+int strobe__cli_html_write(const char *path, const struct strobe_experiment *exp,
+                           const struct strobe_profile *prof, struct strobe_html_opts *ho,
+                           struct strobe_errbuf *eb);
+/* Prints the one line for strobe__cli_html_write's rc (nothing for 0). */
+void strobe__cli_html_error(const char *path, const struct strobe_experiment *exp, int rc,
+                            const struct strobe_errbuf *eb);
 /* Opens DIR for command CMD with a progress line on a terminal; prints the
  * error and returns NULL. (cmd_report.c) */
 struct strobe_experiment *strobe__cli_open_experiment(const char *cmd, const char *dir);
