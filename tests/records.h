@@ -103,6 +103,29 @@ static inline long strobe_test_first_record(const char *path, int kind,
     return f.off;
 }
 
+/* Offset of the first defs record of `type` in the defs file `path` (its
+ * first chunk); fails the test when there is none. */
+static inline long strobe_test_first_def(const char *path, unsigned type)
+{
+    const uint8_t *buf;
+    size_t len;
+    strobe_test_map(path, &buf, &len);
+    long off = -1;
+    for (size_t o = 64; off < 0 && o < len && buf[o];) {
+        const uint8_t *p = buf + o + 1;
+        uint64_t n;
+        if (strobe_uleb_get(&p, buf + len, &n) != 0)
+            break;
+        if (buf[o] == type)
+            off = (long)o;
+        o = (size_t)(p - buf) + n;
+    }
+    strobe__file_unmap(buf, len);
+    if (off < 0)
+        STROBE_FAIL("%s: no defs record of type %u", path, type);
+    return off;
+}
+
 /* Overwrites the first payload byte (an op) of the EXT record at `offset`
  * of stream `path`: it follows b0, the 1..10-byte delta and the 1-byte
  * length. */

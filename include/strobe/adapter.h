@@ -56,7 +56,7 @@ STROBE_API int strobe_event_record(unsigned type, const uint8_t *payload, size_t
 STROBE_API int strobe_event_record_at(unsigned type, const uint8_t *payload, size_t len, uint64_t ticks);
 
 /* Appends a definition record of an adapter's type (a defs record of
- * docs/formats/trace.md; today STROBE_DEF_MPI_COMM only, payload at most
+ * docs/formats/trace.md; today STROBE_DEF_MPI_COMM and STROBE_DEF_CLOCK_OFFSET, payload at most
  * 2048 bytes) to the process's defs, so that readers know the definition
  * before any event uses it. -EINVAL for another type or size. */
 STROBE_API int strobe_adapter_define(unsigned type, const uint8_t *payload, size_t len);

@@ -179,6 +179,7 @@ static const char *def_name(unsigned type)
     case STROBE_DEF_SAMPLE:
         return "SAMPLE record";
     case STROBE_DEF_MPI_COMM: return "MPI_COMM record";
+    case STROBE_DEF_CLOCK_OFFSET: return "CLOCK_OFFSET record";
     default: return "record";
     }
 }
@@ -278,6 +279,41 @@ static int malloc_record(struct strobe__defs *d, struct strobe__cursor *c, size_
     default:
         return 0; /* newer kind: skipped */
     }
+}
+
+/* STROBE_DEF_CLOCK_OFFSET (format.h): one per `when`; the reference's own
+ * has no round trip and one time, every other rank's at least one trip. */
+static int clock_offset_record(struct strobe__defs *d, struct strobe__cursor *c, size_t rec_off,
+                               struct strobe_errbuf *eb)
+{
+    struct strobe__clock_offset o;
+    uint64_t when;
+    int rc;
+    if ((rc = get_u(c, &when, eb)) || (rc = get_u(c, &o.rank, eb)) || (rc = get_u(c, &o.reference, eb)) ||
+        (rc = get_u(c, &o.trips, eb)) || (rc = get_u(c, &o.send, eb)) || (rc = get_u(c, &o.rtt, eb)) ||
+        (rc = get_u(c, &o.reply, eb)))
+        return rc;
+    if (when < STROBE_CLOCK_OFFSET_INIT || when > STROBE_CLOCK_OFFSET_FINALIZE)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: CLOCK_OFFSET record: unknown when %llu",
+                             c->name, rec_off, (unsigned long long)when);
+    if (d->have_offset[when - 1])
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: second CLOCK_OFFSET record of its kind",
+                             c->name, rec_off);
+    bool self = o.rank == o.reference;
+    if (o.rank > INT32_MAX || o.reference > INT32_MAX || o.trips > UINT32_MAX || o.send == 0 ||
+        (self ? o.trips || o.rtt || o.reply != o.send : !o.trips || !o.reply || o.rtt > INT64_MAX))
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %zu: CLOCK_OFFSET record: rank %llu, reference %llu, %llu round trips, "
+                             "round trip %llu ticks out of range",
+                             c->name, rec_off, (unsigned long long)o.rank, (unsigned long long)o.reference,
+                             (unsigned long long)o.trips, (unsigned long long)o.rtt);
+    if (d->have_offset[2 - when] && d->offsets[2 - when].rank != o.rank)
+        return strobe__error(eb, STROBE_ERR_FORMAT,
+                             "%s: offset %zu: CLOCK_OFFSET records of two ranks (%llu and %llu)", c->name, rec_off,
+                             (unsigned long long)d->offsets[2 - when].rank, (unsigned long long)o.rank);
+    d->have_offset[when - 1] = true;
+    d->offsets[when - 1] = o;
+    return 0;
 }
 
 static int def_record(struct strobe__defs *d, unsigned type, struct strobe__cursor *c, size_t rec_off,
@@ -476,6 +512,8 @@ static int def_record(struct strobe__defs *d, unsigned type, struct strobe__curs
     }
     case STROBE_DEF_MPI_COMM:
         return mpi_comm_record(d, c, rec_off, eb);
+    case STROBE_DEF_CLOCK_OFFSET:
+        return clock_offset_record(d, c, rec_off, eb);
     default:
         return 0; /* newer record type: skipped by design */
     }

@@ -95,6 +95,12 @@ struct strobe__mpi_comm {
     uint32_t nmembers;
 };
 
+/* A CLOCK_OFFSET record (format.h): ticks of this process (send, rtt)
+ * and of the reference's (reply). */
+struct strobe__clock_offset {
+    uint64_t rank, reference, trips, send, rtt, reply;
+};
+
 struct strobe__defs {
     bool have_process;
     uint64_t pid, ppid, clock_kind, realtime_ns;
@@ -120,6 +126,9 @@ struct strobe__defs {
     int sample_source;  /* enum strobe_sample_source */
     struct strobe__mpi_comm *mpi_comms;
     size_t nmpi_comms;
+    /* CLOCK_OFFSET records by when - 1 (INIT, FINALIZE) */
+    bool have_offset[2];
+    struct strobe__clock_offset offsets[2];
 };
 
 int strobe__defs_decode(const uint8_t *buf, size_t len, const char *name, struct strobe__defs *out,

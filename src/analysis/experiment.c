@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/align.h"
 #include "analysis/decode.h"
 #include "analysis/keymap.h"
 #include "analysis/select.h"
@@ -139,9 +140,12 @@ static int fit_clock(struct strobe_process_info *p, const struct strobe__defs *d
                      struct strobe_errbuf *eb)
 {
     p->clock_kind = (int)d->clock_kind;
-    if (d->clock_kind == STROBE_CLOCK_MONOTONIC) {
-        p->base_ticks = 0;
-        p->base_ns = 0;
+    /* Monotonic ticks are ns: the sync points lie on ns = ticks, unless the
+     * test hooks of the runtime (STROBE_TEST_CLOCK_*) moved them, so they
+     * are fitted like the TSC's when there are two. */
+    if (d->clock_kind == STROBE_CLOCK_MONOTONIC && d->nsyncs < 2) {
+        p->base_ticks = d->nsyncs ? d->syncs[0].ticks : 0;
+        p->base_ns = d->nsyncs ? (double)d->syncs[0].ns : 0;
         p->ns_per_tick = 1.0;
         return 0;
     }
@@ -343,7 +347,7 @@ static int list_dir(const char *path, char ***names, size_t *n, struct strobe_er
         }
     }
     closedir(dir);
-    if (rc == 0)
+    if (rc == 0 && *n) /* an empty directory leaves *names NULL: qsort must not see it */
         qsort(*names, *n, sizeof **names, cmp_str);
     return rc ? strobe__error(eb, rc, "%s: out of memory", path) : 0;
 }
@@ -852,11 +856,31 @@ static int load(struct loader *L, void (*progress)(uint64_t, uint64_t, void *), 
         if (rc == 0 && (rc = load_ids(L, p, d)) == -ENOMEM)
             strobe__error(eb, rc, "%s: out of memory", shown);
     }
-    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) /* fork parents */
+    /* fork parents: by the name the parent's directory had when the child
+     * was recorded (`strobe merge` may have renamed it), in its input */
+    unsigned *domain = rc == 0 ? calloc(nprocs ? nprocs : 1, sizeof *domain) : NULL;
+    const char **name = rc == 0 ? calloc(nprocs ? nprocs : 1, sizeof *name) : NULL;
+    if (rc == 0 && (!domain || !name))
+        rc = -ENOMEM;
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++)
+        domain[i] = strobe_align_domain(exp, (uint32_t)i, &name[i]);
+    for (size_t i = 0; i < exp->nprocesses && rc == 0; i++)
         for (size_t j = 0; j < exp->nprocesses; j++)
-            if (procs[i].defs.parent_dir && procs[i].defs.parent_dir[0] &&
-                strcmp(procs[i].defs.parent_dir, exp->processes[j].dir) == 0)
+            if (procs[i].defs.parent_dir && procs[i].defs.parent_dir[0] && domain[i] == domain[j] &&
+                strcmp(procs[i].defs.parent_dir, name[j]) == 0)
                 exp->processes[i].parent = (uint32_t)j;
+    free(domain);
+    free(name);
+    if (rc == 0) { /* before any time is converted */
+        const struct strobe__defs **defs = calloc(nprocs ? nprocs : 1, sizeof *defs);
+        if (!defs)
+            rc = -ENOMEM;
+        for (size_t i = 0; i < nprocs && defs; i++)
+            defs[i] = &procs[i].defs;
+        if (defs)
+            strobe__align_clocks(exp, defs);
+        free(defs);
+    }
 
     /* threads: union of t<N>.evt and t<N>.prof per process */
     for (size_t i = 0; i < exp->nprocesses && rc == 0; i++) {

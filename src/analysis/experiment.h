@@ -142,6 +142,18 @@ struct strobe_process_info {
     double base_ns;
     double ns_per_tick;
     double overhead_ns_per_event; /* self-measured by the runtime, 0 if unknown */
+    /* How its clock was put on the experiment's timebase (align.h): the
+     * line above already includes it. align_offset_ns is what was added
+     * at aligned time align_at_ns (MPI: where the first offset was
+     * measured; realtime: everywhere), align_drift the change of that per
+     * ns (ns/ns), align_bound_ns half the longest round trip of the
+     * offsets used (MPI; 0 otherwise), align_source the process whose
+     * offsets or realtime anchor were used (STROBE_NONE: none). */
+    int align; /* enum strobe_align_method */
+    uint32_t align_domain; /* strobe_align_domain(): the input of `strobe merge`, 0 = not merged */
+    uint32_t align_source;
+    double align_offset_ns, align_at_ns, align_drift;
+    uint64_t align_bound_ns;
     bool exited;            /* PROCESS_END seen */
     int64_t exit_status;
     /* MPI rank from the launcher's environment (format.h, MPI_RANK); a fork
@@ -213,6 +225,8 @@ struct strobe_experiment {
     /* blocks live at exit per allocating call path, every process's */
     struct strobe_malloc_live *malloc_live;
     size_t nmalloc_live;
+    /* the process whose clock is the timebase (align.h) */
+    uint32_t align_reference;
     /* MPI communicators defined by the processes (`--mpi`), by id */
     struct strobe_mpi_comm *mpi_comms;
     size_t nmpi_comms;

@@ -2,7 +2,10 @@
 /* The MPI view of a `--mpi` experiment (see mpi.h). */
 #include "analysis/mpi.h"
 
+#include "analysis/align.h"
+
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,9 +104,87 @@ static int by_time(const void *a, const void *b)
     return x->region < y->region ? -1 : x->region > y->region;
 }
 
+/* One end of a point-to-point message, for the skew (mpi.h). */
+struct end {
+    uint32_t sender, receiver;
+    int64_t tag;
+    uint64_t comm;
+    uint64_t ns;          /* aligned */
+    int64_t unaligned_ns; /* as recorded */
+};
+
+struct ends {
+    struct end *v;
+    size_t n, cap;
+};
+
+static int add_end(struct ends *e, const struct strobe_experiment *exp, uint32_t process, uint32_t sender,
+                   uint32_t receiver, const struct strobe_event *ev)
+{
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 256;
+        void *grown = realloc(e->v, cap * sizeof *e->v);
+        if (!grown)
+            return -ENOMEM;
+        e->v = grown;
+        e->cap = cap;
+    }
+    e->v[e->n++] = (struct end){sender, receiver, ev->mpi.tag, ev->mpi.comm, ev->time_ns,
+                                strobe_align_unaligned_ns(exp, process, ev->time_ns)};
+    return 0;
+}
+
+static int by_channel(const void *a, const void *b)
+{
+    const struct end *x = a, *y = b;
+    if (x->sender != y->sender)
+        return x->sender < y->sender ? -1 : 1;
+    if (x->receiver != y->receiver)
+        return x->receiver < y->receiver ? -1 : 1;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
+    if (x->tag != y->tag)
+        return x->tag < y->tag ? -1 : 1;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static bool same_channel(const struct end *x, const struct end *y)
+{
+    return x->sender == y->sender && x->receiver == y->receiver && x->comm == y->comm && x->tag == y->tag;
+}
+
+/* Pairs the k-th send of each channel with its k-th receive. */
+static void match(struct strobe_mpi_model *m, struct ends *sends, struct ends *recvs)
+{
+    if (!sends->n || !recvs->n) /* and no arrays to sort */
+        return;
+    qsort(sends->v, sends->n, sizeof *sends->v, by_channel);
+    qsort(recvs->v, recvs->n, sizeof *recvs->v, by_channel);
+    size_t i = 0, j = 0;
+    while (i < sends->n && j < recvs->n) {
+        const struct end *s = &sends->v[i], *r = &recvs->v[j];
+        if (!same_channel(s, r)) {
+            if (by_channel(s, r) < 0)
+                i++;
+            else
+                j++;
+            continue;
+        }
+        int64_t skew = (int64_t)(s->ns - r->ns), raw = s->unaligned_ns - r->unaligned_ns;
+        if (m->pairs == 0 || skew > m->skew_ns)
+            m->skew_ns = skew;
+        if (m->pairs == 0 || raw > m->skew_unaligned_ns)
+            m->skew_unaligned_ns = raw;
+        m->pairs++;
+        i++;
+        j++;
+    }
+}
+
 /* The messages and collectives of one thread's MPI records. */
 static int add_records(const struct strobe_experiment *exp, uint32_t t, uint32_t r,
-                       struct strobe_mpi_model *m, struct strobe_errbuf *eb)
+                       struct strobe_mpi_model *m, struct ends *sends, struct ends *recvs,
+                       struct strobe_errbuf *eb)
 {
     struct strobe_stream_iter *it;
     int rc = strobe_stream_open(exp, t, &it, eb);
@@ -126,6 +207,8 @@ static int add_records(const struct strobe_experiment *exp, uint32_t t, uint32_t
                 break;
             m->ranks[r].sent++;
             m->ranks[r].sent_bytes += a->bytes;
+            if ((rc = add_end(sends, exp, exp->threads[t].process, r, a->peer, &ev)) < 0)
+                goto out;
             if (a->peer < m->nranks) {
                 m->matrix_messages[(size_t)r * m->nranks + a->peer]++;
                 m->matrix_bytes[(size_t)r * m->nranks + a->peer] += a->bytes;
@@ -137,6 +220,8 @@ static int add_records(const struct strobe_experiment *exp, uint32_t t, uint32_t
             if (r != STROBE_NONE) {
                 m->ranks[r].received++;
                 m->ranks[r].received_bytes += a->bytes;
+                if ((rc = add_end(recvs, exp, exp->threads[t].process, a->peer, r, &ev)) < 0)
+                    goto out;
             }
             break;
         case STROBE_MPI_COLL_END:
@@ -146,6 +231,7 @@ static int add_records(const struct strobe_experiment *exp, uint32_t t, uint32_t
             break;
         }
     }
+out:
     strobe_stream_close(it);
     return rc < 0 ? rc : 0;
 }
@@ -167,13 +253,18 @@ int strobe_mpi_model_build(const struct strobe_experiment *exp, const struct str
     for (size_t p = 0; p < exp->nprocesses && rc == 0; p++)
         if (rank[p] != STROBE_NONE)
             m->ranks[rank[p]].present = true;
+    struct ends sends = {0}, recvs = {0};
     for (uint32_t t = 0; t < exp->nthreads && rc == 0; t++) {
         const struct strobe_thread_info *ti = &exp->threads[t];
         if (ti->stream_path) {
             m->traced = true;
-            rc = add_records(exp, t, rank[ti->process], m, eb);
+            rc = add_records(exp, t, rank[ti->process], m, &sends, &recvs, eb);
         }
     }
+    if (rc == 0)
+        match(m, &sends, &recvs);
+    free(sends.v);
+    free(recvs.v);
     bool *calling = rc == 0 ? calloc(exp->nthreads ? exp->nthreads : 1, sizeof *calling) : NULL;
     if (rc == 0)
         rc = calling ? add_calls(exp, prof, rank, m, calling) : -ENOMEM;

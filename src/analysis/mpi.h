@@ -53,6 +53,19 @@ struct strobe_mpi_model {
     uint64_t *matrix_messages;
     struct strobe_mpi_coll_stats colls[STROBE_MPI_NCOLLS]; /* by enum strobe_mpi_coll */
     bool traced; /* the streams were there to read (messages need them) */
+    /* Clock skew seen in the messages: sends and receives matched in
+     * order per sender, receiver, communicator and tag (MPI's
+     * non-overtaking rule; ANY_SOURCE/ANY_TAG receives carry the matched
+     * values). A receive's record is written when it has ended and a
+     * send's before it starts, so with exact clocks every receive record
+     * is later than its send's. skew_ns: the largest send time minus
+     * receive time over the pairs (> 0: a receive ended before its send
+     * started, by that much; <= 0: none did, with that much slack at the
+     * tightest pair), on the aligned timebase; skew_unaligned_ns the same
+     * with every process's clock as recorded (align.h). Meaningless when
+     * pairs is 0. */
+    uint64_t pairs;
+    int64_t skew_ns, skew_unaligned_ns;
 };
 
 /* True when the experiment has MPI calls (regions of kind MPI). */

@@ -8,7 +8,8 @@
  *
  * Exit codes used by every subcommand (docs/cli.md):
  *   0 success, 1 the command failed (unreadable experiment, write error),
- *   2 usage error or invalid input file (nothing was started).
+ *   2 usage error or invalid input file (nothing was started),
+ *   3 `strobe report --diff --fail-above`: the regression gate failed.
  * `strobe run` passes the program's own exit code through and adds
  *   125 strobe failed before starting the program, 126 the program cannot
  *   be executed, 127 the program was not found, 128+S killed by signal S.
@@ -21,10 +22,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 enum {
     STROBE_EXIT_FAILURE = 1,
     STROBE_EXIT_USAGE = 2,
+    STROBE_EXIT_GATE = 3, /* `strobe report --diff --fail-above`: a call path grew */
     STROBE_EXIT_RUN_FAILED = 125,
     STROBE_EXIT_CANNOT_EXEC = 126,
     STROBE_EXIT_NOT_FOUND = 127,
@@ -32,6 +35,7 @@ enum {
 
 /* ---- Subcommands: return the process exit code ------------------------ */
 int strobe__cmd_run(int argc, char **argv);
+int strobe__cmd_record(int argc, char **argv);
 int strobe__cmd_report(int argc, char **argv);
 int strobe__cmd_export(int argc, char **argv);
 int strobe__cmd_ls(int argc, char **argv);
@@ -42,8 +46,31 @@ int strobe__cmd_cc(int argc, char **argv);
 int strobe__cmd_taskgraph(int argc, char **argv);
 int strobe__cmd_instrument(int argc, char **argv);
 int strobe__cmd_blame_prep(int argc, char **argv);
+int strobe__cmd_merge(int argc, char **argv);
+
+/* What `strobe report --diff A B` was asked (cmd_report.c parses it,
+ * cmd_report_diff.c does it). */
+enum { STROBE__DIFF_TEXT, STROBE__DIFF_JSON, STROBE__DIFF_HTML };
+/* --min-time's default: the gate ignores paths whose inclusive time stays
+ * below 1 ms on both sides, where scheduling and timer noise alone make
+ * tens of percent (docs/cli.md, "Comparing experiments"). */
+#define STROBE__DIFF_MIN_TIME_DEFAULT 1000000ull
+struct strobe__diff_request {
+    const char *a, *b;    /* DIR or DIR,DIR,... per side */
+    int format;           /* STROBE__DIFF_* */
+    const char *out_path; /* html: the page */
+    int sort;             /* enum strobe_report_sort */
+    size_t top;
+    int source;           /* enum strobe_profile_source */
+    bool gate;            /* --fail-above given */
+    double fail_above;    /* percent */
+    uint64_t min_ns;      /* --min-time */
+    bool tm, mpi, samples; /* every run must have these */
+};
+int strobe__report_diff(const struct strobe__diff_request *rq);
 
 extern const char strobe__run_help[];
+extern const char strobe__record_help[];
 extern const char strobe__report_help[];
 extern const char strobe__export_help[];
 extern const char strobe__ls_help[];
@@ -53,8 +80,21 @@ extern const char strobe__cc_help[];
 extern const char strobe__taskgraph_help[];
 extern const char strobe__instrument_help[];
 extern const char strobe__blame_prep_help[];
+extern const char strobe__merge_help[];
 
 struct strobe_experiment;
+struct strobe_profile;
+struct strobe_html_opts;
+struct strobe_errbuf;
+/* Writes the HTML report of EXP to PATH all or nothing (export/output.h),
+ * stamped with the time: a failure leaves no partial page. Returns 0 or
+ * strobe_report_html's and the output's codes (message in eb). (cmd_report.c) */
+int strobe__cli_html_write(const char *path, const struct strobe_experiment *exp,
+                           const struct strobe_profile *prof, struct strobe_html_opts *ho,
+                           struct strobe_errbuf *eb);
+/* Prints the one line for strobe__cli_html_write's rc (nothing for 0). */
+void strobe__cli_html_error(const char *path, const struct strobe_experiment *exp, int rc,
+                            const struct strobe_errbuf *eb);
 /* Opens DIR for command CMD with a progress line on a terminal; prints the
  * error and returns NULL. (cmd_report.c) */
 struct strobe_experiment *strobe__cli_open_experiment(const char *cmd, const char *dir);
@@ -136,6 +176,31 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
  * -errno. */
 int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec,
                            int64_t end_nsec);
+
+/* Creates an experiment directory for command CMD ("run"): OUTPUT (created,
+ * or an existing empty one), or strobe-<basename of PROG>-<START as local
+ * YYYYmmdd-HHMMSS>, with a -N suffix when that exists. *dir is malloc'd,
+ * *created tells whether strobe made it (and may remove it again). Returns
+ * 0 or an exit code after printing the problem. (cmd_run.c) */
+int strobe__cli_experiment_dir(const char *cmd, const char *output, const char *prog, time_t start, char **dir,
+                               bool *created);
+
+struct strobe__attach_info {
+    char *const *argv; /* the process's command line (/proc/PID/cmdline) */
+    const char *cwd;   /* its working directory, NULL when unknown */
+    long pid;
+    unsigned hz;       /* sampling rate */
+    int64_t start_sec; /* CLOCK_REALTIME when sampling began */
+    int64_t start_nsec;
+};
+
+/* The meta file of `strobe record --pid`: the common first lines, then
+ * attached_pid and sample_hz. Returns 0 or -errno. */
+int strobe__meta_write_attach(const char *path, const struct strobe__attach_info *info);
+
+/* Appends end_time, end_realtime_ns and process_exited (1 when the
+ * process ended while it was recorded). Returns 0 or -errno. */
+int strobe__meta_write_detach(const char *path, bool exited, int64_t end_sec, int64_t end_nsec);
 
 /* ---- Runtime lookup (preload.c) ----------------------------------------- */
 

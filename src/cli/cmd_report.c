@@ -39,6 +39,9 @@ const char strobe__report_help[] =
     "                         [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
     "                         [--top N] [--source auto|profile|trace]\n"
+    "       strobe report --diff A B [--format text|json|html [-o FILE]] [--sort incl|excl|visits]\n"
+    "                         [--top N] [--fail-above PCT [--min-time T]] [--tm] [--mpi] [--samples]\n"
+    "                         [--source auto|profile|trace]\n"
     "\n"
     "Prints the report of the experiment in DIR: summary (command, duration,\n"
     "threads, events, drops, estimated measurement overhead), flat profile,\n"
@@ -118,13 +121,28 @@ const char strobe__report_help[] =
     "                      time (\"5%\", the default) or trace size at most T\n"
     "                      (\"500MB\"; k, M, G, T are binary multiples). A target that\n"
     "                      cannot be met prints what was reached on stderr (exit 0)\n"
+    "  --diff A B          compare experiment B with A (docs/cli.md, \"Comparing\n"
+    "                      experiments\"): per call path of either (matched by\n"
+    "                      function and file) visits, inclusive and exclusive time,\n"
+    "                      samples and metrics of both and their change, largest\n"
+    "                      change of --sort's key first (default incl); paths only\n"
+    "                      in one marked; TM statistics and MPI summaries when both\n"
+    "                      have them (--tm, --mpi, --samples: fail when a run does\n"
+    "                      not); A1,A2,... B1,B2,...: repeated runs, their mean\n"
+    "                      and range; html: B's page with a differential flame graph\n"
+    "  --fail-above PCT    with --diff: exit 3 when a call path's inclusive time\n"
+    "                      grew more than PCT percent (and, with repeated runs,\n"
+    "                      beyond the ranges: B's fastest run slower than A's\n"
+    "                      slowest); a path new in B counts as grown\n"
+    "  --min-time T        with --fail-above: ignore paths whose inclusive time is\n"
+    "                      below T on both sides (default 1ms; 0 = none)\n"
     "  -o, --output FILE   with --format html: the page to write; with --score:\n"
     "                      write the advice as a filter file for\n"
     "                      `strobe run --filter FILE`\n"
     "  -h, --help          show this help\n"
     "\n"
     "exit status: 0 success, 1 the experiment cannot be read or the report (or\n"
-    "FILE) not written, 2 usage error.\n";
+    "FILE) not written, 2 usage error, 3 --fail-above: a call path grew.\n";
 
 const char strobe__export_help[] =
     "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|pprof|paraver -o OUT\n"
@@ -204,7 +222,10 @@ enum {
     OPT_TASKGRAPH,
     OPT_BLAME,
     OPT_BLAME_POINT,
-    OPT_SAMPLE_LIST
+    OPT_SAMPLE_LIST,
+    OPT_DIFF,
+    OPT_FAIL_ABOVE,
+    OPT_MIN_TIME
 };
 
 static const struct option report_options[] = {
@@ -225,6 +246,9 @@ static const struct option report_options[] = {
     {"source", required_argument, NULL, OPT_SOURCE},
     {"score", no_argument, NULL, OPT_SCORE},
     {"target", required_argument, NULL, OPT_TARGET},
+    {"diff", no_argument, NULL, OPT_DIFF},
+    {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
+    {"min-time", required_argument, NULL, OPT_MIN_TIME},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -384,6 +408,36 @@ static void html_models_free(struct html_models *m)
     strobe_timeline_free(m->tm_timeline);
 }
 
+int strobe__cli_html_write(const char *path, const struct strobe_experiment *exp,
+                           const struct strobe_profile *prof, struct strobe_html_opts *ho,
+                           struct strobe_errbuf *eb)
+{
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        ho->generated = when;
+    struct strobe__out_file o;
+    int rc = strobe__out_file_open(&o, path, eb);
+    if (rc == 0 && (rc = strobe_report_html(o.f, exp, prof, ho)) != 0)
+        strobe__out_file_abort(&o);
+    else if (rc == 0)
+        rc = strobe__out_file_commit(&o, eb);
+    ho->generated = NULL; /* `when` goes out of scope */
+    return rc;
+}
+
+void strobe__cli_html_error(const char *path, const struct strobe_experiment *exp, int rc,
+                            const struct strobe_errbuf *eb)
+{
+    if (rc == STROBE_ERR_FORMAT)
+        strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
+    else if (rc && eb->msg[0])
+        strobe__cli_say("report: %s", eb->msg);
+    else if (rc)
+        strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
+}
+
 /* `--format html -o PATH`: written all or nothing like an export
  * (export/output.h), so a failure never leaves a partial page behind. */
 static int report_html(const struct strobe_experiment *exp, const struct strobe_profile *prof,
@@ -401,28 +455,37 @@ static int report_html(const struct strobe_experiment *exp, const struct strobe_
     ho.report.taskgraph = m.taskgraph;
     ho.timeline = m.timeline;
     ho.tm_timeline = m.tm_timeline;
-    char when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&now, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        ho.generated = when;
-    struct strobe__out_file o;
     struct strobe_errbuf eb = {""};
-    int rc = strobe__out_file_open(&o, path, &eb);
-    if (rc == 0 && (rc = strobe_report_html(o.f, exp, prof, &ho)) != 0)
-        strobe__out_file_abort(&o);
-    else if (rc == 0)
-        rc = strobe__out_file_commit(&o, &eb);
+    int rc = strobe__cli_html_write(path, exp, prof, &ho, &eb);
     html_models_free(&m);
     for (size_t i = 0; i < m.nproblems; i++)
         strobe__cli_say("report: %s: warning: %s", exp->dir, m.lines[i]);
-    if (rc == STROBE_ERR_FORMAT)
-        strobe__cli_say("report: %s: inconsistent call-path profile", exp->dir);
-    else if (rc && eb.msg[0])
-        strobe__cli_say("report: %s", eb.msg);
-    else if (rc)
-        strobe__cli_say("report: -o %s: %s", path, strobe_strerror(rc));
+    strobe__cli_html_error(path, exp, rc, &eb);
     return rc ? STROBE_EXIT_FAILURE : 0;
+}
+
+/* `--diff A B`: checks the options, then compares (cmd_report_diff.c).
+ * single: an option of the report of one experiment, or NULL. */
+static int report_diff(struct strobe__diff_request *rq, bool diff, int argc, char **argv, const char *single)
+{
+    if (!diff)
+        return strobe__cli_usage_error("report", "'--fail-above' and '--min-time' need --diff");
+    if (single)
+        return strobe__cli_usage_error("report", "'--diff' and '%s' exclude each other", single);
+    if (optind + 2 > argc)
+        return strobe__cli_usage_error("report",
+                                       "--diff needs two experiments: A B (or A1,A2,... B1,B2,...)");
+    if (optind + 2 < argc)
+        return strobe__cli_usage_error("report", "unexpected argument '%s'", argv[optind + 2]);
+    if (rq->format == STROBE__DIFF_HTML && !rq->out_path)
+        return strobe__cli_usage_error("report", "--format html needs -o FILE");
+    if (rq->format != STROBE__DIFF_HTML && rq->out_path)
+        return strobe__cli_usage_error("report", "'-o' needs --score or --format html");
+    if (rq->out_path && !*rq->out_path)
+        return strobe__cli_usage_error("report", "-o: empty file name");
+    rq->a = argv[optind];
+    rq->b = argv[optind + 1];
+    return strobe__report_diff(rq);
 }
 
 int strobe__cmd_report(int argc, char **argv)
@@ -439,9 +502,34 @@ int strobe__cmd_report(int argc, char **argv)
     struct strobe__score_target target;
     strobe__score_target_parse(STROBE__SCORE_TARGET_DEFAULT, &target);
     const char *target_arg = NULL, *out_path = NULL;
+    bool diff = false;
+    struct strobe__diff_request drq = {.min_ns = STROBE__DIFF_MIN_TIME_DEFAULT};
+    const char *min_time = NULL;
     int c;
     while ((c = strobe__cli_getopt("report", argc, argv, ":ho:", report_options)) != -1) {
         switch (c) {
+        case OPT_DIFF:
+            diff = true;
+            break;
+        case OPT_FAIL_ABOVE: {
+            char *end;
+            drq.fail_above = strtod(optarg, &end);
+            if (end == optarg || (*end && strcmp(end, "%") != 0) || !(drq.fail_above >= 0) ||
+                drq.fail_above > 1e9)
+                return strobe__cli_usage_error("report",
+                                               "--fail-above: '%s' is not a percentage (10 or 10%%)", optarg);
+            drq.gate = true;
+            break;
+        }
+        case OPT_MIN_TIME: {
+            unsigned long long ns;
+            if (strobe__parse_duration(optarg, &ns) < 0)
+                return strobe__cli_usage_error("report", "--min-time: '%s' is not a duration (1ms, 200us, 0)",
+                                               optarg);
+            drq.min_ns = ns;
+            min_time = optarg;
+            break;
+        }
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
                 format = TEXT;
@@ -536,6 +624,28 @@ int strobe__cmd_report(int argc, char **argv)
         default:
             return STROBE_EXIT_USAGE;
         }
+    }
+    if (diff || drq.gate || min_time) {
+        drq.format = format == HTML   ? STROBE__DIFF_HTML
+                     : format == JSON ? STROBE__DIFF_JSON
+                                      : STROBE__DIFF_TEXT;
+        drq.out_path = out_path;
+        drq.sort = sorted ? opts.sort : STROBE_REPORT_SORT_INCL;
+        drq.top = opts.top;
+        drq.source = source;
+        drq.tm = tm;
+        drq.mpi = mpi;
+        drq.samples = samples;
+        const char *single = score          ? "--score"
+                             : locks        ? "--locks"
+                             : mem          ? "--malloc"
+                             : taskgraph    ? "--taskgraph"
+                             : blame        ? "--blame"
+                             : opts.threads ? "--threads"
+                             : opts.by      ? "--by"
+                             : target_arg   ? "--target"
+                                            : NULL;
+        return report_diff(&drq, diff, argc, argv, single);
     }
     if (optind >= argc)
         return strobe__cli_usage_error("report", "missing experiment directory");

@@ -552,6 +552,23 @@ enum strobe_def_type {
      * each thread's CPU time, uleb source (enum strobe_sample_source).
      * Written at start-up (and by a fork child); at most one. */
     STROBE_DEF_SAMPLE = 14,
+    /* The offset of this process's clock to a reference rank's, measured
+     * by libstrobe-mpi (`--mpi`, adapters/mpi/clocks.c) at MPI_Init and at
+     * MPI_Finalize: uleb when (enum strobe_clock_offset_when), uleb own
+     * world rank, uleb reference world rank (0), uleb round trips made,
+     * uleb ticks when the shortest round trip began, uleb its ticks (local
+     * send to local receive), uleb the reference's ticks at its reply (in
+     * the reference process's clock). The reference itself writes one with
+     * 0 round trips and its own ticks. At most one per `when`; readers
+     * convert each side with its own process's tick->ns line and take
+     * offset = reference ns - (send ns + receive ns) / 2 (Score-P's
+     * scheme), linearly interpolated between the two. */
+    STROBE_DEF_CLOCK_OFFSET = 15,
+};
+
+enum strobe_clock_offset_when {
+    STROBE_CLOCK_OFFSET_INIT = 1,     /* MPI_Init(_thread) returned */
+    STROBE_CLOCK_OFFSET_FINALIZE = 2, /* MPI_Finalize is called */
 };
 
 enum strobe_sample_source {

@@ -564,7 +564,7 @@ STROBE_API int strobe_event_record_at(unsigned type, const uint8_t *payload, siz
 
 STROBE_API int strobe_adapter_define(unsigned type, const uint8_t *payload, size_t len)
 {
-    if (type != STROBE_DEF_MPI_COMM || len > STROBE__DEF_ADAPTER_MAX || (len > 0 && payload == NULL))
+    if ((type != STROBE_DEF_MPI_COMM && type != STROBE_DEF_CLOCK_OFFSET) || len > STROBE__DEF_ADAPTER_MAX || (len > 0 && payload == NULL))
         return -EINVAL;
     if (!strobe__active())
         return STROBE_ERR_DISABLED;

@@ -31,6 +31,11 @@
  *   STROBE_LAUNCHER_PID     the process with this pid stays unmeasured
  *                           (set by `strobe run` for an MPI launcher)
  *   OMPI_COMM_WORLD_RANK, PMI_RANK, ...  the MPI rank (common/mpi_rank.h)
+ *   STROBE_TEST_CLOCK_SHIFT_NS, STROBE_TEST_CLOCK_DRIFT_PPM  test hooks:
+ *                           the process's clock runs SHIFT ns ahead (signed)
+ *                           and gains DRIFT ppm of the time since start-up
+ *                           (test_clock), so that tests of `strobe merge`
+ *                           make two processes of one machine disagree
  * Sizes take K, M, G suffixes (binary).
  *
  * Process images: every image that loads the runtime gets its own
@@ -109,6 +114,21 @@ static int env_size(const char *name, uint64_t *out, uint64_t min, uint64_t max,
     return 0;
 }
 
+/* A signed decimal integer within +-limit; unset or empty leaves *out. */
+static int env_int(const char *name, int64_t *out, int64_t limit)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end || x < -limit || x > limit)
+        return bad_env(name, v, "expected a signed integer in range");
+    *out = x;
+    return 0;
+}
+
 /* STROBE_LOCKS: 0, 1 or all. */
 static int env_locks(struct strobe__config *cfg)
 {
@@ -160,6 +180,10 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
         return rc;
     /* Whole pages: the last chunk then always has room for THREAD_END. */
     cfg->trace_limit &= ~(uint64_t)4095;
+    /* a day of shift, a tenth of drift: far beyond any real clock */
+    if ((rc = env_int("STROBE_TEST_CLOCK_SHIFT_NS", &cfg->test_clock_shift_ns, 86400000000000ll)) ||
+        (rc = env_int("STROBE_TEST_CLOCK_DRIFT_PPM", &cfg->test_clock_drift_ppm, 100000)))
+        return rc;
     if ((rc = env_size("STROBE_PROFILE_LIMIT", &cfg->profile_limit, 4096, (uint64_t)UINT32_MAX * 64, false)))
         return rc;
     const char *clk = getenv("STROBE_CLOCK");
@@ -319,6 +343,23 @@ static int make_proc_dir(void)
 
 /* ---- clock ---- */
 
+/* The CLOCK_MONOTONIC ns of a calibration point as the test hooks
+ * (STROBE_TEST_CLOCK_*) make the process believe it: every timestamp is
+ * converted to ns through these points, so shifting them shifts the whole
+ * process at no cost on the hot path. Drift counts from the first point
+ * of the process image (a fork child keeps its parent's). */
+static uint64_t test_clock(uint64_t ns)
+{
+    static uint64_t origin;
+    const struct strobe__config *cfg = &strobe__rt.cfg;
+    if (!cfg->test_clock_shift_ns && !cfg->test_clock_drift_ppm)
+        return ns;
+    if (!origin)
+        origin = ns;
+    int64_t drift = (int64_t)((double)(ns - origin) * (double)cfg->test_clock_drift_ppm / 1e6);
+    return ns + (uint64_t)(cfg->test_clock_shift_ns + drift);
+}
+
 void strobe__clock_sync_locked(uint64_t min_gap_ns)
 {
     struct strobe__runtime *rt = &strobe__rt;
@@ -327,7 +368,7 @@ void strobe__clock_sync_locked(uint64_t min_gap_ns)
     uint64_t ticks, ns;
     strobe__clock_pair(rt->cfg.clock_kind, &ticks, &ns);
     rt->last_sync_ns = ns;
-    strobe__defs_clock_sync(ticks, ns);
+    strobe__defs_clock_sync(ticks, test_clock(ns));
 }
 
 static uint64_t realtime_ns(void)
@@ -482,7 +523,7 @@ static int init_process(uint64_t *first_sync_ns)
         struct strobe__mpi_rank rank;
         if (strobe__mpi_rank_from_env(environ, &rank))
             strobe__defs_mpi_rank(rank.rank, rank.size, rank.source);
-        strobe__defs_clock_sync(sync_ticks, sync_ns);
+        strobe__defs_clock_sync(sync_ticks, test_clock(sync_ns));
         strobe__modules_scan_locked();
     }
     pthread_mutex_unlock(&rt->lock);

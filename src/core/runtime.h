@@ -62,6 +62,8 @@ struct strobe__config {
     uint64_t malloc_large;  /* STROBE_MALLOC_LARGE */
     uint32_t sample_hz;     /* STROBE_SAMPLE, 0 = no sampling */
     int sample_source;      /* STROBE_SAMPLE_SOURCE: enum strobe_sample_source */
+    int64_t test_clock_shift_ns;  /* STROBE_TEST_CLOCK_SHIFT_NS (test hook) */
+    int64_t test_clock_drift_ppm; /* STROBE_TEST_CLOCK_DRIFT_PPM (test hook) */
 };
 
 /* A loaded object (executable, shared library) as written in a MODULE

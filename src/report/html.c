@@ -7,6 +7,7 @@
  * forbids it), so everything it shows is in this object.
  */
 #include "report/html.h"
+#include "report/diff.h"
 #include "report/html_timeline.h"
 #include "report/jsonw.h"
 #include "report/view.h"
@@ -38,6 +39,8 @@ int strobe_report_html(FILE *out, const struct strobe_experiment *exp, const str
         strobe__html_timeline(&w, "timeline", opts->timeline, false);
     if (opts->tm_timeline)
         strobe__html_timeline(&w, "tm_timeline", opts->tm_timeline, true);
+    if (opts->diff)
+        strobe__report_diff_html_data(&w, "diff", opts->diff, opts->diff_opts);
     strobe__jw_close(&w);
     fwrite(strobe__html_tail, 1, strobe__html_tail_len, out);
     return strobe__report_flush(out);

@@ -16,6 +16,8 @@
 #include "report/report.h"
 
 struct strobe_timeline;
+struct strobe_diff;
+struct strobe_diff_report_opts;
 
 struct strobe_html_opts {
     struct strobe_report_opts report; /* the sections present, as for the JSON report */
@@ -26,6 +28,10 @@ struct strobe_html_opts {
     /* analysis/timeline.h, NULL when absent: the frames per thread, and the
      * TMbox states of a `--tm-monitor events` run */
     const struct strobe_timeline *timeline, *tm_timeline;
+    /* report/diff.h, NULL when absent: the comparison the differential
+     * flame graph draws (`strobe report --diff A B`; the page is B's) */
+    const struct strobe_diff *diff;
+    const struct strobe_diff_report_opts *diff_opts;
 };
 
 /* Writes the page to OUT. Returns 0 or strobe_report_json's codes. */

@@ -24,6 +24,7 @@
 #include "report/score.h"
 #include "report/verdict.h"
 #include "report/view.h"
+#include "analysis/align.h"
 #include "common/format.h"
 #include "strobe/strobe.h"
 
@@ -135,6 +136,11 @@ static void json_system(struct strobe__jw *w, const struct strobe__report_view *
         else
             strobe__jw_null(w, "exit_status");
         strobe__jw_double(w, "overhead_ns_per_event", pi->overhead_ns_per_event);
+        strobe__jw_str(w, "clock_align", strobe_align_method_name(pi->align));
+        strobe__jw_u64(w, "clock_domain", pi->align_domain);
+        strobe__jw_double(w, "clock_offset_ns", pi->align_offset_ns);
+        strobe__jw_double(w, "clock_drift_ppm", pi->align_drift * 1e6);
+        strobe__jw_u64(w, "clock_bound_ns", pi->align_bound_ns);
         if (pi->has_rank) {
             strobe__jw_u64(w, "rank", pi->rank);
             if (pi->world_size)
@@ -619,6 +625,9 @@ static void json_mpi(struct strobe__jw *w, const struct strobe_mpi_model *m)
     strobe__jw_u64(w, "messages", m->messages);
     strobe__jw_u64(w, "bytes", m->bytes);
     strobe__jw_bool(w, "traced", m->traced);
+    strobe__jw_u64(w, "matched_messages", m->pairs);
+    strobe__jw_i64(w, "skew_ns", m->skew_ns);
+    strobe__jw_i64(w, "skew_unaligned_ns", m->skew_unaligned_ns);
     strobe__jw_open(w, "per_rank", '[', false);
     for (uint32_t r = 0; r < m->nranks; r++) {
         const struct strobe_mpi_rank *k = &m->ranks[r];

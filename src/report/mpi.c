@@ -3,6 +3,7 @@
 #include "report/mpi.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "report/units.h"
 
@@ -112,6 +113,17 @@ void strobe__report_mpi_text(FILE *out, const struct strobe_experiment *exp, con
     if (m->messages) {
         histogram(out, m);
         matrix(out, m);
+    }
+    if (m->pairs) {
+        char a[STROBE_UNITS_LEN], b[STROBE_UNITS_LEN];
+        /* > 0: a receive ended before its send began, which only clocks
+         * that disagree can show */
+        fprintf(out, "\n  Clock skew (%" PRIu64 " matched messages): %s %s%s; as recorded: %s %s\n", m->pairs,
+                m->skew_ns > 0 ? "a receive ends before its send by up to" : "no receive ends before its send, slack",
+                strobe__fmt_time(a, (uint64_t)llabs(m->skew_ns)),
+                m->skew_ns > 0 ? " after alignment" : "",
+                m->skew_unaligned_ns > 0 ? "up to" : "slack",
+                strobe__fmt_time(b, (uint64_t)llabs(m->skew_unaligned_ns)));
     }
     bool colls = false;
     for (unsigned c = 1; c < STROBE_MPI_NCOLLS; c++)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/align.h"
 #include "common/format.h"
 #include "report/report.h"
 #include "report/malloc.h"
@@ -226,6 +227,45 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
         summary_line(out, "TM monitoring", "%s — %s%s", strobe_tm_level_name(exp->tm_level),
                      strobe_tm_level_recorded(exp->tm_level),
                      exp->tm_level_inferred ? " (level inferred from the records)" : "");
+}
+
+/* A signed time: "-50.000 ms", "+1.200 µs". */
+static const char *fmt_signed_time(char *buf, double ns)
+{
+    char t[STROBE_UNITS_LEN];
+    snprintf(buf, STROBE_UNITS_LEN + 1, "%c%s", ns < 0 ? '-' : '+', strobe__fmt_time(t, (uint64_t)fabs(ns) + 0.5));
+    return buf;
+}
+
+/* How the processes' clocks were put on one timebase (align.h), when
+ * they did not all share the reference's clock. */
+static void text_clocks(FILE *out, const struct strobe_experiment *exp)
+{
+    bool moved = false;
+    for (size_t p = 0; p < exp->nprocesses; p++)
+        moved |= exp->processes[p].align != STROBE_ALIGN_REFERENCE;
+    if (!moved)
+        return;
+    const struct strobe_process_info *ref = &exp->processes[exp->align_reference];
+    fprintf(out, "\nClocks (timebase: the clock of %s", ref->dir);
+    if (ref->has_rank)
+        fprintf(out, ", rank %u", ref->rank);
+    fprintf(out, ")\n  %-20s %6s %-10s %14s %12s %12s  from\n", "process", "rank", "method", "offset", "drift",
+            "bound");
+    for (size_t p = 0; p < exp->nprocesses; p++) {
+        const struct strobe_process_info *pi = &exp->processes[p];
+        char rank[16] = "-", off[STROBE_UNITS_LEN + 1], bound[STROBE_UNITS_LEN + 2] = "-";
+        if (pi->has_rank)
+            snprintf(rank, sizeof rank, "%u", pi->rank);
+        if (pi->align == STROBE_ALIGN_MPI) {
+            char t[STROBE_UNITS_LEN];
+            snprintf(bound, sizeof bound, "±%s", strobe__fmt_time(t, pi->align_bound_ns));
+        }
+        fprintf(out, "  %-20s %6s %-10s %14s %9.2f ppm %12s  %s\n", pi->dir, rank,
+                strobe_align_method_name(pi->align), fmt_signed_time(off, pi->align_offset_ns),
+                pi->align_drift * 1e6, bound,
+                pi->align_source != STROBE_NONE ? exp->processes[pi->align_source].dir : "-");
+    }
 }
 
 /* The block streams of `strobe cc --trace=bb[,mem]` code, as summary lines. */
@@ -1092,6 +1132,7 @@ int strobe_report_text(FILE *out, const struct strobe_experiment *exp, const str
     if (rc)
         return rc;
     text_summary(out, &v);
+    text_clocks(out, exp);
     if (opts->blocks)
         text_blocks(out, opts->blocks);
     text_flat(out, &v, opts->top);

@@ -156,13 +156,13 @@ STROBE_TEST(bash_completion)
              "\"${COMPREPLY[*]}\"; }\n"
              "PATH=$PWD/moved/bin:/usr/bin:/bin\n"
              "t strobe re\nt strobe export x --format ''\nt strobe report --thr\nt strobe report exps/\n"
-             "t strobe cc --no\nt strobe help tas\n"
+             "t strobe cc --no\nt strobe help tas\nt strobe mer\nt strobe merge --no\nt strobe record --fr\n"
              "EOF\n"
              "%s bash c.sh",
              CLEAN);
     char *out = strobe_test_ok_in(tmp, cmd);
-    CHECK_STR_EQ(out, "report\nchrome cubex otf2 paraver perfetto pprof\n--threads\nexps/one\n"
-                      "--no-blame --no-directives\ntaskgraph\n");
+    CHECK_STR_EQ(out, "record report\nchrome cubex otf2 paraver perfetto pprof\n--threads\nexps/one\n"
+                      "--no-blame --no-directives\ntaskgraph\nmerge\n--no-align\n--frequency\n");
     free(out);
 }
 
@@ -179,7 +179,8 @@ STROBE_TEST(man_pages)
     CHECK_STR_EQ(out,
                  "petra-bench.1\npetra-crash.1\nstrobe-blame-prep.1\nstrobe-cc.1\nstrobe-ctl.1\nstrobe-"
                  "export.1\nstrobe-instrument.1\n"
-                 "strobe-ls.1\nstrobe-petra.1\nstrobe-report.1\nstrobe-run.1\nstrobe-taskgraph.1\nstrobe.1\n"
+                 "strobe-ls.1\nstrobe-merge.1\nstrobe-petra.1\nstrobe-record.1\nstrobe-report.1\nstrobe-run.1\n"
+                 "strobe-taskgraph.1\nstrobe.1\n"
                  "strobe-filter.5\nstrobed.yaml.5\nstrobed.8\nSTROBE-RUN(1) strobe manual STROBE-RUN(1)\n");
     free(out);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/mpi/clocks.h"
 #include "adapters/mpi/pmpi.h"
 #include "adapters/mpi/trace.h"
 
@@ -269,6 +270,7 @@ void strobe__mpi_comm_freed(MPI_Comm comm)
 void strobe__mpi_started(void)
 {
     strobe__mpi_live_start();
+    strobe__mpi_clock_offsets(STROBE_CLOCK_OFFSET_INIT);
     if (!strobe__mpi_tracing)
         return;
     PMPI_Comm_rank(MPI_COMM_WORLD, &g.world_rank);
@@ -288,6 +290,7 @@ void strobe__mpi_started(void)
 void strobe__mpi_stopping(void)
 {
     strobe__mpi_live_stop();
+    strobe__mpi_clock_offsets(STROBE_CLOCK_OFFSET_FINALIZE);
     if (!strobe__mpi_tracing)
         return;
     struct rec r;

@@ -39,9 +39,10 @@ static inline void strobe__mpi_leave(uintptr_t fn)
         strobe_code_region_exit(fn, STROBE_REGION_MPI);
 }
 
-/* After a successful MPI_Init(_thread): live counters, MPI_COMM_WORLD and
- * MPI_COMM_SELF defined, INIT record. Before MPI_Finalize: FINALIZE
- * record, live counters stopped. */
+/* After a successful MPI_Init(_thread): live counters, clock offsets
+ * (clocks.h), MPI_COMM_WORLD and MPI_COMM_SELF defined, INIT record.
+ * Before MPI_Finalize: live counters stopped, clock offsets, FINALIZE
+ * record. */
 void strobe__mpi_started(void);
 void strobe__mpi_stopping(void);
 

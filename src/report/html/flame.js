@@ -3,7 +3,8 @@
 // strobe.flame(container, tree, opts) draws it; tree is
 //   {parent: [..], name: [..], value: [..]}   (node 0 is the root;
 //   value = inclusive weight; parent[i] < i, pre-order like the JSON report)
-// opts: {tip(i) -> [[label, value], ...], unit(v) -> text, rowHeight}.
+// opts: {tip(i) -> [[label, value], ...], unit(v) -> text, rowHeight,
+//        color(i, dimmed) -> CSS colour of box i (default: by name)}.
 // Click a box to zoom into it (its ancestors stay as full-width bars),
 // click the root or "reset" to zoom out; the search box dims every box
 // whose name does not contain the text and says what share matched.
@@ -83,7 +84,8 @@ strobe.flame = function (container, tree, opts) {
       const i = b.i, y = (depth[i] - top) * rowH;
       const label = i === 0 ? 'all (' + unit(tree.value[0]) + ')' : tree.name[i];
       const hit = q && i > 0 && tree.name[i].toLowerCase().includes(q);
-      ctx.fillStyle = i === 0 ? '#c9ced6' : q && !hit ? S.color(tree.name[i], true) : hit ? '#e040a0' : S.color(tree.name[i]);
+      const own = opts.color ? opts.color(i, q && !hit) : S.color(tree.name[i], q && !hit);
+      ctx.fillStyle = i === 0 ? '#c9ced6' : hit ? '#e040a0' : own;
       ctx.fillRect(b.x, y, Math.max(b.w - 0.5, 0.5), rowH - 1);
       ctx.fillStyle = '#1d2330';
       S.fitText(ctx, label, b.x, y + rowH / 2, b.w);
@@ -94,6 +96,7 @@ strobe.flame = function (container, tree, opts) {
     matched.textContent = q ? 'matched ' + S.fmt.pct(matchedValue(zoom) / total) + ' of ' +
       (zoom ? tree.name[zoom] : 'all') : '';
     canvas.setAttribute('data-zoom', zoom === 0 ? '' : tree.name[zoom]);
+    canvas.setAttribute('data-boxes', boxes.length);
   }
   const hit = ev => {
     const r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;

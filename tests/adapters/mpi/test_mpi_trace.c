@@ -184,28 +184,6 @@ static bool is_send(const struct strobe__raw_event *ev)
     return ev->mpi.op == STROBE_MPI_SEND;
 }
 
-/* Offset of the first MPI_COMM record of defs `path` (one chunk). */
-static long first_comm(const char *path)
-{
-    const uint8_t *buf;
-    size_t len;
-    strobe_test_map(path, &buf, &len);
-    long off = -1;
-    for (size_t o = 64; off < 0 && o < len && buf[o];) {
-        const uint8_t *p = buf + o + 1;
-        uint64_t n;
-        if (strobe_uleb_get(&p, buf + len, &n) != 0)
-            break;
-        if (buf[o] == STROBE_DEF_MPI_COMM)
-            off = (long)o;
-        o = (size_t)(p - buf) + n;
-    }
-    strobe__file_unmap(buf, len);
-    if (off < 0)
-        STROBE_FAIL("%s: no MPI_COMM record", path);
-    return off;
-}
-
 /* A corrupted MPI record or MPI_COMM definition fails the report with one
  * line naming the file, the offset and the problem. */
 STROBE_TEST(corrupt_mpi_data_is_one_line_error)
@@ -221,7 +199,7 @@ STROBE_TEST(corrupt_mpi_data_is_one_line_error)
     snprintf(defs, sizeof defs, "%s/%s/defs", dir, out);
     free(out);
     /* an MPI_COMM record with flags 7: its id (0, one byte) comes first */
-    long comm = first_comm(defs);
+    long comm = strobe_test_first_def(defs, STROBE_DEF_MPI_COMM);
     CHECK_EQ_INT(strobe_test_sh(NULL, "printf '\\007' | dd of='%s' bs=1 seek=%ld conv=notrunc 2>/dev/null", defs,
                                 comm + 3),
                  0);
