@@ -81,6 +81,7 @@ bench: build
 	@bench/tm/run.sh $(BUILD)
 	@bench/malloc/run.sh $(BUILD)
 	@bench/sample/run.sh $(BUILD)
+	@bench/attach.sh $(BUILD)
 	@bench/mpi.sh $(BUILD)
 	@bench/merge.sh $(BUILD)
 	@bench/monitor/run.sh $(BUILD)

@@ -90,6 +90,7 @@ def main():
         'blame-prep': "show the blame analysis of a source file",
         'instrument': "rewrite a C file's directives into measured regions",
         'run': 'run a program under the strobe runtime',
+        'record': 'sample a running process',
         'report': 'print the report of an experiment',
         'export': 'write an experiment in a foreign trace or profile format',
         'taskgraph': 'the task graph of an experiment',

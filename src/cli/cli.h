@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 enum {
     STROBE_EXIT_FAILURE = 1,
@@ -34,6 +35,7 @@ enum {
 
 /* ---- Subcommands: return the process exit code ------------------------ */
 int strobe__cmd_run(int argc, char **argv);
+int strobe__cmd_record(int argc, char **argv);
 int strobe__cmd_report(int argc, char **argv);
 int strobe__cmd_export(int argc, char **argv);
 int strobe__cmd_ls(int argc, char **argv);
@@ -68,6 +70,7 @@ struct strobe__diff_request {
 int strobe__report_diff(const struct strobe__diff_request *rq);
 
 extern const char strobe__run_help[];
+extern const char strobe__record_help[];
 extern const char strobe__report_help[];
 extern const char strobe__export_help[];
 extern const char strobe__ls_help[];
@@ -173,6 +176,31 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
  * -errno. */
 int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec,
                            int64_t end_nsec);
+
+/* Creates an experiment directory for command CMD ("run"): OUTPUT (created,
+ * or an existing empty one), or strobe-<basename of PROG>-<START as local
+ * YYYYmmdd-HHMMSS>, with a -N suffix when that exists. *dir is malloc'd,
+ * *created tells whether strobe made it (and may remove it again). Returns
+ * 0 or an exit code after printing the problem. (cmd_run.c) */
+int strobe__cli_experiment_dir(const char *cmd, const char *output, const char *prog, time_t start, char **dir,
+                               bool *created);
+
+struct strobe__attach_info {
+    char *const *argv; /* the process's command line (/proc/PID/cmdline) */
+    const char *cwd;   /* its working directory, NULL when unknown */
+    long pid;
+    unsigned hz;       /* sampling rate */
+    int64_t start_sec; /* CLOCK_REALTIME when sampling began */
+    int64_t start_nsec;
+};
+
+/* The meta file of `strobe record --pid`: the common first lines, then
+ * attached_pid and sample_hz. Returns 0 or -errno. */
+int strobe__meta_write_attach(const char *path, const struct strobe__attach_info *info);
+
+/* Appends end_time, end_realtime_ns and process_exited (1 when the
+ * process ended while it was recorded). Returns 0 or -errno. */
+int strobe__meta_write_detach(const char *path, bool exited, int64_t end_sec, int64_t end_nsec);
 
 /* ---- Runtime lookup (preload.c) ----------------------------------------- */
 

@@ -18,8 +18,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/build_config.h"
+#if STROBE_WITH_PETRA
 #include "export/escape.h"
 #include "plugins/petra_layout.h"
+#endif
 
 const char strobe__petra_help[] =
     "usage: strobe petra FILE [--salvage] [ls | get METRIC... | history METRIC [-n N] | dump [--json]]\n"
@@ -36,6 +39,7 @@ const char strobe__petra_help[] =
     "  --salvage            a heap whose descriptor log is damaged: recover (and keep,\n"
     "                       in the file) the transactions before the damage\n";
 
+#if STROBE_WITH_PETRA
 /* One stored metric, read from the heap. */
 struct rec {
     char *name;
@@ -353,3 +357,12 @@ int strobe__cmd_petra(int argc, char **argv)
         status = fail(&r, "close: %s", strobe_strerror(rc));
     return status;
 }
+#else
+/* Built without PETRA (STROBE_WITH_PETRA=OFF): the command is listed, and
+ * says so in one line. */
+int strobe__cmd_petra(int argc, char **argv)
+{
+    strobe__cli_say("petra: %s", STROBE_WITHOUT("PETRA"));
+    return STROBE_EXIT_FAILURE;
+}
+#endif

@@ -16,6 +16,7 @@
 #include "analysis/select.h"
 #include "analysis/timeline.h"
 #include "cli/cli.h"
+#include "common/build_config.h"
 #include "common/size.h"
 #include "export/export.h"
 #include "export/output.h"
@@ -962,7 +963,11 @@ int strobe__cmd_export(int argc, char **argv)
         exporter_fn fn;
         unsigned bytes_per_event;
     } formats[] = {
+#if STROBE_WITH_OTF2
         {"otf2", strobe_export_otf2, STROBE_EXPORT_OTF2_BYTES_PER_EVENT},
+#else
+        {"otf2", NULL, STROBE_EXPORT_OTF2_BYTES_PER_EVENT}, /* NULL: says it was built without */
+#endif
         {"chrome", strobe_export_chrome, STROBE_EXPORT_CHROME_BYTES_PER_EVENT},
         {"perfetto", strobe_export_perfetto, STROBE_EXPORT_PERFETTO_BYTES_PER_EVENT},
         {"cubex", strobe_export_cubex, 0},
@@ -985,6 +990,10 @@ int strobe__cmd_export(int argc, char **argv)
                     "export",
                     "--format: unknown format '%s' (otf2, chrome, perfetto, cubex, pprof or paraver)",
                     optarg);
+            else if (!formats[format].fn) {
+                strobe__cli_say("export: --format %s: %s", optarg, STROBE_WITHOUT("OTF2"));
+                code = STROBE_EXIT_FAILURE;
+            }
             break;
         case 'o':
             out = optarg;

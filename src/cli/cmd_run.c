@@ -25,6 +25,7 @@
 
 #include "analysis/experiment.h"
 #include "cli/cli.h"
+#include "common/build_config.h"
 #include "common/job.h"
 #include "common/filter.h"
 #include "common/format.h"
@@ -286,10 +287,8 @@ static int dir_is_empty(const char *path)
     return empty;
 }
 
-/* Creates the experiment directory; *dir is malloc'd, *created tells
- * whether strobe made it (and may remove it again). Returns 0 or an exit
- * code after printing the problem. */
-static int make_experiment_dir(const char *output, const char *prog, time_t start, char **dir, bool *created)
+int strobe__cli_experiment_dir(const char *cmd, const char *output, const char *prog, time_t start, char **dir,
+                               bool *created)
 {
     *created = false;
     if (output) {
@@ -298,24 +297,24 @@ static int make_experiment_dir(const char *output, const char *prog, time_t star
         } else if (errno == EEXIST) {
             int empty = dir_is_empty(output);
             if (empty == -ENOTDIR) {
-                strobe__cli_say("run: %s: exists and is not a directory", output);
+                strobe__cli_say("%s: %s: exists and is not a directory", cmd, output);
                 return STROBE_EXIT_USAGE;
             }
             if (empty < 0) {
-                strobe__cli_say("run: %s: %s", output, strerror(-empty));
+                strobe__cli_say("%s: %s: %s", cmd, output, strerror(-empty));
                 return STROBE_EXIT_RUN_FAILED;
             }
             if (!empty) {
-                strobe__cli_say("run: %s: directory is not empty (choose a new -o DIR)", output);
+                strobe__cli_say("%s: %s: directory is not empty (choose a new -o DIR)", cmd, output);
                 return STROBE_EXIT_USAGE;
             }
         } else {
-            strobe__cli_say("run: %s: %s", output, strerror(errno));
+            strobe__cli_say("%s: %s: %s", cmd, output, strerror(errno));
             return STROBE_EXIT_RUN_FAILED;
         }
         *dir = strdup(output);
         if (!*dir) {
-            strobe__cli_say("run: %s", strerror(ENOMEM));
+            strobe__cli_say("%s: %s", cmd, strerror(ENOMEM));
             return STROBE_EXIT_RUN_FAILED;
         }
         return 0;
@@ -344,17 +343,17 @@ static int make_experiment_dir(const char *output, const char *prog, time_t star
             *created = true;
             *dir = strdup(cand);
             if (!*dir) {
-                strobe__cli_say("run: %s", strerror(ENOMEM));
+                strobe__cli_say("%s: %s", cmd, strerror(ENOMEM));
                 return STROBE_EXIT_RUN_FAILED;
             }
             return 0;
         }
         if (errno != EEXIST) {
-            strobe__cli_say("run: %s: %s", cand, strerror(errno));
+            strobe__cli_say("%s: %s: %s", cmd, cand, strerror(errno));
             return STROBE_EXIT_RUN_FAILED;
         }
     }
-    strobe__cli_say("run: %s: too many experiments with this name", name);
+    strobe__cli_say("%s: %s: too many experiments with this name", cmd, name);
     return STROBE_EXIT_RUN_FAILED;
 }
 
@@ -620,6 +619,14 @@ struct run_opts {
     char **argv; /* PROG ARGS..., NULL-terminated */
 };
 
+/* An option for a part this strobe was built without (common/build_config.h):
+ * one line, and nothing runs. */
+static int built_without(const char *opt, const char *line)
+{
+    strobe__cli_say("run: %s: %s", opt, line);
+    return STROBE_EXIT_RUN_FAILED;
+}
+
 static int parse(int argc, char **argv, struct run_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -641,10 +648,14 @@ static int parse(int argc, char **argv, struct run_opts *o)
             o->no_profile = true;
             break;
         case OPT_TM:
+            if (!STROBE_WITH_TM)
+                return built_without("--tm", STROBE_WITHOUT("TM"));
             if (!o->tm_monitor)
                 o->tm_monitor = "counters";
             break;
         case OPT_TM_MONITOR:
+            if (!STROBE_WITH_TM)
+                return built_without("--tm-monitor", STROBE_WITHOUT("TM"));
             if (strcmp(optarg, "off") != 0 && strcmp(optarg, "counters") != 0 && strcmp(optarg, "stats") != 0 &&
                 strcmp(optarg, "events") != 0)
                 return strobe__cli_usage_error(
@@ -655,6 +666,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
             o->publish = true;
             break;
         case OPT_MPI:
+            if (!STROBE_WITH_MPI)
+                return built_without("--mpi", STROBE_WITHOUT("MPI"));
             o->mpi = true;
             break;
         case OPT_OPENMP:
@@ -973,7 +986,7 @@ int strobe__cmd_run(int argc, char **argv)
     clock_gettime(CLOCK_REALTIME, &start);
     char *dir = NULL, *abs_dir = NULL;
     bool created;
-    int code = make_experiment_dir(o.output, o.argv[0], start.tv_sec, &dir, &created);
+    int code = strobe__cli_experiment_dir("run", o.output, o.argv[0], start.tv_sec, &dir, &created);
     if (code == 0) {
         if (!(abs_dir = realpath(dir, NULL))) {
             strobe__cli_say("run: %s: %s", dir, strerror(errno));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `strobe` command: dispatches to its subcommands (cc, c++, instrument, run,
- * report, export, taskgraph, merge, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
+ * record, report, export, taskgraph, merge, ls, ctl, petra) and answers --help, --version and `strobe help CMD`. See
  * docs/cli.md for the user documentation.
  */
 #include <string.h>
@@ -22,6 +22,7 @@ static const char main_help[] =
     "  blame-prep  show the variables the blame analysis charges for each line of a\n"
     "           source file (strobe cc runs it; strobe report --blame uses it)\n"
     "  run      run a program under the strobe runtime, write an experiment directory\n"
+    "  record   sample a running process (--pid), write an experiment directory\n"
     "  report   print the report of an experiment (text, JSON or a self-contained HTML page)\n"
     "  export   write an experiment as OTF2, Chrome, Perfetto, Cube4, pprof or Paraver\n"
     "  taskgraph  the task graph of an experiment: critical path, parallelism,\n"
@@ -40,6 +41,7 @@ static const struct command {
     const char *help;
 } commands[] = {
     {"run", strobe__cmd_run, strobe__run_help},
+    {"record", strobe__cmd_record, strobe__record_help},
     {"report", strobe__cmd_report, strobe__report_help},
     {"export", strobe__cmd_export, strobe__export_help},
     {"ls", strobe__cmd_ls, strobe__ls_help},

@@ -130,9 +130,13 @@ static int close_checked(FILE *f)
     return rc;
 }
 
-int strobe__meta_write_start(const char *path, const struct strobe__run_info *info)
+/* Creates the meta file PATH (it must not exist) with the lines every
+ * experiment's meta starts with: what ran (argv), where, by whom and when.
+ * Returns 0 and the open file in *out, or -errno. */
+static int meta_create(const char *path, char *const *argv, const char *cwd, int64_t start_sec,
+                       int64_t start_nsec, FILE **out)
 {
-    char *command = strobe__shell_quote_argv(info->argv);
+    char *command = strobe__shell_quote_argv(argv);
     if (!command)
         return -ENOMEM;
     FILE *f = fopen(path, "wx");
@@ -145,10 +149,7 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
     meta_line(f, "strobe_version", STROBE_VERSION_STRING);
     meta_line(f, "command", command);
     free(command);
-
-    char *cwd = getcwd(NULL, 0);
     meta_line(f, "cwd", cwd ? cwd : "?");
-    free(cwd);
 
     char host[256];
     if (gethostname(host, sizeof host) != 0)
@@ -165,10 +166,39 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
         meta_line(f, "user", num);
     }
 
-    strobe__iso8601_utc(when, info->start_sec);
+    strobe__iso8601_utc(when, start_sec);
     meta_line(f, "start_time", when);
-    snprintf(num, sizeof num, "%" PRId64, info->start_sec * 1000000000 + info->start_nsec);
+    snprintf(num, sizeof num, "%" PRId64, start_sec * 1000000000 + start_nsec);
     meta_line(f, "start_realtime_ns", num);
+    *out = f;
+    return 0;
+}
+
+/* Opens the meta file PATH to append the end of the recording (end_time,
+ * end_realtime_ns). Returns 0 and the open file in *out, or -errno. */
+static int meta_append_end(const char *path, int64_t end_sec, int64_t end_nsec, FILE **out)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -errno;
+    char num[32], when[24];
+    strobe__iso8601_utc(when, end_sec);
+    meta_line(f, "end_time", when);
+    snprintf(num, sizeof num, "%" PRId64, end_sec * 1000000000 + end_nsec);
+    meta_line(f, "end_realtime_ns", num);
+    *out = f;
+    return 0;
+}
+
+int strobe__meta_write_start(const char *path, const struct strobe__run_info *info)
+{
+    FILE *f;
+    char num[32];
+    char *cwd = getcwd(NULL, 0);
+    int rc = meta_create(path, info->argv, cwd, info->start_sec, info->start_nsec, &f);
+    free(cwd);
+    if (rc)
+        return rc;
     snprintf(num, sizeof num, "%ld", info->launcher_pid);
     meta_line(f, "launcher_pid", num);
     meta_line(f, "runtime", info->runtime);
@@ -187,14 +217,11 @@ int strobe__meta_write_start(const char *path, const struct strobe__run_info *in
 
 int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int64_t end_sec, int64_t end_nsec)
 {
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return -errno;
-    char num[32], when[24];
-    strobe__iso8601_utc(when, end_sec);
-    meta_line(f, "end_time", when);
-    snprintf(num, sizeof num, "%" PRId64, end_sec * 1000000000 + end_nsec);
-    meta_line(f, "end_realtime_ns", num);
+    FILE *f;
+    int rc = meta_append_end(path, end_sec, end_nsec, &f);
+    if (rc)
+        return rc;
+    char num[32];
     if (WIFSIGNALED(wstatus)) {
         snprintf(num, sizeof num, "%d", WTERMSIG(wstatus));
         meta_line(f, "signal", num);
@@ -206,5 +233,29 @@ int strobe__meta_write_end(const char *path, int wstatus, int after_signal, int6
             meta_line(f, "after_signal", num);
         }
     }
+    return close_checked(f);
+}
+
+int strobe__meta_write_attach(const char *path, const struct strobe__attach_info *info)
+{
+    FILE *f;
+    int rc = meta_create(path, info->argv, info->cwd, info->start_sec, info->start_nsec, &f);
+    if (rc)
+        return rc;
+    char num[32];
+    snprintf(num, sizeof num, "%ld", info->pid);
+    meta_line(f, "attached_pid", num);
+    snprintf(num, sizeof num, "%u", info->hz);
+    meta_line(f, "sample_hz", num);
+    return close_checked(f);
+}
+
+int strobe__meta_write_detach(const char *path, bool exited, int64_t end_sec, int64_t end_nsec)
+{
+    FILE *f;
+    int rc = meta_append_end(path, end_sec, end_nsec, &f);
+    if (rc)
+        return rc;
+    meta_line(f, "process_exited", exited ? "1" : "0");
     return close_checked(f);
 }

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/sample_record.h"
 #include "core/defs.h"
 #include "core/hotpath.h"
 #include "core/profile.h"
@@ -82,36 +83,6 @@ static unsigned walk(void *uc, uint64_t *ips, bool *truncated)
     return k;
 }
 
-/* The SAMPLE payload (format.h) of frames ips[0..n) into out; frames that
- * do not fit STROBE_MAX_EXT_PAYLOAD are cut (flagged truncated). */
-static size_t encode(uint8_t *out, uint64_t weight, uint64_t missed, const uint64_t *ips, unsigned n,
-                     bool truncated)
-{
-    uint8_t *q = out, *end = out + STROBE_MAX_EXT_PAYLOAD;
-    q = strobe_uleb_put(q, weight);
-    q = strobe_uleb_put(q, missed);
-    uint8_t *flags_at = q++;
-    uint8_t *n_at = q;
-    q += 2; /* n <= 128: a two-byte uleb, fixed up below */
-    unsigned kept = 0;
-    for (; kept < n; kept++) {
-        uint8_t tmp[10], *e;
-        if (kept == 0)
-            e = strobe_uleb_put(tmp, ips[0]);
-        else
-            e = strobe_uleb_put(tmp, strobe_zigzag((int64_t)(ips[kept] - ips[kept - 1])));
-        size_t len = (size_t)(e - tmp);
-        if ((size_t)(end - q) < len)
-            break;
-        memcpy(q, tmp, len);
-        q += len;
-    }
-    *flags_at = (truncated || kept < n) ? STROBE_SAMPLE_TRUNCATED : 0;
-    n_at[0] = (uint8_t)(0x80 | (kept & 0x7f));
-    n_at[1] = (uint8_t)(kept >> 7);
-    return (size_t)(q - out);
-}
-
 /* Writes one encoded sample and adds its weight to the current call
  * path. Called with STROBE__BUSY_IN set. -EAGAIN: the chunk switch it
  * needs would wait for the lock. */
@@ -165,16 +136,16 @@ static void take(struct strobe__thread *t, void *uc, uint64_t weight)
     if (n == 0) { /* no stack at all (unwinding failed at once): counted */
         s->missed += weight;
     } else if (busy) {
-        size_t len = encode(payload, weight, 0, ips, n, truncated);
+        size_t len = strobe__sample_encode(payload, weight, 0, ips, n, truncated);
         defer(s, payload, len, weight);
     } else if (s->pending_len &&
                put(t, now, s->pending, s->pending_len, s->pending_weight, true) == -EAGAIN) {
         s->missed += weight; /* this one: the pending one stays */
     } else {
         s->pending_len = 0;
-        size_t len = encode(payload, weight, s->missed, ips, n, truncated);
+        size_t len = strobe__sample_encode(payload, weight, s->missed, ips, n, truncated);
         if (put(t, now, payload, len, weight, true) == -EAGAIN) {
-            size_t plain = encode(payload, weight, 0, ips, n, truncated);
+            size_t plain = strobe__sample_encode(payload, weight, 0, ips, n, truncated);
             defer(s, payload, plain, weight);
         } else {
             s->missed = 0;

@@ -2,6 +2,7 @@
 /* The table of built-in plugins, looked up by name before dlopen(). */
 #include <stddef.h>
 
+#include "common/build_config.h"
 #include "plugins/plugins.h"
 #include "strobed/daemon.h"
 
@@ -14,7 +15,9 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_procstat,
     &strobe__plugin_procnetdev,
     &strobe__plugin_csv,
+#if STROBE_WITH_PETRA
     &strobe__plugin_petra,
+#endif
     &strobe__plugin_delta,
     &strobe__plugin_rate,
     &strobe__plugin_ratio,

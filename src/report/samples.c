@@ -8,6 +8,7 @@
 #include "common/format.h"
 #include "report/malloc.h"
 #include "report/units.h"
+#include "report/view.h"
 
 const char *strobe__sample_source_name(int source)
 {
@@ -83,7 +84,10 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
 {
     char t[STROBE_UNITS_LEN];
     uint64_t period = m->hz ? 1000000000u / m->hz : 0;
-    fprintf(out, "\nSamples (strobe run --sample: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n", m->hz,
+    /* who sampled: the runtime, or strobe record attached to the process */
+    const char *attached = strobe__report_meta(exp, "attached_pid");
+    fprintf(out, "\nSamples (%s: %" PRIu32 " Hz of each thread's CPU time, %s%s)\n",
+            attached ? "strobe record --pid" : "strobe run --sample", m->hz,
             strobe__sample_source_name(m->source),
             m->mixed_rates ? "; processes sampled at different rates" : "");
     fprintf(out, "  %" PRIu64 " samples (%s of CPU time) in %" PRIu64 " signals", m->samples,
@@ -91,8 +95,8 @@ void strobe__report_samples_text(FILE *out, const struct strobe_experiment *exp,
     if (m->missed)
         fprintf(out, ", %" PRIu64 " missed (signal blocked or delayed, or the runtime busy)", m->missed);
     if (m->truncated)
-        fprintf(out, ", %" PRIu64 " with their outermost frames cut (deeper than %u frames)", m->truncated,
-                STROBE_SAMPLE_MAX_FRAMES);
+        fprintf(out, ", %" PRIu64 " with their outermost frames cut (deeper than %u frames%s)", m->truncated,
+                STROBE_SAMPLE_MAX_FRAMES, attached ? " or the 8 KiB stack copy" : "");
     fputc('\n', out);
     if (m->source == STROBE_SAMPLE_PERF)
         fputs("  (user-mode CPU time: time in the kernel is not sampled)\n", out);

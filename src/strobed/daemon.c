@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/build_config.h"
 #include "strobed/aggregator.h"
 #include "strobed/daemon.h"
 #include "strobed/http.h"
@@ -374,6 +375,10 @@ static const struct strobe_plugin *find_plugin(struct strobe__daemon *d, const c
     for (size_t i = 0; strobe__builtin_plugins[i]; i++)
         if (strcmp(strobe__builtin_plugins[i]->name, name) == 0)
             return strobe__builtin_plugins[i];
+    if (!STROBE_WITH_PETRA && strcmp(name, "petra") == 0) {
+        snprintf(err, errlen, "petra: " STROBE_WITHOUT("PETRA"));
+        return NULL;
+    }
     /* external: a path, or libstrobe_<name>.so on the plugin path */
     char path[4096];
     const struct strobe__cfg *pp = strobe__cfg_get(d->cfg, "plugin_path");

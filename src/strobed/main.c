@@ -11,10 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <systemd/sd-daemon.h>
 
+#include "common/build_config.h"
 #include "strobed/config.h"
 #include "strobed/daemon.h"
+
+#if STROBE_WITH_SYSTEMD
+#include <systemd/sd-daemon.h>
+#else
+/* built without libsystemd (STROBE_WITH_SYSTEMD=OFF): no readiness
+ * notification, and the units say Type=exec (packaging/CMakeLists.txt) */
+#define sd_notify(unset_environment, state) ((void)0)
+#define sd_notifyf(unset_environment, ...) ((void)0)
+#endif
 
 static void usage(FILE *f)
 {
