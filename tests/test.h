@@ -151,6 +151,14 @@ static inline unsigned strobe_test_line_of(const char *path, const char *text)
     STROBE_FAIL("%s: no line with %s", path, text);
 }
 
+/* A shell filter printing "name visits" per row of the flat profile in
+ * the JSON report on its standard input (strobe report --format json),
+ * sorted by name. */
+#define STROBE_TEST_FLAT_PY                                                    \
+    "python3 -c 'import json,sys; d=json.load(sys.stdin); "                    \
+    "[print(d[\"regions\"][f[\"region\"]][\"name\"], f[\"visits\"]) for f in " \
+    "sorted(d[\"flat\"], key=lambda f: d[\"regions\"][f[\"region\"]][\"name\"])]'"
+
 /* Fresh empty scratch directory under the test's working directory,
  * named after the case; returned string is static per call site use. */
 static inline const char *strobe_test_tmpdir(const char *name)

@@ -15,21 +15,15 @@
 #define STROBE STROBE_BIN_DIR "/strobe"
 #define SRC STROBE_SOURCE_DIR "/tests/cli"
 
-/* "name visits" per row of the flat profile of the experiment in DIR. */
-#define FLAT_PY                                                                                              \
-    "python3 -c 'import json,sys; d=json.load(sys.stdin); "                                                  \
-    "[print(d[\"regions\"][f[\"region\"]][\"name\"], f[\"visits\"]) for f in "                               \
-    "sorted(d[\"flat\"], key=lambda f: d[\"regions\"][f[\"region\"]][\"name\"])]'"
-
 /* Builds with BUILD (a shell command run in TMP), runs ./prog under
  * strobe run, returns the flat profile lines. */
 static char *build_and_measure(const char *tmp, const char *build)
 {
     char *out;
-    int rc = strobe_test_sh(
-        &out,
-        "cd '%s' && %s && %s run -o exp -- ./prog >/dev/null 2>&1 && %s report exp --format json | " FLAT_PY,
-        tmp, build, STROBE, STROBE);
+    int rc = strobe_test_sh(&out,
+                            "cd '%s' && %s && %s run -o exp -- ./prog >/dev/null 2>&1 && %s report exp "
+                            "--format json | " STROBE_TEST_FLAT_PY,
+                            tmp, build, STROBE, STROBE);
     if (rc != 0)
         STROBE_FAIL("%s: exit %d\n%s", build, rc, out);
     return out;

@@ -54,9 +54,7 @@ STROBE_TEST(tools_run_from_moved_prefix)
         /* the demo from the installed example sources */
         "cc -g -finstrument-functions -pthread moved/share/doc/strobe/examples/demo/demo.c -o demo && "
         "%s moved/bin/strobe run -o exp -- ./demo >/dev/null 2>&1 && %s moved/bin/strobe report exp --format "
-        "json | "
-        "python3 -c 'import json, sys; d = json.load(sys.stdin); r = d[\"regions\"]; "
-        "print(*sorted(r[f[\"region\"]][\"name\"] + \" \" + str(f[\"visits\"]) for f in d[\"flat\"]))' && "
+        "json | " STROBE_TEST_FLAT_PY " && "
         /* strobe cc: its headers (the directive step) and its plugin (blame) */
         "if [ -f moved/lib/strobe/libstrobe-cc.so ]; then %s moved/bin/strobe cc -fopenmp "
         "%s/tests/cc/blame_omp.c "
@@ -65,9 +63,9 @@ STROBE_TEST(tools_run_from_moved_prefix)
         STROBE_WITH_PETRA ? "(" CLEAN " moved/bin/petra-bench --help 2>&1 | head -1 | cut -c1-18) && " : "",
         CLEAN, CLEAN, CLEAN, CLEAN, STROBE_SOURCE_DIR);
     char *out = strobe_test_ok_in(tmp, cmd);
-    CHECK_STR_EQ(out,
-                 "version\nusage: strobed -c FILE [--log-level LEVEL] [--check]\n" PETRA_BENCH_USAGE
-                 "fib 177 integrate 4 main 1 report 1 sample 25000 setup 1 start_workers 1 worker 4\n1\n");
+    CHECK_STR_EQ(
+        out, "version\nusage: strobed -c FILE [--log-level LEVEL] [--check]\n" PETRA_BENCH_USAGE
+             "fib 177\nintegrate 4\nmain 1\nreport 1\nsample 25000\nsetup 1\nstart_workers 1\nworker 4\n1\n");
     free(out);
 }
 
@@ -176,12 +174,12 @@ STROBE_TEST(man_pages)
                                "for f in man*/*; do MANWIDTH=80 " CLEAN
                                " man --warnings -E UTF-8 -l \"$f\" 2>&1 >/dev/null; done && "
                                "MANWIDTH=80 " CLEAN " man -l man1/strobe-run.1 | head -1 | tr -s ' '");
-    CHECK_STR_EQ(out,
-                 "petra-bench.1\npetra-crash.1\nstrobe-blame-prep.1\nstrobe-cc.1\nstrobe-ctl.1\nstrobe-"
-                 "export.1\nstrobe-instrument.1\n"
-                 "strobe-ls.1\nstrobe-merge.1\nstrobe-petra.1\nstrobe-record.1\nstrobe-report.1\nstrobe-run.1\n"
-                 "strobe-taskgraph.1\nstrobe.1\n"
-                 "strobe-filter.5\nstrobed.yaml.5\nstrobed.8\nSTROBE-RUN(1) strobe manual STROBE-RUN(1)\n");
+    CHECK_STR_EQ(
+        out, "petra-bench.1\npetra-crash.1\nstrobe-blame-prep.1\nstrobe-cc.1\nstrobe-ctl.1\nstrobe-"
+             "export.1\nstrobe-instrument.1\n"
+             "strobe-ls.1\nstrobe-merge.1\nstrobe-petra.1\nstrobe-record.1\nstrobe-report.1\nstrobe-run.1\n"
+             "strobe-taskgraph.1\nstrobe.1\n"
+             "strobe-filter.5\nstrobed.yaml.5\nstrobed.8\nSTROBE-RUN(1) strobe manual STROBE-RUN(1)\n");
     free(out);
 }
 
