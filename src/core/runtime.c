@@ -212,7 +212,6 @@ static int read_config(struct strobe__config *cfg, bool *enabled)
     if ((rc = env_size("STROBE_MAX_SIZE", &cfg->max_size, STROBE__RING_MIN, UINT64_MAX / 2, true)))
         return rc;
     if (cfg->max_size) {
-        cfg->trace_limit = 0; /* the ring is the limit */
         /* at least 16 chunks, so that a wrap loses at most a 16th of it,
          * unless STROBE_CHUNK_SIZE says otherwise */
         const char *cs = getenv("STROBE_CHUNK_SIZE");

@@ -377,9 +377,11 @@ static void open_files(struct strobe__thread *t, uint64_t now)
     t->begin_ticks = now;
     if (t->mode & STROBE__MODE_TRACE) {
         strobe__concat(name, sizeof name, "t", strobe__fmt_u64(num, t->index), ".evt", (char *)NULL);
+        /* a ring's limit is the budget; STROBE_TRACE_LIMIT still bounds the
+         * block streams (bb.c), which are not rings */
         int rc = strobe__mfile_create(&t->evt, strobe__rt.proc_fd, name, STROBE_MAGIC_EVENTS,
-                                      strobe__rt.cfg.chunk_size, strobe__rt.cfg.trace_limit, t->index, now,
-                                      &t->pos);
+                                      strobe__rt.cfg.chunk_size, ring_mode() ? 0 : strobe__rt.cfg.trace_limit,
+                                      t->index, now, &t->pos);
         if (rc == 0) {
             t->last_ticks = now;
             set_limit(t);
