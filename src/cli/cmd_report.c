@@ -203,6 +203,50 @@ struct strobe_experiment *strobe__cli_open_experiment(const char *cmd, const cha
     return exp;
 }
 
+/* ---- chunks (--chunk, shared by report and export) ----------------------- */
+
+/* Parses `--chunk N` or `--chunk N-M` into *first and *count; prints the
+ * usage error. */
+static int chunk_option(const char *cmd, const char *arg, uint64_t *first, uint64_t *count)
+{
+    struct strobe__cli_range *r = NULL;
+    size_t n = 0;
+    int rc = strobe__cli_parse_ranges(arg, &r, &n);
+    if (rc == 0 && n == 1) {
+        *first = r[0].lo;
+        *count = r[0].hi - r[0].lo + 1;
+    }
+    free(r);
+    if (rc == -ENOMEM) {
+        strobe__cli_say("%s: out of memory", cmd);
+        return STROBE_EXIT_FAILURE;
+    }
+    if (rc < 0 || n != 1 || *count == 0)
+        return strobe__cli_usage_error(cmd, "--chunk: '%s' is not a chunk number or range (3 or 2-5)", arg);
+    return 0;
+}
+
+/* Restricts the event streams of EXP to the chunks asked for; returns 0
+ * or the exit code after printing one line. */
+static int apply_chunks(const char *cmd, struct strobe_experiment *exp, const char *arg, uint64_t first,
+                        uint64_t count)
+{
+    struct strobe_errbuf eb = {""};
+    uint64_t n;
+    int rc = strobe_experiment_chunks(exp, first, count, &n, &eb);
+    if (rc) {
+        strobe__cli_say("%s: --chunk %s: %s", cmd, arg, eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        return STROBE_EXIT_FAILURE;
+    }
+    if (first >= n) {
+        if (n == 0)
+            return strobe__cli_usage_error(cmd, "--chunk %s: %s has no event stream with records", arg, exp->dir);
+        return strobe__cli_usage_error(cmd, "--chunk %s: the longest stream of %s has %llu chunks (0-%llu)", arg,
+                                       exp->dir, (unsigned long long)n, (unsigned long long)(n - 1));
+    }
+    return 0;
+}
+
 /* ---- report ------------------------------------------------------------ */
 
 enum {
@@ -225,7 +269,8 @@ enum {
     OPT_SAMPLE_LIST,
     OPT_DIFF,
     OPT_FAIL_ABOVE,
-    OPT_MIN_TIME
+    OPT_MIN_TIME,
+    OPT_CHUNK
 };
 
 static const struct option report_options[] = {
@@ -249,6 +294,7 @@ static const struct option report_options[] = {
     {"diff", no_argument, NULL, OPT_DIFF},
     {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
     {"min-time", required_argument, NULL, OPT_MIN_TIME},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -504,10 +550,17 @@ int strobe__cmd_report(int argc, char **argv)
     const char *target_arg = NULL, *out_path = NULL;
     bool diff = false;
     struct strobe__diff_request drq = {.min_ns = STROBE__DIFF_MIN_TIME_DEFAULT};
-    const char *min_time = NULL;
+    const char *min_time = NULL, *chunk = NULL;
+    uint64_t chunk_first = 0, chunk_count = 0;
+    bool source_given = false;
     int c;
     while ((c = strobe__cli_getopt("report", argc, argv, ":ho:", report_options)) != -1) {
         switch (c) {
+        case OPT_CHUNK:
+            chunk = optarg;
+            if ((c = chunk_option("report", optarg, &chunk_first, &chunk_count)) != 0)
+                return c;
+            break;
         case OPT_DIFF:
             diff = true;
             break;
@@ -608,6 +661,7 @@ int strobe__cmd_report(int argc, char **argv)
                 return strobe__cli_usage_error("report", "--top: '%s' is not a count (0 = all)", optarg);
             break;
         case OPT_SOURCE:
+            source_given = true;
             if (strcmp(optarg, "auto") == 0)
                 source = STROBE_PROFILE_AUTO;
             else if (strcmp(optarg, "profile") == 0)
@@ -644,6 +698,7 @@ int strobe__cmd_report(int argc, char **argv)
                              : opts.threads ? "--threads"
                              : opts.by      ? "--by"
                              : target_arg   ? "--target"
+                             : chunk        ? "--chunk"
                                             : NULL;
         return report_diff(&drq, diff, argc, argv, single);
     }
@@ -678,9 +733,29 @@ int strobe__cmd_report(int argc, char **argv)
     if (!blame && (npoints || sample_list))
         return strobe__cli_usage_error("report", "'%s' needs --blame", npoints ? "--blame-point" : "--sample-list");
 
+    /* --chunk: the call-path profile of the chunks' events; the sections
+     * read the streams with models of their own, which see whole streams */
+    const char *whole = tm ? "--tm" : locks ? "--locks" : mem ? "--malloc" : samples ? "--samples"
+                        : blame ? "--blame" : mpi ? "--mpi" : taskgraph ? "--taskgraph" : score ? "--score"
+                        : format == HTML ? "--format html" : NULL;
+    if (chunk && whole)
+        return strobe__cli_usage_error("report", "'--chunk' and '%s' exclude each other", whole);
+    if (chunk && source_given && source != STROBE_PROFILE_TRACE)
+        return strobe__cli_usage_error("report", "--chunk builds the profile from the trace: not with --source %s",
+                                       source == STROBE_PROFILE_FILES ? "profile" : "auto");
+    if (chunk)
+        source = STROBE_PROFILE_TRACE;
+
     struct strobe_experiment *exp = strobe__cli_open_experiment("report", dir);
     if (!exp)
         return STROBE_EXIT_FAILURE;
+    if (chunk) {
+        int code = apply_chunks("report", exp, chunk, chunk_first, chunk_count);
+        if (code) {
+            strobe_experiment_close(exp);
+            return code;
+        }
+    }
     bool ranked = false;
     for (size_t p = 0; p < exp->nprocesses; p++)
         ranked = ranked || exp->processes[p].has_rank;
@@ -751,7 +826,7 @@ int strobe__cmd_report(int argc, char **argv)
         strobe__cli_say("report: warning: %s", blame_model->warnings[i]);
     /* the MPI section comes by itself when there are MPI calls */
     missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
-    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
+    if ((mpi || (!chunk && strobe_mpi_present(exp))) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
         goto out;
     /* the blocks summary comes by itself when there are block streams */
     struct strobe_blocks_summary blocks;

@@ -77,6 +77,12 @@ struct strobe_file_header {
  * chunks are read in the order of their CHUNK sequence numbers, not of
  * their place in the file. */
 #define STROBE_STREAM_RING 1u
+/* Every chunk of the stream that is not empty begins with a CHUNK record
+ * (its sequence number, time and open frames), so each chunk decodes
+ * alone (`strobe report/export --chunk`). Written on every event stream
+ * since format revision "chunked" (a ring has both flags); a ring stream
+ * without it (older files) has the CHUNK records all the same. */
+#define STROBE_STREAM_CHUNKED 2u
 /* The smallest STROBE_MAX_SIZE: 16 chunks of the smallest size. */
 #define STROBE__RING_MIN (16u * STROBE_CHUNK_SIZE_MIN)
 
@@ -248,7 +254,8 @@ enum strobe_ext_type {
      *                   returned
      *   FINALIZE        (nothing): MPI_Finalize is called */
     STROBE_EXT_MPI = 12,
-    /* The first record of every chunk of a ring stream (STROBE_STREAM_RING):
+    /* The first record of every chunk of a chunked or ring stream
+     * (STROBE_STREAM_CHUNKED, STROBE_STREAM_RING):
      * uleb sequence number (1, 2, ... in writing order), uleb ticks (the
      * absolute time of this record: the chunk decodes without the ones
      * before), uleb depth, then depth times: uleb region id, uleb ticks at
