@@ -20,6 +20,7 @@
 #include "common/size.h"
 #include "export/export.h"
 #include "export/output.h"
+#include "export/parts.h"
 #include "report/blame.h"
 #include "report/html.h"
 #include "report/report.h"
@@ -883,7 +884,7 @@ out:
 
 /* ---- export ------------------------------------------------------------ */
 
-enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_RANKS, OPT_MIN_DURATION };
+enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_RANKS, OPT_MIN_DURATION, OPT_CHUNK_SIZE };
 
 static const struct option export_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -894,6 +895,8 @@ static const struct option export_options[] = {
     {"processes", required_argument, NULL, OPT_PROCESSES},
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
+    {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -908,7 +911,8 @@ typedef int (*exporter_fn)(const struct strobe_experiment *, const char *, const
 
 /* What the export command asked for, beyond format and output. */
 struct export_request {
-    const char *from, *to, *min_duration; /* as typed, for messages */
+    const char *from, *to, *min_duration, *chunk, *chunk_size; /* as typed, for messages */
+    uint64_t chunk_first, chunk_count, part_bytes;
     struct strobe_select_opts sel;
     struct strobe__cli_range *threads, *pids, *ranks;
     size_t nthreads, npids, nranks;
@@ -1094,6 +1098,15 @@ int strobe__cmd_export(int argc, char **argv)
         case OPT_RANKS:
             code = list_option("--ranks", optarg, &rq.ranks, &rq.nranks);
             break;
+        case OPT_CHUNK:
+            rq.chunk = optarg;
+            code = chunk_option("export", optarg, &rq.chunk_first, &rq.chunk_count);
+            break;
+        case OPT_CHUNK_SIZE:
+            rq.chunk_size = optarg;
+            if (strobe__parse_size(optarg, &rq.part_bytes) != 0 || rq.part_bytes == 0)
+                code = strobe__cli_usage_error("export", "--chunk-size: '%s' is not a size (64M, 1G, 500k)", optarg);
+            break;
         case 'h':
             fputs(strobe__export_help, stdout);
             goto done;
@@ -1103,6 +1116,8 @@ int strobe__cmd_export(int argc, char **argv)
         }
     }
     bool selecting = rq.from || rq.to || rq.min_duration || rq.nthreads || rq.npids || rq.nranks;
+    bool splittable = format != SIZE_MAX && (formats[format].fn == strobe_export_chrome ||
+                                             formats[format].fn == strobe_export_perfetto);
     if (code != 0)
         goto done;
     if (optind >= argc)
@@ -1120,6 +1135,12 @@ int strobe__cmd_export(int argc, char **argv)
                                     "--from, --to, --threads, --processes, --ranks and --min-duration select "
                                     "events of trace exports (otf2, chrome, perfetto, paraver), not %s",
                                     formats[format].name);
+    else if (rq.chunk && formats[format].bytes_per_event == 0)
+        code = strobe__cli_usage_error("export", "--chunk selects events of trace exports (otf2, chrome, perfetto, "
+                                       "paraver), not %s", formats[format].name);
+    else if (rq.chunk_size && !splittable)
+        code = strobe__cli_usage_error("export", "--chunk-size splits chrome and perfetto exports, not %s",
+                                       formats[format].name);
     else if (rq.from && rq.to && rq.sel.from_ns > rq.sel.to_ns)
         code = strobe__cli_usage_error("export", "--from %s is after --to %s", rq.from, rq.to);
     if (code != 0)
@@ -1134,7 +1155,9 @@ int strobe__cmd_export(int argc, char **argv)
     struct strobe_errbuf eb = {""};
     struct strobe_select_summary sum = {.events = exp->total_events};
     bool *threads = NULL;
-    if (rq.from && rq.sel.from_ns > exp->duration_ns) {
+    if (rq.chunk && (code = apply_chunks("export", exp, rq.chunk, rq.chunk_first, rq.chunk_count)) != 0) {
+        /* said */
+    } else if (rq.from && rq.sel.from_ns > exp->duration_ns) {
         char end[STROBE_UNITS_LEN];
         code = strobe__cli_usage_error("export", "--from %s is after the end of %s (%s)", rq.from, dir,
                                        strobe__fmt_time(end, exp->duration_ns));
@@ -1153,13 +1176,22 @@ int strobe__cmd_export(int argc, char **argv)
         char what[512];
         snprintf(what, sizeof what, "writing %s", out);
         strobe__progress_init(&prog, what);
-        struct strobe_export_opts eo = {strobe__progress_cb, &prog};
+        uint32_t nparts = 0;
+        struct strobe_export_opts eo = {
+            .progress = strobe__progress_cb, .progress_arg = &prog, .part_bytes = rq.part_bytes, .nparts = &nparts};
         int rc = formats[format].fn(exp, out, &eo, &eb);
         strobe__progress_end(&prog);
         if (rc) {
             strobe__cli_say("export: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
             code = STROBE_EXIT_FAILURE;
-        } else if (rq.min_duration) {
+        } else if (rq.chunk_size) {
+            char *first = strobe__part_name(out, 0), *last = strobe__part_name(out, nparts - 1);
+            strobe__cli_say("export: %u parts of about %s: %s ... %s", nparts, rq.chunk_size, first ? first : out,
+                            last ? last : out);
+            free(first);
+            free(last);
+        }
+        if (rc == 0 && rq.min_duration) {
             strobe__cli_say("export: %llu frames shorter than %s dropped (%llu events)",
                             (unsigned long long)sum.short_frames, rq.min_duration,
                             (unsigned long long)sum.short_events);
