@@ -30,6 +30,7 @@ struct seq_state {
 struct decoder {
     struct pf_trace *t;
     struct seq_state *seqs; /* [MAX_SEQ] */
+    uint32_t seqs_used;     /* the highest sequence id seen + 1 (freed at the end) */
     char *err;
     size_t errsize;
     size_t packet;       /* index, for messages */
@@ -193,6 +194,8 @@ static int packet(struct decoder *d, const Perfetto__Protos__TracePacket *p)
         return fail(d, "no valid trusted_packet_sequence_id");
     uint32_t seq = p->trusted_packet_sequence_id;
     struct seq_state *s = &d->seqs[seq];
+    if (seq >= d->seqs_used)
+        d->seqs_used = seq + 1;
     if (p->has_sequence_flags &&
         (p->sequence_flags & PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED)) {
         reset_seq(s);
@@ -298,7 +301,7 @@ int pf_decode(const char *path, struct pf_trace *out, char *err, size_t errsize)
     fclose(f);
     free(buf);
     if (d.seqs)
-        for (size_t i = 0; i < MAX_SEQ; i++)
+        for (size_t i = 0; i < d.seqs_used; i++)
             reset_seq(&d.seqs[i]);
     free(d.seqs);
     if (rc)
