@@ -103,8 +103,12 @@ static int commit_part(struct strobe__parts *ps, struct strobe_errbuf *eb)
 static int split(struct strobe__parts *ps, uint32_t thread, const struct strobe_event *ev,
                  struct strobe_errbuf *eb)
 {
-    struct strobe_event e = {.type = STROBE_EVENT_EXIT, .time_ns = ev->time_ns, .offset = ev->offset,
-                             .metric = STROBE_NONE, .other_thread = STROBE_NONE, .synthetic = true};
+    struct strobe_event e = {.type = STROBE_EVENT_EXIT,
+                             .time_ns = ev->time_ns,
+                             .offset = ev->offset,
+                             .metric = STROBE_NONE,
+                             .other_thread = STROBE_NONE,
+                             .synthetic = true};
     size_t depth = ps->depth;
     int rc = 0;
     for (size_t i = depth; i-- > 0 && rc == 0;) {

@@ -71,10 +71,10 @@ struct perfetto {
     uint64_t last_ns;   /* experiment time of the last timestamped packet */
     uint64_t *name_iid; /* [NNAMES], 0 = not yet interned */
     uint64_t next_name_iid;
-    bool *counter_described; /* [nmetrics] */
-    bool category_interned;  /* CATEGORY_IID */
-    uint64_t pending_flow;   /* flow to end at the next slice begin, 0 = none */
-    uint64_t flows;          /* task-graph flows written */
+    bool *counter_described;    /* [nmetrics] */
+    bool category_interned;     /* CATEGORY_IID */
+    uint64_t pending_flow;      /* flow to end at the next slice begin, 0 = none */
+    uint64_t flows;             /* task-graph flows written */
     struct strobe__parts parts; /* the file (or files: --chunk-size) being written */
 };
 

@@ -38,11 +38,18 @@ static const char *record(const char *name)
     static char exp[4200];
     snprintf(exp, sizeof exp, "%s/exp", strobe_test_tmpdir(name));
     char *out;
-    if (strobe_test_sh(&out, "STROBE_CHUNK_SIZE=4096 %s/strobe run -o '%s' %s 4000 40", STROBE_BIN_DIR, exp, PROG) !=
-        0)
+    if (strobe_test_sh(&out, "STROBE_CHUNK_SIZE=4096 %s/strobe run -o '%s' %s 4000 40", STROBE_BIN_DIR, exp,
+                       PROG) != 0)
         STROBE_FAIL("strobe run: %s", out);
     free(out);
     return exp;
+}
+
+/* record(), with the case's scratch directory (the experiment is its
+ * `exp`) into dir. */
+static void record_dir(const char *name, char *dir, size_t size)
+{
+    snprintf(dir, size, "%.4000s/..", record(name));
 }
 
 static struct strobe_experiment *open_exp(const char *dir)
@@ -218,7 +225,9 @@ STROBE_TEST(report_chunk_cli)
     uint64_t n = nchunks(exp), api[NREGIONS], cli[NREGIONS], sum[NREGIONS] = {0};
     char *out;
     for (uint64_t c = 0; c < n; c++) {
-        CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --chunk %" PRIu64 " --format json | " STROBE_TEST_FLAT_PY,
+        CHECK_EQ_INT(strobe_test_sh(&out,
+                                    "%s/strobe report '%s' --chunk %" PRIu64
+                                    " --format json | " STROBE_TEST_FLAT_PY,
                                     STROBE_BIN_DIR, dir, c),
                      0);
         flat_visits(out, cli);
@@ -233,8 +242,9 @@ STROBE_TEST(report_chunk_cli)
     for (size_t r = 0; r < NREGIONS; r++)
         CHECK_EQ_U64(sum[r], expected[r].visits);
     /* a range: all chunks, as the whole run */
-    CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --chunk 0-%" PRIu64 " --format json | " STROBE_TEST_FLAT_PY,
-                                STROBE_BIN_DIR, dir, n - 1),
+    CHECK_EQ_INT(strobe_test_sh(
+                     &out, "%s/strobe report '%s' --chunk 0-%" PRIu64 " --format json | " STROBE_TEST_FLAT_PY,
+                     STROBE_BIN_DIR, dir, n - 1),
                  0);
     flat_visits(out, cli);
     free(out);
@@ -277,8 +287,9 @@ STROBE_TEST(older_stream_without_chunks)
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --source trace", STROBE_BIN_DIR, exp), 0);
     free(out);
     CHECK_EQ_INT(strobe_test_sh(&out, "%s/strobe report '%s' --chunk 0", STROBE_BIN_DIR, exp), 1);
-    CHECK_CONTAINS(out, "strobe: report: --chunk 0: proc-4242/t0.evt: not written in self-contained chunks (header "
-                        "flags 0x0: recorded by a strobe older than the chunked format)\n");
+    CHECK_CONTAINS(
+        out, "strobe: report: --chunk 0: proc-4242/t0.evt: not written in self-contained chunks (header "
+             "flags 0x0: recorded by a strobe older than the chunked format)\n");
     CHECK(strchr(out, '\n') == strrchr(out, '\n'));
     free(out);
 }
@@ -321,9 +332,8 @@ static void perfetto_part_balanced(const char *path, size_t *real_begins, size_t
  * the whole). Sizes: at most SIZE plus a few events. */
 STROBE_TEST(export_parts)
 {
-    const char *exp_dir = record("export_parts");
     char dir[4200];
-    snprintf(dir, sizeof dir, "%.4000s/..", exp_dir);
+    record_dir("export_parts", dir, sizeof dir);
     char *out;
     CHECK_EQ_INT(strobe_test_sh(&out,
                                 "cd '%s' && %s/strobe export exp --format perfetto -o whole.pftrace && "
@@ -355,8 +365,9 @@ STROBE_TEST(export_parts)
     CHECK(parts >= 5);
     CHECK_EQ_U64(real, whole_begins);
     CHECK(continued >= 2 * (parts - 1)); /* main and work at least */
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && ls part-*.json | wc -l && python3 %s/check_parts.py whole.json "
-                                      "part-*.json",
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && ls part-*.json | wc -l && python3 %s/check_parts.py whole.json "
+                                "part-*.json",
                                 dir, CHECKS),
                  0);
     CHECK(atoi(out) >= 3);
@@ -370,21 +381,24 @@ STROBE_TEST(export_parts)
     char small[4400];
     snprintf(small, sizeof small, "%s/small", dir);
     CHECK_EQ_INT(make_experiment(small), 0);
-    CHECK_EQ_INT(strobe_test_sh(&out,
-                                "cd '%s' && mkdir tiny && %s/strobe export small --format chrome -o tiny/one.json && "
-                                "%s/strobe export small --format chrome -o tiny/t.json --chunk-size 1 && "
-                                "python3 %s/check_parts.py tiny/one.json $(ls tiny/t-*.json | sort -V)",
-                                dir, STROBE_BIN_DIR, STROBE_BIN_DIR, CHECKS),
-                 0);
+    CHECK_EQ_INT(
+        strobe_test_sh(&out,
+                       "cd '%s' && mkdir tiny && %s/strobe export small --format chrome -o tiny/one.json && "
+                       "%s/strobe export small --format chrome -o tiny/t.json --chunk-size 1 && "
+                       "python3 %s/check_parts.py tiny/one.json $(ls tiny/t-*.json | sort -V)",
+                       dir, STROBE_BIN_DIR, STROBE_BIN_DIR, CHECKS),
+        0);
     CHECK_CONTAINS(out, "strobe: export: 21 parts of about 1: tiny/t-000.json ... tiny/t-020.json\n");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe export exp --format cubex -o x.cubex --chunk-size 1M", dir,
-                                STROBE_BIN_DIR),
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && %s/strobe export exp --format cubex -o x.cubex --chunk-size 1M",
+                                dir, STROBE_BIN_DIR),
                  2);
     CHECK_CONTAINS(out, "strobe: export: --chunk-size splits chrome and perfetto exports, not cubex");
     free(out);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe export exp --format chrome -o x.json --chunk-size 0", dir,
-                                STROBE_BIN_DIR),
+    CHECK_EQ_INT(strobe_test_sh(&out,
+                                "cd '%s' && %s/strobe export exp --format chrome -o x.json --chunk-size 0",
+                                dir, STROBE_BIN_DIR),
                  2);
     CHECK_CONTAINS(out, "strobe: export: --chunk-size: '0' is not a size (64M, 1G, 500k)");
     free(out);
@@ -395,9 +409,8 @@ STROBE_TEST(export_parts)
  * balanced. */
 STROBE_TEST(export_chunk_cli)
 {
-    const char *exp_dir = record("export_chunk_cli");
     char dir[4200];
-    snprintf(dir, sizeof dir, "%.4000s/..", exp_dir);
+    record_dir("export_chunk_cli", dir, sizeof dir);
     char *out;
     CHECK_EQ_INT(strobe_test_sh(&out,
                                 "cd '%s' && %s/strobe export exp --chunk 2 --format chrome -o c2.json && "
@@ -418,8 +431,8 @@ STROBE_TEST(export_chunk_cli)
     snprintf(path, sizeof path, "%s/c2.pftrace", dir);
     perfetto_part_balanced(path, &real, &continued);
     CHECK_EQ_U64(real, b);
-    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe export exp --chunk 2 --format pprof -o x.pb.gz", dir,
-                                STROBE_BIN_DIR),
+    CHECK_EQ_INT(strobe_test_sh(&out, "cd '%s' && %s/strobe export exp --chunk 2 --format pprof -o x.pb.gz",
+                                dir, STROBE_BIN_DIR),
                  2);
     CHECK_CONTAINS(out, "strobe: export: --chunk selects events of trace exports");
     free(out);
@@ -496,19 +509,24 @@ STROBE_TEST(corrupt_chunked)
     bad[n].at = 48, bad[n].byte = 6;
     snprintf(bad[n++].msg, 256, "t0.evt: offset 48: unknown stream flags 0x6");
     bad[n].at = 48, bad[n].byte = 0;
-    snprintf(bad[n++].msg, 256, "t0.evt: offset 64: CHUNK record in a stream that is not chunked (header flags 0x0)");
+    snprintf(bad[n++].msg, 256,
+             "t0.evt: offset 64: CHUNK record in a stream that is not chunked (header flags 0x0)");
     bad[n].at = c2.at, bad[n].byte = STROBE_EXT_METRIC;
-    snprintf(bad[n++].msg, 256, "t0.evt: offset 8192: chunk 2 of a chunked stream does not begin with a CHUNK record");
+    snprintf(bad[n++].msg, 256,
+             "t0.evt: offset 8192: chunk 2 of a chunked stream does not begin with a CHUNK record");
     bad[n].at = c2.seq_at, bad[n].byte = 7;
     snprintf(bad[n++].msg, 256, "t0.evt: offset 8192: CHUNK record: sequence 7 in chunk 2 (expected 3)");
     /* main's frame (the outermost) named as another region */
     bad[n].at = deep.frame_at[0], bad[n].byte = (uint8_t)(orig[deep.frame_at[0]] + 1);
-    snprintf(bad[n++].msg, 256, "t0.evt: offset %zu: CHUNK record: open frame 0 is region %u, the stream has %u",
-             deep.at, orig[deep.frame_at[0]] + 1u, orig[deep.frame_at[0]]);
+    snprintf(bad[n++].msg, 256,
+             "t0.evt: offset %zu: CHUNK record: open frame 0 is region %u, the stream has %u", deep.at,
+             orig[deep.frame_at[0]] + 1u, orig[deep.frame_at[0]]);
     /* time going backwards: the low 7 bits of its ticks cleared */
     bad[n].at = deep.ticks_at, bad[n].byte = orig[deep.ticks_at] & 0x80;
-    snprintf(bad[n++].msg, 256, "t0.evt: offset %zu: CHUNK record: %" PRIu64 " open frames at %" PRIu64
-             " ticks do not continue the stream", deep.at, deep.depth, deep.ticks - (orig[deep.ticks_at] & 0x7f));
+    snprintf(bad[n++].msg, 256,
+             "t0.evt: offset %zu: CHUNK record: %" PRIu64 " open frames at %" PRIu64
+             " ticks do not continue the stream",
+             deep.at, deep.depth, deep.ticks - (orig[deep.ticks_at] & 0x7f));
     /* THREAD_BEGIN, the record after chunk 0's CHUNK record, made a CHUNK
      * record in the middle of the chunk */
     struct chunk_rec c0;
@@ -549,5 +567,5 @@ STROBE_TEST(corrupt_chunked)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(visits_per_chunk_sum), STROBE_CASE(chunk_alone_reopens_frames),
-                 STROBE_CASE(report_chunk_cli), STROBE_CASE(older_stream_without_chunks), STROBE_CASE(export_parts),
-                 STROBE_CASE(export_chunk_cli), STROBE_CASE(corrupt_chunked))
+                 STROBE_CASE(report_chunk_cli), STROBE_CASE(older_stream_without_chunks),
+                 STROBE_CASE(export_parts), STROBE_CASE(export_chunk_cli), STROBE_CASE(corrupt_chunked))
