@@ -692,14 +692,62 @@ int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, s
     d->name = name;
     d->pos = d->hdr.header_size;
     d->ticks = d->hdr.start_ticks;
-    if (d->hdr.flags & ~(uint64_t)STROBE_STREAM_RING)
+    if (d->hdr.flags & ~(uint64_t)(STROBE_STREAM_RING | STROBE_STREAM_CHUNKED))
         return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset 48: unknown stream flags 0x%llx", name,
                              (unsigned long long)d->hdr.flags);
     d->ring = d->hdr.flags & STROBE_STREAM_RING;
+    d->chunked = d->hdr.flags & (STROBE_STREAM_RING | STROBE_STREAM_CHUNKED); /* older rings: RING alone */
+    d->next_chunk = d->pos;
+    d->first_chunk = SIZE_MAX;
     if (d->ring && (rc = ring_order(d, eb)) != 0) {
         strobe__stream_end(d);
         return rc;
     }
+    return 0;
+}
+
+uint64_t strobe__stream_nchunks(const struct strobe__stream_decoder *d)
+{
+    if (d->ring || !d->chunked)
+        return d->ring ? d->norder : 0;
+    uint32_t cs = d->hdr.chunk_size;
+    uint64_t n = 0;
+    for (size_t start = d->hdr.header_size; start < d->len && d->buf[start]; start = (size_t)++n * cs)
+        ;
+    return n;
+}
+
+int strobe__stream_chunks(struct strobe__stream_decoder *d, uint64_t first, uint64_t count,
+                          struct strobe_errbuf *eb)
+{
+    uint32_t cs = d->hdr.chunk_size;
+    if (!d->chunked)
+        return strobe__error(eb, -ENOTSUP, "%s: not written in self-contained chunks (header flags 0x%llx: recorded "
+                             "by a strobe older than the chunked format)", d->name, (unsigned long long)d->hdr.flags);
+    if (d->ring) {
+        if (first >= d->norder) {
+            d->norder = 0;
+            return 0;
+        }
+        uint64_t ticks;
+        int rc = ring_chunk_seq(d, d->order[first], &d->ring_first_seq, &ticks, eb);
+        if (rc)
+            return rc;
+        d->ring_first_ticks = ticks;
+        d->ring_i = (size_t)first;
+        d->pos = d->order[first];
+        if (count < d->norder - first)
+            d->norder = (size_t)(first + count);
+        return 0;
+    }
+    if (first >= (d->len + cs - 1) / cs) {
+        d->pos = d->len;
+        return 0;
+    }
+    if (first > 0)
+        d->pos = d->next_chunk = d->first_chunk = (size_t)first * cs;
+    if (count < (d->len - 1) / cs + 1 - first)
+        d->len = (size_t)(first + count) * cs; /* records never cross a chunk's end */
     return 0;
 }
 
@@ -736,6 +784,8 @@ int strobe__stream_seek(struct strobe__stream_decoder *d, uint64_t offset, struc
     d->pos = (size_t)offset;
     d->depth = 0;
     d->have_last = false;
+    d->seeked = true;
+    d->next_chunk = (size_t)(offset / d->hdr.chunk_size + 1) * d->hdr.chunk_size;
     return 0;
 }
 
@@ -751,21 +801,39 @@ void strobe__stream_end(struct strobe__stream_decoder *d)
 
 static int push(struct strobe__stream_decoder *d, uint64_t region, size_t off, struct strobe_errbuf *eb);
 
-/* A CHUNK record (format.h): the first chunk read sets the open frames,
- * which the decoder then returns as synthetic ENTERs at their entry
- * times; any later one must list the frames the stream has open. */
+/* A CHUNK record (format.h): the first chunk read, when the ones before
+ * it are not (a ring's oldest kept one, a chunk selected alone), sets the
+ * open frames, which the decoder then returns as synthetic ENTERs at their
+ * entry times; any other one must list the frames the stream has open. */
 static int chunk_payload(struct strobe__stream_decoder *d, struct strobe__cursor *c, struct strobe__raw_event *ev,
                          struct strobe_errbuf *eb)
 {
     uint64_t seq, ticks, depth;
+    uint32_t cs = d->hdr.chunk_size;
     int rc;
-    if (!d->ring)
-        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: CHUNK record in a stream that is not a ring",
-                             d->name, (unsigned long long)ev->offset);
+    if (!d->chunked)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: CHUNK record in a stream that is not chunked "
+                             "(header flags 0x%llx)", d->name, (unsigned long long)ev->offset,
+                             (unsigned long long)d->hdr.flags);
+    if (!d->ring && ev->offset != d->next_chunk)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: CHUNK record in the middle of a chunk", d->name,
+                             (unsigned long long)ev->offset);
     if ((rc = get_u(c, &seq, eb)) || (rc = get_u(c, &ticks, eb)) || (rc = get_u(c, &depth, eb)))
         return rc;
-    bool first = seq == d->ring_first_seq;
-    if (ev->offset != d->order[d->ring_i] || depth > (uint64_t)(c->end - c->p) / 2 ||
+    if (!d->ring && seq != ev->offset / cs + 1)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: CHUNK record: sequence %llu in chunk %llu "
+                             "(expected %llu)", d->name, (unsigned long long)ev->offset, (unsigned long long)seq,
+                             (unsigned long long)(ev->offset / cs), (unsigned long long)(ev->offset / cs + 1));
+    if (!d->ring)
+        d->next_chunk = (size_t)(ev->offset / cs + 1) * cs;
+    if (d->seeked) { /* the stack is not known: nothing to compare */
+        d->have_last = false;
+        d->ticks = ticks;
+        ev->kind = 0;
+        return 0;
+    }
+    bool first = d->ring ? seq == d->ring_first_seq : ev->offset == d->first_chunk;
+    if ((d->ring && ev->offset != d->order[d->ring_i]) || depth > (uint64_t)(c->end - c->p) / 2 ||
         (!first && (depth != d->depth || ticks < d->ticks)))
         return strobe__error(eb, STROBE_ERR_FORMAT,
                              "%s: offset %llu: CHUNK record: %llu open frames at %llu ticks do not continue the "
@@ -1146,6 +1214,9 @@ int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_e
         size_t off = d->pos;
         uint8_t b0 = d->buf[off];
         unsigned kind = b0 >> 6;
+        if (d->chunked && !d->ring && off == d->next_chunk && b0 != STROBE_EXT_CHUNK)
+            return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %zu: chunk %zu of a chunked stream does not begin "
+                                 "with a CHUNK record", d->name, off, off / d->hdr.chunk_size);
         struct strobe__cursor c = { d->buf, d->buf + off + 1, d->buf + chunk_end(off, d->hdr.chunk_size, d->len), d->name,
                             "record" };
         memset(ev, 0, sizeof *ev);

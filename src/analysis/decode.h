@@ -194,7 +194,8 @@ struct strobe__raw_event {
     uint64_t address; /* ALLOC */
     uint32_t nframes; /* SAMPLE, SYNC waits: the decoder's frames[0..nframes) */
     struct strobe_mpi_args mpi;
-    bool synthetic; /* an ENTER of a frame open when a ring stream's kept chunks begin */
+    bool synthetic; /* an ENTER of a frame open when the chunks read begin (a ring's
+                       kept window, a chunk selected alone) */
 };
 
 struct strobe__stream_decoder {
@@ -208,6 +209,13 @@ struct strobe__stream_decoder {
     bool have_last;
     uint64_t *stack; /* open local region ids */
     size_t depth, cap;
+    /* chunked streams (STROBE_STREAM_CHUNKED or _RING): every chunk begins
+     * with a CHUNK record. Outside a ring, where the next one must be, and
+     * the first chunk read when it is not chunk 0 (strobe__stream_chunks:
+     * its open frames become synthetic ENTERs), else SIZE_MAX; after a
+     * strobe__stream_seek the frames of CHUNK records are not compared */
+    bool chunked, seeked;
+    size_t next_chunk, first_chunk;
     /* ring streams (STROBE_STREAM_RING): the chunks' offsets in sequence
      * order, the one being read, the first one's CHUNK ticks (where the
      * kept window begins), the open frames it lists (region, entry ticks)
@@ -228,6 +236,18 @@ struct strobe__stream_decoder {
  * decoder keeps pointers to buf and name. */
 int strobe__stream_begin(struct strobe__stream_decoder *d, const uint8_t *buf, size_t len, const char *name,
                          struct strobe_errbuf *eb);
+/* The chunks a chunked stream has (a ring's non-empty ones; outside a
+ * ring, those before the first empty one), 0 for a stream that is not
+ * chunked. */
+uint64_t strobe__stream_nchunks(const struct strobe__stream_decoder *d);
+/* Right after strobe__stream_begin: decodes only chunks [first, first +
+ * count) in sequence order (the file's order outside a ring), starting at
+ * chunk `first` without reading the ones before: the frames its CHUNK
+ * record lists open come first, as synthetic ENTERs at their entry times.
+ * A first beyond the last chunk leaves nothing to decode. -ENOTSUP with a
+ * message when the stream is not chunked (written by an older strobe). */
+int strobe__stream_chunks(struct strobe__stream_decoder *d, uint64_t first, uint64_t count,
+                          struct strobe_errbuf *eb);
 /* 1 = *ev filled, 0 = end of data, < 0 = error. */
 int strobe__stream_decode(struct strobe__stream_decoder *d, struct strobe__raw_event *ev,
                           struct strobe_errbuf *eb);

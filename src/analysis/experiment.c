@@ -1099,6 +1099,33 @@ struct strobe_stream_iter {
     struct strobe__filter *filter; /* the experiment's selection, or NULL */
 };
 
+int strobe_experiment_chunks(struct strobe_experiment *exp, uint64_t first, uint64_t count, uint64_t *nchunks,
+                             struct strobe_errbuf *eb)
+{
+    *nchunks = 0;
+    for (size_t t = 0; t < exp->nthreads; t++) {
+        if (!exp->threads[t].stream_path)
+            continue;
+        const char *name = shown_path(exp, exp->threads[t].stream_path);
+        struct mapped m;
+        struct strobe__stream_decoder d;
+        int rc = map_file(exp->threads[t].stream_path, name, &m, eb);
+        if (rc == 0 && (rc = strobe__stream_begin(&d, m.buf, m.len, name, eb)) == 0) {
+            uint64_t n = strobe__stream_nchunks(&d);
+            *nchunks = n > *nchunks ? n : *nchunks;
+            if (!d.chunked)
+                rc = strobe__stream_chunks(&d, first, count, eb); /* the message */
+            strobe__stream_end(&d);
+        }
+        unmap_file(&m);
+        if (rc)
+            return rc;
+    }
+    exp->chunk_first = first;
+    exp->chunk_count = count;
+    return 0;
+}
+
 int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread, struct strobe_stream_iter **out,
                        struct strobe_errbuf *eb)
 {
@@ -1113,6 +1140,8 @@ int strobe_stream_open(const struct strobe_experiment *exp, uint32_t thread, str
     int rc = map_file(exp->threads[thread].stream_path, it->name, &it->map, eb);
     if (rc == 0)
         rc = strobe__stream_begin(&it->dec, it->map.buf, it->map.len, it->name, eb);
+    if (rc == 0 && exp->chunk_count)
+        rc = strobe__stream_chunks(&it->dec, exp->chunk_first, exp->chunk_count, eb);
     if (rc == 0 && exp->selection && strobe__filter_open(exp->selection, thread, &it->filter) < 0)
         rc = strobe__error(eb, -ENOMEM, "%s: out of memory", exp->dir);
     if (rc) {
@@ -1156,6 +1185,7 @@ int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *
             it->last_ns = ev->time_ns;
             ev->depth = raw.depth;
             ev->offset = raw.offset;
+            ev->synthetic = raw.synthetic;
             switch (raw.kind) {
             case STROBE__RAW_ENTER: ev->type = STROBE_EVENT_ENTER; break;
             case STROBE__RAW_EXIT: ev->type = STROBE_EVENT_EXIT; break;
@@ -1204,10 +1234,11 @@ int strobe__stream_next_raw(struct strobe_stream_iter *it, struct strobe_event *
     }
     if (it->dec.depth == 0)
         return 0;
-    /* a killed or still-running thread: close what it left open */
+    /* a killed or still-running thread, or the end of the chunks read:
+     * close what it left open */
     ev->type = STROBE_EVENT_EXIT;
     ev->region = p->region_map[it->dec.stack[--it->dec.depth]];
-    ev->time_ns = t->end_ns > it->last_ns ? t->end_ns : it->last_ns;
+    ev->time_ns = t->end_ns > it->last_ns && !exp->chunk_count ? t->end_ns : it->last_ns;
     ev->depth = (uint32_t)it->dec.depth;
     ev->offset = it->dec.pos;
     ev->synthetic = true;

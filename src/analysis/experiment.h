@@ -253,6 +253,10 @@ struct strobe_experiment {
     /* The view set by strobe_experiment_select() (select.h), applied by the
      * event iterator; NULL = every thread and event. */
     struct strobe_selection *selection;
+    /* Chunks of every event stream the iterator reads, set by
+     * strobe_experiment_chunks(): [chunk_first, chunk_first + chunk_count)
+     * of each; chunk_count 0 = the whole streams. */
+    uint64_t chunk_first, chunk_count;
 };
 
 /* Opens and validates DIR: meta, defs, stream headers, profile headers;
@@ -269,6 +273,16 @@ const char *strobe_experiment_meta(const struct strobe_experiment *exp, const ch
 
 /* Converts process-local ticks to experiment ns. */
 uint64_t strobe_ticks_to_ns(const struct strobe_experiment *exp, uint32_t process, uint64_t ticks);
+
+/* Makes the event iterator read only chunks [first, first + count) of
+ * every stream (docs/cli.md, `--chunk`): each is decoded without the
+ * chunks before it, the frames open at its start come first as synthetic
+ * ENTERs at their entry times, those open at its end are closed by
+ * synthetic EXITs at its last event. *nchunks gets the chunks of the
+ * longest stream. Returns 0, or -ENOTSUP naming a stream written without
+ * chunks (an older strobe), or a reader error; message in eb. */
+int strobe_experiment_chunks(struct strobe_experiment *exp, uint64_t first, uint64_t count, uint64_t *nchunks,
+                             struct strobe_errbuf *eb);
 
 /* ---- Event streams --------------------------------------------------- */
 enum strobe_event_type {
@@ -304,8 +318,9 @@ struct strobe_event {
     uint64_t address;      /* ALLOC: the block */
     struct strobe_mpi_args mpi; /* MPI */
     bool synthetic;        /* added by the reader: an EXIT at the end for a region left
-                              open, or an ENTER/INHERIT/EXIT clipping a frame to the
-                              selection's time window (select.h) */
+                              open, an ENTER of a frame open where the chunks read
+                              begin (not a visit), or an ENTER/INHERIT/EXIT clipping a
+                              frame to the selection's time window (select.h) */
 };
 
 struct strobe_stream_iter;

@@ -253,7 +253,9 @@ static int from_trace(struct builder *b, uint32_t thread)
             if ((rc = child(b, top, ev.region, &n)))
                 break;
             bool inherited = ev.type == STROBE_EVENT_INHERIT;
-            if (!inherited)
+            /* a frame open where the chunks read begin (synthetic) was
+             * visited in a chunk before */
+            if (!inherited && !ev.synthetic)
                 b->p->nodes[n].per_thread[thread].visits++;
             stack[depth++] = (struct frame){ n, ev.time_ns, inherited };
             break;

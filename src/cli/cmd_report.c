@@ -20,6 +20,7 @@
 #include "common/size.h"
 #include "export/export.h"
 #include "export/output.h"
+#include "export/parts.h"
 #include "report/blame.h"
 #include "report/html.h"
 #include "report/report.h"
@@ -35,6 +36,7 @@ const char strobe__report_help[] =
     "                         [--malloc] [--samples] [--mpi] [--taskgraph]\n"
     "                         [--blame [--blame-point=FUNC]... [--sample-list FILE]]\n"
     "                         [--sort incl|excl|visits] [--top N] [--source auto|profile|trace]\n"
+    "                         [--chunk N[-M]]\n"
     "       strobe report DIR --format html -o FILE [--by rank|process] [--sort incl|excl|visits]\n"
     "                         [--source auto|profile|trace]\n"
     "       strobe report DIR --score [--target T] [-o FILTER] [--format text|json]\n"
@@ -113,6 +115,11 @@ const char strobe__report_help[] =
     "  --source SRC        build the call-path profile from the profile files\n"
     "                      (profile), from the event trace (trace), or from the\n"
     "                      profile files when every thread has one (auto, default)\n"
+    "  --chunk N[-M]       the profile of chunk N (to M) of every thread's event\n"
+    "                      stream alone (0 = the first; docs/cli.md, \"Reading\n"
+    "                      chunks alone\"), read without the chunks before it:\n"
+    "                      frames open at its start are re-entered, not visited;\n"
+    "                      implies --source trace; text and json only\n"
     "  --score             filter advice (docs/cli.md, \"Filter advice\"): regions by\n"
     "                      events; functions are excluded shortest time per visit\n"
     "                      first until the estimate meets the target, never main,\n"
@@ -148,7 +155,7 @@ const char strobe__export_help[] =
     "usage: strobe export DIR --format otf2|chrome|perfetto|cubex|pprof|paraver -o OUT\n"
     "                         [--from T] [--to T] [--threads LIST] [--processes LIST]\n"
     "                         [--ranks LIST]\n"
-    "                         [--min-duration D]\n"
+    "                         [--min-duration D] [--chunk N[-M]] [--chunk-size SIZE]\n"
     "\n"
     "Writes the experiment in DIR in a foreign format:\n"
     "  otf2    OTF2 archive: OUT is a directory, OUT/traces.otf2 its anchor file\n"
@@ -180,6 +187,15 @@ const char strobe__export_help[] =
     "  --ranks LIST        only the threads of these MPI ranks: 0,2-3\n"
     "  --min-duration D    drop frames shorter than D (and everything inside them);\n"
     "                      prints how many on stderr\n"
+    "  --chunk N[-M]       only chunk N (to M) of every thread's event stream, read\n"
+    "                      without the chunks before it; frames open at its start\n"
+    "                      begin there at their entry times\n"
+    "\n"
+    "  --chunk-size SIZE   chrome and perfetto: write parts OUT-000.ext, OUT-001.ext,\n"
+    "                      ... of about SIZE each (64M, 1G, 500k) instead of OUT;\n"
+    "                      frames open at a part's end are closed there and\n"
+    "                      re-entered at the next part's start (arg continued), so\n"
+    "                      each part loads alone\n"
     "\n"
     "An export estimated above 1 GB prints a warning naming these options.\n"
     "\n"
@@ -201,6 +217,50 @@ struct strobe_experiment *strobe__cli_open_experiment(const char *cmd, const cha
         return NULL;
     }
     return exp;
+}
+
+/* ---- chunks (--chunk, shared by report and export) ----------------------- */
+
+/* Parses `--chunk N` or `--chunk N-M` into *first and *count; prints the
+ * usage error. */
+static int chunk_option(const char *cmd, const char *arg, uint64_t *first, uint64_t *count)
+{
+    struct strobe__cli_range *r = NULL;
+    size_t n = 0;
+    int rc = strobe__cli_parse_ranges(arg, &r, &n);
+    if (rc == 0 && n == 1) {
+        *first = r[0].lo;
+        *count = r[0].hi - r[0].lo + 1;
+    }
+    free(r);
+    if (rc == -ENOMEM) {
+        strobe__cli_say("%s: out of memory", cmd);
+        return STROBE_EXIT_FAILURE;
+    }
+    if (rc < 0 || n != 1 || *count == 0)
+        return strobe__cli_usage_error(cmd, "--chunk: '%s' is not a chunk number or range (3 or 2-5)", arg);
+    return 0;
+}
+
+/* Restricts the event streams of EXP to the chunks asked for; returns 0
+ * or the exit code after printing one line. */
+static int apply_chunks(const char *cmd, struct strobe_experiment *exp, const char *arg, uint64_t first,
+                        uint64_t count)
+{
+    struct strobe_errbuf eb = {""};
+    uint64_t n;
+    int rc = strobe_experiment_chunks(exp, first, count, &n, &eb);
+    if (rc) {
+        strobe__cli_say("%s: --chunk %s: %s", cmd, arg, eb.msg[0] ? eb.msg : strobe_strerror(rc));
+        return STROBE_EXIT_FAILURE;
+    }
+    if (first >= n) {
+        if (n == 0)
+            return strobe__cli_usage_error(cmd, "--chunk %s: %s has no event stream with records", arg, exp->dir);
+        return strobe__cli_usage_error(cmd, "--chunk %s: the longest stream of %s has %llu chunks (0-%llu)", arg,
+                                       exp->dir, (unsigned long long)n, (unsigned long long)(n - 1));
+    }
+    return 0;
 }
 
 /* ---- report ------------------------------------------------------------ */
@@ -225,7 +285,8 @@ enum {
     OPT_SAMPLE_LIST,
     OPT_DIFF,
     OPT_FAIL_ABOVE,
-    OPT_MIN_TIME
+    OPT_MIN_TIME,
+    OPT_CHUNK
 };
 
 static const struct option report_options[] = {
@@ -249,6 +310,7 @@ static const struct option report_options[] = {
     {"diff", no_argument, NULL, OPT_DIFF},
     {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
     {"min-time", required_argument, NULL, OPT_MIN_TIME},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -504,10 +566,17 @@ int strobe__cmd_report(int argc, char **argv)
     const char *target_arg = NULL, *out_path = NULL;
     bool diff = false;
     struct strobe__diff_request drq = {.min_ns = STROBE__DIFF_MIN_TIME_DEFAULT};
-    const char *min_time = NULL;
+    const char *min_time = NULL, *chunk = NULL;
+    uint64_t chunk_first = 0, chunk_count = 0;
+    bool source_given = false;
     int c;
     while ((c = strobe__cli_getopt("report", argc, argv, ":ho:", report_options)) != -1) {
         switch (c) {
+        case OPT_CHUNK:
+            chunk = optarg;
+            if ((c = chunk_option("report", optarg, &chunk_first, &chunk_count)) != 0)
+                return c;
+            break;
         case OPT_DIFF:
             diff = true;
             break;
@@ -608,6 +677,7 @@ int strobe__cmd_report(int argc, char **argv)
                 return strobe__cli_usage_error("report", "--top: '%s' is not a count (0 = all)", optarg);
             break;
         case OPT_SOURCE:
+            source_given = true;
             if (strcmp(optarg, "auto") == 0)
                 source = STROBE_PROFILE_AUTO;
             else if (strcmp(optarg, "profile") == 0)
@@ -644,6 +714,7 @@ int strobe__cmd_report(int argc, char **argv)
                              : opts.threads ? "--threads"
                              : opts.by      ? "--by"
                              : target_arg   ? "--target"
+                             : chunk        ? "--chunk"
                                             : NULL;
         return report_diff(&drq, diff, argc, argv, single);
     }
@@ -678,9 +749,29 @@ int strobe__cmd_report(int argc, char **argv)
     if (!blame && (npoints || sample_list))
         return strobe__cli_usage_error("report", "'%s' needs --blame", npoints ? "--blame-point" : "--sample-list");
 
+    /* --chunk: the call-path profile of the chunks' events; the sections
+     * read the streams with models of their own, which see whole streams */
+    const char *whole = tm ? "--tm" : locks ? "--locks" : mem ? "--malloc" : samples ? "--samples"
+                        : blame ? "--blame" : mpi ? "--mpi" : taskgraph ? "--taskgraph" : score ? "--score"
+                        : format == HTML ? "--format html" : NULL;
+    if (chunk && whole)
+        return strobe__cli_usage_error("report", "'--chunk' and '%s' exclude each other", whole);
+    if (chunk && source_given && source != STROBE_PROFILE_TRACE)
+        return strobe__cli_usage_error("report", "--chunk builds the profile from the trace: not with --source %s",
+                                       source == STROBE_PROFILE_FILES ? "profile" : "auto");
+    if (chunk)
+        source = STROBE_PROFILE_TRACE;
+
     struct strobe_experiment *exp = strobe__cli_open_experiment("report", dir);
     if (!exp)
         return STROBE_EXIT_FAILURE;
+    if (chunk) {
+        int code = apply_chunks("report", exp, chunk, chunk_first, chunk_count);
+        if (code) {
+            strobe_experiment_close(exp);
+            return code;
+        }
+    }
     bool ranked = false;
     for (size_t p = 0; p < exp->nprocesses; p++)
         ranked = ranked || exp->processes[p].has_rank;
@@ -751,7 +842,7 @@ int strobe__cmd_report(int argc, char **argv)
         strobe__cli_say("report: warning: %s", blame_model->warnings[i]);
     /* the MPI section comes by itself when there are MPI calls */
     missing = "--mpi: no MPI calls were recorded (record them with `strobe run --mpi`)";
-    if ((mpi || strobe_mpi_present(exp)) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
+    if ((mpi || (!chunk && strobe_mpi_present(exp))) && (rc = strobe_mpi_model_build(exp, prof, &mpi_model, &eb)) != 0)
         goto out;
     /* the blocks summary comes by itself when there are block streams */
     struct strobe_blocks_summary blocks;
@@ -808,7 +899,7 @@ out:
 
 /* ---- export ------------------------------------------------------------ */
 
-enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_RANKS, OPT_MIN_DURATION };
+enum { OPT_FROM = 300, OPT_TO, OPT_EXPORT_THREADS, OPT_PROCESSES, OPT_RANKS, OPT_MIN_DURATION, OPT_CHUNK_SIZE };
 
 static const struct option export_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -819,6 +910,8 @@ static const struct option export_options[] = {
     {"processes", required_argument, NULL, OPT_PROCESSES},
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
+    {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -833,7 +926,8 @@ typedef int (*exporter_fn)(const struct strobe_experiment *, const char *, const
 
 /* What the export command asked for, beyond format and output. */
 struct export_request {
-    const char *from, *to, *min_duration; /* as typed, for messages */
+    const char *from, *to, *min_duration, *chunk, *chunk_size; /* as typed, for messages */
+    uint64_t chunk_first, chunk_count, part_bytes;
     struct strobe_select_opts sel;
     struct strobe__cli_range *threads, *pids, *ranks;
     size_t nthreads, npids, nranks;
@@ -1019,6 +1113,15 @@ int strobe__cmd_export(int argc, char **argv)
         case OPT_RANKS:
             code = list_option("--ranks", optarg, &rq.ranks, &rq.nranks);
             break;
+        case OPT_CHUNK:
+            rq.chunk = optarg;
+            code = chunk_option("export", optarg, &rq.chunk_first, &rq.chunk_count);
+            break;
+        case OPT_CHUNK_SIZE:
+            rq.chunk_size = optarg;
+            if (strobe__parse_size(optarg, &rq.part_bytes) != 0 || rq.part_bytes == 0)
+                code = strobe__cli_usage_error("export", "--chunk-size: '%s' is not a size (64M, 1G, 500k)", optarg);
+            break;
         case 'h':
             fputs(strobe__export_help, stdout);
             goto done;
@@ -1028,6 +1131,8 @@ int strobe__cmd_export(int argc, char **argv)
         }
     }
     bool selecting = rq.from || rq.to || rq.min_duration || rq.nthreads || rq.npids || rq.nranks;
+    bool splittable = format != SIZE_MAX && (formats[format].fn == strobe_export_chrome ||
+                                             formats[format].fn == strobe_export_perfetto);
     if (code != 0)
         goto done;
     if (optind >= argc)
@@ -1045,6 +1150,12 @@ int strobe__cmd_export(int argc, char **argv)
                                     "--from, --to, --threads, --processes, --ranks and --min-duration select "
                                     "events of trace exports (otf2, chrome, perfetto, paraver), not %s",
                                     formats[format].name);
+    else if (rq.chunk && formats[format].bytes_per_event == 0)
+        code = strobe__cli_usage_error("export", "--chunk selects events of trace exports (otf2, chrome, perfetto, "
+                                       "paraver), not %s", formats[format].name);
+    else if (rq.chunk_size && !splittable)
+        code = strobe__cli_usage_error("export", "--chunk-size splits chrome and perfetto exports, not %s",
+                                       formats[format].name);
     else if (rq.from && rq.to && rq.sel.from_ns > rq.sel.to_ns)
         code = strobe__cli_usage_error("export", "--from %s is after --to %s", rq.from, rq.to);
     if (code != 0)
@@ -1059,7 +1170,9 @@ int strobe__cmd_export(int argc, char **argv)
     struct strobe_errbuf eb = {""};
     struct strobe_select_summary sum = {.events = exp->total_events};
     bool *threads = NULL;
-    if (rq.from && rq.sel.from_ns > exp->duration_ns) {
+    if (rq.chunk && (code = apply_chunks("export", exp, rq.chunk, rq.chunk_first, rq.chunk_count)) != 0) {
+        /* said */
+    } else if (rq.from && rq.sel.from_ns > exp->duration_ns) {
         char end[STROBE_UNITS_LEN];
         code = strobe__cli_usage_error("export", "--from %s is after the end of %s (%s)", rq.from, dir,
                                        strobe__fmt_time(end, exp->duration_ns));
@@ -1078,13 +1191,22 @@ int strobe__cmd_export(int argc, char **argv)
         char what[512];
         snprintf(what, sizeof what, "writing %s", out);
         strobe__progress_init(&prog, what);
-        struct strobe_export_opts eo = {strobe__progress_cb, &prog};
+        uint32_t nparts = 0;
+        struct strobe_export_opts eo = {
+            .progress = strobe__progress_cb, .progress_arg = &prog, .part_bytes = rq.part_bytes, .nparts = &nparts};
         int rc = formats[format].fn(exp, out, &eo, &eb);
         strobe__progress_end(&prog);
         if (rc) {
             strobe__cli_say("export: %s", eb.msg[0] ? eb.msg : strobe_strerror(rc));
             code = STROBE_EXIT_FAILURE;
-        } else if (rq.min_duration) {
+        } else if (rq.chunk_size) {
+            char *first = strobe__part_name(out, 0), *last = strobe__part_name(out, nparts - 1);
+            strobe__cli_say("export: %u parts of about %s: %s ... %s", nparts, rq.chunk_size, first ? first : out,
+                            last ? last : out);
+            free(first);
+            free(last);
+        }
+        if (rc == 0 && rq.min_duration) {
             strobe__cli_say("export: %llu frames shorter than %s dropped (%llu events)",
                             (unsigned long long)sum.short_frames, rq.min_duration,
                             (unsigned long long)sum.short_events);

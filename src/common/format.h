@@ -77,6 +77,13 @@ struct strobe_file_header {
  * chunks are read in the order of their CHUNK sequence numbers, not of
  * their place in the file. */
 #define STROBE_STREAM_RING 1u
+/* Every chunk of the stream that is not empty begins with a CHUNK record
+ * (its sequence number, time and open frames), so each chunk decodes
+ * alone (`strobe report/export --chunk`). Set on every event stream the
+ * runtime writes (a ring has both flags); streams of older versions have
+ * 0 (no CHUNK records) or, for a ring, STROBE_STREAM_RING alone (with
+ * CHUNK records). */
+#define STROBE_STREAM_CHUNKED 2u
 /* The smallest STROBE_MAX_SIZE: 16 chunks of the smallest size. */
 #define STROBE__RING_MIN (16u * STROBE_CHUNK_SIZE_MIN)
 
@@ -248,12 +255,13 @@ enum strobe_ext_type {
      *                   returned
      *   FINALIZE        (nothing): MPI_Finalize is called */
     STROBE_EXT_MPI = 12,
-    /* The first record of every chunk of a ring stream (STROBE_STREAM_RING):
+    /* The first record of every chunk of a chunked or ring stream
+     * (STROBE_STREAM_CHUNKED, STROBE_STREAM_RING):
      * uleb sequence number (1, 2, ... in writing order), uleb ticks (the
      * absolute time of this record: the chunk decodes without the ones
      * before), uleb depth, then depth times: uleb region id, uleb ticks at
      * its entry, outermost first: the frames open when the chunk began,
-     * whose ENTERs may have been overwritten. Not an event: readers keep
+     * whose ENTERs may be overwritten (a ring) or not read. Not an event: readers keep
      * it to themselves. */
     STROBE_EXT_CHUNK = 13,
 };

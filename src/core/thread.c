@@ -152,6 +152,8 @@ static void ring_forget(struct strobe__thread *t, const uint8_t *p, const uint8_
             if (strobe_uleb_get(&p, end, &v) || strobe_uleb_get(&p, end, &v) || v > (uint64_t)(end - p))
                 break; /* cannot happen: the runtime wrote it */
             p += v;
+            if (b0 == STROBE_EXT_CHUNK)
+                continue; /* not an event (chunk_record) */
         } else {
             if ((b0 & 0x20) && strobe_uleb_get(&p, end, &v))
                 break;
@@ -164,25 +166,25 @@ static void ring_forget(struct strobe__thread *t, const uint8_t *p, const uint8_
     t->done_bytes -= (uint64_t)(p - start);
 }
 
-/* Writes the CHUNK record (format.h) at t->pos, the first of a ring
- * stream's chunk: its sequence number, the time of the record before (so
- * its delta is 0) and the frames open. false when the frames do not fit
- * their share of the chunk. */
-static bool ring_chunk_record(struct strobe__thread *t)
+/* Writes the CHUNK record (format.h) at t->pos, the first of every chunk:
+ * its sequence number, the time of the record before (so its delta is 0)
+ * and the frames open, so that the chunk decodes alone. false when the
+ * frames do not fit their share of the chunk. */
+static bool chunk_record(struct strobe__thread *t)
 {
     uint64_t ticks = t->last_ticks;
-    size_t depth = 0, len = uleb_size(t->ring_seq + 1) + uleb_size(ticks);
+    size_t depth = 0, len = uleb_size(t->chunk_seq + 1) + uleb_size(ticks);
     for (const struct strobe__frame *f = t->stack + 1; f < t->sp; f++)
         if (f->key != STROBE__HIDDEN_KEY) {
             depth++;
             len += uleb_size(f->region) + uleb_size(f->start);
         }
     len += uleb_size(depth);
-    if (len > strobe__rt.cfg.chunk_size / STROBE__RING_STACK_SHARE)
+    if (len > strobe__rt.cfg.chunk_size / STROBE__CHUNK_STACK_SHARE)
         return false;
     uint8_t *p = t->pos, *q = strobe_uleb_put(p + 1, 0);
     q = strobe_uleb_put(q, len);
-    q = strobe_uleb_put(q, ++t->ring_seq);
+    q = strobe_uleb_put(q, ++t->chunk_seq);
     q = strobe_uleb_put(q, ticks);
     q = strobe_uleb_put(q, depth);
     for (const struct strobe__frame *f = t->stack + 1; f < t->sp; f++)
@@ -192,9 +194,10 @@ static bool ring_chunk_record(struct strobe__thread *t)
         }
     atomic_signal_fence(memory_order_seq_cst);
     *p = (uint8_t)STROBE_EXT_CHUNK; /* b0 last, as for every record */
-    t->pos = q;
-    t->ext_records++;
-    t->last_region = 0; /* the chunk's first ENTER names its region: the one before may be overwritten */
+    t->pos = q; /* not an event: ext_records does not count it */
+    /* the chunk's first ENTER names its region: the chunk before may be
+     * overwritten (a ring) or not read (a chunk selected alone) */
+    t->last_region = 0;
     return true;
 }
 
@@ -255,7 +258,7 @@ static uint8_t *next_chunk(struct strobe__thread *t, bool wait, bool *busy)
     strobe__mfile_prefault(&t->evt);
     t->pos = p;
     set_limit(t);
-    if (ring_mode() && !ring_chunk_record(t)) {
+    if (!chunk_record(t)) {
         /* too deep to list: no more events for this stream */
         t->evt.last = true;
         t->limit = t->pos - 1;
@@ -385,13 +388,14 @@ static void open_files(struct strobe__thread *t, uint64_t now)
         if (rc == 0) {
             t->last_ticks = now;
             set_limit(t);
+            t->evt.hdr->flags = STROBE_STREAM_CHUNKED;
             if (ring_mode()) {
                 /* the first chunk, taken from the budget whatever is left */
                 atomic_fetch_sub_explicit(&strobe__rt.ring_left, (int64_t)strobe__rt.cfg.chunk_size,
                                           memory_order_relaxed);
-                t->evt.hdr->flags = STROBE_STREAM_RING;
-                ring_chunk_record(t); /* an empty stack always fits */
+                t->evt.hdr->flags |= STROBE_STREAM_RING;
             }
+            chunk_record(t); /* an empty stack always fits */
             write_thread_begin(t, now);
         } else {
             strobe__say(name, ": ", strerror(-rc), "; this thread is not traced", (char *)NULL);
@@ -708,7 +712,7 @@ int strobe__thread_rebirth_after_fork(struct strobe__thread *t, uint64_t now)
     t->chunk_events = 0;
     strobe__sync_free(t);
     t->done_events = t->done_bytes = t->tail_offset = t->ext_records = t->lost_enter_exit = 0;
-    t->ring_seq = t->ring_overwritten = 0;
+    t->chunk_seq = t->ring_overwritten = 0;
     /* The child is a process of its own: its call stack starts empty.
      * The exits of the frames it inherited find nothing to leave and are
      * ignored, so the parent's visits are neither counted twice nor cut. */

@@ -87,10 +87,10 @@ struct strobe__frame {
  * ordinary event (STROBE_MAX_EVENT_BYTES). */
 #define STROBE__TAIL_RESERVE 128u
 
-/* A ring stream's CHUNK record lists the open frames in at most this part
- * of a chunk (16 bytes a frame at most); a thread nested deeper at a chunk
- * switch stops tracing there, its later events counted as dropped. */
-#define STROBE__RING_STACK_SHARE 4u
+/* A CHUNK record lists the open frames in at most this part of a chunk
+ * (16 bytes a frame at most); a thread nested deeper at a chunk switch
+ * stops tracing there, its later events counted as dropped. */
+#define STROBE__CHUNK_STACK_SHARE 4u
 
 struct strobe__profile {
     int fd;                         /* -1 when not open */
@@ -126,8 +126,8 @@ struct strobe__thread {
     uint64_t lost_enter_exit;    /* with a profile: enters and exits visited but
                                     dropped from the stream (size limit) */
     uint64_t tail_offset;        /* stream offset of the process-exit records, 0 = none */
+    uint64_t chunk_seq;          /* CHUNK records written */
     /* flight recorder (STROBE_MAX_SIZE): the stream is a ring of chunks */
-    uint64_t ring_seq;           /* CHUNK records written */
     uint64_t ring_overwritten;   /* records of chunks written again: lost */
     uint64_t begin_ticks;        /* when its measurement began (THREAD_BEGIN) */
     _Atomic bool closed;         /* summarized at process exit: record no more */

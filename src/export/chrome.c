@@ -37,11 +37,13 @@
 #include "export/flows.h"
 #include "export/names.h"
 #include "export/output.h"
+#include "export/parts.h"
 #include "strobe/strobe.h"
 
 struct chrome {
     FILE *f;
     const struct strobe_experiment *exp;
+    struct strobe__parts parts; /* the file (or files: --chunk-size) being written */
     bool first; /* no event written yet (controls the "," separator) */
     uint64_t flows; /* task-graph flows written (their ids) */
 };
@@ -131,10 +133,17 @@ static int write_event(void *arg, uint32_t thread, const struct strobe_event *ev
             cat = r->kind == STROBE_REGION_USER ? "user,inherited" : "function,inherited";
         begin_event(c, ev->type == STROBE_EVENT_EXIT ? "E" : "B", r->name, cat);
         put_when_where(c, ev->time_ns, thread);
-        if (r->file && *r->file) {
-            fputs(",\"args\":{\"file\":", f);
-            strobe__json_string(f, r->file);
-            fprintf(f, ",\"line\":%u}", r->line);
+        /* a frame re-entered at the start of a part (parts.h) says so,
+         * on its B and E alike */
+        bool continued = strobe__parts_continued(&c->parts);
+        if ((r->file && *r->file) || continued) {
+            fputs(",\"args\":{", f);
+            if (r->file && *r->file) {
+                fputs("\"file\":", f);
+                strobe__json_string(f, r->file);
+                fprintf(f, ",\"line\":%u%s", r->line, continued ? "," : "");
+            }
+            fputs(continued ? "\"continued\":true}" : "}", f);
         }
         putc('}', f);
         break;
@@ -232,36 +241,54 @@ static void write_other_data(struct chrome *c)
     fprintf(f, ",\"dropped_events\":%" PRIu64 "}", exp->total_dropped);
 }
 
+/* The start of a file (parts.h): the array of events, and the metadata. */
+static int begin_part(void *arg, FILE *f, uint32_t thread, struct strobe_errbuf *eb)
+{
+    struct chrome *c = arg;
+    (void)thread, (void)eb;
+    c->f = f;
+    c->first = true;
+    fputs("{\"traceEvents\":[", c->f);
+    write_metadata(c);
+    return 0;
+}
+
+static int end_part(void *arg, struct strobe_errbuf *eb)
+{
+    struct chrome *c = arg;
+    (void)eb;
+    fputs("\n],\n\"displayTimeUnit\":\"ns\",\n", c->f);
+    write_other_data(c);
+    fputs("\n}\n", c->f);
+    return 0;
+}
+
 int strobe_export_chrome(const struct strobe_experiment *exp, const char *out,
                          const struct strobe_export_opts *opts, struct strobe_errbuf *eb)
 {
-    struct strobe__out_file o;
-    int rc = strobe__out_file_open(&o, out, eb);
-    if (rc < 0)
+    struct chrome c = {.exp = exp, .first = true};
+    c.parts = (struct strobe__parts){.begin = begin_part, .end = end_part, .event = write_event, .arg = &c};
+    int rc = strobe__parts_open(&c.parts, out, opts ? opts->part_bytes : 0, eb);
+    if (rc < 0) {
+        strobe__parts_abort(&c.parts);
         return rc;
-    struct chrome c = {.f = o.f, .exp = exp, .first = true};
-    fputs("{\"traceEvents\":[", c.f);
-    write_metadata(&c);
+    }
 
     uint64_t done = 0;
     strobe__export_progress(opts, 0, exp->total_bytes);
     for (uint32_t t = 0; t < exp->nthreads; t++) {
         if (!exp->threads[t].stream_path || !strobe_thread_selected(exp, t))
             continue;
-        if ((rc = strobe__export_thread_events(exp, t, opts, &done, write_event, &c, eb)) < 0)
+        if ((rc = strobe__export_thread_events(exp, t, opts, &done, strobe__parts_event, &c.parts, eb)) < 0)
             goto fail;
         if (ferror(c.f))
             break; /* reported by commit */
     }
     if ((rc = strobe__export_flows(exp, write_flow, &c, eb)) < 0)
         goto fail;
-
-    fputs("\n],\n\"displayTimeUnit\":\"ns\",\n", c.f);
-    write_other_data(&c);
-    fputs("\n}\n", c.f);
-    return strobe__out_file_commit(&o, eb);
+    return strobe__parts_commit(&c.parts, opts ? opts->nparts : NULL, eb);
 
 fail:
-    strobe__out_file_abort(&o);
+    strobe__parts_abort(&c.parts);
     return rc;
 }

@@ -15,6 +15,10 @@ struct strobe_export_opts {
     /* called with (bytes of event streams done, total) when not NULL */
     void (*progress)(uint64_t done, uint64_t total, void *arg);
     void *progress_arg;
+    /* chrome and perfetto: split the export into parts OUT-000.ext, ... of
+     * about this many bytes (export/parts.h); 0 = one file OUT */
+    uint64_t part_bytes;
+    uint32_t *nparts; /* when not NULL: gets the number of parts written */
 };
 
 /* Output bytes per event of the trace (stream records the selection

@@ -35,6 +35,7 @@
 #include "export/flows.h"
 #include "export/names.h"
 #include "export/output.h"
+#include "export/parts.h"
 #include "export/perfetto_trace.pb-c.h"
 #include "strobe/strobe.h"
 
@@ -70,10 +71,11 @@ struct perfetto {
     uint64_t last_ns;   /* experiment time of the last timestamped packet */
     uint64_t *name_iid; /* [NNAMES], 0 = not yet interned */
     uint64_t next_name_iid;
-    bool *counter_described; /* [nmetrics] */
-    bool category_interned;  /* CATEGORY_IID */
-    uint64_t pending_flow;   /* flow to end at the next slice begin, 0 = none */
-    uint64_t flows;          /* task-graph flows written */
+    bool *counter_described;    /* [nmetrics] */
+    bool category_interned;     /* CATEGORY_IID */
+    uint64_t pending_flow;      /* flow to end at the next slice begin, 0 = none */
+    uint64_t flows;             /* task-graph flows written */
+    struct strobe__parts parts; /* the file (or files: --chunk-size) being written */
 };
 
 /* Track uuids: unique in the trace, never 0 (the trace-global track). */
@@ -236,6 +238,26 @@ static int write_first_packet(struct perfetto *p, Perfetto__Protos__TracePacketD
 /* Starts thread t's sequence: clears the incremental state, sets the
  * defaults (clock SEQ_CLOCK, the thread's track) and ties SEQ_CLOCK to
  * CLOCK_MONOTONIC at experiment time 0. */
+static int begin_sequence(struct perfetto *p, uint32_t t);
+
+/* The start of a file (parts.h): the tracks, and when a thread's events
+ * continue from the part before, its sequence again (a new file knows
+ * nothing of the interning and clock of another). */
+static int begin_part(void *arg, FILE *f, uint32_t thread, struct strobe_errbuf *eb)
+{
+    struct perfetto *p = arg;
+    (void)eb;
+    p->f = f;
+    int rc = write_descriptors(p);
+    return rc < 0 || thread == STROBE_NONE ? rc : begin_sequence(p, thread);
+}
+
+static int end_part(void *arg, struct strobe_errbuf *eb)
+{
+    (void)arg, (void)eb;
+    return 0;
+}
+
 static int begin_sequence(struct perfetto *p, uint32_t t)
 {
     const struct strobe_experiment *exp = p->exp;
@@ -405,6 +427,14 @@ static int write_event(void *arg, uint32_t t, const struct strobe_event *ev, str
             return rc;
         if (ev->type == STROBE_EVENT_INHERIT)
             set_category(p, &in, &te, &category, "inherited");
+        if (strobe__parts_continued(&p->parts)) { /* re-entered at the start of a part (parts.h) */
+            args[0].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+            args[0].name = "continued";
+            args[0].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE;
+            args[0].uint_value = 1;
+            te.n_debug_annotations = 1;
+            te.debug_annotations = argv;
+        }
         if (p->pending_flow) {
             flow = p->pending_flow;
             p->pending_flow = 0;
@@ -539,16 +569,13 @@ int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
     p.origin_ns = exp->origin_ns > 0 && exp->origin_ns < 9.2e18 ? (uint64_t)llround(exp->origin_ns) : 0;
     p.name_iid = calloc(NNAMES(exp), sizeof *p.name_iid);
     p.counter_described = calloc(exp->nmetrics + 1, sizeof *p.counter_described);
-    struct strobe__out_file o = {0};
+    p.parts = (struct strobe__parts){.begin = begin_part, .end = end_part, .event = write_event, .arg = &p};
     int rc = 0;
     if (!p.name_iid || !p.counter_described) {
         rc = strobe__error(eb, -ENOMEM, "%s: out of memory", out);
         goto done;
     }
-    if ((rc = strobe__out_file_open(&o, out, eb)) < 0)
-        goto done;
-    p.f = o.f;
-    if ((rc = write_descriptors(&p)) < 0)
+    if ((rc = strobe__parts_open(&p.parts, out, opts ? opts->part_bytes : 0, eb)) < 0)
         goto fail;
 
     uint64_t done = 0;
@@ -558,18 +585,18 @@ int strobe_export_perfetto(const struct strobe_experiment *exp, const char *out,
             continue;
         if ((rc = begin_sequence(&p, t)) < 0)
             goto fail;
-        if ((rc = strobe__export_thread_events(exp, t, opts, &done, write_event, &p, eb)) < 0)
+        if ((rc = strobe__export_thread_events(exp, t, opts, &done, strobe__parts_event, &p.parts, eb)) < 0)
             goto fail;
         if (ferror(p.f))
             break; /* reported by commit */
     }
     if (!ferror(p.f) && (rc = write_flows(&p)) < 0)
         goto fail;
-    rc = strobe__out_file_commit(&o, eb);
+    rc = strobe__parts_commit(&p.parts, opts ? opts->nparts : NULL, eb);
     goto done;
 
 fail:
-    strobe__out_file_abort(&o);
+    strobe__parts_abort(&p.parts);
 done:
     release_strings(&p);
     free(p.buf);

@@ -97,6 +97,13 @@ static void json_summary(struct strobe__jw *w, const struct strobe__report_view 
     strobe__jw_u64(w, "profile_traced_threads", v->prof->traced);
     strobe__jw_bool(w, "profile_incomplete", v->prof->incomplete);
     strobe__jw_u64(w, "open_at_end", v->open_at_end);
+    if (v->exp->chunk_count) {
+        strobe__jw_u64(w, "chunk_first", v->exp->chunk_first);
+        strobe__jw_u64(w, "chunk_last", v->exp->chunk_first + v->exp->chunk_count - 1);
+    } else {
+        strobe__jw_null(w, "chunk_first");
+        strobe__jw_null(w, "chunk_last");
+    }
     strobe__jw_close(w);
 }
 

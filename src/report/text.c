@@ -269,10 +269,18 @@ static void text_summary(FILE *out, const struct strobe__report_view *v)
                      v->prof->source == STROBE_PROFILE_FILES   ? "profile files (t<N>.prof)"
                      : v->prof->source == STROBE_PROFILE_TRACE ? "event trace (rebuilt from t<N>.evt)"
                                                                : "unknown");
+    if (v->exp->chunk_count) {
+        char range[64];
+        snprintf(range, sizeof range, v->exp->chunk_count == 1 ? "chunk %" PRIu64 : "chunks %" PRIu64 " to %" PRIu64,
+                 v->exp->chunk_first, v->exp->chunk_first + v->exp->chunk_count - 1);
+        summary_line(out, "selection", "%s of every thread's event stream, read alone: frames open at its start "
+                     "begin at their entry times and are not counted as visits", range);
+    }
     if (v->open_at_end)
         summary_line(out, "open at end", "%" PRIu64 " visit%s still open when measurement ended (exit() below them, "
-                     "a thread running at exit, a kill) end there: marked [open at end: N]",
-                     v->open_at_end, v->open_at_end == 1 ? " was" : "s were");
+                     "a thread running at exit, a kill%s) end there: marked [open at end: N]",
+                     v->open_at_end, v->open_at_end == 1 ? " was" : "s were",
+                     v->exp->chunk_count ? ", the end of the chunks read" : "");
     if (v->prof->incomplete)
         fputs("WARNING: some threads were killed and have no trace: the time of the frames they had open is "
               "missing from the profile files\n", out);

@@ -359,6 +359,7 @@ struct dec_stream {
     size_t data_bytes; /* bytes of records (no header, no padding) */
     size_t file_bytes;
     uint32_t final_depth;
+    size_t nchunks; /* CHUNK records (checked and skipped: not in ev) */
 };
 
 static inline void dec_stream_push(struct dec_stream *s, const struct dec_event *e)
@@ -396,6 +397,35 @@ static inline void dec_stream_load(const char *path, struct dec_stream *s)
         }
         const uint8_t *p = buf + off, *end = buf + chunk_end;
         uint8_t b0 = *p++;
+        if (b0 == STROBE_EXT_CHUNK) {
+            /* not an event: checked against what the stream says (outside
+             * a ring, read in file order here), then skipped */
+            bool ring = s->hdr.flags & STROBE_STREAM_RING;
+            if (!(s->hdr.flags & STROBE_STREAM_CHUNKED) || (off != 64 && off % cs != 0))
+                STROBE_FAIL("%s: offset %zu: CHUNK record not at a chunk start of a chunked stream", path, off);
+            uint64_t delta = dec_uleb(path, buf, &p, end), n = dec_uleb(path, buf, &p, end);
+            const uint8_t *qe = p + n;
+            uint64_t seq = dec_uleb(path, buf, &p, qe), ticks = dec_uleb(path, buf, &p, qe);
+            uint64_t cdepth = dec_uleb(path, buf, &p, qe);
+            if (!ring && (delta != 0 || seq != off / cs + 1 || ticks != now || cdepth != depth))
+                STROBE_FAIL("%s: offset %zu: CHUNK record %llu at %llu ticks with %llu frames; expected %zu at %llu "
+                            "with %u", path, off, (unsigned long long)seq, (unsigned long long)ticks,
+                            (unsigned long long)cdepth, off / cs + 1, (unsigned long long)now, depth);
+            for (uint64_t i = 0; i < cdepth; i++) {
+                uint64_t region = dec_uleb(path, buf, &p, qe);
+                dec_uleb(path, buf, &p, qe);
+                if (!ring && region != stack[i])
+                    STROBE_FAIL("%s: offset %zu: CHUNK record frame %llu is region %llu, the stream has %u", path,
+                                off, (unsigned long long)i, (unsigned long long)region, stack[i]);
+            }
+            if (p != qe)
+                STROBE_FAIL("%s: offset %zu: CHUNK record of %llu bytes", path, off, (unsigned long long)n);
+            s->data_bytes += (size_t)(p - (buf + off));
+            s->nchunks++;
+            last_entered = UINT32_MAX; /* the chunk's first ENTER must name its region */
+            off = (size_t)(p - buf);
+            continue;
+        }
         struct dec_event e = {0};
         uint64_t payload[8];
         e.kind = b0 >> 6;

@@ -1887,8 +1887,8 @@ STROBE_TEST(flight_corrupt)
         uint8_t byte;
         const char *msg;
     } bad[] = {
-        {48, 3, "/t0.evt: offset 48: unknown stream flags 0x3\n"},
-        {48, 0, "/t0.evt: offset 64: CHUNK record in a stream that is not a ring\n"},
+        {48, 7, "/t0.evt: offset 48: unknown stream flags 0x7\n"},
+        {48, 0, "/t0.evt: offset 64: CHUNK record in a stream that is not chunked (header flags 0x0)\n"},
         {4096 + 3, 127, NULL}, /* a gap: the message depends on where the ring stood */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -29,7 +29,7 @@ struct seq_state {
 
 struct decoder {
     struct pf_trace *t;
-    struct seq_state *seqs; /* [MAX_SEQ] */
+    struct seq_state **seqs; /* [MAX_SEQ], each allocated at its first packet */
     char *err;
     size_t errsize;
     size_t packet;       /* index, for messages */
@@ -48,15 +48,18 @@ static int fail(struct decoder *d, const char *fmt, ...)
 }
 
 /* Appends a zeroed element of size bytes to the array whose pointer is at
- * array_ptr (*n elements); memcpy moves the pointer, whatever its type. */
+ * array_ptr (*n elements); memcpy moves the pointer, whatever its type.
+ * The capacity is the next power of two: it doubles when *n reaches one. */
 static void *append(struct decoder *d, void *array_ptr, size_t *n, size_t size)
 {
-    void *a;
-    memcpy(&a, array_ptr, sizeof a);
-    char *grown = realloc(a, (*n + 1) * size);
-    if (!grown) {
-        fail(d, "out of memory");
-        return NULL;
+    char *grown;
+    memcpy(&grown, array_ptr, sizeof grown);
+    if ((*n & (*n - 1)) == 0) {
+        grown = realloc(grown, (*n ? 2 * *n : 1) * size);
+        if (!grown) {
+            fail(d, "out of memory");
+            return NULL;
+        }
     }
     memcpy(array_ptr, &grown, sizeof grown);
     memset(grown + *n * size, 0, size);
@@ -192,7 +195,9 @@ static int packet(struct decoder *d, const Perfetto__Protos__TracePacket *p)
         p->trusted_packet_sequence_id == 0 || p->trusted_packet_sequence_id >= MAX_SEQ)
         return fail(d, "no valid trusted_packet_sequence_id");
     uint32_t seq = p->trusted_packet_sequence_id;
-    struct seq_state *s = &d->seqs[seq];
+    if (!d->seqs[seq] && !(d->seqs[seq] = calloc(1, sizeof **d->seqs)))
+        return fail(d, "out of memory");
+    struct seq_state *s = d->seqs[seq];
     if (p->has_sequence_flags &&
         (p->sequence_flags & PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED)) {
         reset_seq(s);
@@ -297,9 +302,11 @@ int pf_decode(const char *path, struct pf_trace *out, char *err, size_t errsize)
     out->packets = d.packet;
     fclose(f);
     free(buf);
-    if (d.seqs)
-        for (size_t i = 0; i < MAX_SEQ; i++)
-            reset_seq(&d.seqs[i]);
+    for (size_t i = 0; d.seqs && i < MAX_SEQ; i++)
+        if (d.seqs[i]) {
+            reset_seq(d.seqs[i]);
+            free(d.seqs[i]);
+        }
     free(d.seqs);
     if (rc)
         pf_free(out);

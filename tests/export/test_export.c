@@ -410,7 +410,7 @@ STROBE_TEST(progress)
 {
     struct fixture fx;
     open_fixture(&fx, "progress");
-    struct strobe_export_opts opts = {record_progress, &progress_seen};
+    struct strobe_export_opts opts = {.progress = record_progress, .progress_arg = &progress_seen};
     struct strobe_errbuf eb = {""};
     char out[4300];
     typedef int (*exporter)(const struct strobe_experiment *, const char *, const struct strobe_export_opts *,
