@@ -18,6 +18,7 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
 #if STROBE_WITH_PETRA
     &strobe__plugin_petra,
 #endif
+    &strobe__plugin_influx,
     &strobe__plugin_delta,
     &strobe__plugin_rate,
     &strobe__plugin_ratio,

@@ -3,7 +3,12 @@
  * The influx store and its line-protocol encoder, against a real InfluxDB
  * 1.6 server (Debian package influxdb) that each test starts in its own
  * temporary directory: the exact text of the encoder, names that need
- * every kind of escape read back exactly, ...
+ * every kind of escape read back exactly, a strobed with the store in
+ * its YAML, exact values, tags and timestamps through the outbox (plain
+ * and gzip), an outage (the server starts late: every point arrives once,
+ * one log line per state change), a refusal (a field type conflict: 400,
+ * the batch dropped, one log line with InfluxDB's message) and the
+ * configuration errors.
  */
 #include <math.h>
 
@@ -14,6 +19,66 @@
 #include "test.h"
 
 #define SEC 1000000000ull
+#define CREATED "{\"results\":[{\"statement_id\":0}]}"
+
+/* Polls query q until InfluxDB answers `want`; fails after 20 s. */
+static void wait_answer(const struct influxd *s, const char *db, const char *q, const char *want)
+{
+    char *got = NULL;
+    for (int ms = 0; ms < 20000; ms += 50) {
+        free(got);
+        got = influxd_query(s, db, q);
+        if (!strcmp(got, want)) {
+            free(got);
+            return;
+        }
+        sleep_ms(50);
+    }
+    STROBE_FAIL("%s: after 20 s\n--- got\n%s\n--- expected\n%s", q, got, want);
+}
+
+/* The number of lines of file `path` that contain `needle`. */
+static int count_lines(const char *path, const char *needle)
+{
+    char pat[4200], *out;
+    snprintf(pat, sizeof pat, "%s.pattern", path);
+    FILE *f = fopen(pat, "w");
+    CHECK(f != NULL);
+    fprintf(f, "%s\n", needle);
+    fclose(f);
+    strobe_test_sh(&out, "grep -cF -f '%s' '%s'", pat, path);
+    int n = atoi(out);
+    free(out);
+    return n;
+}
+
+/* The points InfluxDB's HTTP service accepted since it started (its own
+ * statistics), to see that nothing arrived twice: a point sent again
+ * overwrites itself and does not show in a query. */
+static long points_written(const struct influxd *s)
+{
+    char *stats = influxd_query(s, "", "SHOW STATS FOR 'httpd'");
+    char path[4200], *out;
+    snprintf(path, sizeof path, "%s/stats.json", s->dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(stats, f);
+    fclose(f);
+    free(stats);
+    strobe_test_sh(&out, "python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"results\"][0][\"series\"][0]; "
+                         "print(r[\"values\"][0][r[\"columns\"].index(\"pointsWrittenOK\")])' '%s'",
+                   path);
+    long n = atol(out);
+    free(out);
+    return n;
+}
+
+static void flush(struct strobe__daemon *d)
+{
+    pthread_mutex_lock(&d->lock);
+    strobe__daemon_flush_stores(d);
+    pthread_mutex_unlock(&d->lock);
+}
 
 static char *encode(const strobe_set *set, struct strobe__influx_count *n)
 {
@@ -134,4 +199,114 @@ STROBE_TEST(escaping)
     influxd_stop(&db);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(encode_exact), STROBE_CASE(escaping))
+/* Sets the test updates itself go through the outbox to InfluxDB, plain
+ * and gzip-compressed, in batches of 4 values (2 sets): every value, tag
+ * and timestamp comes back exactly. */
+STROBE_TEST(exact)
+{
+    const char *dir = strobe_test_tmpdir("exact");
+    struct influxd db;
+    influxd_start(&db, dir, test_port(0), test_port(1));
+    influxd_check(&db, "", "CREATE DATABASE plain", CREATED);
+    influxd_check(&db, "", "CREATE DATABASE packed", CREATED);
+    struct strobe__daemon *d = daemon_from(
+        "daemon: {producer: node1, log_file: %s/d.log}\nstores:\n"
+        "  - {plugin: influx, name: plain, url: 'http://127.0.0.1:%d/', db: plain, queue_dir: %s/q1, batch_values: 4}\n"
+        "  - {plugin: influx, name: packed, url: 'http://127.0.0.1:%d', db: packed, queue_dir: %s/q2, batch_values: 4, "
+        "gzip: true}\n",
+        dir, db.port, dir, db.port, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
+    for (uint64_t k = 1; k <= 3; k++)
+        update(d, s, 1700000000 * SEC + k * SEC + k, (uint64_t[]){ k, 1000 * k }, 2);
+    flush(d);
+    const char *want = "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"b\","
+                       "\"instance\",\"producer\"],\"values\":[[1700000001000000001,1,1000,\"node1/s\",\"node1\"],"
+                       "[1700000002000000002,2,2000,\"node1/s\",\"node1\"],[1700000003000000003,3,3000,\"node1/s\","
+                       "\"node1\"]]}]}]}";
+    wait_answer(&db, "plain", "SELECT * FROM s", want);
+    wait_answer(&db, "packed", "SELECT * FROM s", want);
+    strobe__daemon_free(d);
+    CHECK_EQ_INT(points_written(&db), 6);
+    char log[4200];
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    CHECK_EQ_INT(count_lines(log, "WARN"), 0);
+    CHECK_EQ_INT(count_lines(log, "ERROR"), 0);
+    influxd_stop(&db);
+}
+
+/* The server is down at first: the batches (one per set) wait in the
+ * queue, the outage is logged once, and when influxd starts every point arrives exactly
+ * once, logged once. */
+STROBE_TEST(outage)
+{
+    const char *dir = strobe_test_tmpdir("outage");
+    char log[4200];
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    int port = test_port(0);
+    struct strobe__daemon *d =
+        daemon_from("daemon: {producer: node1, log_file: %s}\nstores:\n"
+                    "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: late, queue_dir: %s/q, batch_values: 2, "
+                    "retry_min: 50ms, retry_max: 400ms}\n",
+                    log, port, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
+    for (uint64_t k = 1; k <= 6; k++)
+        update(d, s, 1700000000 * SEC + k, (uint64_t[]){ k, 10 * k }, 2);
+    flush(d);
+    sleep_ms(1500); /* a few retries, not a busy loop: one line */
+    CHECK_EQ_INT(count_lines(log, "unreachable (Connection refused); queueing, retrying with back-off"), 1);
+    struct influxd db;
+    influxd_start(&db, dir, port, test_port(1));
+    influxd_check(&db, "", "CREATE DATABASE late", CREATED);
+    wait_answer(&db, "late", "SELECT count(a), sum(a), sum(b) FROM s",
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"count\",\"sum\","
+                "\"sum_1\"],\"values\":[[0,6,21,210]]}]}]}");
+    strobe__daemon_free(d);
+    CHECK_EQ_INT(points_written(&db), 6);
+    CHECK_EQ_INT(count_lines(log, "unreachable"), 1);
+    CHECK_EQ_INT(count_lines(log, "delivered again after"), 1);
+    CHECK_EQ_INT(count_lines(log, "6 batch(es) (390 B) were queued, 0 dropped"), 1);
+    influxd_stop(&db);
+}
+
+/* A field InfluxDB already has as a string: 400 "field type conflict",
+ * the batch is dropped and counted, one line with InfluxDB's message,
+ * and one when a batch is accepted again. */
+STROBE_TEST(refused)
+{
+    const char *dir = strobe_test_tmpdir("refused");
+    char log[4200];
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    struct influxd db;
+    influxd_start(&db, dir, test_port(0), test_port(1));
+    influxd_check(&db, "", "CREATE DATABASE r", CREATED);
+    /* (a type is fixed per shard: the same week as the store's points) */
+    char *ans = influxd_write(&db, "r", "s,instance=node1/s,producer=node1 a=\"text\" 1700000000000000000\n");
+    CHECK_STR_EQ(ans, "204 ");
+    free(ans);
+    struct strobe__daemon *d = daemon_from("daemon: {producer: node1, log_file: %s}\nstores:\n"
+                                           "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: r, queue_dir: %s/q, "
+                                           "batch_values: 1}\n",
+                                           log, db.port, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", NULL });
+    strobe_set *t = add_set(d, "t", NULL, (const char *const[]){ "a", NULL });
+    update(d, s, 1700000000 * SEC + 1, (uint64_t[]){ 1 }, 1);
+    update(d, s, 1700000000 * SEC + 2, (uint64_t[]){ 2 }, 1);
+    update(d, t, 1700000000 * SEC + 3, (uint64_t[]){ 3 }, 1);
+    wait_answer(&db, "r", "SELECT * FROM t",
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"t\",\"columns\":[\"time\",\"a\",\"instance\","
+                "\"producer\"],\"values\":[[1700000000000000003,3,\"node1/t\",\"node1\"]]}]}]}");
+    strobe__daemon_free(d);
+    influxd_check(&db, "r", "SELECT * FROM s",
+                  "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"instance\","
+                  "\"producer\"],\"values\":[[1700000000000000000,\"text\",\"node1/s\",\"node1\"]]}]}]}");
+    CHECK_EQ_INT(count_lines(log, "refused a batch (HTTP 400: partial write: field type conflict: input field "
+                                  "\"a\" on measurement \"s\" is type integer, already exists as type string dropped=1)"),
+                 1);
+    CHECK_EQ_INT(count_lines(log, "refused"), 2);
+    CHECK_EQ_INT(count_lines(log, "accepts batches again; 2 batch(es) were refused"), 1);
+    influxd_stop(&db);
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(encode_exact), STROBE_CASE(escaping), STROBE_CASE(exact), STROBE_CASE(outage),
+                 STROBE_CASE(refused))
+
