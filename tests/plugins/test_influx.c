@@ -307,6 +307,68 @@ STROBE_TEST(refused)
     influxd_stop(&db);
 }
 
-STROBE_TEST_MAIN(STROBE_CASE(encode_exact), STROBE_CASE(escaping), STROBE_CASE(exact), STROBE_CASE(outage),
-                 STROBE_CASE(refused))
+/* strobed with the store in its YAML: the synthetic sampler's 3 samples
+ * (m_i = 10 + k * (i + 1), component_id 5) arrive, tagged with its
+ * producer and instance, and the daemon stops cleanly. */
+STROBE_TEST(strobed_yaml)
+{
+    const char *dir = strobe_test_tmpdir("strobed_yaml");
+    struct influxd db;
+    influxd_start(&db, dir, test_port(0), test_port(1));
+    influxd_check(&db, "", "CREATE DATABASE y", CREATED);
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
+             "samplers:\n  - {plugin: synthetic, interval: 100ms, metrics: 2, base: 10, component_id: 5, samples: 3}\n"
+             "stores:\n  - plugin: influx\n    url: http://127.0.0.1:%d\n    db: y\n    queue_dir: %s/q\n"
+             "    batch_age: 100ms\n",
+             test_port(2), db.port, dir);
+    pid_t pid = start_daemon(dir, "strobed", yaml);
+    wait_answer(&db, "y", "SELECT count(m0), sum(m0), sum(m1), max(component_id) FROM synthetic GROUP BY *",
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"synthetic\",\"tags\":{\"instance\":"
+                "\"n1/synthetic\",\"producer\":\"n1\"},\"columns\":[\"time\",\"count\",\"sum\",\"sum_1\",\"max\"],"
+                "\"values\":[[0,3,36,42,5]]}]}]}");
+    stop_clean(pid, dir, "strobed");
+    CHECK_EQ_INT(points_written(&db), 3);
+    influxd_stop(&db);
+}
 
+/* Configuration errors: one message naming the key. */
+STROBE_TEST(config_errors)
+{
+    const char *dir = strobe_test_tmpdir("config_errors");
+    char y[9000], secret[4200];
+    static const struct {
+        const char *keys, *want;
+    } cases[] = {
+        { "db: x", "`url` (the InfluxDB server, e.g. http://127.0.0.1:8086) is required" },
+        { "url: http://h:8086", "give `db` (InfluxDB 1.x) or `org` and `bucket` (InfluxDB 2.x), not neither" },
+        { "url: http://h:8086, db: x, bucket: b, org: o", "not both" },
+        { "url: http://h:8086, bucket: b", "`bucket` needs `org`" },
+        { "url: http://h:8086, bucket: b, org: o, retention_policy: r", "`retention_policy` is InfluxDB 1.x's" },
+        { "url: http://h:8086, db: x, gzip: maybe", "gzip: 'maybe': expected true or false" },
+        { "url: http://h:8086, db: x, batch_values: 0", "batch_values: must be at least 1" },
+        { "url: http://h:8086, db: x, username: u", "authenticate with `username` and `password_file`, or with `token_file`" },
+        { "url: http://h:8086, db: x, password_file: SECRET", "authenticate with `username` and `password_file`" },
+        { "url: http://h:8086, db: x, token_file: SECRET.open", "mode 0644 lets group or others access the secret" },
+        { "url: http://h:8086, db: x, token_file: /nonexistent/t", "/nonexistent/t: No such file or directory" },
+    };
+    snprintf(secret, sizeof secret, "%s/secret", dir);
+    write_private(secret, "pw\n");
+    strobe_test_sh(NULL, "cp '%s' '%s.open' && chmod 644 '%s.open'", secret, secret, secret);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char keys[4800];
+        const char *at = strstr(cases[i].keys, "SECRET");
+        if (at)
+            snprintf(keys, sizeof keys, "%.*s%s%s", (int)(at - cases[i].keys), cases[i].keys, secret, at + 6);
+        else
+            snprintf(keys, sizeof keys, "%s", cases[i].keys);
+        snprintf(y, sizeof y, "stores:\n  - {plugin: influx, queue_dir: %s/q, %s}\n", dir, keys);
+        const char *err = inproc_refusal(y, "test.yaml");
+        if (!strstr(err, cases[i].want) || !strstr(err, "test.yaml:2"))
+            STROBE_FAIL("%s\n--- got\n%s\n--- expected a line of test.yaml:2 with\n%s", y, err, cases[i].want);
+    }
+}
+
+STROBE_TEST_MAIN(STROBE_CASE(encode_exact), STROBE_CASE(escaping), STROBE_CASE(exact), STROBE_CASE(outage),
+                 STROBE_CASE(refused), STROBE_CASE(strobed_yaml), STROBE_CASE(config_errors))
