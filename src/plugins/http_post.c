@@ -24,6 +24,7 @@ struct strobe__http_post {
     size_t zcap;
     struct strobe__http_answer *answer; /* of the request under way */
     size_t answer_len;
+    char err[CURL_ERROR_SIZE]; /* libcurl's message for a failed request */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -56,16 +57,16 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *line, int
     return n;
 }
 
-int strobe__http_post_open(uint64_t timeout_ns, const char *const *headers, const char *user,
-                           const char *password, struct strobe__http_post **out)
+int strobe__http_post_open(const struct strobe__http_post_config *c, struct strobe__http_post **out)
 {
+    const char *const *headers = c->headers;
     pthread_once(&curl_once, curl_init);
     if (curl_init_rc != CURLE_OK)
         return -EIO;
     struct strobe__http_post *p = calloc(1, sizeof *p);
     if (!p)
         return -ENOMEM;
-    p->timeout_ns = timeout_ns;
+    p->timeout_ns = c->timeout_ns;
     int bad = !(p->curl = curl_easy_init());
     /* "Expect: 100-continue" costs a round trip per large body */
     p->headers = add_header(NULL, "Expect:", &bad);
@@ -79,18 +80,21 @@ int strobe__http_post_open(uint64_t timeout_ns, const char *const *headers, cons
         strobe__http_post_close(p);
         return -ENOMEM;
     }
-    long ms = (long)((timeout_ns + 999999) / 1000000);
+    long ms = (long)((c->timeout_ns + 999999) / 1000000);
     curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, ms);
     curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS, ms);
     curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, p);
     curl_easy_setopt(p->curl, CURLOPT_POST, 1L);
-    if (user) {
+    curl_easy_setopt(p->curl, CURLOPT_ERRORBUFFER, p->err);
+    if (c->user) {
         curl_easy_setopt(p->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(p->curl, CURLOPT_USERNAME, user);
-        curl_easy_setopt(p->curl, CURLOPT_PASSWORD, password ? password : "");
+        curl_easy_setopt(p->curl, CURLOPT_USERNAME, c->user);
+        curl_easy_setopt(p->curl, CURLOPT_PASSWORD, c->password ? c->password : "");
     }
+    if (c->ca_file)
+        curl_easy_setopt(p->curl, CURLOPT_CAINFO, c->ca_file);
     *out = p;
     return 0;
 }
@@ -160,6 +164,7 @@ enum strobe__send_result strobe__http_post(struct strobe__http_post *p, const ch
     curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, gzip ? p->gzip_headers : p->headers);
     curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
     curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    p->err[0] = 0;
     CURLcode rc = curl_easy_perform(p->curl);
     if (rc == CURLE_OPERATION_TIMEDOUT) {
         snprintf(why, whylen, "timeout after %.3g s", (double)p->timeout_ns / 1e9);
@@ -172,15 +177,23 @@ enum strobe__send_result strobe__http_post(struct strobe__http_post *p, const ch
         return STROBE__SEND_RETRY;
     }
     if (rc != CURLE_OK) {
-        snprintf(why, whylen, "%s", curl_easy_strerror(rc));
+        snprintf(why, whylen, "%s", p->err[0] ? p->err : curl_easy_strerror(rc));
         return STROBE__SEND_RETRY;
     }
     long status = 0;
     curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
     p->answer->status = status;
-    snprintf(why, whylen, "HTTP %ld", status);
     if (status >= 200 && status < 300)
         return STROBE__SEND_OK;
+    /* the server's message on one line */
+    const char *body = p->answer->body;
+    int n = (int)strlen(body);
+    while (n && (body[n - 1] == '\n' || body[n - 1] == '\r' || body[n - 1] == ' '))
+        n--;
+    snprintf(why, whylen, "HTTP %ld%s%.*s", status, n ? ": " : "", n, body);
+    for (char *c = why; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
     if (status == 408 || status == 429 || status >= 500)
         return STROBE__SEND_RETRY;
     return STROBE__SEND_REFUSED;

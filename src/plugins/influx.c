@@ -17,7 +17,7 @@
  * its max-body-size) is refused for good: the batch is dropped and
  * counted, and the outbox logs InfluxDB's own message once.
  *   keys: url (required), db or org + bucket, retention_policy, username +
- *         password_file, token_file, gzip, batch_values, batch_age,
+ *         password_file, token_file, tls_ca_file, gzip, batch_values, batch_age,
  *         timeout, sets, schemas, queue_dir, queue_size, retry_min,
  *         retry_max.
  */
@@ -60,15 +60,10 @@ static uint64_t mono_ns(void)
 }
 
 /* InfluxDB's message in an error answer such as {"error":"partial write:
- * field type conflict: ..."}, unescaped enough for a log line; the body
- * as is when it is not that. */
+ * field type conflict: ..."}, its JSON escapes undone for the log line. */
 static void server_message(const char *body, char *out, size_t cap)
 {
     const char *m = strstr(body, "\"error\":\"");
-    if (!m) {
-        snprintf(out, cap, "%.*s", (int)strcspn(body, "\r\n"), body);
-        return;
-    }
     size_t n = 0;
     for (m += 9; *m && *m != '"' && n + 1 < cap; m++) {
         if (*m == '\\' && m[1])
@@ -84,10 +79,10 @@ static enum strobe__send_result send_batch(void *ctx, const void *batch, size_t 
     struct influx *s = ctx;
     struct strobe__http_answer a;
     enum strobe__send_result r = strobe__http_post(s->http, s->url, batch, len, s->gzip, &a, why, whylen);
-    if (a.status >= 400) {
+    if (a.status >= 300 && strstr(a.body, "\"error\":\"")) {
         char msg[400];
         server_message(a.body, msg, sizeof msg);
-        snprintf(why, whylen, "HTTP %ld%s%s", a.status, *msg ? ": " : "", msg);
+        snprintf(why, whylen, "HTTP %ld: %s", a.status, msg);
     }
     if (a.status == 401 || a.status == 403 || a.status == 404)
         r = STROBE__SEND_RETRY;
@@ -289,7 +284,11 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
     const char *headers[] = { "Content-Type: text/plain; charset=utf-8", token ? auth : NULL, NULL };
     if (token)
         snprintf(auth, sizeof auth, "Authorization: Token %s", token);
-    rc = strobe__http_post_open(s->timeout_ns, headers, user, password, &s->http);
+    struct strobe__http_post_config hc = {
+        .timeout_ns = s->timeout_ns, .headers = headers, .user = user, .password = password,
+        .ca_file = h->cfg_str(h, "tls_ca_file"),
+    };
+    rc = strobe__http_post_open(&hc, &s->http);
     memset(auth, 0, sizeof auth);
     if (rc < 0)
         goto fail;
