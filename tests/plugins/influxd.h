@@ -16,6 +16,8 @@ struct influxd {
     char dir[4096];
     int port;
     pid_t pid;
+    int auth;         /* set before influxd_start: [http] auth-enabled */
+    const char *user; /* "name:password" the test's own requests authenticate with */
 };
 
 /* Starts influxd in <dir>/influxd (data kept across starts) with its HTTP
@@ -42,8 +44,9 @@ static inline void influxd_start(struct influxd *s, const char *dir, int port, i
             "[subscriber]\n  enabled = false\n"
             "[continuous_queries]\n  enabled = false\n"
             "[http]\n  bind-address = \"127.0.0.1:%d\"\n  log-enabled = false\n  pprof-enabled = false\n"
+            "  auth-enabled = %s\n"
             "[logging]\n  level = \"warn\"\n  suppress-logo = true\n",
-            rpc_port, s->dir, s->dir, s->dir, port);
+            rpc_port, s->dir, s->dir, s->dir, port, s->auth ? "true" : "false");
     fclose(f);
     s->pid = fork();
     CHECK(s->pid >= 0);
@@ -87,8 +90,8 @@ static inline char *influxd_query(const struct influxd *s, const char *db, const
     fputs(q, f);
     fclose(f);
     char *out;
-    if (strobe_test_sh(&out, "curl -sS -XPOST 'http://127.0.0.1:%d/query?db=%s&epoch=ns' --data-urlencode 'q@%s'",
-                       s->port, db, qf) != 0)
+    if (strobe_test_sh(&out, "curl -sS %s%s -XPOST 'http://127.0.0.1:%d/query?db=%s&epoch=ns' --data-urlencode 'q@%s'",
+                       s->user ? "-u " : "", s->user ? s->user : "", s->port, db, qf) != 0)
         STROBE_FAIL("query %s: %s", q, out);
     size_t n = strlen(out);
     while (n && out[n - 1] == '\n')

@@ -7,8 +7,8 @@
  * its YAML, exact values, tags and timestamps through the outbox (plain
  * and gzip), an outage (the server starts late: every point arrives once,
  * one log line per state change), a refusal (a field type conflict: 400,
- * the batch dropped, one log line with InfluxDB's message) and the
- * configuration errors.
+ * the batch dropped, one log line with InfluxDB's message), basic
+ * authentication and the configuration errors.
  */
 #include <math.h>
 
@@ -151,7 +151,7 @@ STROBE_TEST(encode_exact)
 STROBE_TEST(escaping)
 {
     const char *dir = strobe_test_tmpdir("escaping");
-    struct influxd db;
+    struct influxd db = { 0 };
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE s", "{\"results\":[{\"statement_id\":0}]}");
     strobe_schema *sc;
@@ -200,21 +200,24 @@ STROBE_TEST(escaping)
 }
 
 /* Sets the test updates itself go through the outbox to InfluxDB, plain
- * and gzip-compressed, in batches of 4 values (2 sets): every value, tag
- * and timestamp comes back exactly. */
+ * and gzip-compressed, in batches of 4 values (2 sets), and into a
+ * retention policy: every value, tag and timestamp comes back exactly. */
 STROBE_TEST(exact)
 {
     const char *dir = strobe_test_tmpdir("exact");
-    struct influxd db;
+    struct influxd db = { 0 };
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE plain", CREATED);
     influxd_check(&db, "", "CREATE DATABASE packed", CREATED);
+    influxd_check(&db, "", "CREATE RETENTION POLICY long ON plain DURATION 1000w REPLICATION 1", CREATED);
     struct strobe__daemon *d = daemon_from(
         "daemon: {producer: node1, log_file: %s/d.log}\nstores:\n"
         "  - {plugin: influx, name: plain, url: 'http://127.0.0.1:%d/', db: plain, queue_dir: %s/q1, batch_values: 4}\n"
         "  - {plugin: influx, name: packed, url: 'http://127.0.0.1:%d', db: packed, queue_dir: %s/q2, batch_values: 4, "
-        "gzip: true}\n",
-        dir, db.port, dir, db.port, dir);
+        "gzip: true}\n"
+        "  - {plugin: influx, name: kept, url: 'http://127.0.0.1:%d', db: plain, retention_policy: long, "
+        "queue_dir: %s/q3}\n",
+        dir, db.port, dir, db.port, dir, db.port, dir);
     strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
     for (uint64_t k = 1; k <= 3; k++)
         update(d, s, 1700000000 * SEC + k * SEC + k, (uint64_t[]){ k, 1000 * k }, 2);
@@ -225,8 +228,9 @@ STROBE_TEST(exact)
                        "\"node1\"]]}]}]}";
     wait_answer(&db, "plain", "SELECT * FROM s", want);
     wait_answer(&db, "packed", "SELECT * FROM s", want);
+    wait_answer(&db, "plain", "SELECT * FROM long.s", want);
     strobe__daemon_free(d);
-    CHECK_EQ_INT(points_written(&db), 6);
+    CHECK_EQ_INT(points_written(&db), 9);
     char log[4200];
     snprintf(log, sizeof log, "%s/d.log", dir);
     CHECK_EQ_INT(count_lines(log, "WARN"), 0);
@@ -254,7 +258,7 @@ STROBE_TEST(outage)
     flush(d);
     sleep_ms(1500); /* a few retries, not a busy loop: one line */
     CHECK_EQ_INT(count_lines(log, "unreachable (Connection refused); queueing, retrying with back-off"), 1);
-    struct influxd db;
+    struct influxd db = { 0 };
     influxd_start(&db, dir, port, test_port(1));
     influxd_check(&db, "", "CREATE DATABASE late", CREATED);
     wait_answer(&db, "late", "SELECT count(a), sum(a), sum(b) FROM s",
@@ -276,7 +280,7 @@ STROBE_TEST(refused)
     const char *dir = strobe_test_tmpdir("refused");
     char log[4200];
     snprintf(log, sizeof log, "%s/d.log", dir);
-    struct influxd db;
+    struct influxd db = { 0 };
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE r", CREATED);
     /* (a type is fixed per shard: the same week as the store's points) */
@@ -313,7 +317,7 @@ STROBE_TEST(refused)
 STROBE_TEST(strobed_yaml)
 {
     const char *dir = strobe_test_tmpdir("strobed_yaml");
-    struct influxd db;
+    struct influxd db = { 0 };
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE y", CREATED);
     char yaml[2048];
@@ -330,6 +334,49 @@ STROBE_TEST(strobed_yaml)
                 "\"values\":[[0,3,36,42,5]]}]}]}");
     stop_clean(pid, dir, "strobed");
     CHECK_EQ_INT(points_written(&db), 3);
+    influxd_stop(&db);
+}
+
+/* InfluxDB 1.x with authentication: the right password writes; a wrong
+ * one (401) is retried, not dropped, and logged once. */
+STROBE_TEST(auth)
+{
+    const char *dir = strobe_test_tmpdir("auth");
+    struct influxd db = { .auth = 1 };
+    influxd_start(&db, dir, test_port(0), test_port(1));
+    /* the first user may be made without credentials: the admin */
+    influxd_check(&db, "", "CREATE USER admin WITH PASSWORD 'adm' WITH ALL PRIVILEGES", CREATED);
+    db.user = "admin:adm";
+    influxd_check(&db, "", "CREATE DATABASE a", CREATED);
+    influxd_check(&db, "", "CREATE USER strobe WITH PASSWORD 'right'", CREATED);
+    influxd_check(&db, "", "GRANT WRITE ON a TO strobe", CREATED);
+    char right[4200], wrong[4200], log[4200];
+    snprintf(right, sizeof right, "%s/right", dir);
+    snprintf(wrong, sizeof wrong, "%s/wrong", dir);
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    write_private(right, "right\n");
+    write_private(wrong, "wrong\n");
+    struct strobe__daemon *d = daemon_from(
+        "daemon: {producer: node1, log_file: %s}\nstores:\n"
+        "  - {plugin: influx, name: ok, url: 'http://127.0.0.1:%d', db: a, username: strobe, password_file: %s, "
+        "queue_dir: %s/q1, schemas: [s]}\n"
+        "  - {plugin: influx, name: bad, url: 'http://127.0.0.1:%d', db: a, username: strobe, password_file: %s, "
+        "queue_dir: %s/q2, schemas: [t], retry_min: 50ms, retry_max: 200ms, timeout: 1s}\n",
+        log, db.port, right, dir, db.port, wrong, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", NULL });
+    strobe_set *t = add_set(d, "t", NULL, (const char *const[]){ "a", NULL });
+    update(d, s, 1700000000 * SEC + 1, (uint64_t[]){ 1 }, 1);
+    update(d, t, 1700000000 * SEC + 2, (uint64_t[]){ 2 }, 1);
+    flush(d);
+    wait_answer(&db, "a", "SELECT * FROM s",
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"instance\","
+                "\"producer\"],\"values\":[[1700000000000000001,1,\"node1/s\",\"node1\"]]}]}]}");
+    sleep_ms(1000);
+    strobe__daemon_free(d);
+    influxd_check(&db, "a", "SELECT * FROM t", CREATED);
+    CHECK_EQ_INT(count_lines(log, "bad: http://127.0.0.1"), 2);
+    CHECK_EQ_INT(count_lines(log, "unreachable (HTTP 401: authorization failed); queueing"), 1);
+    CHECK_EQ_INT(count_lines(log, "batches not yet delivered stay queued in"), 1);
     influxd_stop(&db);
 }
 
@@ -371,4 +418,5 @@ STROBE_TEST(config_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(encode_exact), STROBE_CASE(escaping), STROBE_CASE(exact), STROBE_CASE(outage),
-                 STROBE_CASE(refused), STROBE_CASE(strobed_yaml), STROBE_CASE(config_errors))
+                 STROBE_CASE(refused), STROBE_CASE(strobed_yaml), STROBE_CASE(auth),
+                 STROBE_CASE(config_errors))
