@@ -105,7 +105,8 @@ print("InfluxDB store (bench/influx/run.sh), 1 M values per run (100 sets x 100 
 print(f"  encoder alone      {med([v(r) / int(r['encoder_ns']) * 1e3 for r in enc])} M values/s per core")
 print(f"  anchor (snprintf)  {med([v(r) / int(r['naive_ns']) * 1e3 for r in enc])} M values/s per core")
 print(f"  encoder / anchor   {med([int(r['naive_ns']) / int(r['encoder_ns']) for r in enc])} x faster")
-print(f"  line protocol      {int(enc[0]['bytes']) / v(enc[0]):.1f} bytes per value")
+print(f"  line protocol      {int(enc[0]['bytes']) / v(enc[0]):.1f} bytes per value, "
+      f"{int(enc[0]['zbytes']) / v(enc[0]):.1f} with zlib level 1 ({int(enc[0]['bytes']) / int(enc[0]['zbytes']):.1f}x less)")
 for kind in ("plain", "gzip"):
     st = [r for r in runs if r["kind"] == kind]
     if not st:

@@ -18,7 +18,9 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
 #if STROBE_WITH_PETRA
     &strobe__plugin_petra,
 #endif
+#if STROBE_WITH_INFLUX
     &strobe__plugin_influx,
+#endif
     &strobe__plugin_delta,
     &strobe__plugin_rate,
     &strobe__plugin_ratio,
