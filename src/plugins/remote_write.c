@@ -603,7 +603,9 @@ static int open_rw(const struct strobe_plugin_host *h, void **state)
     if (curl_init_rc != CURLE_OK || !(s->url = strdup(url)) || !(s->curl = curl_easy_init()))
         goto fail;
     const char *hdrs[] = {"Content-Encoding: snappy", "Content-Type: application/x-protobuf",
-                          "X-Prometheus-Remote-Write-Version: 0.1.0", "User-Agent: strobed"};
+                          "X-Prometheus-Remote-Write-Version: 0.1.0", "User-Agent: strobed",
+                          /* the body at once, without waiting for a 100 Continue */
+                          "Expect:"};
     for (size_t i = 0; i < sizeof hdrs / sizeof hdrs[0]; i++) {
         struct curl_slist *l = curl_slist_append(s->headers, hdrs[i]);
         if (!l)

@@ -274,6 +274,91 @@ static char *log_lines(const char *path, const char *what)
     return out;
 }
 
+/* ---- receivers that misbehave: a thread of the test ------------------------------ */
+
+/* Listens on 127.0.0.1:port. SLOW accepts and never answers (keeping the
+ * connections); REFUSE answers every request with HTTP 400 and keeps the
+ * first request's head. */
+enum fake_kind { SLOW, REFUSE };
+struct fake {
+    enum fake_kind kind;
+    int lfd, stop;
+    int conns[256];
+    int nconns;
+    char head[2048];
+    pthread_t thread;
+};
+
+static void fake_answer(struct fake *f, int c)
+{
+    char buf[65536];
+    size_t n = 0;
+    const char *end = NULL;
+    ssize_t r;
+    while (!end && n < sizeof buf - 1 && (r = read(c, buf + n, sizeof buf - 1 - n)) > 0) {
+        n += (size_t)r;
+        buf[n] = 0;
+        end = strstr(buf, "\r\n\r\n");
+    }
+    if (!end)
+        return;
+    size_t head = (size_t)(end + 4 - buf), body = 0;
+    const char *cl = strstr(buf, "\r\nContent-Length: ");
+    if (cl)
+        body = strtoul(cl + 18, NULL, 10);
+    if (!f->head[0])
+        snprintf(f->head, sizeof f->head, "%.*s", (int)head, buf);
+    for (size_t got = n - head; got < body && (r = read(c, buf, sizeof buf)) > 0;)
+        got += (size_t)r;
+    static const char res[] = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 20\r\n"
+                              "Connection: close\r\n\r\nout of order sample\n";
+    CHECK(write(c, res, sizeof res - 1) == (ssize_t)(sizeof res - 1));
+}
+
+static void *fake_run(void *arg)
+{
+    struct fake *f = arg;
+    while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
+        struct pollfd p = {f->lfd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        int c = accept(f->lfd, NULL, NULL);
+        if (c < 0)
+            continue;
+        if (f->kind == SLOW && f->nconns < 256) {
+            f->conns[f->nconns++] = c; /* read nothing, answer nothing */
+            continue;
+        }
+        if (f->kind == REFUSE)
+            fake_answer(f, c);
+        close(c);
+    }
+    return NULL;
+}
+
+static void fake_start(struct fake *f, enum fake_kind kind, int port)
+{
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(f->lfd >= 0);
+    int one = 1;
+    setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(bind(f->lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(f->lfd, 64) == 0);
+    CHECK(pthread_create(&f->thread, NULL, fake_run, f) == 0);
+}
+
+static void fake_stop(struct fake *f)
+{
+    __atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(f->thread, NULL);
+    for (int i = 0; i < f->nconns; i++)
+        close(f->conns[i]);
+    close(f->lfd);
+}
+
 /* ---- cases ------------------------------------------------------------------------------ */
 
 /* The bytes: a batch queued while the receiver is down, decoded. */
@@ -445,5 +530,128 @@ STROBE_TEST(victoria_metrics_strobed)
     free(out);
 }
 
+/* A strobed started while its receiver is down (nothing listening, or
+ * a server that accepts and never answers) and VictoriaMetrics started on
+ * that port seconds later: every value arrives exactly once, and the log
+ * has exactly the two state changes. */
+static void late_receiver(const char *name, int slow)
+{
+    const char *dir = strobe_test_tmpdir(name);
+    int port = test_port(2);
+    struct fake f;
+    if (slow)
+        fake_start(&f, SLOW, port);
+    char y[4096];
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: n1\n"
+             "samplers:\n  - plugin: synthetic\n    interval: 100ms\n    metrics: 1\n    samples: 30\n"
+             "stores:\n  - plugin: remote_write\n    name: vm\n    url: http://127.0.0.1:%d/api/v1/write\n"
+             "    queue_dir: %s/q\n    flush_interval: 200ms\n    timeout: 300ms\n    retry_min: 100ms\n"
+             "    retry_max: 400ms\n",
+             port, dir);
+    pid_t s = start_daemon(dir, "n1", y);
+    sleep_ms(2000);
+    char log[4300];
+    snprintf(log, sizeof log, "%s/n1.log", dir);
+    char *out = log_lines(log, "vm: ");
+    char want[512];
+    snprintf(
+        want, sizeof want,
+        "warn  vm: http://127.0.0.1:%d/api/v1/write unreachable (%s); queueing, retrying with back-off\n",
+        port, slow ? "timeout after 0.3 s" : "connection refused");
+    CHECK_STR_EQ(out, want);
+    free(out);
+    if (slow)
+        fake_stop(&f);
+    start_vm(dir, port);
+    sleep_ms(2500); /* the sampler's 3 s are over; the queue drains */
+    stop_clean(s, dir, "n1");
+    wait_samples(port, 60);
+    char *exported = vm_export(port);
+    char vals[512] = "";
+    for (int k = 1; k <= 30; k++)
+        snprintf(vals + strlen(vals), sizeof vals - strlen(vals), " %d@", k);
+    /* m0 = k for sample k: each exactly once, in order */
+    char *m0 = strstr(exported, "strobe_synthetic_m0{instance=n1/synthetic,producer=n1}");
+    CHECK(m0);
+    m0[strcspn(m0, "\n")] = 0;
+    char got[512] = "";
+    for (char *p = strchr(m0, ' '); p; p = strchr(p + 1, ' ')) {
+        int v;
+        CHECK(sscanf(p + 1, "%d@", &v) == 1);
+        snprintf(got + strlen(got), sizeof got - strlen(got), " %d@", v);
+    }
+    CHECK_STR_EQ(got, vals);
+    free(exported);
+    char *lines = log_lines(log, "vm: ");
+    CHECK(!strncmp(lines, want, strlen(want)));
+    char *second = strchr(lines, '\n') + 1, *third = strchr(second, '\n') + 1;
+    double after;
+    unsigned batches;
+    snprintf(want, sizeof want,
+             "info  vm: http://127.0.0.1:%d/api/v1/write delivered again after %%lf s; %%u batch(es)", port);
+    CHECK(sscanf(second, want, &after, &batches) == 2);
+    CHECK(after > 1.5 && after < 5 && batches > 0);
+    static const char tail[] = " were queued, 0 dropped\n";
+    CHECK(strstr(second, tail) == third - strlen(tail));
+    check_summary(third, "vm", 60);
+    free(lines);
+}
+
+STROBE_TEST(receiver_down_then_up)
+{
+    late_receiver("rw_down", 0);
+}
+
+STROBE_TEST(receiver_slow_then_up)
+{
+    late_receiver("rw_slow", 1);
+}
+
+/* A receiver that answers 400: batches dropped and counted, one log line
+ * with its message, the protocol's headers in the requests. */
+STROBE_TEST(receiver_refuses)
+{
+    const char *dir = strobe_test_tmpdir("rw_refuse");
+    int port = test_port(2);
+    struct fake f;
+    fake_start(&f, REFUSE, port);
+    char y[4096];
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: n1\n"
+             "samplers:\n  - plugin: synthetic\n    interval: 100ms\n    metrics: 1\n    samples: 5\n"
+             "stores:\n  - plugin: remote_write\n    name: rw\n    url: http://127.0.0.1:%d/api/v1/write\n"
+             "    queue_dir: %s/q\n    flush_interval: 200ms\n",
+             port, dir);
+    pid_t s = start_daemon(dir, "n1", y);
+    sleep_ms(1500);
+    stop_clean(s, dir, "n1");
+    fake_stop(&f);
+    CHECK_CONTAINS(f.head, "POST /api/v1/write HTTP/1.1\r\n");
+    CHECK_CONTAINS(f.head, "\r\nContent-Encoding: snappy\r\n");
+    CHECK_CONTAINS(f.head, "\r\nContent-Type: application/x-protobuf\r\n");
+    CHECK_CONTAINS(f.head, "\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\n");
+    char log[4300];
+    snprintf(log, sizeof log, "%s/n1.log", dir);
+    char *lines = log_lines(log, "rw: ");
+    char want[1024];
+    int n = snprintf(
+        want, sizeof want,
+        "error rw: http://127.0.0.1:%d/api/v1/write refused a batch (HTTP 400: out of order sample); "
+        "refused batches are dropped (counted)\n"
+        "warn  rw: 10 value(s) in ",
+        port);
+    CHECK(!strncmp(lines, want, (size_t)n));
+    unsigned batches, refused;
+    CHECK(sscanf(lines + n, "%u batch(es) since the start: 0 sent, %u refused,", &batches, &refused) == 2);
+    CHECK(batches > 0 && refused == batches);
+    CHECK_CONTAINS(lines,
+                   " refused, 0 dropped, 0 left queued for the next start; 0 update(s) skipped (half-written "
+                   "or not newer), 0 error(s)\n");
+    CHECK_EQ_INT(strchr(strchr(lines, '\n') + 1, '\n')[1], 0); /* two lines */
+    free(lines);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(batch_encoding), STROBE_CASE(batch_values_split), STROBE_CASE(prometheus_exact),
-                 STROBE_CASE(victoria_metrics_strobed))
+                 STROBE_CASE(victoria_metrics_strobed), STROBE_CASE(receiver_down_then_up),
+                 STROBE_CASE(receiver_slow_then_up), STROBE_CASE(receiver_refuses))
