@@ -85,10 +85,7 @@ static inline char *influxd_query(const struct influxd *s, const char *db, const
 {
     char qf[4200];
     snprintf(qf, sizeof qf, "%s/q.txt", s->dir);
-    FILE *f = fopen(qf, "w");
-    CHECK(f != NULL);
-    fputs(q, f);
-    fclose(f);
+    write_private(qf, q);
     char *out;
     if (strobe_test_sh(&out, "curl -sS %s%s -XPOST 'http://127.0.0.1:%d/query?db=%s&epoch=ns' --data-urlencode 'q@%s'",
                        s->user ? "-u " : "", s->user ? s->user : "", s->port, db, qf) != 0)
@@ -113,10 +110,7 @@ static inline char *influxd_write(const struct influxd *s, const char *db, const
 {
     char wf[4200];
     snprintf(wf, sizeof wf, "%s/w.txt", s->dir);
-    FILE *f = fopen(wf, "w");
-    CHECK(f != NULL);
-    fputs(lines, f);
-    fclose(f);
+    write_private(wf, lines);
     char *out;
     strobe_test_sh(&out, "curl -sS -w '%%{http_code} ' -XPOST 'http://127.0.0.1:%d/write?db=%s&precision=ns' --data-binary '@%s'",
                    s->port, db, wf);

@@ -42,10 +42,7 @@ static int count_lines(const char *path, const char *needle)
 {
     char pat[4200], *out;
     snprintf(pat, sizeof pat, "%s.pattern", path);
-    FILE *f = fopen(pat, "w");
-    CHECK(f != NULL);
-    fprintf(f, "%s\n", needle);
-    fclose(f);
+    write_private(pat, needle);
     strobe_test_sh(&out, "grep -cF -f '%s' '%s'", pat, path);
     int n = atoi(out);
     free(out);
@@ -60,10 +57,7 @@ static long points_written(const struct influxd *s)
     char *stats = influxd_query(s, "", "SHOW STATS FOR 'httpd'");
     char path[4200], *out;
     snprintf(path, sizeof path, "%s/stats.json", s->dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    fputs(stats, f);
-    fclose(f);
+    write_private(path, stats);
     free(stats);
     strobe_test_sh(&out, "python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"results\"][0][\"series\"][0]; "
                          "print(r[\"values\"][0][r[\"columns\"].index(\"pointsWrittenOK\")])' '%s'",
@@ -73,12 +67,6 @@ static long points_written(const struct influxd *s)
     return n;
 }
 
-static void flush(struct strobe__daemon *d)
-{
-    pthread_mutex_lock(&d->lock);
-    strobe__daemon_flush_stores(d);
-    pthread_mutex_unlock(&d->lock);
-}
 
 static char *encode(const strobe_set *set, struct strobe__influx_count *n)
 {
@@ -221,7 +209,7 @@ STROBE_TEST(exact)
     strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
     for (uint64_t k = 1; k <= 3; k++)
         update(d, s, 1700000000 * SEC + k * SEC + k, (uint64_t[]){ k, 1000 * k }, 2);
-    flush(d);
+    flush_stores(d);
     const char *want = "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"b\","
                        "\"instance\",\"producer\"],\"values\":[[1700000001000000001,1,1000,\"node1/s\",\"node1\"],"
                        "[1700000002000000002,2,2000,\"node1/s\",\"node1\"],[1700000003000000003,3,3000,\"node1/s\","
@@ -255,7 +243,7 @@ STROBE_TEST(outage)
     strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
     for (uint64_t k = 1; k <= 6; k++)
         update(d, s, 1700000000 * SEC + k, (uint64_t[]){ k, 10 * k }, 2);
-    flush(d);
+    flush_stores(d);
     sleep_ms(1500); /* a few retries, not a busy loop: one line */
     CHECK_EQ_INT(count_lines(log, "unreachable (Connection refused); queueing, retrying with back-off"), 1);
     struct influxd db = { 0 };
@@ -367,7 +355,7 @@ STROBE_TEST(auth)
     strobe_set *t = add_set(d, "t", NULL, (const char *const[]){ "a", NULL });
     update(d, s, 1700000000 * SEC + 1, (uint64_t[]){ 1 }, 1);
     update(d, t, 1700000000 * SEC + 2, (uint64_t[]){ 2 }, 1);
-    flush(d);
+    flush_stores(d);
     wait_answer(&db, "a", "SELECT * FROM s",
                 "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"instance\","
                 "\"producer\"],\"values\":[[1700000000000000001,1,\"node1/s\",\"node1\"]]}]}]}");
