@@ -89,8 +89,8 @@ static void naive(struct strobe__wr *w, const strobe_set *set)
 static int bench_encode(unsigned nsets, unsigned nmetrics, unsigned rounds)
 {
     strobe_set **sets = make_sets(nsets, nmetrics);
-    struct strobe__wr w = { 0 };
-    struct strobe__influx_count n = { 0 };
+    struct strobe__wr w = {0};
+    struct strobe__influx_count n = {0};
     uint64_t enc = 0, nai = 0, bytes = 0, zbytes = 0, values = 0;
     uLongf zcap = 0;
     unsigned char *z = NULL;
@@ -126,8 +126,8 @@ static int bench_encode(unsigned nsets, unsigned nmetrics, unsigned rounds)
     }
     if (w.err || n.values != values)
         return 1;
-    printf("encode values=%" PRIu64 " bytes=%" PRIu64 " zbytes=%" PRIu64 " encoder_ns=%" PRIu64 " naive_ns=%" PRIu64
-           "\n",
+    printf("encode values=%" PRIu64 " bytes=%" PRIu64 " zbytes=%" PRIu64 " encoder_ns=%" PRIu64
+           " naive_ns=%" PRIu64 "\n",
            values, bytes, zbytes, enc, nai);
     free(z);
     strobe__wr_free(&w);
@@ -183,12 +183,12 @@ static int bench_store(const char *url, const char *db, const char *qdir, const 
     pthread_mutex_unlock(&d->lock);
     /* every 20 ms: the polling (a readdir) is in this process's CPU time */
     while (queued(qdir)) {
-        struct timespec ts = { 0, 20000000 };
+        struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
     }
     uint64_t wall = clock_ns(CLOCK_MONOTONIC) - w0, cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    printf("store values=%" PRIu64 " wall_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n", (uint64_t)nsets * nmetrics * rounds,
-           wall, cpu);
+    printf("store values=%" PRIu64 " wall_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n",
+           (uint64_t)nsets * nmetrics * rounds, wall, cpu);
     strobe__daemon_free(d);
     return 0;
 }
@@ -198,8 +198,8 @@ int main(int argc, char **argv)
     if (argc == 5 && !strcmp(argv[1], "encode"))
         return bench_encode((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
     if (argc == 9 && !strcmp(argv[1], "store"))
-        return bench_store(argv[2], argv[3], argv[4], argv[5], (unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]),
-                           (unsigned)atoi(argv[8]));
+        return bench_store(argv[2], argv[3], argv[4], argv[5], (unsigned)atoi(argv[6]),
+                           (unsigned)atoi(argv[7]), (unsigned)atoi(argv[8]));
     fprintf(stderr, "usage: influx_bench encode SETS METRICS ROUNDS\n"
                     "       influx_bench store URL DB QUEUE_DIR GZIP SETS METRICS ROUNDS\n");
     return 2;

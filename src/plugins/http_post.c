@@ -115,7 +115,7 @@ void strobe__http_post_close(struct strobe__http_post *p)
  * failure (out of memory). */
 static size_t gzip_body(struct strobe__http_post *p, const void *data, size_t len)
 {
-    z_stream z = { 0 };
+    z_stream z = {0};
     /* windowBits 15 + 16: gzip framing, which Content-Encoding: gzip
      * names; level 1: line protocol compresses about 10x at it already */
     if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)

@@ -46,10 +46,10 @@ struct influx {
     char *base;                     /* the `url` key, for the log */
     int gzip;
     uint64_t batch_values, batch_age_ns, timeout_ns;
-    struct strobe__wr batch;      /* encoded lines not yet handed to the outbox */
-    uint64_t batch_n, batch_t0;   /* values in it; when its first line came (monotonic ns) */
+    struct strobe__wr batch;    /* encoded lines not yet handed to the outbox */
+    uint64_t batch_n, batch_t0; /* values in it; when its first line came (monotonic ns) */
     struct strobe__influx_count count;
-    uint64_t skipped, lost;       /* inconsistent sets; batches the outbox would not take */
+    uint64_t batches, skipped; /* handed to the outbox; inconsistent sets */
 };
 
 static uint64_t mono_ns(void)
@@ -94,9 +94,9 @@ static int put_batch(struct influx *s)
 {
     if (!s->batch.len)
         return 0;
+    /* a batch the outbox cannot take is counted and logged there */
     int rc = strobe__outbox_put(s->outbox, s->batch.buf, s->batch.len);
-    if (rc < 0)
-        s->lost++; /* the outbox counted and logged it */
+    s->batches++;
     s->batch.len = 0;
     s->batch_n = 0;
     return rc == -EFBIG ? 0 : rc;
@@ -136,17 +136,21 @@ static void close_influx(void *state)
 {
     struct influx *s = state;
     put_batch(s);
-    /* a last chance for what is queued; the rest stays on disk for the
-     * next start */
-    if (s->outbox && strobe__outbox_drain(s->outbox, s->timeout_ns) < 0)
-        s->h->log(s->h, STROBE_LOG_WARN, "%s: batches not yet delivered stay queued in %s", s->base, s->oc.dir);
+    /* what the server does not take within one timeout stays queued on
+     * disk for the next start */
+    strobe__outbox_drain(s->outbox, s->timeout_ns);
+    struct strobe__outbox_stats st;
+    strobe__outbox_stats(s->outbox, &st);
     strobe__outbox_close(s->outbox);
     strobe__http_post_close(s->http);
-    if (s->count.omitted || s->skipped)
-        s->h->log(s->h, STROBE_LOG_INFO,
-                  "%" PRIu64 " value(s) written, %" PRIu64 " left out (invalid, NaN or above INT64_MAX), %" PRIu64
-                  " inconsistent set(s) skipped",
-                  s->count.values, s->count.omitted, s->skipped);
+    s->h->log(
+        s->h,
+        st.refused_batches || st.dropped_batches || st.queued_batches ? STROBE_LOG_WARN : STROBE_LOG_INFO,
+        "%" PRIu64 " value(s) in %" PRIu64 " batch(es) since the start: %" PRIu64 " sent, %" PRIu64
+        " refused, %" PRIu64 " dropped, %" PRIu64 " left queued in %s for the next start; %" PRIu64
+        " value(s) left out (invalid, NaN or above INT64_MAX), %" PRIu64 " update(s) skipped (half-written)",
+        s->count.values, s->batches, st.sent_batches, st.refused_batches, st.dropped_batches,
+        st.queued_batches, s->oc.dir, s->count.omitted, s->skipped);
     strobe__wr_free(&s->batch);
     free(s->url);
     free(s->base);
@@ -227,8 +231,10 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
         return -ENOMEM;
     s->h = h;
     char *password = NULL, *token = NULL;
-    const char *url = h->cfg_str(h, "url"), *db = h->cfg_str(h, "db"), *rp = h->cfg_str(h, "retention_policy");
-    const char *org = h->cfg_str(h, "org"), *bucket = h->cfg_str(h, "bucket"), *user = h->cfg_str(h, "username");
+    const char *url = h->cfg_str(h, "url"), *db = h->cfg_str(h, "db"),
+               *rp = h->cfg_str(h, "retention_policy");
+    const char *org = h->cfg_str(h, "org"), *bucket = h->cfg_str(h, "bucket"),
+               *user = h->cfg_str(h, "username");
     const char *gz = h->cfg_str(h, "gzip");
     int rc;
     if ((rc = strobe__store_filter_read(h, &s->filter)) < 0 ||
@@ -247,9 +253,10 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
         goto fail;
     }
     if (bucket && (!org || rp)) {
-        rc = h->cfg_error(h, rp ? "retention_policy" : "bucket",
-                          rp ? "`retention_policy` is InfluxDB 1.x's; with a bucket (2.x) the bucket keeps the data"
-                             : "`bucket` needs `org`");
+        rc = h->cfg_error(
+            h, rp ? "retention_policy" : "bucket",
+            rp ? "`retention_policy` is InfluxDB 1.x's; with a bucket (2.x) the bucket keeps the data"
+               : "`bucket` needs `org`");
         goto fail;
     }
     if (gz && strobe__store_parse_bool(gz, &s->gzip) < 0) {
@@ -264,10 +271,14 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, "timeout", "must be more than 0");
         goto fail;
     }
-    if ((rc = read_secret(h, "password_file", &password)) < 0 || (rc = read_secret(h, "token_file", &token)) < 0)
+    if ((rc = read_secret(h, "password_file", &password)) < 0 ||
+        (rc = read_secret(h, "token_file", &token)) < 0)
         goto fail;
     if (!user != !password || (user && token)) {
-        rc = h->cfg_error(h, user ? "username" : password ? "password_file" : "token_file",
+        rc = h->cfg_error(h,
+                          user       ? "username"
+                          : password ? "password_file"
+                                     : "token_file",
                           "authenticate with `username` and `password_file`, or with `token_file`");
         goto fail;
     }
@@ -281,11 +292,14 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
         goto fail;
     }
     char auth[1100];
-    const char *headers[] = { "Content-Type: text/plain; charset=utf-8", token ? auth : NULL, NULL };
+    const char *headers[] = {"Content-Type: text/plain; charset=utf-8", token ? auth : NULL, NULL};
     if (token)
         snprintf(auth, sizeof auth, "Authorization: Token %s", token);
     struct strobe__http_post_config hc = {
-        .timeout_ns = s->timeout_ns, .headers = headers, .user = user, .password = password,
+        .timeout_ns = s->timeout_ns,
+        .headers = headers,
+        .user = user,
+        .password = password,
         .ca_file = h->cfg_str(h, "tls_ca_file"),
     };
     rc = strobe__http_post_open(&hc, &s->http);

@@ -94,8 +94,8 @@ static void put_tags(struct strobe__wr *w, const strobe_set *set)
     strobe__wr_bytes(w, ",producer=", 10);
     put_escaped(w, KEY, strobe_set_producer(set));
     for (uint32_t i = 0; i < strobe_set_card(set); i++) {
-        if (strobe_set_metric_type(set, i) != STROBE_MT_CHAR || !(strobe_set_metric_flags(set, i) & STROBE_METRIC_META) ||
-            !strobe_set_is_valid(set, i))
+        if (strobe_set_metric_type(set, i) != STROBE_MT_CHAR ||
+            !(strobe_set_metric_flags(set, i) & STROBE_METRIC_META) || !strobe_set_is_valid(set, i))
             continue;
         const char *name = strobe_set_metric_name(set, i), *value = strobe_set_get_str(set, i);
         if (!*value || !strcmp(name, "instance") || !strcmp(name, "producer") || !strcmp(name, "index"))

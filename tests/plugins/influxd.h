@@ -87,8 +87,9 @@ static inline char *influxd_query(const struct influxd *s, const char *db, const
     snprintf(qf, sizeof qf, "%s/q.txt", s->dir);
     write_private(qf, q);
     char *out;
-    if (strobe_test_sh(&out, "curl -sS %s%s -XPOST 'http://127.0.0.1:%d/query?db=%s&epoch=ns' --data-urlencode 'q@%s'",
-                       s->user ? "-u " : "", s->user ? s->user : "", s->port, db, qf) != 0)
+    if (strobe_test_sh(
+            &out, "curl -sS %s%s -XPOST 'http://127.0.0.1:%d/query?db=%s&epoch=ns' --data-urlencode 'q@%s'",
+            s->user ? "-u " : "", s->user ? s->user : "", s->port, db, qf) != 0)
         STROBE_FAIL("query %s: %s", q, out);
     size_t n = strlen(out);
     while (n && out[n - 1] == '\n')
@@ -112,7 +113,9 @@ static inline char *influxd_write(const struct influxd *s, const char *db, const
     snprintf(wf, sizeof wf, "%s/w.txt", s->dir);
     write_private(wf, lines);
     char *out;
-    strobe_test_sh(&out, "curl -sS -w '%%{http_code} ' -XPOST 'http://127.0.0.1:%d/write?db=%s&precision=ns' --data-binary '@%s'",
+    strobe_test_sh(&out,
+                   "curl -sS -w '%%{http_code} ' -XPOST 'http://127.0.0.1:%d/write?db=%s&precision=ns' "
+                   "--data-binary '@%s'",
                    s->port, db, wf);
     return out;
 }

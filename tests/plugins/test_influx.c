@@ -59,18 +59,19 @@ static long points_written(const struct influxd *s)
     snprintf(path, sizeof path, "%s/stats.json", s->dir);
     write_private(path, stats);
     free(stats);
-    strobe_test_sh(&out, "python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"results\"][0][\"series\"][0]; "
-                         "print(r[\"values\"][0][r[\"columns\"].index(\"pointsWrittenOK\")])' '%s'",
-                   path);
+    strobe_test_sh(
+        &out,
+        "python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"results\"][0][\"series\"][0]; "
+        "print(r[\"values\"][0][r[\"columns\"].index(\"pointsWrittenOK\")])' '%s'",
+        path);
     long n = atol(out);
     free(out);
     return n;
 }
 
-
 static char *encode(const strobe_set *set, struct strobe__influx_count *n)
 {
-    struct strobe__wr w = { 0 };
+    struct strobe__wr w = {0};
     CHECK(strobe__influx_encode(&w, set, n) == 0);
     strobe__wr_u8(&w, 0);
     CHECK(w.err == 0);
@@ -110,13 +111,15 @@ STROBE_TEST(encode_exact)
     strobe_set_d64(set, 8, 0, NAN);
     strobe_set_u64(set, 9, 0, UINT64_MAX);
     strobe_set_end_at(set, 1700000000123456789ull, 0);
-    struct strobe__influx_count n = { 0 };
+    struct strobe__influx_count n = {0};
     char *got = encode(set, &n);
-    CHECK_STR_EQ(got, "node,instance=n1/node,producer=n1,job=4711 component_id=7i,ticks=123456789012i,temp=-40i,"
-                      "load=0.1,state=\"up \\\"ok\\\"\" 1700000000123456789\n"
-                      "node,instance=n1/node,producer=n1,job=4711,index=0 cpu=10i,freq=2.5 1700000000123456789\n"
-                      "node,instance=n1/node,producer=n1,job=4711,index=1 cpu=11i,freq=3000000000 1700000000123456789\n"
-                      "node,instance=n1/node,producer=n1,job=4711,index=2 cpu=12i 1700000000123456789\n");
+    CHECK_STR_EQ(
+        got,
+        "node,instance=n1/node,producer=n1,job=4711 component_id=7i,ticks=123456789012i,temp=-40i,"
+        "load=0.1,state=\"up \\\"ok\\\"\" 1700000000123456789\n"
+        "node,instance=n1/node,producer=n1,job=4711,index=0 cpu=10i,freq=2.5 1700000000123456789\n"
+        "node,instance=n1/node,producer=n1,job=4711,index=1 cpu=11i,freq=3000000000 1700000000123456789\n"
+        "node,instance=n1/node,producer=n1,job=4711,index=2 cpu=12i 1700000000123456789\n");
     CHECK_EQ_U64(n.values, 10);
     CHECK_EQ_U64(n.omitted, 2);
 
@@ -124,10 +127,11 @@ STROBE_TEST(encode_exact)
     strobe_set_valid(set, 5, 0);
     strobe_set_valid(set, 6, 0);
     free(got);
-    n = (struct strobe__influx_count){ 0 };
+    n = (struct strobe__influx_count){0};
     got = encode(set, &n);
-    CHECK_STR_EQ(got, "node,instance=n1/node,producer=n1,job=4711 component_id=7i,ticks=123456789012i,temp=-40i,"
-                      "load=0.1,state=\"up \\\"ok\\\"\" 1700000000123456789\n");
+    CHECK_STR_EQ(got,
+                 "node,instance=n1/node,producer=n1,job=4711 component_id=7i,ticks=123456789012i,temp=-40i,"
+                 "load=0.1,state=\"up \\\"ok\\\"\" 1700000000123456789\n");
     CHECK_EQ_U64(n.values, 5);
     CHECK_EQ_U64(n.omitted, 7);
     free(got);
@@ -139,7 +143,7 @@ STROBE_TEST(encode_exact)
 STROBE_TEST(escaping)
 {
     const char *dir = strobe_test_tmpdir("escaping");
-    struct influxd db = { 0 };
+    struct influxd db = {0};
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE s", "{\"results\":[{\"statement_id\":0}]}");
     strobe_schema *sc;
@@ -165,7 +169,7 @@ STROBE_TEST(escaping)
     strobe_set_u64(set, 6, 0, 5);
     strobe_set_str(set, 7, "say \"hi\" \\ bye\n");
     strobe_set_end_at(set, 1700000000000000001ull, 0);
-    struct strobe__influx_count n = { 0 };
+    struct strobe__influx_count n = {0};
     char *got = encode(set, &n);
     CHECK_STR_EQ(got, "_my\\ schema\\,v=1\\x_,instance=p\\ 1/in\\,st\\=x,producer=p\\ 1,"
                       "site\\ name=room\\ \"A\"\\,\\ rack\\=3_,note=two_lines\tand\\ tab "
@@ -173,14 +177,17 @@ STROBE_TEST(escaping)
                       "text=\"say \\\"hi\\\" \\\\ bye\n\" 1700000000000000001\n");
     char *ans = influxd_write(&db, "s", got);
     CHECK_STR_EQ(ans, "204 ");
-    influxd_check(&db, "s", "SHOW MEASUREMENTS",
-                  "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"measurements\",\"columns\":[\"name\"],"
-                  "\"values\":[[\"_my schema,v=1\\\\x_\"]]}]}]}");
-    influxd_check(&db, "s", "SELECT * FROM /.*/",
-                  "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"_my schema,v=1\\\\x_\",\"columns\":"
-                  "[\"time\",\"a b,c=d\",\"back\\\\slash\",\"g\\\"h\",\"instance\",\"note\",\"producer\",\"q_,r_\","
-                  "\"site name\",\"text\",\"time_\"],\"values\":[[1700000000000000001,1,4,-2,\"p 1/in,st=x\","
-                  "\"two_lines\\tand tab\",\"p 1\",5,\"room \\\"A\\\", rack=3_\",\"say \\\"hi\\\" \\\\ bye\\n\",3]]}]}]}");
+    influxd_check(
+        &db, "s", "SHOW MEASUREMENTS",
+        "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"measurements\",\"columns\":[\"name\"],"
+        "\"values\":[[\"_my schema,v=1\\\\x_\"]]}]}]}");
+    influxd_check(
+        &db, "s", "SELECT * FROM /.*/",
+        "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"_my schema,v=1\\\\x_\",\"columns\":"
+        "[\"time\",\"a b,c=d\",\"back\\\\slash\",\"g\\\"h\",\"instance\",\"note\",\"producer\",\"q_,r_\","
+        "\"site name\",\"text\",\"time_\"],\"values\":[[1700000000000000001,1,4,-2,\"p 1/in,st=x\","
+        "\"two_lines\\tand tab\",\"p 1\",5,\"room \\\"A\\\", rack=3_\",\"say \\\"hi\\\" \\\\ "
+        "bye\\n\",3]]}]}]}");
     free(ans);
     free(got);
     strobe_set_free(set);
@@ -193,27 +200,30 @@ STROBE_TEST(escaping)
 STROBE_TEST(exact)
 {
     const char *dir = strobe_test_tmpdir("exact");
-    struct influxd db = { 0 };
+    struct influxd db = {0};
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE plain", CREATED);
     influxd_check(&db, "", "CREATE DATABASE packed", CREATED);
     influxd_check(&db, "", "CREATE RETENTION POLICY long ON plain DURATION 1000w REPLICATION 1", CREATED);
     struct strobe__daemon *d = daemon_from(
         "daemon: {producer: node1, log_file: %s/d.log}\nstores:\n"
-        "  - {plugin: influx, name: plain, url: 'http://127.0.0.1:%d/', db: plain, queue_dir: %s/q1, batch_values: 4}\n"
-        "  - {plugin: influx, name: packed, url: 'http://127.0.0.1:%d', db: packed, queue_dir: %s/q2, batch_values: 4, "
+        "  - {plugin: influx, name: plain, url: 'http://127.0.0.1:%d/', db: plain, queue_dir: %s/q1, "
+        "batch_values: 4}\n"
+        "  - {plugin: influx, name: packed, url: 'http://127.0.0.1:%d', db: packed, queue_dir: %s/q2, "
+        "batch_values: 4, "
         "gzip: true}\n"
         "  - {plugin: influx, name: kept, url: 'http://127.0.0.1:%d', db: plain, retention_policy: long, "
         "queue_dir: %s/q3}\n",
         dir, db.port, dir, db.port, dir, db.port, dir);
-    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){"a", "b", NULL});
     for (uint64_t k = 1; k <= 3; k++)
-        update(d, s, 1700000000 * SEC + k * SEC + k, (uint64_t[]){ k, 1000 * k }, 2);
+        update(d, s, 1700000000 * SEC + k * SEC + k, (uint64_t[]){k, 1000 * k}, 2);
     flush_stores(d);
-    const char *want = "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"b\","
-                       "\"instance\",\"producer\"],\"values\":[[1700000001000000001,1,1000,\"node1/s\",\"node1\"],"
-                       "[1700000002000000002,2,2000,\"node1/s\",\"node1\"],[1700000003000000003,3,3000,\"node1/s\","
-                       "\"node1\"]]}]}]}";
+    const char *want =
+        "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"b\","
+        "\"instance\",\"producer\"],\"values\":[[1700000001000000001,1,1000,\"node1/s\",\"node1\"],"
+        "[1700000002000000002,2,2000,\"node1/s\",\"node1\"],[1700000003000000003,3,3000,\"node1/s\","
+        "\"node1\"]]}]}]}";
     wait_answer(&db, "plain", "SELECT * FROM s", want);
     wait_answer(&db, "packed", "SELECT * FROM s", want);
     wait_answer(&db, "plain", "SELECT * FROM long.s", want);
@@ -235,28 +245,33 @@ STROBE_TEST(outage)
     char log[4200];
     snprintf(log, sizeof log, "%s/d.log", dir);
     int port = test_port(0);
-    struct strobe__daemon *d =
-        daemon_from("daemon: {producer: node1, log_file: %s}\nstores:\n"
-                    "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: late, queue_dir: %s/q, batch_values: 2, "
-                    "retry_min: 50ms, retry_max: 400ms}\n",
-                    log, port, dir);
-    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", "b", NULL });
+    struct strobe__daemon *d = daemon_from(
+        "daemon: {producer: node1, log_file: %s}\nstores:\n"
+        "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: late, queue_dir: %s/q, batch_values: 2, "
+        "retry_min: 50ms, retry_max: 400ms}\n",
+        log, port, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){"a", "b", NULL});
     for (uint64_t k = 1; k <= 6; k++)
-        update(d, s, 1700000000 * SEC + k, (uint64_t[]){ k, 10 * k }, 2);
+        update(d, s, 1700000000 * SEC + k, (uint64_t[]){k, 10 * k}, 2);
     flush_stores(d);
     sleep_ms(1500); /* a few retries, not a busy loop: one line */
     CHECK_EQ_INT(count_lines(log, "unreachable (Connection refused); queueing, retrying with back-off"), 1);
-    struct influxd db = { 0 };
+    struct influxd db = {0};
     influxd_start(&db, dir, port, test_port(1));
     influxd_check(&db, "", "CREATE DATABASE late", CREATED);
     wait_answer(&db, "late", "SELECT count(a), sum(a), sum(b) FROM s",
-                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"count\",\"sum\","
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\","
+                "\"count\",\"sum\","
                 "\"sum_1\"],\"values\":[[0,6,21,210]]}]}]}");
     strobe__daemon_free(d);
     CHECK_EQ_INT(points_written(&db), 6);
     CHECK_EQ_INT(count_lines(log, "unreachable"), 1);
     CHECK_EQ_INT(count_lines(log, "delivered again after"), 1);
     CHECK_EQ_INT(count_lines(log, "6 batch(es) (390 B) were queued, 0 dropped"), 1);
+    CHECK_EQ_INT(
+        count_lines(
+            log, "12 value(s) in 6 batch(es) since the start: 6 sent, 0 refused, 0 dropped, 0 left queued"),
+        1);
     influxd_stop(&db);
 }
 
@@ -268,33 +283,42 @@ STROBE_TEST(refused)
     const char *dir = strobe_test_tmpdir("refused");
     char log[4200];
     snprintf(log, sizeof log, "%s/d.log", dir);
-    struct influxd db = { 0 };
+    struct influxd db = {0};
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE r", CREATED);
     /* (a type is fixed per shard: the same week as the store's points) */
     char *ans = influxd_write(&db, "r", "s,instance=node1/s,producer=node1 a=\"text\" 1700000000000000000\n");
     CHECK_STR_EQ(ans, "204 ");
     free(ans);
-    struct strobe__daemon *d = daemon_from("daemon: {producer: node1, log_file: %s}\nstores:\n"
-                                           "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: r, queue_dir: %s/q, "
-                                           "batch_values: 1}\n",
-                                           log, db.port, dir);
-    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", NULL });
-    strobe_set *t = add_set(d, "t", NULL, (const char *const[]){ "a", NULL });
-    update(d, s, 1700000000 * SEC + 1, (uint64_t[]){ 1 }, 1);
-    update(d, s, 1700000000 * SEC + 2, (uint64_t[]){ 2 }, 1);
-    update(d, t, 1700000000 * SEC + 3, (uint64_t[]){ 3 }, 1);
+    struct strobe__daemon *d =
+        daemon_from("daemon: {producer: node1, log_file: %s}\nstores:\n"
+                    "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: r, queue_dir: %s/q, "
+                    "batch_values: 1}\n",
+                    log, db.port, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){"a", NULL});
+    strobe_set *t = add_set(d, "t", NULL, (const char *const[]){"a", NULL});
+    update(d, s, 1700000000 * SEC + 1, (uint64_t[]){1}, 1);
+    update(d, s, 1700000000 * SEC + 2, (uint64_t[]){2}, 1);
+    update(d, t, 1700000000 * SEC + 3, (uint64_t[]){3}, 1);
     wait_answer(&db, "r", "SELECT * FROM t",
-                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"t\",\"columns\":[\"time\",\"a\",\"instance\","
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"t\",\"columns\":[\"time\",\"a\","
+                "\"instance\","
                 "\"producer\"],\"values\":[[1700000000000000003,3,\"node1/t\",\"node1\"]]}]}]}");
     strobe__daemon_free(d);
     influxd_check(&db, "r", "SELECT * FROM s",
-                  "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"instance\","
+                  "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\","
+                  "\"instance\","
                   "\"producer\"],\"values\":[[1700000000000000000,\"text\",\"node1/s\",\"node1\"]]}]}]}");
-    CHECK_EQ_INT(count_lines(log, "refused a batch (HTTP 400: partial write: field type conflict: input field "
-                                  "\"a\" on measurement \"s\" is type integer, already exists as type string dropped=1)"),
-                 1);
-    CHECK_EQ_INT(count_lines(log, "refused"), 2);
+    CHECK_EQ_INT(
+        count_lines(log,
+                    "refused a batch (HTTP 400: partial write: field type conflict: input field "
+                    "\"a\" on measurement \"s\" is type integer, already exists as type string dropped=1)"),
+        1);
+    CHECK_EQ_INT(count_lines(log, "refused a batch"), 1);
+    CHECK_EQ_INT(
+        count_lines(log,
+                    "3 value(s) in 3 batch(es) since the start: 1 sent, 2 refused, 0 dropped, 0 left queued"),
+        1);
     CHECK_EQ_INT(count_lines(log, "accepts batches again; 2 batch(es) were refused"), 1);
     influxd_stop(&db);
 }
@@ -305,21 +329,23 @@ STROBE_TEST(refused)
 STROBE_TEST(strobed_yaml)
 {
     const char *dir = strobe_test_tmpdir("strobed_yaml");
-    struct influxd db = { 0 };
+    struct influxd db = {0};
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE y", CREATED);
     char yaml[2048];
     snprintf(yaml, sizeof yaml,
              "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
-             "samplers:\n  - {plugin: synthetic, interval: 100ms, metrics: 2, base: 10, component_id: 5, samples: 3}\n"
+             "samplers:\n  - {plugin: synthetic, interval: 100ms, metrics: 2, base: 10, component_id: 5, "
+             "samples: 3}\n"
              "stores:\n  - plugin: influx\n    url: http://127.0.0.1:%d\n    db: y\n    queue_dir: %s/q\n"
              "    batch_age: 100ms\n",
              test_port(2), db.port, dir);
     pid_t pid = start_daemon(dir, "strobed", yaml);
-    wait_answer(&db, "y", "SELECT count(m0), sum(m0), sum(m1), max(component_id) FROM synthetic GROUP BY *",
-                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"synthetic\",\"tags\":{\"instance\":"
-                "\"n1/synthetic\",\"producer\":\"n1\"},\"columns\":[\"time\",\"count\",\"sum\",\"sum_1\",\"max\"],"
-                "\"values\":[[0,3,36,42,5]]}]}]}");
+    wait_answer(
+        &db, "y", "SELECT count(m0), sum(m0), sum(m1), max(component_id) FROM synthetic GROUP BY *",
+        "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"synthetic\",\"tags\":{\"instance\":"
+        "\"n1/synthetic\",\"producer\":\"n1\"},\"columns\":[\"time\",\"count\",\"sum\",\"sum_1\",\"max\"],"
+        "\"values\":[[0,3,36,42,5]]}]}]}");
     stop_clean(pid, dir, "strobed");
     CHECK_EQ_INT(points_written(&db), 3);
     influxd_stop(&db);
@@ -330,7 +356,7 @@ STROBE_TEST(strobed_yaml)
 STROBE_TEST(auth)
 {
     const char *dir = strobe_test_tmpdir("auth");
-    struct influxd db = { .auth = 1 };
+    struct influxd db = {.auth = 1};
     influxd_start(&db, dir, test_port(0), test_port(1));
     /* the first user may be made without credentials: the admin */
     influxd_check(&db, "", "CREATE USER admin WITH PASSWORD 'adm' WITH ALL PRIVILEGES", CREATED);
@@ -344,27 +370,39 @@ STROBE_TEST(auth)
     snprintf(log, sizeof log, "%s/d.log", dir);
     write_private(right, "right\n");
     write_private(wrong, "wrong\n");
-    struct strobe__daemon *d = daemon_from(
-        "daemon: {producer: node1, log_file: %s}\nstores:\n"
-        "  - {plugin: influx, name: ok, url: 'http://127.0.0.1:%d', db: a, username: strobe, password_file: %s, "
-        "queue_dir: %s/q1, schemas: [s]}\n"
-        "  - {plugin: influx, name: bad, url: 'http://127.0.0.1:%d', db: a, username: strobe, password_file: %s, "
-        "queue_dir: %s/q2, schemas: [t], retry_min: 50ms, retry_max: 200ms, timeout: 1s}\n",
-        log, db.port, right, dir, db.port, wrong, dir);
-    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){ "a", NULL });
-    strobe_set *t = add_set(d, "t", NULL, (const char *const[]){ "a", NULL });
-    update(d, s, 1700000000 * SEC + 1, (uint64_t[]){ 1 }, 1);
-    update(d, t, 1700000000 * SEC + 2, (uint64_t[]){ 2 }, 1);
+    struct strobe__daemon *d =
+        daemon_from("daemon: {producer: node1, log_file: %s}\nstores:\n"
+                    "  - {plugin: influx, name: ok, url: 'http://127.0.0.1:%d', db: a, username: strobe, "
+                    "password_file: %s, "
+                    "queue_dir: %s/q1, schemas: [s]}\n"
+                    "  - {plugin: influx, name: bad, url: 'http://127.0.0.1:%d', db: a, username: strobe, "
+                    "password_file: %s, "
+                    "queue_dir: %s/q2, schemas: [t], retry_min: 50ms, retry_max: 200ms, timeout: 1s}\n",
+                    log, db.port, right, dir, db.port, wrong, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){"a", NULL});
+    strobe_set *t = add_set(d, "t", NULL, (const char *const[]){"a", NULL});
+    update(d, s, 1700000000 * SEC + 1, (uint64_t[]){1}, 1);
+    update(d, t, 1700000000 * SEC + 2, (uint64_t[]){2}, 1);
     flush_stores(d);
     wait_answer(&db, "a", "SELECT * FROM s",
-                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\",\"instance\","
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\",\"a\","
+                "\"instance\","
                 "\"producer\"],\"values\":[[1700000000000000001,1,\"node1/s\",\"node1\"]]}]}]}");
     sleep_ms(1000);
     strobe__daemon_free(d);
     influxd_check(&db, "a", "SELECT * FROM t", CREATED);
-    CHECK_EQ_INT(count_lines(log, "bad: http://127.0.0.1"), 2);
+    CHECK_EQ_INT(count_lines(log, "bad: http://127.0.0.1"), 1);
     CHECK_EQ_INT(count_lines(log, "unreachable (HTTP 401: authorization failed); queueing"), 1);
-    CHECK_EQ_INT(count_lines(log, "batches not yet delivered stay queued in"), 1);
+    CHECK_EQ_INT(
+        count_lines(
+            log,
+            "bad: 1 value(s) in 1 batch(es) since the start: 0 sent, 0 refused, 0 dropped, 1 left queued in"),
+        1);
+    CHECK_EQ_INT(
+        count_lines(
+            log,
+            "ok: 1 value(s) in 1 batch(es) since the start: 1 sent, 0 refused, 0 dropped, 0 left queued in"),
+        1);
     influxd_stop(&db);
 }
 
@@ -376,17 +414,22 @@ STROBE_TEST(config_errors)
     static const struct {
         const char *keys, *want;
     } cases[] = {
-        { "db: x", "`url` (the InfluxDB server, e.g. http://127.0.0.1:8086) is required" },
-        { "url: http://h:8086", "give `db` (InfluxDB 1.x) or `org` and `bucket` (InfluxDB 2.x), not neither" },
-        { "url: http://h:8086, db: x, bucket: b, org: o", "not both" },
-        { "url: http://h:8086, bucket: b", "`bucket` needs `org`" },
-        { "url: http://h:8086, bucket: b, org: o, retention_policy: r", "`retention_policy` is InfluxDB 1.x's" },
-        { "url: http://h:8086, db: x, gzip: maybe", "gzip: 'maybe': expected true or false" },
-        { "url: http://h:8086, db: x, batch_values: 0", "batch_values: must be at least 1" },
-        { "url: http://h:8086, db: x, username: u", "authenticate with `username` and `password_file`, or with `token_file`" },
-        { "url: http://h:8086, db: x, password_file: SECRET", "authenticate with `username` and `password_file`" },
-        { "url: http://h:8086, db: x, token_file: SECRET.open", "mode 0644 lets group or others access the secret" },
-        { "url: http://h:8086, db: x, token_file: /nonexistent/t", "/nonexistent/t: No such file or directory" },
+        {"db: x", "`url` (the InfluxDB server, e.g. http://127.0.0.1:8086) is required"},
+        {"url: http://h:8086", "give `db` (InfluxDB 1.x) or `org` and `bucket` (InfluxDB 2.x), not neither"},
+        {"url: http://h:8086, db: x, bucket: b, org: o", "not both"},
+        {"url: http://h:8086, bucket: b", "`bucket` needs `org`"},
+        {"url: http://h:8086, bucket: b, org: o, retention_policy: r",
+         "`retention_policy` is InfluxDB 1.x's"},
+        {"url: http://h:8086, db: x, gzip: maybe", "gzip: 'maybe': expected true or false"},
+        {"url: http://h:8086, db: x, batch_values: 0", "batch_values: must be at least 1"},
+        {"url: http://h:8086, db: x, username: u",
+         "authenticate with `username` and `password_file`, or with `token_file`"},
+        {"url: http://h:8086, db: x, password_file: SECRET",
+         "authenticate with `username` and `password_file`"},
+        {"url: http://h:8086, db: x, token_file: SECRET.open",
+         "mode 0644 lets group or others access the secret"},
+        {"url: http://h:8086, db: x, token_file: /nonexistent/t",
+         "/nonexistent/t: No such file or directory"},
     };
     snprintf(secret, sizeof secret, "%s/secret", dir);
     write_private(secret, "pw\n");
@@ -401,7 +444,8 @@ STROBE_TEST(config_errors)
         snprintf(y, sizeof y, "stores:\n  - {plugin: influx, queue_dir: %s/q, %s}\n", dir, keys);
         const char *err = inproc_refusal(y, "test.yaml");
         if (!strstr(err, cases[i].want) || !strstr(err, "test.yaml:2"))
-            STROBE_FAIL("%s\n--- got\n%s\n--- expected a line of test.yaml:2 with\n%s", y, err, cases[i].want);
+            STROBE_FAIL("%s\n--- got\n%s\n--- expected a line of test.yaml:2 with\n%s", y, err,
+                        cases[i].want);
     }
 }
 
