@@ -6,9 +6,9 @@
  * every kind of escape read back exactly, a strobed with the store in
  * its YAML, exact values, tags and timestamps through the outbox (plain
  * and gzip), an outage (the server starts late: every point arrives once,
- * one log line per state change), a refusal (a field type conflict: 400,
- * the batch dropped, one log line with InfluxDB's message), basic
- * authentication and the configuration errors.
+ * one log line per state change), a server that never answers (timeouts), a refusal (a field type conflict:
+ * 400, the batch dropped, one log line with InfluxDB's message), basic authentication and the configuration
+ * errors.
  */
 #include <math.h>
 
@@ -275,6 +275,45 @@ STROBE_TEST(outage)
     influxd_stop(&db);
 }
 
+/* A server that takes the connection but never answers: each request
+ * times out after `timeout`, is retried, and the outage is logged once;
+ * when InfluxDB answers on that port, every point arrives once. */
+STROBE_TEST(slow)
+{
+    const char *dir = strobe_test_tmpdir("slow");
+    char log[4200];
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    int port = test_port(0);
+    /* listening, never accepting: the kernel completes the handshake */
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(ls >= 0 && bind(ls, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(ls, 16) == 0);
+    struct strobe__daemon *d = daemon_from(
+        "daemon: {producer: node1, log_file: %s}\nstores:\n"
+        "  - {plugin: influx, url: 'http://127.0.0.1:%d', db: slow, queue_dir: %s/q, batch_values: 1, "
+        "timeout: 300ms, retry_min: 50ms, retry_max: 200ms}\n",
+        log, port, dir);
+    strobe_set *s = add_set(d, "s", NULL, (const char *const[]){"a", NULL});
+    for (uint64_t k = 1; k <= 3; k++)
+        update(d, s, 1700000000 * SEC + k, (uint64_t[]){k}, 1);
+    sleep_ms(1500);
+    CHECK_EQ_INT(count_lines(log, "unreachable (timeout after 0.3 s); queueing, retrying with back-off"), 1);
+    close(ls);
+    struct influxd db = {0};
+    influxd_start(&db, dir, port, test_port(1));
+    influxd_check(&db, "", "CREATE DATABASE slow", CREATED);
+    wait_answer(&db, "slow", "SELECT count(a), sum(a) FROM s",
+                "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"s\",\"columns\":[\"time\","
+                "\"count\",\"sum\"],"
+                "\"values\":[[0,3,6]]}]}]}");
+    strobe__daemon_free(d);
+    CHECK_EQ_INT(points_written(&db), 3);
+    CHECK_EQ_INT(count_lines(log, "unreachable"), 1);
+    CHECK_EQ_INT(count_lines(log, "delivered again after"), 1);
+    influxd_stop(&db);
+}
+
 /* A field InfluxDB already has as a string: 400 "field type conflict",
  * the batch is dropped and counted, one line with InfluxDB's message,
  * and one when a batch is accepted again. */
@@ -450,5 +489,5 @@ STROBE_TEST(config_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(encode_exact), STROBE_CASE(escaping), STROBE_CASE(exact), STROBE_CASE(outage),
-                 STROBE_CASE(refused), STROBE_CASE(strobed_yaml), STROBE_CASE(auth),
+                 STROBE_CASE(slow), STROBE_CASE(refused), STROBE_CASE(strobed_yaml), STROBE_CASE(auth),
                  STROBE_CASE(config_errors))
