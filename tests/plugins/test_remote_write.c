@@ -359,6 +359,19 @@ static void fake_stop(struct fake *f)
     close(f->lfd);
 }
 
+/* An in-process daemon (log in dir/d.log) with the store `rw` writing to
+ * a port where nothing listens: its batches stay in qdir (dir/q), the
+ * next attempt 30 s after the first. `keys`: more of the store's keys. */
+static struct strobe__daemon *down_daemon(const char *dir, char qdir[4200], const char *keys)
+{
+    snprintf(qdir, 4200, "%s/q", dir);
+    return daemon_from("daemon:\n  producer: n1\n  log_file: %s/d.log\n"
+                       "stores:\n  - plugin: remote_write\n    name: rw\n"
+                       "    url: http://127.0.0.1:%d/api/v1/write\n    queue_dir: %s\n"
+                       "    retry_min: 30s\n    timeout: 200ms\n%s",
+                       dir, test_port(0), qdir, keys);
+}
+
 /* ---- cases ------------------------------------------------------------------------------ */
 
 /* The bytes: a batch queued while the receiver is down, decoded. */
@@ -366,12 +379,7 @@ STROBE_TEST(batch_encoding)
 {
     const char *dir = strobe_test_tmpdir("rw_encoding");
     char qdir[4200];
-    snprintf(qdir, sizeof qdir, "%s/q", dir);
-    struct strobe__daemon *d = daemon_from("daemon:\n  producer: n1\n  log_file: %s/d.log\n"
-                                           "stores:\n  - plugin: remote_write\n    name: rw\n"
-                                           "    url: http://127.0.0.1:%d/api/v1/write\n    queue_dir: %s\n"
-                                           "    retry_min: 30s\n    timeout: 200ms\n",
-                                           dir, test_port(0), qdir);
+    struct strobe__daemon *d = down_daemon(dir, qdir, "");
     strobe_set *set = mem_set(d);
     mem_update(d, set, 1000 * SEC + 500000000, 100, 7, 1.5, -2.25);
     mem_update(d, set, 1001 * SEC, NAN, 9, 3, 4);
@@ -413,12 +421,7 @@ STROBE_TEST(batch_values_split)
 {
     const char *dir = strobe_test_tmpdir("rw_split");
     char qdir[4200];
-    snprintf(qdir, sizeof qdir, "%s/q", dir);
-    struct strobe__daemon *d = daemon_from("daemon:\n  producer: n1\n  log_file: %s/d.log\n"
-                                           "stores:\n  - plugin: remote_write\n"
-                                           "    url: http://127.0.0.1:%d/api/v1/write\n    queue_dir: %s\n"
-                                           "    retry_min: 30s\n    timeout: 200ms\n    batch_values: 6\n",
-                                           dir, test_port(0), qdir);
+    struct strobe__daemon *d = down_daemon(dir, qdir, "    batch_values: 6\n");
     static const char *const names[] = {"a", "b", "c", NULL};
     strobe_set *set = add_set(d, "s", "n1/s", names);
     for (uint64_t k = 1; k <= 5; k++)
