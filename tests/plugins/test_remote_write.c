@@ -676,6 +676,7 @@ STROBE_TEST(two_level_topology)
     }
     /* fresh samples visible to queries at once (the default waits 30 s) */
     int vm_port = test_port(5);
+    need("/usr/bin/victoria-metrics", "victoria-metrics");
     pid_t vm = fork();
     CHECK(vm >= 0);
     if (vm == 0) {
@@ -689,7 +690,6 @@ STROBE_TEST(two_level_topology)
               (char *)NULL);
         _exit(127);
     }
-    need("/usr/bin/victoria-metrics", "victoria-metrics");
     remember_child(vm);
     snprintf(y, sizeof y,
              "daemon:\n  producer: top\n  secret_file: %s\n"
