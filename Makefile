@@ -89,6 +89,8 @@ bench: build
 	@bench/petra/run.sh $(BUILD)
 	@bench/pause.sh $(BUILD)
 	@bench/chunks.sh $(BUILD)
+	@bench/monitor/remote_write.sh $(BUILD)
+	@bench/influx/run.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_FUZZ=ON >/dev/null

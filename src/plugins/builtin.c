@@ -18,6 +18,9 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
 #if STROBE_WITH_PETRA
     &strobe__plugin_petra,
 #endif
+#if STROBE_WITH_INFLUX
+    &strobe__plugin_influx,
+#endif
     &strobe__plugin_delta,
     &strobe__plugin_rate,
     &strobe__plugin_ratio,
@@ -26,5 +29,8 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_combine,
     &strobe__plugin_global_ratio,
     &strobe__plugin_separate,
+#if STROBE_WITH_REMOTE_WRITE
+    &strobe__plugin_remote_write,
+#endif
     NULL,
 };

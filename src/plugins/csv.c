@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +37,7 @@
 
 #include "common/size.h"
 #include "plugins/plugins.h"
+#include "plugins/store_common.h"
 
 #define WRITE_AT (64u * 1024) /* pending bytes that trigger a write */
 
@@ -124,8 +124,7 @@ struct csv_file {
 struct csv {
     const struct strobe_plugin_host *h;
     char *dir;
-    const char *const *sets, *const *schemas;
-    size_t nsets, nschemas;
+    struct strobe__store_filter filter;
     uint64_t roll_bytes, roll_ns;
     int header, fsync;
     struct csv_file **files;
@@ -133,48 +132,6 @@ struct csv {
     struct csv_buf row;
     uint64_t errors, dropped, skipped;
 };
-
-/* ---- configuration ----------------------------------------------------------- */
-
-static int parse_bool(const char *s, int *out)
-{
-    static const char *const yes[] = {"true", "yes", "on", "1"};
-    static const char *const no[] = {"false", "no", "off", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
-            *out = strcmp(s, yes[i]) == 0;
-            return 0;
-        }
-    }
-    return STROBE_ERR_SYNTAX;
-}
-
-/* mkdir -p */
-static int make_dir(const char *dir)
-{
-    char *p = strdup(dir);
-    if (!p)
-        return -ENOMEM;
-    int rc = 0;
-    for (char *q = p + 1;; q++) {
-        if (*q != '/' && *q)
-            continue;
-        char c = *q;
-        *q = 0;
-        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *q = c;
-        if (!c)
-            break;
-    }
-    free(p);
-    struct stat st;
-    if (rc == 0 && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
-        rc = -ENOTDIR;
-    return rc;
-}
 
 /* ---- files ---------------------------------------------------------------------- */
 
@@ -481,21 +438,10 @@ static int append_row(struct csv *s, struct csv_file *f, const strobe_set *set)
     return 0;
 }
 
-static int matches(const char *const *globs, size_t n, const char *name)
-{
-    if (!n)
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        if (fnmatch(globs[i], name, 0) == 0)
-            return 1;
-    return 0;
-}
-
 static int update_csv(void *state, const strobe_set *set)
 {
     struct csv *s = state;
-    if (!matches(s->sets, s->nsets, strobe_set_instance(set)) ||
-        !matches(s->schemas, s->nschemas, strobe_set_schema_name(set)))
+    if (!strobe__store_filter_match(&s->filter, set))
         return 0;
     if (!strobe_set_is_consistent(set)) {
         /* half-written (or never written) data is not a row */
@@ -559,8 +505,7 @@ static int open_csv(const struct strobe_plugin_host *h, void **state)
     const char *hd = h->cfg_str(h, "header");
     const char *fs = h->cfg_str(h, "fsync");
     int rc;
-    if ((rc = h->cfg_list(h, "sets", &s->sets, &s->nsets)) < 0 ||
-        (rc = h->cfg_list(h, "schemas", &s->schemas, &s->nschemas)) < 0 ||
+    if ((rc = strobe__store_filter_read(h, &s->filter)) < 0 ||
         (rc = h->cfg_duration(h, "roll_interval", 0, &s->roll_ns)) < 0)
         goto fail;
     if (!dir || !*dir) {
@@ -571,15 +516,15 @@ static int open_csv(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, "roll_bytes", "'%s' is not a size (e.g. 100000, 64k, 64M, 1G)", rb);
         goto fail;
     }
-    if (hd && parse_bool(hd, &s->header) < 0) {
+    if (hd && strobe__store_parse_bool(hd, &s->header) < 0) {
         rc = h->cfg_error(h, "header", "'%s': expected true or false", hd);
         goto fail;
     }
-    if (fs && parse_bool(fs, &s->fsync) < 0) {
+    if (fs && strobe__store_parse_bool(fs, &s->fsync) < 0) {
         rc = h->cfg_error(h, "fsync", "'%s': expected true or false", fs);
         goto fail;
     }
-    if ((rc = make_dir(dir)) < 0) {
+    if ((rc = strobe__store_make_dir(dir)) < 0) {
         h->log(h, STROBE_LOG_ERROR, "%s: %s", dir, strerror(-rc));
         goto fail;
     }

@@ -33,7 +33,6 @@
  *         metric names).
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@
 #include "common/size.h"
 #include "plugins/petra_layout.h"
 #include "plugins/plugins.h"
+#include "plugins/store_common.h"
 
 #define OPS_PER_SAMPLE 5u
 #define HISTORY_DEFAULT 64u
@@ -102,18 +102,6 @@ struct pst {
     uint64_t updates; /* update() calls: tells metrics queued in this one */
     uint64_t committed, skipped, errors;
 };
-
-/* ---- configuration ------------------------------------------------------------ */
-
-static int matches(const char *const *globs, size_t n, const char *name)
-{
-    if (!n)
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        if (fnmatch(globs[i], name, 0) == 0)
-            return 1;
-    return 0;
-}
 
 /* ---- metrics ------------------------------------------------------------------- */
 
@@ -277,7 +265,7 @@ static int set_cache(struct pst *s, const strobe_set *set, struct pst_set **out)
         /* char metrics are not numbers; meta metrics (component_id) are
          * not samples */
         if (t == STROBE_MT_CHAR || (strobe_set_metric_flags(set, i) & STROBE_METRIC_META) ||
-            !matches(s->metrics, s->nmetrics, mn))
+            !strobe__store_glob_match(s->metrics, s->nmetrics, mn))
             continue;
         int array = (strobe_set_metric_flags(set, i) & STROBE_METRIC_ARRAY) != 0;
         for (uint32_t j = 0; rc == 0 && j < strobe_set_metric_count(set, i); j++) {
@@ -413,7 +401,7 @@ static uint64_t value_bits(const strobe_set *set, uint32_t i, uint32_t j)
 static int update_petra(void *state, const strobe_set *set)
 {
     struct pst *s = state;
-    if (!matches(s->sets, s->nsets, strobe_set_instance(set)))
+    if (!strobe__store_glob_match(s->sets, s->nsets, strobe_set_instance(set)))
         return 0;
     if (!strobe_set_is_consistent(set)) {
         s->skipped++;

@@ -19,6 +19,7 @@ extern const struct strobe_plugin strobe__plugin_procstat;
 extern const struct strobe_plugin strobe__plugin_procnetdev;
 extern const struct strobe_plugin strobe__plugin_csv;
 extern const struct strobe_plugin strobe__plugin_petra;
+extern const struct strobe_plugin strobe__plugin_influx;
 /* transforms (docs/transforms.md) */
 extern const struct strobe_plugin strobe__plugin_delta;
 extern const struct strobe_plugin strobe__plugin_rate;
@@ -28,5 +29,7 @@ extern const struct strobe_plugin strobe__plugin_window;
 extern const struct strobe_plugin strobe__plugin_combine;
 extern const struct strobe_plugin strobe__plugin_global_ratio;
 extern const struct strobe_plugin strobe__plugin_separate;
+/* stores that talk to a server (outbox.h) */
+extern const struct strobe_plugin strobe__plugin_remote_write;
 
 #endif

@@ -379,6 +379,14 @@ static const struct strobe_plugin *find_plugin(struct strobe__daemon *d, const c
         snprintf(err, errlen, "petra: " STROBE_WITHOUT("PETRA"));
         return NULL;
     }
+    if (!STROBE_WITH_REMOTE_WRITE && strcmp(name, "remote_write") == 0) {
+        snprintf(err, errlen, "remote_write: " STROBE_WITHOUT("REMOTE_WRITE"));
+        return NULL;
+    }
+    if (!STROBE_WITH_INFLUX && strcmp(name, "influx") == 0) {
+        snprintf(err, errlen, "influx: " STROBE_WITHOUT("INFLUX"));
+        return NULL;
+    }
     /* external: a path, or libstrobe_<name>.so on the plugin path */
     char path[4096];
     const struct strobe__cfg *pp = strobe__cfg_get(d->cfg, "plugin_path");

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins/prom_names.h"
 #include "strobed/aggregator.h"
 #include "strobed/daemon.h"
 #include "strobed/http.h"
@@ -35,15 +36,6 @@ struct strobe__http {
     nng_http_server *srv;
     nng_http_handler *h;
 };
-
-static void put_name(struct strobe__wr *w, const char *s)
-{
-    for (; *s; s++) {
-        char c = *s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        strobe__wr_u8(w, (uint8_t)(ok ? c : '_'));
-    }
-}
 
 static void put_label(struct strobe__wr *w, const char *s)
 {
@@ -60,15 +52,11 @@ static void put_label(struct strobe__wr *w, const char *s)
 
 static void put_text(struct strobe__wr *w, const char *s) { strobe__wr_bytes(w, s, strlen(s)); }
 
-/* strobe_<schema>_<metric>, with `_total` for a counter as the format asks */
+/* the family name (prom_names.h) */
 static void family(struct strobe__wr *w, const char *schema, const char *metric, bool counter)
 {
-    put_text(w, "strobe_");
-    put_name(w, schema);
-    strobe__wr_u8(w, '_');
-    put_name(w, metric);
-    if (counter)
-        put_text(w, "_total");
+    char name[STROBE__PROM_NAME_MAX];
+    strobe__wr_bytes(w, name, strobe__prom_family(name, sizeof name, schema, metric, counter));
 }
 
 static int in_group(const struct strobe__daemon *d, size_t b, const char *schema)
@@ -116,24 +104,22 @@ static void put_producers(struct strobe__daemon *d, struct strobe__wr *w)
     free(st);
 }
 
-/* The set's char meta metrics (such as an application's job_id) as
- * labels: they name the set, they are not values. */
-static void put_meta_labels(struct strobe__wr *w, const strobe_set *s)
+/* name="value" (escaped) of each label after the first, ',' before it */
+struct label_out {
+    struct strobe__wr *w;
+    int n;
+};
+
+static void put_one_label(void *ctx, const char *name, const char *value)
 {
-    for (uint32_t i = 0; i < strobe_set_card(s); i++) {
-        if (strobe_set_metric_type(s, i) != STROBE_MT_CHAR || !(strobe_set_metric_flags(s, i) & STROBE_METRIC_META) ||
-            !strobe_set_is_valid(s, i))
-            continue;
-        const char *name = strobe_set_metric_name(s, i);
-        if (!strcmp(name, "instance") || !strcmp(name, "producer") || !strcmp(name, "index"))
-            continue; /* the exposition's own labels */
-        put_text(w, "\",");
-        if (*name >= '0' && *name <= '9')
-            strobe__wr_u8(w, '_'); /* a label name starts with a letter or '_' */
-        put_name(w, name);
-        put_text(w, "=\"");
-        put_label(w, strobe_set_get_str(s, i));
-    }
+    struct label_out *o = ctx;
+    struct strobe__wr *w = o->w;
+    if (o->n++)
+        strobe__wr_u8(w, ',');
+    put_text(w, name);
+    put_text(w, "=\"");
+    put_label(w, value);
+    strobe__wr_u8(w, '"');
 }
 
 /* One family: metric `mname` (described by set `desc`, metric m) with the
@@ -142,7 +128,7 @@ static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, siz
                        const strobe_set *desc, uint32_t m)
 {
     const char *mname = strobe_set_metric_name(desc, m);
-    bool counter = strobe_set_metric_flags(desc, m) & STROBE_METRIC_COUNTER;
+    bool counter = strobe__prom_is_counter(desc, m);
     put_text(w, "# TYPE ");
     family(w, schema, mname, counter);
     put_text(w, counter ? " counter\n" : " gauge\n");
@@ -164,16 +150,14 @@ static void put_family(struct strobe__wr *w, const struct strobe__daemon *d, siz
         for (uint32_t j = 0; j < cnt; j++) {
             char val[64], tail[64];
             family(w, schema, mname, counter);
-            put_text(w, "{instance=\"");
-            put_label(w, strobe_set_instance(s));
-            put_text(w, "\",producer=\"");
-            put_label(w, strobe_set_producer(s));
-            put_meta_labels(w, s);
+            strobe__wr_u8(w, '{');
+            struct label_out lo = { w, 0 };
+            strobe__prom_labels(s, put_one_label, &lo);
             if (cnt > 1) {
-                snprintf(val, sizeof val, "\",index=\"%u", j);
+                snprintf(val, sizeof val, ",index=\"%u\"", j);
                 put_text(w, val);
             }
-            put_text(w, "\"} ");
+            put_text(w, "} ");
             if (!strobe_set_is_valid(s, (uint32_t)i))
                 snprintf(val, sizeof val, "NaN");
             else

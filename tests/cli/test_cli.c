@@ -960,6 +960,22 @@ STROBE_TEST(built_without)
         expect(1, "strobed: petra.yaml:4: plugin: petra: " STROBE_WITHOUT("PETRA") "\n",
                "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c petra.yaml", dir);
     }
+    if (!STROBE_WITH_REMOTE_WRITE) {
+        expect(0, "",
+               "cd '%s' && printf 'daemon:\\n  producer: n1\\nstores:\\n  - plugin: remote_write\\n"
+               "    url: http://127.0.0.1:9/api/v1/write\\n' >rw.yaml",
+               dir);
+        expect(1, "strobed: rw.yaml:4: plugin: remote_write: " STROBE_WITHOUT("REMOTE_WRITE") "\n",
+               "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c rw.yaml", dir);
+    }
+    if (!STROBE_WITH_INFLUX) {
+        expect(0, "",
+               "cd '%s' && printf 'daemon:\\n  producer: n1\\nstores:\\n  - plugin: influx\\n    url: http://h\\n' "
+               ">influx.yaml",
+               dir);
+        expect(1, "strobed: influx.yaml:4: plugin: influx: " STROBE_WITHOUT("INFLUX") "\n",
+               "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c influx.yaml", dir);
+    }
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(parse_ranges), STROBE_CASE(iso8601), STROBE_CASE(meta_file),

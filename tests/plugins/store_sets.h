@@ -55,4 +55,12 @@ static void update(struct strobe__daemon *d, strobe_set *set, uint64_t ts_ns, co
     pthread_mutex_unlock(&d->lock);
 }
 
+/* What the daemon does at every flush_interval: each store's flush(). */
+static inline void flush_stores(struct strobe__daemon *d)
+{
+    pthread_mutex_lock(&d->lock);
+    strobe__daemon_flush_stores(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
 #endif

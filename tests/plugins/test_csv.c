@@ -49,13 +49,6 @@ static int count_files(const char *dir)
     return n;
 }
 
-static void flush(struct strobe__daemon *d)
-{
-    pthread_mutex_lock(&d->lock);
-    strobe__daemon_flush_stores(d);
-    pthread_mutex_unlock(&d->lock);
-}
-
 #define SEC 1000000000ull
 
 STROBE_TEST(all_types)
@@ -113,7 +106,7 @@ STROBE_TEST(all_types)
 
     /* nothing reaches the file before a flush (64 KiB buffer) */
     check_file(dir, "t.csv", "");
-    flush(d);
+    flush_stores(d);
     const char *want =
         "#time,producer,instance,component_id,a,b,c,arr[0],arr[1],arr[2],name,\"odd,name\",one[0]\n"
         "1700000000.123456,node1,node1/t,7,18446744073709551615,-5,0.1,1,2,3,\"x,\"\"y\","
@@ -147,7 +140,7 @@ STROBE_TEST(roll_bytes)
     strobe_set *set = add_set(d, "r", "node1/r", one_metric);
     static const uint64_t secs[] = {1700000000, 1700000001, 1700000002, 1700000003, 1700000004};
     rows(d, set, secs, 5);
-    flush(d);
+    flush_stores(d);
     check_file(dir, "r.csv.1700000000",
                "#time,producer,instance,v\n"
                "1700000000.000000,node1,node1/r,1\n"
@@ -294,7 +287,7 @@ STROBE_TEST(disk_full)
     for (uint64_t k = 1; k <= 3; k++) {
         update(d, full, k * SEC, &k, 1);
         update(d, ok, k * SEC, &k, 1);
-        flush(d);
+        flush_stores(d);
     }
     /* enough rows to pass the write threshold between flushes */
     for (uint64_t k = 0; k < 5000; k++)
