@@ -15,6 +15,7 @@ option(STROBE_WITH_TM "the transactional memory libstrobe-tm (strobe run --tm)" 
 option(STROBE_WITH_PETRA "libstrobe-petra, strobed's petra store, strobe petra, petra-bench, petra-crash" ON)
 option(STROBE_WITH_OTF2 "the OTF2 export (strobe export --format otf2)" ON)
 option(STROBE_WITH_SYSTEMD "strobed's readiness notification to systemd (sd_notify)" ON)
+option(STROBE_WITH_POSTGRES "strobed's postgres store (libpq)" ON)
 foreach(part CC INSTRUMENT OMPT MAN PMEMOBJ)
   set(STROBE_WITH_${part} AUTO CACHE STRING "AUTO, ON or OFF")
   set_property(CACHE STROBE_WITH_${part} PROPERTY STRINGS AUTO ON OFF)

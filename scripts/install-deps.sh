@@ -9,7 +9,8 @@ libdw-dev libelf-dev libomp-dev libopen-trace-format2-dev otf2-tools libunwind-d
 liblttng-ust-dev uftrace libnng-dev libsystemd-dev libmbedtls-dev libssl-dev libyaml-dev libopenmpi-dev openmpi-bin
 mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4
 protobuf-compiler zlib1g-dev chromium opari2 pandoc environment-modules
-dpkg-dev debhelper fakeroot lintian debootstrap"
+dpkg-dev debhelper fakeroot lintian debootstrap
+libpq-dev postgresql-15"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

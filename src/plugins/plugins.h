@@ -28,5 +28,7 @@ extern const struct strobe_plugin strobe__plugin_window;
 extern const struct strobe_plugin strobe__plugin_combine;
 extern const struct strobe_plugin strobe__plugin_global_ratio;
 extern const struct strobe_plugin strobe__plugin_separate;
+/* stores that write to a server (docs/plugins.md) */
+extern const struct strobe_plugin strobe__plugin_postgres;
 
 #endif
