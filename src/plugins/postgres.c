@@ -367,9 +367,16 @@ static int update_pg(void *state, const strobe_set *set)
         t->since_ns = now;
     }
     t->values += put_row(&t->out, set);
-    if (t->values >= s->batch_values || now - t->since_ns >= s->batch_age_ns)
-        return ship(s, t);
-    return 0;
+    int rc = t->values >= s->batch_values ? ship(s, t) : 0;
+    /* batch_age holds for the batches of the other tables too, so a
+     * schema updated rarely does not wait for the next flush */
+    for (size_t i = 0; i < s->ntables; i++) {
+        struct pg_table *o = s->tables[i];
+        int r = o->values && now - o->since_ns >= s->batch_age_ns ? ship(s, o) : 0;
+        if (r < 0 && rc == 0)
+            rc = r;
+    }
+    return rc;
 }
 
 static int flush_pg(void *state)
@@ -416,9 +423,11 @@ static enum strobe__send_result failed(struct pg *s, PGresult *r, char *why, siz
         snprintf(why, whylen, "%s, SQLSTATE %s", msg, st);
     else
         first_line(PQerrorMessage(s->conn), why, whylen);
-    int again = transient(s->conn, r);
+    int again = transient(s->conn, r), broken = !r || PQstatus(s->conn) != CONNECTION_OK;
     PQclear(r);
-    if (again && PQstatus(s->conn) != CONNECTION_OK) {
+    /* no result: the connection broke or is in an unknown state (inside
+     * a COPY): start afresh */
+    if (broken) {
         PQfinish(s->conn);
         s->conn = NULL;
     }
