@@ -88,6 +88,7 @@ bench: build
 	@bench/monitor/publish.sh $(BUILD)
 	@bench/petra/run.sh $(BUILD)
 	@bench/pause.sh $(BUILD)
+	@bench/postgres/run.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_FUZZ=ON >/dev/null
