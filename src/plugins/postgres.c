@@ -3,7 +3,7 @@
  * `postgres` store: every update of the selected sets becomes one row of
  * the table of its schema, <table_prefix><schema> (docs/plugins.md,
  * "postgres", gives the DDL and the reasons for this layout: one row per
- * update is about ten times the insert rate of one row per value).
+ * update puts values in about 40 times faster than one row per value).
  * Columns: time (timestamptz), producer, instance, then one column per
  * metric under its own name (quoted identifiers keep every name exact),
  * of the narrowest PostgreSQL type that holds every value of the metric's
@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +46,8 @@ struct pg_table {
     uint64_t sum;
     char *ddl, *copy;      /* NUL-terminated statements */
     struct strobe__wr out; /* the batch being filled: header, then rows */
-    size_t header_len;
-    uint64_t values;   /* values in `out` */
-    uint64_t since_ns; /* monotonic time of its first row */
+    uint64_t values;       /* values in `out` */
+    uint64_t since_ns;     /* monotonic time of its first row */
 };
 
 struct pg {
@@ -59,7 +59,7 @@ struct pg {
     struct pg_table **tables;
     size_t ntables;
     struct strobe__outbox *ob;
-    uint64_t skipped, lost;
+    uint64_t lost; /* values the outbox could not take */
     /* the sender thread's */
     char *conninfo;
     PGconn *conn;
@@ -352,10 +352,8 @@ static int update_pg(void *state, const strobe_set *set)
     struct pg *s = state;
     if (!strobe__store_filter_match(&s->filter, set))
         return 0;
-    if (!strobe_set_is_consistent(set)) {
-        s->skipped++;
-        return 0;
-    }
+    if (!strobe_set_is_consistent(set))
+        return 0; /* half-written (or never written) data is not a row */
     struct pg_table *t = table_for(s, set);
     if (!t)
         return -ENOMEM;
@@ -393,6 +391,60 @@ static int flush_pg(void *state)
 
 /* ---- delivery (the outbox's sender thread) -------------------------------------- */
 
+/* libpq runs non-blocking here: every wait for the server is a poll()
+ * bounded by the batch's deadline (`timeout`), so a server that stopped
+ * answering (SIGSTOPped, a dead link without a TCP reset, a full disk
+ * that hangs) cannot keep the sender thread, and with it strobed's stop,
+ * waiting for ever. */
+
+/* Waits for the connection's socket (events: POLLIN, POLLOUT); 0, or
+ * -ETIMEDOUT at the deadline. */
+static int wait_socket(PGconn *c, short events, uint64_t deadline)
+{
+    struct pollfd p = {.fd = PQsocket(c), .events = events};
+    for (;;) {
+        uint64_t now = mono_ns();
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        int n = poll(&p, 1, (int)((deadline - now + 999999u) / 1000000u));
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -errno;
+    }
+}
+
+/* Sends what libpq holds; 0, -EIO (the connection failed) or -ETIMEDOUT.
+ * Reading while waiting, as libpq asks, so that a server that answers
+ * while we send is never stuck behind us. */
+static int send_all(PGconn *c, uint64_t deadline)
+{
+    int r;
+    while ((r = PQflush(c)) == 1) {
+        int w = wait_socket(c, POLLIN | POLLOUT, deadline);
+        if (w < 0)
+            return w;
+        if (!PQconsumeInput(c))
+            return -EIO;
+    }
+    return r == 0 ? 0 : -EIO;
+}
+
+/* The next result of the command in flight (NULL after its last), or
+ * NULL with *late set when the deadline passed first. */
+static PGresult *next_result(PGconn *c, uint64_t deadline, int *late)
+{
+    while (PQisBusy(c)) {
+        if (wait_socket(c, POLLIN, deadline) < 0) {
+            *late = 1;
+            return NULL;
+        }
+        if (!PQconsumeInput(c))
+            break; /* PQgetResult gives the error */
+    }
+    return PQgetResult(c);
+}
+
 /* The first line of a libpq message, for one log line. */
 static void first_line(const char *msg, char *why, size_t whylen)
 {
@@ -400,9 +452,9 @@ static void first_line(const char *msg, char *why, size_t whylen)
 }
 
 /* Would sending again help? Connection failures, a server shutting down
- * or out of resources, a cancelled (timed out) statement, lock and
- * serialization failures: yes. Bad data, missing columns, permissions:
- * no, the same batch would be refused again. */
+ * or out of resources, a cancelled statement, lock and serialization
+ * failures: yes. Bad data, missing columns, permissions: no, the same
+ * batch would be refused again. */
 static int transient(PGconn *c, const PGresult *r)
 {
     const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -415,76 +467,128 @@ static int transient(PGconn *c, const PGresult *r)
     return 0;
 }
 
-static enum strobe__send_result failed(struct pg *s, PGresult *r, char *why, size_t whylen)
+static void disconnect(struct pg *s)
+{
+    PQfinish(s->conn);
+    s->conn = NULL;
+}
+
+/* The outcome of a failed step: r is the server's error (consumed), or
+ * NULL when the connection failed or timed out (`late`). */
+static enum strobe__send_result failed(struct pg *s, PGresult *r, int late, char *why, size_t whylen)
 {
     const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-    if (msg && st)
+    if (late)
+        snprintf(why, whylen, "no answer within %.3g s", (double)s->timeout_ns / 1e9);
+    else if (msg && st)
         snprintf(why, whylen, "%s, SQLSTATE %s", msg, st);
     else
         first_line(PQerrorMessage(s->conn), why, whylen);
-    int again = transient(s->conn, r), broken = !r || PQstatus(s->conn) != CONNECTION_OK;
+    int again = late || transient(s->conn, r);
+    int broken = late || !r || PQstatus(s->conn) != CONNECTION_OK;
     PQclear(r);
-    /* no result: the connection broke or is in an unknown state (inside
-     * a COPY): start afresh */
-    if (broken) {
-        PQfinish(s->conn);
-        s->conn = NULL;
-    }
+    /* a connection that failed, timed out or is in an unknown state
+     * (inside a COPY) is not used again */
+    if (broken)
+        disconnect(s);
     return again ? STROBE__SEND_RETRY : STROBE__SEND_REFUSED;
+}
+
+/* Runs sql (statements other than COPY); its first error or its last
+ * result, NULL on a failed connection or timeout (*late). */
+static PGresult *run(struct pg *s, const char *sql, uint64_t deadline, int *late)
+{
+    if (!PQsendQuery(s->conn, sql) || send_all(s->conn, deadline) < 0) {
+        *late = mono_ns() >= deadline;
+        return NULL;
+    }
+    PGresult *keep = NULL, *r;
+    while ((r = next_result(s->conn, deadline, late))) {
+        if (!keep || PQresultStatus(keep) == PGRES_COMMAND_OK) {
+            PQclear(keep);
+            keep = r;
+        } else {
+            PQclear(r);
+        }
+    }
+    if (*late) {
+        PQclear(keep);
+        return NULL;
+    }
+    return keep;
 }
 
 /* One COPY of the rows; *missing is set when the table does not exist. */
 static enum strobe__send_result copy_rows(struct pg *s, const char *copy, const char *rows, size_t len,
-                                          int *missing, char *why, size_t whylen)
+                                          uint64_t deadline, int *missing, char *why, size_t whylen)
 {
-    PGresult *r = PQexec(s->conn, copy);
+    int late = 0;
+    if (!PQsendQuery(s->conn, copy) || send_all(s->conn, deadline) < 0)
+        return failed(s, NULL, mono_ns() >= deadline, why, whylen);
+    PGresult *r = next_result(s->conn, deadline, &late);
     if (PQresultStatus(r) != PGRES_COPY_IN) {
-        const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
         *missing = st && strcmp(st, "42P01") == 0;
-        return failed(s, r, why, whylen);
+        /* up to the NULL that ends the command, so the connection can
+         * take the next one */
+        PGresult *more;
+        while (r && !late && (more = next_result(s->conn, deadline, &late)))
+            PQclear(more);
+        return failed(s, r, late, why, whylen);
     }
     PQclear(r);
-    if (PQputCopyData(s->conn, rows, (int)len) != 1 || PQputCopyEnd(s->conn, NULL) != 1)
-        return failed(s, NULL, why, whylen);
+    /* in pieces, so that a full socket buffer is waited for with poll() */
+    for (size_t off = 0; off < len;) {
+        int n = len - off < 65536 ? (int)(len - off) : 65536;
+        int put = PQputCopyData(s->conn, rows + off, n);
+        if (put == 1)
+            off += (size_t)n;
+        if (put < 0 || (put == 0 && wait_socket(s->conn, POLLOUT, deadline) < 0))
+            return failed(s, NULL, put == 0, why, whylen);
+    }
+    int end;
+    while ((end = PQputCopyEnd(s->conn, NULL)) == 0)
+        if (wait_socket(s->conn, POLLOUT, deadline) < 0)
+            return failed(s, NULL, 1, why, whylen);
+    int sent = end == 1 ? send_all(s->conn, deadline) : -EIO;
+    if (sent < 0)
+        return failed(s, NULL, sent == -ETIMEDOUT, why, whylen);
+    /* the COPY's result (the commit), then NULL */
     enum strobe__send_result res = STROBE__SEND_OK;
-    /* the COPY's result, then NULL; a broken connection gives an error */
-    while ((r = PQgetResult(s->conn))) {
+    while ((r = next_result(s->conn, deadline, &late))) {
         if (res == STROBE__SEND_OK && PQresultStatus(r) != PGRES_COMMAND_OK) {
-            res = failed(s, r, why, whylen);
+            res = failed(s, r, 0, why, whylen);
             if (!s->conn)
                 return res;
             continue;
         }
         PQclear(r);
     }
-    return res;
+    return late ? failed(s, NULL, 1, why, whylen) : res;
 }
 
-static enum strobe__send_result connect_pg(struct pg *s, char *why, size_t whylen)
+static enum strobe__send_result connect_pg(struct pg *s, uint64_t deadline, char *why, size_t whylen)
 {
-    char timeout[32], user_timeout[32];
-    snprintf(timeout, sizeof timeout, "%" PRIu64, (s->timeout_ns + 999999999u) / 1000000000u);
+    char user_timeout[32];
     snprintf(user_timeout, sizeof user_timeout, "%" PRIu64, s->timeout_ns / 1000000u);
     /* the site's conninfo first; later keywords only fill what it leaves
      * out (expand_dbname), so a site can still set any of them */
-    const char *const keys[] = {"connect_timeout", "tcp_user_timeout", "fallback_application_name", "dbname",
-                                NULL};
-    const char *const vals[] = {timeout, user_timeout, "strobed", s->conninfo, NULL};
-    s->conn = PQconnectdbParams(keys, vals, 1);
-    if (PQstatus(s->conn) != CONNECTION_OK) {
-        first_line(PQerrorMessage(s->conn), why, whylen);
-        PQfinish(s->conn);
-        s->conn = NULL;
+    const char *const keys[] = {"tcp_user_timeout", "fallback_application_name", "dbname", NULL};
+    const char *const vals[] = {user_timeout, "strobed", s->conninfo, NULL};
+    s->conn = PQconnectStartParams(keys, vals, 1);
+    if (!s->conn) {
+        snprintf(why, whylen, "out of memory");
         return STROBE__SEND_RETRY;
     }
-    /* a hung COPY ends (and is retried) after `timeout` */
-    char set[64];
-    snprintf(set, sizeof set, "SET statement_timeout = %" PRIu64, s->timeout_ns / 1000000u);
-    PGresult *r = PQexec(s->conn, set);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        return failed(s, r, why, whylen);
-    PQclear(r);
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (PQstatus(s->conn) != CONNECTION_BAD && st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+        if (wait_socket(s->conn, st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline) < 0)
+            return failed(s, NULL, 1, why, whylen);
+        st = PQconnectPoll(s->conn);
+    }
+    if (PQstatus(s->conn) != CONNECTION_OK || PQsetnonblocking(s->conn, 1) != 0)
+        return failed(s, NULL, 0, why, whylen);
     return STROBE__SEND_OK;
 }
 
@@ -498,19 +602,20 @@ static enum strobe__send_result send_pg(void *ctx, const void *batch, size_t len
         snprintf(why, whylen, "not a batch of this store (%zu bytes)", len);
         return STROBE__SEND_REFUSED;
     }
+    uint64_t deadline = mono_ns() + s->timeout_ns;
     enum strobe__send_result res;
-    if (!s->conn && (res = connect_pg(s, why, whylen)) != STROBE__SEND_OK)
+    if (!s->conn && (res = connect_pg(s, deadline, why, whylen)) != STROBE__SEND_OK)
         return res;
-    int missing = 0;
-    res = copy_rows(s, copy, rows, (size_t)(end - rows), &missing, why, whylen);
+    int missing = 0, late = 0;
+    res = copy_rows(s, copy, rows, (size_t)(end - rows), deadline, &missing, why, whylen);
     if (!missing)
         return res;
     /* first batch of a new schema: create its table, then copy */
-    PGresult *r = PQexec(s->conn, ddl);
+    PGresult *r = run(s, ddl, deadline, &late);
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        return failed(s, r, why, whylen);
+        return failed(s, r, late, why, whylen);
     PQclear(r);
-    return copy_rows(s, copy, rows, (size_t)(end - rows), &missing, why, whylen);
+    return copy_rows(s, copy, rows, (size_t)(end - rows), deadline, &missing, why, whylen);
 }
 
 /* ---- life cycle ----------------------------------------------------------------------- */

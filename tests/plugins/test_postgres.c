@@ -190,6 +190,82 @@ STROBE_TEST(server_restart)
     }
 }
 
+/* The backend of the store's connection stops answering (SIGSTOP, while
+ * idle, so it holds no batch): after `timeout` the store gives up on it,
+ * logs one line, reconnects and delivers; every sample exactly once. */
+STROBE_TEST(server_hangs)
+{
+    pg_init();
+    const char *dir = strobe_test_tmpdir("pg_server_hangs");
+    char yaml[8192], log[4200];
+    snprintf(yaml, sizeof yaml,
+             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
+             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 60, interval: 50ms}\n"
+             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, batch_age: 100ms,\n"
+             "     timeout: 1s, retry_min: 50ms, retry_max: 500ms}\n",
+             test_port(0), pg.conninfo, dir);
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    pid_t pid = start_daemon(dir, "d", yaml);
+    pg_wait("SELECT count(*) > 0 FROM strobe_synthetic", "t\n", 20000);
+    char *out = pg_query("SELECT pid FROM pg_stat_activity WHERE application_name = 'strobed'");
+    pid_t backend = atoi(out);
+    free(out);
+    CHECK(backend > 0);
+    for (int tries = 0;; tries++) {
+        CHECK(tries < 100 && kill(backend, SIGSTOP) == 0);
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT state FROM pg_stat_activity WHERE pid = %d", (int)backend);
+        out = pg_query(sql);
+        int idle = strcmp(out, "idle\n") == 0;
+        free(out);
+        if (idle)
+            break;
+        kill(backend, SIGCONT);
+        sleep_ms(20);
+    }
+    pg_wait("SELECT count(*) FROM strobe_synthetic", "60\n", 30000);
+    kill(backend, SIGCONT);
+    char *want = synthetic_rows(1, 60);
+    pg_expect("SELECT m0, m1, m2 FROM strobe_synthetic ORDER BY time", want);
+    free(want);
+    stop_clean(pid, dir, "d");
+    if (count_lines(log, "unreachable (no answer within 1 s)") != 1 ||
+        count_lines(log, "delivered again") != 1) {
+        char *text;
+        strobe_test_sh(&text, "grep -v DEBUG '%s' | tail -n 30", log);
+        STROBE_FAIL("expected one line per state change in %s:\n%s", log, text);
+    }
+}
+
+/* strobed stops while the server is down: its batches stay queued on
+ * disk and the next strobed (same queue_dir) delivers them first. */
+STROBE_TEST(queued_across_strobed_restart)
+{
+    pg_init();
+    pg_stop();
+    const char *dir = strobe_test_tmpdir("pg_queued_across_restart");
+    char yaml[8192], log[4200];
+    snprintf(yaml, sizeof yaml,
+             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
+             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 10, interval: 50ms}\n"
+             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, batch_age: 100ms,\n"
+             "     timeout: 1s, retry_min: 50ms, retry_max: 200ms}\n",
+             test_port(0), pg.conninfo, dir);
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    pid_t pid = start_daemon(dir, "d", yaml);
+    sleep_ms(1500);
+    stop_clean(pid, dir, "d");
+    CHECK(count_lines(log, "0 batch(es) delivered, 0 refused, 0 dropped at the queue bound") == 1);
+    pg_start();
+    pid = start_daemon(dir, "d", yaml);
+    /* both runs' samples 1..10, each once per run */
+    pg_wait("SELECT count(*) FROM strobe_synthetic", "20\n", 20000);
+    pg_expect("SELECT m0, count(*), count(DISTINCT time) FROM strobe_synthetic GROUP BY m0 ORDER BY m0",
+              "1|2|2\n2|2|2\n3|2|2\n4|2|2\n5|2|2\n6|2|2\n7|2|2\n8|2|2\n9|2|2\n10|2|2\n");
+    stop_clean(pid, dir, "d");
+    CHECK(count_lines(log, "queued in") == 1);
+}
+
 /* A table whose column has another type, then a role without INSERT:
  * each batch is refused, dropped, counted and logged with the server's
  * message; strobed goes on. */
@@ -241,4 +317,5 @@ STROBE_TEST(config_errors)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(all_types), STROBE_CASE(strobed_samples), STROBE_CASE(server_restart),
-                 STROBE_CASE(refused), STROBE_CASE(config_errors))
+                 STROBE_CASE(server_hangs), STROBE_CASE(queued_across_strobed_restart), STROBE_CASE(refused),
+                 STROBE_CASE(config_errors))
