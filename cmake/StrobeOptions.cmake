@@ -15,6 +15,7 @@ option(STROBE_WITH_TM "the transactional memory libstrobe-tm (strobe run --tm)" 
 option(STROBE_WITH_PETRA "libstrobe-petra, strobed's petra store, strobe petra, petra-bench, petra-crash" ON)
 option(STROBE_WITH_OTF2 "the OTF2 export (strobe export --format otf2)" ON)
 option(STROBE_WITH_SYSTEMD "strobed's readiness notification to systemd (sd_notify)" ON)
+option(STROBE_WITH_REMOTE_WRITE "strobed's remote_write store (protobuf-c, snappy, libcurl)" ON)
 option(STROBE_WITH_POSTGRES "strobed's postgres store (libpq)" ON)
 foreach(part CC INSTRUMENT OMPT MAN PMEMOBJ)
   set(STROBE_WITH_${part} AUTO CACHE STRING "AUTO, ON or OFF")

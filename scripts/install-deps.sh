@@ -10,6 +10,7 @@ liblttng-ust-dev uftrace libnng-dev libsystemd-dev libmbedtls-dev libssl-dev lib
 mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4
 protobuf-compiler zlib1g-dev chromium opari2 pandoc environment-modules
 dpkg-dev debhelper fakeroot lintian debootstrap
+libsnappy-dev libcurl4-openssl-dev victoria-metrics curl
 libpq-dev postgresql-15"
 missing=""
 for p in $pkgs; do

@@ -26,6 +26,9 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
     &strobe__plugin_combine,
     &strobe__plugin_global_ratio,
     &strobe__plugin_separate,
+#if STROBE_WITH_REMOTE_WRITE
+    &strobe__plugin_remote_write,
+#endif
 #if STROBE_WITH_POSTGRES
     &strobe__plugin_postgres,
 #endif

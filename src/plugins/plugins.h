@@ -28,7 +28,8 @@ extern const struct strobe_plugin strobe__plugin_window;
 extern const struct strobe_plugin strobe__plugin_combine;
 extern const struct strobe_plugin strobe__plugin_global_ratio;
 extern const struct strobe_plugin strobe__plugin_separate;
-/* stores that write to a server (docs/plugins.md) */
+/* stores that talk to a server (outbox.h) */
+extern const struct strobe_plugin strobe__plugin_remote_write;
 extern const struct strobe_plugin strobe__plugin_postgres;
 
 #endif

@@ -379,6 +379,10 @@ static const struct strobe_plugin *find_plugin(struct strobe__daemon *d, const c
         snprintf(err, errlen, "petra: " STROBE_WITHOUT("PETRA"));
         return NULL;
     }
+    if (!STROBE_WITH_REMOTE_WRITE && strcmp(name, "remote_write") == 0) {
+        snprintf(err, errlen, "remote_write: " STROBE_WITHOUT("REMOTE_WRITE"));
+        return NULL;
+    }
     if (!STROBE_WITH_POSTGRES && strcmp(name, "postgres") == 0) {
         snprintf(err, errlen, "postgres: " STROBE_WITHOUT("POSTGRES"));
         return NULL;
