@@ -131,6 +131,25 @@ static const char *column_prefix(const char *metric)
     return "";
 }
 
+/* The column of metric i. */
+static void put_column(struct strobe__wr *w, const strobe_set *set, uint32_t i)
+{
+    const char *m = strobe_set_metric_name(set, i);
+    put_ident(w, column_prefix(m), m, "");
+}
+
+/* The NUL-terminated text built in w (the caller frees it), or NULL when
+ * building it ran out of memory. */
+static char *take_text(struct strobe__wr *w)
+{
+    strobe__wr_u8(w, 0);
+    if (w->err) {
+        strobe__wr_free(w);
+        return NULL;
+    }
+    return (char *)w->buf;
+}
+
 /* CREATE TABLE, its index and the column comments (counter or gauge,
  * unit), one transaction, run when a COPY finds no table. */
 static char *make_ddl(const char *table, const strobe_set *set)
@@ -140,9 +159,8 @@ static char *make_ddl(const char *table, const strobe_set *set)
     put_text(&w, table);
     put_text(&w, " (\"time\" timestamptz NOT NULL, \"producer\" text NOT NULL, \"instance\" text NOT NULL");
     for (uint32_t i = 0; i < strobe_set_card(set); i++) {
-        const char *m = strobe_set_metric_name(set, i);
         put_text(&w, ", ");
-        put_ident(&w, column_prefix(m), m, "");
+        put_column(&w, set, i);
         strobe__wr_u8(&w, ' ');
         put_text(&w, sql_type(strobe_set_metric_type(set, i)));
         if (is_array(set, i))
@@ -155,14 +173,13 @@ static char *make_ddl(const char *table, const strobe_set *set)
     put_text(&w, table);
     put_text(&w, " (\"instance\", \"time\");\n");
     for (uint32_t i = 0; i < strobe_set_card(set); i++) {
-        const char *m = strobe_set_metric_name(set, i);
         const char *unit = strobe_set_metric_unit(set, i);
         int counter = (strobe_set_metric_flags(set, i) & STROBE_METRIC_COUNTER) != 0;
         int meta = (strobe_set_metric_flags(set, i) & STROBE_METRIC_META) != 0;
         put_text(&w, "COMMENT ON COLUMN ");
         put_text(&w, table);
         strobe__wr_u8(&w, '.');
-        put_ident(&w, column_prefix(m), m, "");
+        put_column(&w, set, i);
         put_text(&w, meta ? " IS 'meta" : counter ? " IS 'counter" : " IS 'gauge");
         if (*unit) {
             put_text(&w, ", unit ");
@@ -171,12 +188,7 @@ static char *make_ddl(const char *table, const strobe_set *set)
         }
         put_text(&w, "';\n");
     }
-    strobe__wr_u8(&w, 0);
-    if (w.err) {
-        strobe__wr_free(&w);
-        return NULL;
-    }
-    return (char *)w.buf;
+    return take_text(&w);
 }
 
 static char *make_copy(const char *table, const strobe_set *set)
@@ -186,17 +198,11 @@ static char *make_copy(const char *table, const strobe_set *set)
     put_text(&w, table);
     put_text(&w, " (\"time\", \"producer\", \"instance\"");
     for (uint32_t i = 0; i < strobe_set_card(set); i++) {
-        const char *m = strobe_set_metric_name(set, i);
         put_text(&w, ", ");
-        put_ident(&w, column_prefix(m), m, "");
+        put_column(&w, set, i);
     }
     put_text(&w, ") FROM STDIN");
-    strobe__wr_u8(&w, 0);
-    if (w.err) {
-        strobe__wr_free(&w);
-        return NULL;
-    }
-    return (char *)w.buf;
+    return take_text(&w);
 }
 
 static void table_free(struct pg_table *t)
@@ -235,13 +241,12 @@ static struct pg_table *table_for(struct pg *s, const strobe_set *set)
     char suffix[16] = "";
     if (taken)
         snprintf(suffix, sizeof suffix, "_%08" PRIx32, (uint32_t)(sum >> 32));
-    struct strobe__wr name = {0};
-    put_ident(&name, s->prefix, schema, suffix);
-    strobe__wr_u8(&name, 0);
-    if (!name.err && (t->schema = strdup(schema)))
-        if ((t->ddl = make_ddl((char *)name.buf, set)))
-            t->copy = make_copy((char *)name.buf, set);
-    strobe__wr_free(&name);
+    struct strobe__wr w = {0};
+    put_ident(&w, s->prefix, schema, suffix);
+    char *name = take_text(&w);
+    if (name && (t->schema = strdup(schema)) && (t->ddl = make_ddl(name, set)))
+        t->copy = make_copy(name, set);
+    free(name);
     if (!t->copy) {
         table_free(t);
         return NULL;

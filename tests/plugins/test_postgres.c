@@ -138,21 +138,48 @@ static char *synthetic_rows(int from, int to)
     return want;
 }
 
+/* The table holds exactly samples 1..n, once each. */
+static void expect_samples(int n)
+{
+    char *want = synthetic_rows(1, n);
+    pg_expect("SELECT m0, m1, m2 FROM strobe_synthetic ORDER BY time", want);
+    free(want);
+}
+
+/* Starts strobed, its log in <dir>/d.log: the synthetic sampler (3
+ * metrics) `samples` times at 50 ms, into a postgres store with the
+ * queue in <dir>/q and the keys given. */
+static pid_t start_sampling(const char *dir, int samples, const char *keys)
+{
+    char yaml[8192];
+    snprintf(yaml, sizeof yaml,
+             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
+             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: %d, interval: 50ms}\n"
+             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, %s}\n",
+             test_port(0), samples, pg.conninfo, dir, keys);
+    return start_daemon(dir, "d", yaml);
+}
+
+/* <dir>/d.log has one line with `down` and one with `up`: one line per
+ * state change, not one per attempt. */
+static void expect_one_outage(const char *dir, const char *down, const char *up)
+{
+    char log[4200];
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    if (count_lines(log, down) != 1 || count_lines(log, up) != 1) {
+        char *text;
+        strobe_test_sh(&text, "grep -v DEBUG '%s' | tail -n 30", log);
+        STROBE_FAIL("expected one line per state change in %s:\n%s", log, text);
+    }
+}
+
 STROBE_TEST(strobed_samples)
 {
     pg_init();
     const char *dir = strobe_test_tmpdir("pg_strobed_samples");
-    char yaml[8192];
-    snprintf(yaml, sizeof yaml,
-             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
-             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 20, interval: 50ms}\n"
-             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, batch_age: 200ms}\n",
-             test_port(0), pg.conninfo, dir);
-    pid_t pid = start_daemon(dir, "d", yaml);
+    pid_t pid = start_sampling(dir, 20, "batch_age: 200ms");
     pg_wait("SELECT count(*) FROM strobe_synthetic", "20\n", 20000);
-    char *want = synthetic_rows(1, 20);
-    pg_expect("SELECT m0, m1, m2 FROM strobe_synthetic ORDER BY time", want);
-    free(want);
+    expect_samples(20);
     pg_expect("SELECT DISTINCT producer, instance, component_id FROM strobe_synthetic",
               "node1|node1/synthetic|0\n");
     stop_clean(pid, dir, "d");
@@ -165,29 +192,16 @@ STROBE_TEST(server_restart)
 {
     pg_init();
     const char *dir = strobe_test_tmpdir("pg_server_restart");
-    char yaml[8192], log[4200];
-    snprintf(yaml, sizeof yaml,
-             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
-             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 100, interval: 50ms}\n"
-             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, batch_age: 100ms,\n"
-             "     batch_values: 30, retry_min: 50ms, retry_max: 500ms}\n",
-             test_port(0), pg.conninfo, dir);
-    snprintf(log, sizeof log, "%s/d.log", dir);
-    pid_t pid = start_daemon(dir, "d", yaml);
+    pid_t pid =
+        start_sampling(dir, 100, "batch_age: 100ms, batch_values: 30, retry_min: 50ms, retry_max: 500ms");
     pg_wait("SELECT count(*) > 0 FROM strobe_synthetic", "t\n", 20000);
     pg_stop();
     sleep_ms(3000);
     pg_start();
     pg_wait("SELECT count(*) FROM strobe_synthetic", "100\n", 30000);
-    char *want = synthetic_rows(1, 100);
-    pg_expect("SELECT m0, m1, m2 FROM strobe_synthetic ORDER BY time", want);
-    free(want);
+    expect_samples(100);
     stop_clean(pid, dir, "d");
-    if (count_lines(log, "unreachable") != 1 || count_lines(log, "delivered again") != 1) {
-        char *text;
-        strobe_test_sh(&text, "grep -v DEBUG '%s' | tail -n 30", log);
-        STROBE_FAIL("expected one line per state change in %s:\n%s", log, text);
-    }
+    expect_one_outage(dir, "unreachable", "delivered again");
 }
 
 /* The backend of the store's connection stops answering (SIGSTOP, while
@@ -197,15 +211,7 @@ STROBE_TEST(server_hangs)
 {
     pg_init();
     const char *dir = strobe_test_tmpdir("pg_server_hangs");
-    char yaml[8192], log[4200];
-    snprintf(yaml, sizeof yaml,
-             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
-             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 60, interval: 50ms}\n"
-             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, batch_age: 100ms,\n"
-             "     timeout: 1s, retry_min: 50ms, retry_max: 500ms}\n",
-             test_port(0), pg.conninfo, dir);
-    snprintf(log, sizeof log, "%s/d.log", dir);
-    pid_t pid = start_daemon(dir, "d", yaml);
+    pid_t pid = start_sampling(dir, 60, "batch_age: 100ms, timeout: 1s, retry_min: 50ms, retry_max: 500ms");
     pg_wait("SELECT count(*) > 0 FROM strobe_synthetic", "t\n", 20000);
     char *out = pg_query("SELECT pid FROM pg_stat_activity WHERE application_name = 'strobed'");
     pid_t backend = atoi(out);
@@ -225,16 +231,9 @@ STROBE_TEST(server_hangs)
     }
     pg_wait("SELECT count(*) FROM strobe_synthetic", "60\n", 30000);
     kill(backend, SIGCONT);
-    char *want = synthetic_rows(1, 60);
-    pg_expect("SELECT m0, m1, m2 FROM strobe_synthetic ORDER BY time", want);
-    free(want);
+    expect_samples(60);
     stop_clean(pid, dir, "d");
-    if (count_lines(log, "unreachable (no answer within 1 s)") != 1 ||
-        count_lines(log, "delivered again") != 1) {
-        char *text;
-        strobe_test_sh(&text, "grep -v DEBUG '%s' | tail -n 30", log);
-        STROBE_FAIL("expected one line per state change in %s:\n%s", log, text);
-    }
+    expect_one_outage(dir, "unreachable (no answer within 1 s)", "delivered again");
 }
 
 /* strobed stops while the server is down: its batches stay queued on
@@ -244,20 +243,15 @@ STROBE_TEST(queued_across_strobed_restart)
     pg_init();
     pg_stop();
     const char *dir = strobe_test_tmpdir("pg_queued_across_restart");
-    char yaml[8192], log[4200];
-    snprintf(yaml, sizeof yaml,
-             "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
-             "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 10, interval: 50ms}\n"
-             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, batch_age: 100ms,\n"
-             "     timeout: 1s, retry_min: 50ms, retry_max: 200ms}\n",
-             test_port(0), pg.conninfo, dir);
+    const char *keys = "batch_age: 100ms, timeout: 1s, retry_min: 50ms, retry_max: 200ms";
+    char log[4200];
     snprintf(log, sizeof log, "%s/d.log", dir);
-    pid_t pid = start_daemon(dir, "d", yaml);
+    pid_t pid = start_sampling(dir, 10, keys);
     sleep_ms(1500);
     stop_clean(pid, dir, "d");
     CHECK(count_lines(log, "0 batch(es) delivered, 0 refused, 0 dropped at the queue bound") == 1);
     pg_start();
-    pid = start_daemon(dir, "d", yaml);
+    pid = start_sampling(dir, 10, keys);
     /* both runs' samples 1..10, each once per run */
     pg_wait("SELECT count(*) FROM strobe_synthetic", "20\n", 20000);
     pg_expect("SELECT m0, count(*), count(DISTINCT time) FROM strobe_synthetic GROUP BY m0 ORDER BY m0",
