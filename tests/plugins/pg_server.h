@@ -5,7 +5,8 @@
  * only on a unix socket in that directory, so no port is shared with
  * anything), and SQL through libpq. As root it runs as `nobody`, since the
  * server refuses to run as root. The server is killed and the directory
- * removed when the test process exits by any path (a failed CHECK too).
+ * removed when the test process exits by any path (a failed CHECK too;
+ * a SIGKILLed test takes the server with it, not the directory).
  * A missing server fails the test naming the Debian package.
  */
 #ifndef STROBE_TESTS_PLUGINS_PG_SERVER_H
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,13 +51,18 @@ static pid_t pg_spawn(const char *const *argv)
 {
     char log[128];
     snprintf(log, sizeof log, "%s/server.log", pg.dir);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
             _exit(126);
         if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(PG_NOBODY) < 0 || setuid(PG_NOBODY) < 0))
+            _exit(126);
+        /* a test killed outright (its timeout) runs no atexit handler:
+         * the server then shuts down when the test process is gone (set
+         * after setuid, which clears it) */
+        if (prctl(PR_SET_PDEATHSIG, SIGQUIT) < 0 || getppid() != parent)
             _exit(126);
         execv(argv[0], (char *const *)argv);
         _exit(127);
