@@ -577,10 +577,11 @@ static enum strobe__send_result connect_pg(struct pg *s, uint64_t deadline, char
 {
     char user_timeout[32];
     snprintf(user_timeout, sizeof user_timeout, "%" PRIu64, s->timeout_ns / 1000000u);
-    /* the site's conninfo first; later keywords only fill what it leaves
-     * out (expand_dbname), so a site can still set any of them */
-    const char *const keys[] = {"tcp_user_timeout", "fallback_application_name", "dbname", NULL};
-    const char *const vals[] = {user_timeout, "strobed", s->conninfo, NULL};
+    /* defaults, then the site's conninfo (expanded from dbname), whose
+     * settings override those before it: a site can set any of them */
+    const char *const keys[] = {"tcp_user_timeout", "client_encoding", "fallback_application_name", "dbname",
+                                NULL};
+    const char *const vals[] = {user_timeout, "UTF8", "strobed", s->conninfo, NULL};
     s->conn = PQconnectStartParams(keys, vals, 1);
     if (!s->conn) {
         snprintf(why, whylen, "out of memory");
@@ -617,8 +618,15 @@ static enum strobe__send_result send_pg(void *ctx, const void *batch, size_t len
         return res;
     /* first batch of a new schema: create its table, then copy */
     PGresult *r = run(s, ddl, deadline, &late);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        return failed(s, r, late, why, whylen);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        /* another strobed created the same table at the same moment
+         * (CREATE ... IF NOT EXISTS is not safe against that): it is
+         * there for the next attempt */
+        const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+        int raced = st && (strcmp(st, "23505") == 0 || strcmp(st, "42P07") == 0);
+        res = failed(s, r, late, why, whylen);
+        return raced ? STROBE__SEND_RETRY : res;
+    }
     PQclear(r);
     return copy_rows(s, copy, rows, (size_t)(end - rows), deadline, &missing, why, whylen);
 }
