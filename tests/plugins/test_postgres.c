@@ -301,6 +301,59 @@ STROBE_TEST(refused)
     }
 }
 
+/* A role that must give a password (scram-sha-256), which comes from the
+ * passfile named in conninfo, never from the YAML, as docs/plugins.md
+ * tells a site to do; the log names the server without it. */
+STROBE_TEST(passfile)
+{
+    pg_init();
+    pg_exec("CREATE ROLE writer LOGIN PASSWORD 'pw-in-file'; GRANT CREATE ON SCHEMA public TO writer");
+    char *hba = pg_query("SHOW hba_file");
+    hba[strcspn(hba, "\n")] = 0;
+    /* rewritten in place: the file stays the server's (owner, mode) */
+    CHECK(strobe_test_sh(
+              NULL, "{ echo 'local all writer scram-sha-256'; cat '%s'; } >'%s.new' && cat '%s.new' >'%s'",
+              hba, hba, hba, hba) == 0);
+    free(hba);
+    pg_exec("SELECT pg_reload_conf()");
+    char nopass[256];
+    snprintf(nopass, sizeof nopass, "%s user=writer passfile=/nonexistent", pg.conninfo);
+    for (int ms = 0;; ms += 20) { /* the reload is asynchronous */
+        PGconn *c = PQconnectdb(nopass);
+        int in = PQstatus(c) == CONNECTION_OK;
+        PQfinish(c);
+        if (!in)
+            break;
+        CHECK(ms < 5000);
+        sleep_ms(20);
+    }
+    const char *dir = strobe_test_tmpdir("pg_passfile");
+    char pass[4200];
+    snprintf(pass, sizeof pass, "%s/pgpass", dir);
+    write_private(pass, "*:*:*:writer:pw-in-file\n");
+    char yaml[16384];
+    snprintf(
+        yaml, sizeof yaml,
+        "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
+        "samplers:\n  - {plugin: synthetic, metrics: 3, samples: 10, interval: 50ms}\n"
+        "stores:\n"
+        "  - {plugin: postgres, conninfo: '%s user=writer passfile=%s', queue_dir: %s/q, batch_age: 100ms}\n"
+        "  - {plugin: postgres, name: nopass, conninfo: '%s user=writer passfile=/nonexistent', queue_dir: "
+        "%s/q2,\n"
+        "     table_prefix: other_, retry_min: 1s, timeout: 1s}\n",
+        test_port(0), pg.conninfo, pass, dir, pg.conninfo, dir);
+    pid_t pid = start_daemon(dir, "d", yaml);
+    pg_wait("SELECT count(*) FROM strobe_synthetic", "10\n", 20000);
+    expect_samples(10);
+    pg_expect("SELECT tableowner FROM pg_tables WHERE tablename = 'strobe_synthetic'", "writer\n");
+    stop_clean(pid, dir, "d");
+    char log[4200];
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    CHECK(count_lines(log, "nopass: host=") == 2); /* unreachable, then the totals at the stop */
+    CHECK(count_lines(log, "unreachable (connection to server on socket") == 1);
+    CHECK(count_lines(log, "pw-in-file") == 0);
+}
+
 STROBE_TEST(config_errors)
 {
     CHECK(strstr(inproc_refusal("stores:\n  - {plugin: postgres}\n", "t.yaml"), "`conninfo`") != NULL);
@@ -312,4 +365,4 @@ STROBE_TEST(config_errors)
 
 STROBE_TEST_MAIN(STROBE_CASE(all_types), STROBE_CASE(strobed_samples), STROBE_CASE(server_restart),
                  STROBE_CASE(server_hangs), STROBE_CASE(queued_across_strobed_restart), STROBE_CASE(refused),
-                 STROBE_CASE(config_errors))
+                 STROBE_CASE(passfile), STROBE_CASE(config_errors))
