@@ -88,6 +88,7 @@ bench: build
 	@bench/monitor/publish.sh $(BUILD)
 	@bench/petra/run.sh $(BUILD)
 	@bench/pause.sh $(BUILD)
+	@bench/monitor/remote_write.sh $(BUILD)
 	@bench/postgres/run.sh $(BUILD)
 
 fuzz: deps

@@ -960,6 +960,14 @@ STROBE_TEST(built_without)
         expect(1, "strobed: petra.yaml:4: plugin: petra: " STROBE_WITHOUT("PETRA") "\n",
                "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c petra.yaml", dir);
     }
+    if (!STROBE_WITH_REMOTE_WRITE) {
+        expect(0, "",
+               "cd '%s' && printf 'daemon:\\n  producer: n1\\nstores:\\n  - plugin: remote_write\\n"
+               "    url: http://127.0.0.1:9/api/v1/write\\n' >rw.yaml",
+               dir);
+        expect(1, "strobed: rw.yaml:4: plugin: remote_write: " STROBE_WITHOUT("REMOTE_WRITE") "\n",
+               "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c rw.yaml", dir);
+    }
     if (!STROBE_WITH_POSTGRES) {
         expect(0, "",
                "cd '%s' && printf 'daemon:\\n  producer: n1\\nstores:\\n  - plugin: postgres\\n    conninfo: dbname=x\\n' "

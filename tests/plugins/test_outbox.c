@@ -185,6 +185,13 @@ static void sleep_ms(unsigned ms)
     nanosleep(&ts, NULL);
 }
 
+/* Until the sender has tried once (at most 1 s). */
+static void wait_first_attempt(void)
+{
+    for (int i = 0; i < 200 && atomic_load(&attempts) == 0; i++)
+        sleep_ms(5);
+}
+
 /* ---- cases ------------------------------------------------------------------------ */
 
 STROBE_TEST(order_kept)
@@ -271,8 +278,7 @@ STROBE_TEST(bound_drops_oldest)
     atomic_store(&mode, DOWN);
     struct strobe__outbox *o = open_box(40, 500000000, 1000000000);
     put_str(o, "b%03d", 0);
-    for (int i = 0; i < 200 && atomic_load(&attempts) == 0; i++)
-        sleep_ms(5);
+    wait_first_attempt();
     CHECK_EQ_INT(atomic_load(&attempts), 1);
     for (int i = 1; i < 25; i++)
         put_str(o, "b%03d", i);
@@ -312,8 +318,7 @@ STROBE_TEST(persists_across_restart)
     struct strobe__outbox *o = open_box(1 << 20, 100000000, 1000000000);
     for (int i = 0; i < 20; i++)
         put_str(o, "b%03d", i);
-    for (int i = 0; i < 200 && atomic_load(&attempts) == 0; i++)
-        sleep_ms(5);
+    wait_first_attempt();
     strobe__outbox_close(o);
     CHECK_EQ_INT(files_in("queue", ".batch"), 20);
     char tmp[512];

@@ -359,6 +359,19 @@ static void fake_stop(struct fake *f)
     close(f->lfd);
 }
 
+/* An in-process daemon (log in dir/d.log) with the store `rw` writing to
+ * a port where nothing listens: its batches stay in qdir (dir/q), the
+ * next attempt 30 s after the first. `keys`: more of the store's keys. */
+static struct strobe__daemon *down_daemon(const char *dir, char qdir[4200], const char *keys)
+{
+    snprintf(qdir, 4200, "%s/q", dir);
+    return daemon_from("daemon:\n  producer: n1\n  log_file: %s/d.log\n"
+                       "stores:\n  - plugin: remote_write\n    name: rw\n"
+                       "    url: http://127.0.0.1:%d/api/v1/write\n    queue_dir: %s\n"
+                       "    retry_min: 30s\n    timeout: 200ms\n%s",
+                       dir, test_port(0), qdir, keys);
+}
+
 /* ---- cases ------------------------------------------------------------------------------ */
 
 /* The bytes: a batch queued while the receiver is down, decoded. */
@@ -366,12 +379,7 @@ STROBE_TEST(batch_encoding)
 {
     const char *dir = strobe_test_tmpdir("rw_encoding");
     char qdir[4200];
-    snprintf(qdir, sizeof qdir, "%s/q", dir);
-    struct strobe__daemon *d = daemon_from("daemon:\n  producer: n1\n  log_file: %s/d.log\n"
-                                           "stores:\n  - plugin: remote_write\n    name: rw\n"
-                                           "    url: http://127.0.0.1:%d/api/v1/write\n    queue_dir: %s\n"
-                                           "    retry_min: 30s\n    timeout: 200ms\n",
-                                           dir, test_port(0), qdir);
+    struct strobe__daemon *d = down_daemon(dir, qdir, "");
     strobe_set *set = mem_set(d);
     mem_update(d, set, 1000 * SEC + 500000000, 100, 7, 1.5, -2.25);
     mem_update(d, set, 1001 * SEC, NAN, 9, 3, 4);
@@ -413,12 +421,7 @@ STROBE_TEST(batch_values_split)
 {
     const char *dir = strobe_test_tmpdir("rw_split");
     char qdir[4200];
-    snprintf(qdir, sizeof qdir, "%s/q", dir);
-    struct strobe__daemon *d = daemon_from("daemon:\n  producer: n1\n  log_file: %s/d.log\n"
-                                           "stores:\n  - plugin: remote_write\n"
-                                           "    url: http://127.0.0.1:%d/api/v1/write\n    queue_dir: %s\n"
-                                           "    retry_min: 30s\n    timeout: 200ms\n    batch_values: 6\n",
-                                           dir, test_port(0), qdir);
+    struct strobe__daemon *d = down_daemon(dir, qdir, "    batch_values: 6\n");
     static const char *const names[] = {"a", "b", "c", NULL};
     strobe_set *set = add_set(d, "s", "n1/s", names);
     for (uint64_t k = 1; k <= 5; k++)
@@ -652,6 +655,98 @@ STROBE_TEST(receiver_refuses)
     free(lines);
 }
 
+/* docs/strobed.md, "Into VictoriaMetrics": two node daemons, an aggregator
+ * pulling both that writes to VictoriaMetrics, and the PromQL query for
+ * the node that uses the most memory, checked against the samples. */
+STROBE_TEST(two_level_topology)
+{
+    const char *dir = strobe_test_tmpdir("rw_topology");
+    char secret[4200], y[4096];
+    snprintf(secret, sizeof secret, "%s/secret", dir);
+    write_private(secret, "topology test secret\n");
+    pid_t node[2];
+    for (int n = 0; n < 2; n++) {
+        char name[16];
+        snprintf(name, sizeof name, "node%d", n + 1);
+        snprintf(y, sizeof y,
+                 "daemon:\n  producer: %s\n  listen: 127.0.0.1:%d\n  secret_file: %s\n"
+                 "samplers:\n  - plugin: meminfo\n    interval: 500ms\n",
+                 name, test_port(3 + n), secret);
+        node[n] = start_daemon(dir, name, y);
+    }
+    /* fresh samples visible to queries at once (the default waits 30 s) */
+    int vm_port = test_port(5);
+    need("/usr/bin/victoria-metrics", "victoria-metrics");
+    pid_t vm = fork();
+    CHECK(vm >= 0);
+    if (vm == 0) {
+        char data[4200], listen[64];
+        snprintf(data, sizeof data, "-storageDataPath=%s/vm", dir);
+        snprintf(listen, sizeof listen, "-httpListenAddr=127.0.0.1:%d", vm_port);
+        FILE *lf = freopen("/dev/null", "w", stderr);
+        lf = freopen("/dev/null", "w", stdout);
+        (void)lf;
+        execl("/usr/bin/victoria-metrics", "victoria-metrics", data, listen, "-search.latencyOffset=1s",
+              (char *)NULL);
+        _exit(127);
+    }
+    remember_child(vm);
+    snprintf(y, sizeof y,
+             "daemon:\n  producer: top\n  secret_file: %s\n"
+             "producers:\n  - address: 127.0.0.1:%d\n    interval: 500ms\n    offset: 100ms\n"
+             "  - address: 127.0.0.1:%d\n    interval: 500ms\n    offset: 100ms\n"
+             "stores:\n  - plugin: remote_write\n    name: vm\n    url: http://127.0.0.1:%d/api/v1/write\n"
+             "    queue_dir: %s/queue\n    flush_interval: 250ms\n",
+             secret, test_port(3), test_port(4), vm_port, dir);
+    pid_t top = start_daemon(dir, "top", y);
+    sleep_ms(3000);
+    stop_clean(node[0], dir, "node1");
+    stop_clean(node[1], dir, "node2");
+    sleep_ms(600);
+    stop_clean(top, dir, "top");
+    sleep_ms(1500);
+    /* the last MemTotal - MemAvailable of each node, from the raw samples */
+    char *used;
+    strobe_test_sh(&used,
+                   "curl -gs 'http://127.0.0.1:%d/api/v1/export' -d "
+                   "'match[]={__name__=~\"strobe_meminfo_Mem(Total|Available)\"}' "
+                   "| python3 -c 'import json,sys\n"
+                   "last={}\n"
+                   "for l in sys.stdin:\n"
+                   "  r=json.loads(l); "
+                   "last[(r[\"metric\"][\"producer\"],r[\"metric\"][\"__name__\"])]=r[\"values\"][-1]\n"
+                   "u={p:last[(p,\"strobe_meminfo_MemTotal\")]-last[(p,\"strobe_meminfo_MemAvailable\")] for "
+                   "p in (\"node1\",\"node2\")}\n"
+                   "m=max(u.values()); print(int(m), *sorted(p for p in u if u[p]==m))'",
+                   vm_port);
+    char *top1;
+    strobe_test_sh(
+        &top1,
+        "curl -s 'http://127.0.0.1:%d/api/v1/query' --data-urlencode "
+        "'query=topk(1, strobe_meminfo_MemTotal - strobe_meminfo_MemAvailable)' | python3 -c 'import "
+        "json,sys\n"
+        "r=json.load(sys.stdin)[\"data\"][\"result\"]\n"
+        "print(len(r), r[0][\"metric\"][\"producer\"], r[0][\"metric\"][\"instance\"], r[0][\"value\"][1])'",
+        vm_port);
+    /* "VALUE NODE..." with every node at the maximum (both nodes are this
+     * machine: their samples can tie) */
+    char got_prod[16], got_inst[64];
+    long long v, got_v;
+    int n;
+    CHECK(sscanf(used, "%lld", &v) == 1 && v > 0);
+    CHECK(sscanf(top1, "%d %15s %63s %lld", &n, got_prod, got_inst, &got_v) == 4);
+    CHECK_EQ_INT(n, 1);
+    CHECK(strstr(used, got_prod) != NULL);
+    char inst[64];
+    snprintf(inst, sizeof inst, "%s/meminfo", got_prod);
+    CHECK_STR_EQ(got_inst, inst);
+    CHECK_EQ_INT(got_v, v);
+    free(used);
+    free(top1);
+    stop_daemon(vm, SIGTERM);
+}
+
 STROBE_TEST_MAIN(STROBE_CASE(batch_encoding), STROBE_CASE(batch_values_split), STROBE_CASE(prometheus_exact),
                  STROBE_CASE(victoria_metrics_strobed), STROBE_CASE(receiver_down_then_up),
-                 STROBE_CASE(receiver_slow_then_up), STROBE_CASE(receiver_refuses))
+                 STROBE_CASE(receiver_slow_then_up), STROBE_CASE(receiver_refuses),
+                 STROBE_CASE(two_level_topology))

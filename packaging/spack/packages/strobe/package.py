@@ -42,6 +42,7 @@ class Strobe(CMakePackage):
     variant("ompt", default=False, description="OpenMP adapter libstrobe-ompt (LLVM 14's omp-tools.h)")
     variant("man", default=False, description="manual pages (pandoc)")
     variant("pmemobj", default=False, description="petra-bench's PMDK libpmemobj baseline")
+    variant("remote_write", default=True, description="the remote_write store of strobed (snappy, libcurl)")
     variant("postgres", default=False, description="the postgres store of strobed (libpq)")
 
     depends_on("cmake@3.20:", type="build")
@@ -64,6 +65,8 @@ class Strobe(CMakePackage):
     depends_on("llvm@14+clang", when="+instrument")
     depends_on("llvm@14+clang", when="+ompt")
     depends_on("pmdk", when="+pmemobj")
+    depends_on("snappy", when="+remote_write")
+    depends_on("curl", when="+remote_write")
     depends_on("postgresql", when="+postgres")  # libpq
 
     def cmake_args(self):
@@ -72,7 +75,8 @@ class Strobe(CMakePackage):
             self.define("BUILD_TESTING", False),
             self.define("CMAKE_INSTALL_LIBDIR", "lib"),
         ]
-        for variant in ("mpi", "tm", "petra", "otf2", "systemd", "cc", "instrument", "ompt", "man", "pmemobj", "postgres"):
+        for variant in ("mpi", "tm", "petra", "otf2", "systemd", "cc", "instrument", "ompt", "man", "pmemobj",
+                        "remote_write", "postgres"):
             args.append(self.define_from_variant("STROBE_WITH_" + variant.upper(), variant))
         return args
 
