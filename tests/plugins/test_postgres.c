@@ -148,16 +148,22 @@ static void expect_samples(int n)
 
 /* Starts strobed, its log in <dir>/d.log: the synthetic sampler (3
  * metrics) `samples` times at 50 ms, into a postgres store with the
- * queue in <dir>/q and the keys given. */
-static pid_t start_sampling(const char *dir, int samples, const char *keys)
+ * queue in <dir>/q and the keys given, connecting with the test's conninfo
+ * and `more` (" user=..."). */
+static pid_t start_sampling_as(const char *dir, const char *more, int samples, const char *keys)
 {
     char yaml[8192];
     snprintf(yaml, sizeof yaml,
              "daemon: {producer: node1, listen: '127.0.0.1:%d'}\n"
              "samplers:\n  - {plugin: synthetic, metrics: 3, samples: %d, interval: 50ms}\n"
-             "stores:\n  - {plugin: postgres, conninfo: '%s', queue_dir: %s/q, %s}\n",
-             test_port(0), samples, pg.conninfo, dir, keys);
+             "stores:\n  - {plugin: postgres, conninfo: '%s%s', queue_dir: %s/q, %s}\n",
+             test_port(0), samples, pg.conninfo, more, dir, keys);
     return start_daemon(dir, "d", yaml);
+}
+
+static pid_t start_sampling(const char *dir, int samples, const char *keys)
+{
+    return start_sampling_as(dir, "", samples, keys);
 }
 
 /* <dir>/d.log has one line with `down` and one with `up`: one line per
@@ -301,6 +307,30 @@ STROBE_TEST(refused)
     }
 }
 
+/* A site's own table, partitioned by time as docs/plugins.md suggests,
+ * with the columns of its DDL, and a role that may only INSERT into it:
+ * the store copies into it and never needs more. */
+STROBE_TEST(site_table_insert_only)
+{
+    pg_init();
+    pg_exec(
+        "CREATE TABLE \"strobe_synthetic\" (\"time\" timestamptz NOT NULL, \"producer\" text NOT NULL, "
+        "\"instance\" text NOT NULL, \"component_id\" numeric(20,0), \"m0\" numeric(20,0), "
+        "\"m1\" numeric(20,0), \"m2\" numeric(20,0)) PARTITION BY RANGE (\"time\");"
+        "CREATE TABLE strobe_synthetic_old PARTITION OF strobe_synthetic FOR VALUES FROM (MINVALUE) TO "
+        "('2020-01-01');"
+        "CREATE TABLE strobe_synthetic_new PARTITION OF strobe_synthetic FOR VALUES FROM ('2020-01-01') TO "
+        "(MAXVALUE);"
+        "CREATE INDEX ON strobe_synthetic (\"instance\", \"time\");"
+        "CREATE ROLE inserter LOGIN; GRANT INSERT ON strobe_synthetic TO inserter");
+    const char *dir = strobe_test_tmpdir("pg_site_table");
+    pid_t pid = start_sampling_as(dir, " user=inserter", 10, "batch_age: 100ms");
+    pg_wait("SELECT count(*) FROM strobe_synthetic_new", "10\n", 20000);
+    expect_samples(10);
+    stop_clean(pid, dir, "d");
+    pg_expect("SELECT count(*) FROM strobe_synthetic_old", "0\n");
+}
+
 /* A role that must give a password (scram-sha-256), which comes from the
  * passfile named in conninfo, never from the YAML, as docs/plugins.md
  * tells a site to do; the log names the server without it. */
@@ -365,4 +395,4 @@ STROBE_TEST(config_errors)
 
 STROBE_TEST_MAIN(STROBE_CASE(all_types), STROBE_CASE(strobed_samples), STROBE_CASE(server_restart),
                  STROBE_CASE(server_hangs), STROBE_CASE(queued_across_strobed_restart), STROBE_CASE(refused),
-                 STROBE_CASE(passfile), STROBE_CASE(config_errors))
+                 STROBE_CASE(site_table_insert_only), STROBE_CASE(passfile), STROBE_CASE(config_errors))
