@@ -91,6 +91,7 @@ bench: build
 	@bench/chunks.sh $(BUILD)
 	@bench/monitor/remote_write.sh $(BUILD)
 	@bench/influx/run.sh $(BUILD)
+	@bench/postgres/run.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_FUZZ=ON >/dev/null

@@ -10,7 +10,8 @@ liblttng-ust-dev uftrace libnng-dev libsystemd-dev libmbedtls-dev libssl-dev lib
 mpich libmpich-dev prometheus gdb libpmemobj-dev libprotobuf-c-dev protobuf-c-compiler m4
 protobuf-compiler zlib1g-dev chromium opari2 pandoc environment-modules
 dpkg-dev debhelper fakeroot lintian debootstrap
-libsnappy-dev libcurl4-openssl-dev victoria-metrics curl influxdb"
+libsnappy-dev libcurl4-openssl-dev victoria-metrics curl influxdb
+libpq-dev postgresql-15"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

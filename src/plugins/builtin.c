@@ -32,5 +32,8 @@ const struct strobe_plugin *const strobe__builtin_plugins[] = {
 #if STROBE_WITH_REMOTE_WRITE
     &strobe__plugin_remote_write,
 #endif
+#if STROBE_WITH_POSTGRES
+    &strobe__plugin_postgres,
+#endif
     NULL,
 };

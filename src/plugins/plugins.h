@@ -31,5 +31,6 @@ extern const struct strobe_plugin strobe__plugin_global_ratio;
 extern const struct strobe_plugin strobe__plugin_separate;
 /* stores that talk to a server (outbox.h) */
 extern const struct strobe_plugin strobe__plugin_remote_write;
+extern const struct strobe_plugin strobe__plugin_postgres;
 
 #endif

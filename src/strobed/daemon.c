@@ -387,6 +387,10 @@ static const struct strobe_plugin *find_plugin(struct strobe__daemon *d, const c
         snprintf(err, errlen, "influx: " STROBE_WITHOUT("INFLUX"));
         return NULL;
     }
+    if (!STROBE_WITH_POSTGRES && strcmp(name, "postgres") == 0) {
+        snprintf(err, errlen, "postgres: " STROBE_WITHOUT("POSTGRES"));
+        return NULL;
+    }
     /* external: a path, or libstrobe_<name>.so on the plugin path */
     char path[4096];
     const struct strobe__cfg *pp = strobe__cfg_get(d->cfg, "plugin_path");

@@ -976,6 +976,14 @@ STROBE_TEST(built_without)
         expect(1, "strobed: influx.yaml:4: plugin: influx: " STROBE_WITHOUT("INFLUX") "\n",
                "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c influx.yaml", dir);
     }
+    if (!STROBE_WITH_POSTGRES) {
+        expect(0, "",
+               "cd '%s' && printf 'daemon:\\n  producer: n1\\nstores:\\n  - plugin: postgres\\n    conninfo: dbname=x\\n' "
+               ">pg.yaml",
+               dir);
+        expect(1, "strobed: pg.yaml:4: plugin: postgres: " STROBE_WITHOUT("POSTGRES") "\n",
+               "cd '%s' && " STROBE_BIN_DIR "/strobed --check -c pg.yaml", dir);
+    }
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(shell_quote), STROBE_CASE(parse_ranges), STROBE_CASE(iso8601), STROBE_CASE(meta_file),

@@ -44,6 +44,7 @@ class Strobe(CMakePackage):
     variant("pmemobj", default=False, description="petra-bench's PMDK libpmemobj baseline")
     variant("remote_write", default=True, description="the remote_write store of strobed (snappy, libcurl)")
     variant("influx", default=True, description="the influx store of strobed (libcurl)")
+    variant("postgres", default=False, description="the postgres store of strobed (libpq)")
 
     depends_on("cmake@3.20:", type="build")
     depends_on("pkgconfig", type="build")
@@ -68,6 +69,7 @@ class Strobe(CMakePackage):
     depends_on("snappy", when="+remote_write")
     depends_on("curl", when="+remote_write")
     depends_on("curl", when="+influx")
+    depends_on("postgresql", when="+postgres")  # libpq
 
     def cmake_args(self):
         args = [
@@ -76,7 +78,7 @@ class Strobe(CMakePackage):
             self.define("CMAKE_INSTALL_LIBDIR", "lib"),
         ]
         for variant in ("mpi", "tm", "petra", "otf2", "systemd", "cc", "instrument", "ompt", "man", "pmemobj",
-                        "remote_write", "influx"):
+                        "remote_write", "influx", "postgres"):
             args.append(self.define_from_variant("STROBE_WITH_" + variant.upper(), variant))
         return args
 
