@@ -826,6 +826,14 @@ static int chunk_payload(struct strobe__stream_decoder *d, struct strobe__cursor
                              (unsigned long long)(ev->offset / cs), (unsigned long long)(ev->offset / cs + 1));
     if (!d->ring)
         d->next_chunk = (size_t)(ev->offset / cs + 1) * cs;
+    /* outside a ring, a stack too deep to list gives its depth alone:
+     * such a chunk is read with the ones before it */
+    bool unlisted = !d->ring && depth > 0 && c->p == c->end;
+    if (unlisted && ev->offset == d->first_chunk)
+        return strobe__error(eb, STROBE_ERR_FORMAT, "%s: offset %llu: chunk %llu cannot be read alone: its %llu open "
+                             "frames were too deep to list in its CHUNK record; read it with the chunks before it",
+                             d->name, (unsigned long long)ev->offset, (unsigned long long)(ev->offset / cs),
+                             (unsigned long long)depth);
     if (d->seeked) { /* the stack is not known: nothing to compare */
         d->have_last = false;
         d->ticks = ticks;
@@ -833,7 +841,7 @@ static int chunk_payload(struct strobe__stream_decoder *d, struct strobe__cursor
         return 0;
     }
     bool first = d->ring ? seq == d->ring_first_seq : ev->offset == d->first_chunk;
-    if ((d->ring && ev->offset != d->order[d->ring_i]) || depth > (uint64_t)(c->end - c->p) / 2 ||
+    if ((d->ring && ev->offset != d->order[d->ring_i]) || (!unlisted && depth > (uint64_t)(c->end - c->p) / 2) ||
         (!first && (depth != d->depth || ticks < d->ticks)))
         return strobe__error(eb, STROBE_ERR_FORMAT,
                              "%s: offset %llu: CHUNK record: %llu open frames at %llu ticks do not continue the "
@@ -847,7 +855,7 @@ static int chunk_payload(struct strobe__stream_decoder *d, struct strobe__cursor
         d->depth = 0;
         d->ring_first_ticks = ticks;
     }
-    for (uint64_t i = 0; i < depth; i++) {
+    for (uint64_t i = 0; i < depth && !unlisted; i++) {
         uint64_t region, entry;
         if ((rc = get_u(c, &region, eb)) || (rc = get_u(c, &entry, eb)))
             return rc;

@@ -168,8 +168,11 @@ static void ring_forget(struct strobe__thread *t, const uint8_t *p, const uint8_
 
 /* Writes the CHUNK record (format.h) at t->pos, the first of every chunk:
  * its sequence number, the time of the record before (so its delta is 0)
- * and the frames open, so that the chunk decodes alone. false when the
- * frames do not fit their share of the chunk. */
+ * and the frames open, so that the chunk decodes alone. When the frames do
+ * not fit their share of the chunk, a ring's chunk cannot be written
+ * (false: it must decode alone); any other stream's record gives only
+ * their number, so tracing goes on and that chunk is read with the ones
+ * before it. */
 static bool chunk_record(struct strobe__thread *t)
 {
     uint64_t ticks = t->last_ticks;
@@ -180,14 +183,17 @@ static bool chunk_record(struct strobe__thread *t)
             len += uleb_size(f->region) + uleb_size(f->start);
         }
     len += uleb_size(depth);
-    if (len > strobe__rt.cfg.chunk_size / STROBE__CHUNK_STACK_SHARE)
+    bool list = len <= strobe__rt.cfg.chunk_size / STROBE__CHUNK_STACK_SHARE;
+    if (!list && ring_mode())
         return false;
+    if (!list)
+        len = uleb_size(t->chunk_seq + 1) + uleb_size(ticks) + uleb_size(depth);
     uint8_t *p = t->pos, *q = strobe_uleb_put(p + 1, 0);
     q = strobe_uleb_put(q, len);
     q = strobe_uleb_put(q, ++t->chunk_seq);
     q = strobe_uleb_put(q, ticks);
     q = strobe_uleb_put(q, depth);
-    for (const struct strobe__frame *f = t->stack + 1; f < t->sp; f++)
+    for (const struct strobe__frame *f = t->stack + 1; list && f < t->sp; f++)
         if (f->key != STROBE__HIDDEN_KEY) {
             q = strobe_uleb_put(q, f->region);
             q = strobe_uleb_put(q, f->start);
@@ -259,7 +265,7 @@ static uint8_t *next_chunk(struct strobe__thread *t, bool wait, bool *busy)
     t->pos = p;
     set_limit(t);
     if (!chunk_record(t)) {
-        /* too deep to list: no more events for this stream */
+        /* a ring's stack too deep to list: no more events for this stream */
         t->evt.last = true;
         t->limit = t->pos - 1;
         return NULL;

@@ -88,8 +88,9 @@ struct strobe__frame {
 #define STROBE__TAIL_RESERVE 128u
 
 /* A CHUNK record lists the open frames in at most this part of a chunk
- * (16 bytes a frame at most); a thread nested deeper at a chunk switch
- * stops tracing there, its later events counted as dropped. */
+ * (16 bytes a frame at most). Nested deeper at a chunk switch, a ring's
+ * thread stops tracing there (its later events counted as dropped); any
+ * other stream's CHUNK record gives only the depth (chunk_record). */
 #define STROBE__CHUNK_STACK_SHARE 4u
 
 struct strobe__profile {

@@ -411,7 +411,9 @@ static inline void dec_stream_load(const char *path, struct dec_stream *s)
                 STROBE_FAIL("%s: offset %zu: CHUNK record %llu at %llu ticks with %llu frames; expected %zu at %llu "
                             "with %u", path, off, (unsigned long long)seq, (unsigned long long)ticks,
                             (unsigned long long)cdepth, off / cs + 1, (unsigned long long)now, depth);
-            for (uint64_t i = 0; i < cdepth; i++) {
+            /* outside a ring, a stack too deep to list gives its depth alone */
+            bool unlisted = !ring && cdepth > 0 && p == qe;
+            for (uint64_t i = 0; i < cdepth && !unlisted; i++) {
                 uint64_t region = dec_uleb(path, buf, &p, qe);
                 dec_uleb(path, buf, &p, qe);
                 if (!ring && region != stack[i])

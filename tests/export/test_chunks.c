@@ -31,18 +31,23 @@ static const struct {
 } expected[] = {{"main", 1}, {"work", 1}, {"leaf", 4250}, {"recurse", 10250}};
 #define NREGIONS (sizeof expected / sizeof expected[0])
 
-/* Records chunks_prog in <case dir>/exp with 4 KiB chunks; returns the
- * experiment directory (static). */
-static const char *record(const char *name)
+/* Records `chunks_prog ARGS` in <case dir>/exp with 4 KiB chunks;
+ * returns the experiment directory (static). */
+static const char *record_args(const char *name, const char *args)
 {
     static char exp[4200];
     snprintf(exp, sizeof exp, "%s/exp", strobe_test_tmpdir(name));
     char *out;
-    if (strobe_test_sh(&out, "STROBE_CHUNK_SIZE=4096 %s/strobe run -o '%s' %s 4000 40", STROBE_BIN_DIR, exp,
-                       PROG) != 0)
+    if (strobe_test_sh(&out, "STROBE_CHUNK_SIZE=4096 %s/strobe run -o '%s' %s %s", STROBE_BIN_DIR, exp, PROG,
+                       args) != 0)
         STROBE_FAIL("strobe run: %s", out);
     free(out);
     return exp;
+}
+
+static const char *record(const char *name)
+{
+    return record_args(name, "4000 40");
 }
 
 /* record(), with the case's scratch directory (the experiment is its
@@ -214,6 +219,51 @@ static void flat_visits(const char *text, uint64_t out[NREGIONS])
         out[r] = at ? strtoull(at + strlen(key), NULL, 10) : 0;
         free(full);
     }
+}
+
+/* A stack too deep for its CHUNK record (300 frames: a 4 KiB chunk lists
+ * about 100) does not end tracing: the trace has every visit, nothing is
+ * dropped; the chunks that begin that deep say in one line that they
+ * cannot be read alone, the others can. */
+STROBE_TEST(deep_stack_keeps_tracing)
+{
+    const char *dir = record_args("deep_stack_keeps_tracing", "4000 300");
+    struct strobe_experiment *exp = open_exp(dir);
+    const uint64_t deep[NREGIONS] = {1, 1, 4250, 250 * 301};
+    uint64_t got[NREGIONS];
+    visits(exp, STROBE_PROFILE_TRACE, got);
+    for (size_t r = 0; r < NREGIONS; r++)
+        CHECK_EQ_U64(got[r], deep[r]);
+    CHECK_EQ_U64(exp->threads[0].dropped, 0);
+    uint64_t n = nchunks(exp), alone = 0, unlisted = 0, first_unlisted = 0;
+    for (uint64_t c = 0; c < n; c++) {
+        struct strobe_profile *prof;
+        struct strobe_errbuf eb = {""};
+        select_chunks(exp, c, 1);
+        if (strobe_profile_build(exp, STROBE_PROFILE_TRACE, &prof, &eb) == 0) {
+            strobe_profile_free(prof);
+            alone++;
+            continue;
+        }
+        char want[128];
+        snprintf(want, sizeof want, ": chunk %" PRIu64 " cannot be read alone: its ", c);
+        CHECK_CONTAINS(eb.msg, want);
+        CHECK_CONTAINS(eb.msg,
+                       " open frames were too deep to list in its CHUNK record; read it with the chunks "
+                       "before it");
+        if (!unlisted++)
+            first_unlisted = c;
+    }
+    strobe_experiment_close(exp);
+    CHECK(alone >= 2);
+    CHECK(unlisted >= 2);
+    char *out;
+    CHECK_EQ_INT(
+        strobe_test_sh(&out, "%s/strobe report '%s' --chunk %" PRIu64, STROBE_BIN_DIR, dir, first_unlisted),
+        1);
+    CHECK_CONTAINS(out, "cannot be read alone");
+    CHECK(strchr(out, '\n') == strrchr(out, '\n'));
+    free(out);
 }
 
 /* `strobe report --chunk`: the profile of the chunks alone, equal to the
@@ -567,5 +617,6 @@ STROBE_TEST(corrupt_chunked)
 }
 
 STROBE_TEST_MAIN(STROBE_CASE(visits_per_chunk_sum), STROBE_CASE(chunk_alone_reopens_frames),
-                 STROBE_CASE(report_chunk_cli), STROBE_CASE(older_stream_without_chunks),
-                 STROBE_CASE(export_parts), STROBE_CASE(export_chunk_cli), STROBE_CASE(corrupt_chunked))
+                 STROBE_CASE(deep_stack_keeps_tracing), STROBE_CASE(report_chunk_cli),
+                 STROBE_CASE(older_stream_without_chunks), STROBE_CASE(export_parts),
+                 STROBE_CASE(export_chunk_cli), STROBE_CASE(corrupt_chunked))
