@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "plugins/http_post.h"
+#include "transport/auth.h"
 
 struct strobe__http_post {
     CURL *curl;
@@ -174,6 +175,8 @@ enum strobe__send_result strobe__http_post(struct strobe__http_post *p, const ch
         long err = 0;
         curl_easy_getinfo(p->curl, CURLINFO_OS_ERRNO, &err);
         snprintf(why, whylen, "%s", err ? strerror((int)err) : curl_easy_strerror(rc));
+        if (why[0] >= 'A' && why[0] <= 'Z') /* "connection refused", as the log's other reasons */
+            why[0] = (char)(why[0] - 'A' + 'a');
         return STROBE__SEND_RETRY;
     }
     if (rc != CURLE_OK) {
@@ -197,4 +200,23 @@ enum strobe__send_result strobe__http_post(struct strobe__http_post *p, const ch
     if (status == 408 || status == 429 || status >= 500)
         return STROBE__SEND_RETRY;
     return STROBE__SEND_REFUSED;
+}
+
+int strobe__http_read_secret(const struct strobe_plugin_host *h, const char *key, char **out)
+{
+    const char *path = h->cfg_str(h, key);
+    *out = NULL;
+    if (!path)
+        return 0;
+    char err[512];
+    if (strobe__auth_read_secret(path, out, err, sizeof err) < 0)
+        return h->cfg_error(h, key, "%s", err);
+    return 0;
+}
+
+void strobe__http_forget(char *secret)
+{
+    if (secret)
+        memset(secret, 0, strlen(secret));
+    free(secret);
 }

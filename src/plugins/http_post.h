@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * HTTP POST through libcurl for the stores that push to a server over
- * HTTP (influx; meant for remote_write too): one connection kept alive
+ * HTTP (remote_write, influx): one connection kept alive
  * between requests, a time limit per request, an optional gzip body, and
  * the server's answer turned into the outbox's verdict (outbox.h).
  * A client belongs to one thread at a time (the outbox's sender thread).
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "plugins/outbox.h"
+#include "strobe/plugin.h"
 
 struct strobe__http_post;
 
@@ -42,5 +43,12 @@ void strobe__http_post_close(struct strobe__http_post *p);
 enum strobe__send_result strobe__http_post(struct strobe__http_post *p, const char *url, const void *data,
                                            size_t len, int gzip, struct strobe__http_answer *a, char *why,
                                            size_t whylen);
+
+/* The secret (password, token) in the file named by the configuration
+ * key `key` (mode 0600, as strobed's own secrets) into *out (NULL when the
+ * key is absent): 0, or the host's error naming the key. */
+int strobe__http_read_secret(const struct strobe_plugin_host *h, const char *key, char **out);
+/* Frees a secret, leaving no copy in the freed memory. NULL is allowed. */
+void strobe__http_forget(char *secret);
 
 #endif

@@ -34,7 +34,6 @@
 #include "plugins/outbox.h"
 #include "plugins/plugins.h"
 #include "plugins/store_common.h"
-#include "transport/auth.h"
 
 struct influx {
     const struct strobe_plugin_host *h;
@@ -203,27 +202,6 @@ static int make_url(struct influx *s, const char *db, const char *rp, const char
     return 0;
 }
 
-/* The secret in the file named by key (mode 0600, as strobed's own). */
-static int read_secret(const struct strobe_plugin_host *h, const char *key, char **out)
-{
-    const char *path = h->cfg_str(h, key);
-    *out = NULL;
-    if (!path)
-        return 0;
-    char err[512];
-    if (strobe__auth_read_secret(path, out, err, sizeof err) < 0)
-        return h->cfg_error(h, key, "%s", err);
-    return 0;
-}
-
-/* Frees a secret, leaving no copy in the freed memory. */
-static void forget(char *secret)
-{
-    if (secret)
-        memset(secret, 0, strlen(secret));
-    free(secret);
-}
-
 static int open_influx(const struct strobe_plugin_host *h, void **state)
 {
     struct influx *s = calloc(1, sizeof *s);
@@ -271,8 +249,8 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, "timeout", "must be more than 0");
         goto fail;
     }
-    if ((rc = read_secret(h, "password_file", &password)) < 0 ||
-        (rc = read_secret(h, "token_file", &token)) < 0)
+    if ((rc = strobe__http_read_secret(h, "password_file", &password)) < 0 ||
+        (rc = strobe__http_read_secret(h, "token_file", &token)) < 0)
         goto fail;
     if (!user != !password || (user && token)) {
         rc = h->cfg_error(h,
@@ -309,13 +287,13 @@ static int open_influx(const struct strobe_plugin_host *h, void **state)
     s->oc.target = s->base;
     if ((rc = strobe__outbox_open(h, &s->oc, send_batch, s, &s->outbox)) < 0)
         goto fail;
-    forget(password);
-    forget(token);
+    strobe__http_forget(password);
+    strobe__http_forget(token);
     *state = s;
     return 0;
 fail:
-    forget(password);
-    forget(token);
+    strobe__http_forget(password);
+    strobe__http_forget(token);
     strobe__http_post_close(s->http);
     free(s->url);
     free(s->base);

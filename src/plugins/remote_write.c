@@ -9,7 +9,7 @@
  * families' type metadata) is packed by protobuf-c, compressed by snappy
  * and handed to the outbox (outbox.h) when it holds batch_values values,
  * when it is batch_age old at an update, and at every flush(); the
- * outbox's thread POSTs it with libcurl and retries what the receiver did
+ * outbox's thread POSTs it (http_post.h) and retries what the receiver did
  * not take. Invalid values are sent as NaN, as /metrics shows them; char
  * metrics are left out (values are numbers), meta char metrics are labels.
  *   keys: url (the receiver's write endpoint; required), sets, schemas,
@@ -21,7 +21,6 @@
  * skipped (counted): the receiver would refuse the whole batch for one
  * out-of-order sample.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -33,12 +32,12 @@
 #include <time.h>
 
 #include "common/name_index.h"
+#include "plugins/http_post.h"
 #include "plugins/outbox.h"
 #include "plugins/plugins.h"
 #include "plugins/prom_names.h"
 #include "plugins/store_common.h"
 #include "remote_write.pb-c.h"
-#include "transport/auth.h"
 
 /* One series: metric `metric`, element `elem` of a set. */
 struct rw_series {
@@ -91,13 +90,7 @@ struct rw {
     uint8_t *pb, *z;
     size_t pbcap, zcap;
     struct strobe__outbox *out;
-    /* the sender thread's */
-    CURL *curl;
-    struct curl_slist *headers;
-    char *password;
-    char resp[512];
-    size_t resplen;
-    char curl_err[CURL_ERROR_SIZE];
+    struct strobe__http_post *http; /* the sender thread's */
     uint64_t values, batches, skipped, errors;
 };
 
@@ -439,58 +432,13 @@ static int flush_rw(void *state)
 
 /* ---- sending (the outbox's thread) --------------------------------------------------- */
 
-static size_t on_body(char *p, size_t size, size_t n, void *ctx)
-{
-    struct rw *s = ctx;
-    size_t len = size * n, room = sizeof s->resp - 1 - s->resplen;
-    memcpy(s->resp + s->resplen, p, len < room ? len : room);
-    s->resplen += len < room ? len : room;
-    return len;
-}
-
 static enum strobe__send_result send_rw(void *ctx, const void *batch, size_t len, char *why, size_t whylen)
 {
     struct rw *s = ctx;
-    s->resplen = 0;
-    curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, batch);
-    curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    CURLcode rc = curl_easy_perform(s->curl);
-    if (rc == CURLE_OPERATION_TIMEDOUT) {
-        snprintf(why, whylen, "timeout after %g s", (double)s->timeout_ns / 1e9);
-        return STROBE__SEND_RETRY;
-    }
-    if (rc == CURLE_COULDNT_CONNECT) {
-        snprintf(why, whylen, "connection refused");
-        return STROBE__SEND_RETRY;
-    }
-    if (rc != CURLE_OK) {
-        snprintf(why, whylen, "%s", s->curl_err[0] ? s->curl_err : curl_easy_strerror(rc));
-        return STROBE__SEND_RETRY;
-    }
-    long code = 0;
-    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
-    if (code >= 200 && code < 300)
-        return STROBE__SEND_OK;
-    /* the server's message on one line */
-    s->resp[s->resplen] = 0;
-    for (char *c = s->resp; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
-    while (s->resplen && s->resp[s->resplen - 1] == ' ')
-        s->resp[--s->resplen] = 0;
-    snprintf(why, whylen, "HTTP %ld%s%s", code, s->resplen ? ": " : "", s->resp);
-    return code == 429 || code >= 500 ? STROBE__SEND_RETRY : STROBE__SEND_REFUSED;
+    return strobe__http_post(s->http, s->url, batch, len, 0, NULL, why, whylen);
 }
 
 /* ---- the plugin ------------------------------------------------------------------------- */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static void free_rw(struct rw *s)
 {
@@ -506,13 +454,7 @@ static void free_rw(struct rw *s)
         free(s->schemas[i]);
     }
     strobe__name_index_free(&s->index);
-    if (s->curl)
-        curl_easy_cleanup(s->curl);
-    curl_slist_free_all(s->headers);
-    if (s->password) {
-        memset(s->password, 0, strlen(s->password));
-        free(s->password);
-    }
+    strobe__http_post_close(s->http);
     free(s->schemas);
     free(s->sets);
     free(s->batch);
@@ -546,16 +488,6 @@ static void close_rw(void *state)
     free_rw(s);
 }
 
-/* Reads a secret file (owner-only) into *out, or reports it at `key`. */
-static int secret(const struct strobe_plugin_host *h, const char *key, char **out)
-{
-    const char *path = h->cfg_str(h, key);
-    char err[512];
-    if (path && strobe__auth_read_secret(path, out, err, sizeof err) < 0)
-        return h->cfg_error(h, key, "%s", err);
-    return 0;
-}
-
 static int open_rw(const struct strobe_plugin_host *h, void **state)
 {
     struct rw *s = calloc(1, sizeof *s);
@@ -563,7 +495,7 @@ static int open_rw(const struct strobe_plugin_host *h, void **state)
         return -ENOMEM;
     s->h = h;
     struct strobe__outbox_config oc;
-    char *token = NULL;
+    char *password = NULL, *token = NULL;
     const char *url = h->cfg_str(h, "url"), *user = h->cfg_str(h, "username"),
                *ca = h->cfg_str(h, "tls_ca_file");
     int rc;
@@ -572,8 +504,8 @@ static int open_rw(const struct strobe_plugin_host *h, void **state)
         (rc = h->cfg_duration(h, "batch_age", 1000000000u, &s->batch_age_ns)) < 0 ||
         (rc = h->cfg_duration(h, "timeout", 10000000000u, &s->timeout_ns)) < 0 ||
         (rc = strobe__outbox_config_read(h, &oc)) < 0 ||
-        (rc = secret(h, "password_file", &s->password)) < 0 ||
-        (rc = secret(h, "bearer_token_file", &token)) < 0)
+        (rc = strobe__http_read_secret(h, "password_file", &password)) < 0 ||
+        (rc = strobe__http_read_secret(h, "bearer_token_file", &token)) < 0)
         goto fail;
     if (!url || !*url) {
         rc = h->cfg_error(
@@ -584,7 +516,7 @@ static int open_rw(const struct strobe_plugin_host *h, void **state)
         rc = h->cfg_error(h, "url", "'%s': expected http://... or https://...", url);
         goto fail;
     }
-    if (!!user != !!s->password) {
+    if (!!user != !!password) {
         rc = h->cfg_error(h, user ? "username" : "password_file",
                           "basic authentication needs both username and password_file");
         goto fail;
@@ -598,61 +530,32 @@ static int open_rw(const struct strobe_plugin_host *h, void **state)
                           s->batch_values ? "1ms" : "1");
         goto fail;
     }
-    pthread_once(&curl_once, curl_init);
-    rc = -ENOMEM;
-    if (curl_init_rc != CURLE_OK || !(s->url = strdup(url)) || !(s->curl = curl_easy_init()))
+    if (!(s->url = strdup(url))) {
+        rc = -ENOMEM;
         goto fail;
+    }
+    char auth[1100];
     const char *hdrs[] = {"Content-Encoding: snappy", "Content-Type: application/x-protobuf",
-                          "X-Prometheus-Remote-Write-Version: 0.1.0", "User-Agent: strobed",
-                          /* the body at once, without waiting for a 100 Continue */
-                          "Expect:"};
-    for (size_t i = 0; i < sizeof hdrs / sizeof hdrs[0]; i++) {
-        struct curl_slist *l = curl_slist_append(s->headers, hdrs[i]);
-        if (!l)
-            goto fail;
-        s->headers = l;
-    }
-    if (token) {
-        size_t n = strlen(token) + 32;
-        char *line = malloc(n);
-        struct curl_slist *l = NULL;
-        if (line) {
-            snprintf(line, n, "Authorization: Bearer %s", token);
-            l = curl_slist_append(s->headers, line);
-            memset(line, 0, n);
-            free(line);
-        }
-        if (!l)
-            goto fail;
-        s->headers = l;
-    }
-    curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
-    curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
-    curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)(s->timeout_ns / 1000000u));
-    curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L); /* a thread of a daemon: no SIGALRM */
-    curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(s->curl, CURLOPT_ERRORBUFFER, s->curl_err);
-    if (user) {
-        curl_easy_setopt(s->curl, CURLOPT_USERNAME, user);
-        curl_easy_setopt(s->curl, CURLOPT_PASSWORD, s->password);
-    }
-    if (ca)
-        curl_easy_setopt(s->curl, CURLOPT_CAINFO, ca);
+                          "X-Prometheus-Remote-Write-Version: 0.1.0", "User-Agent: strobed", token ? auth : NULL,
+                          NULL};
+    if (token)
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    struct strobe__http_post_config hc = {
+        .timeout_ns = s->timeout_ns, .headers = hdrs, .user = user, .password = password, .ca_file = ca};
+    rc = strobe__http_post_open(&hc, &s->http);
+    memset(auth, 0, sizeof auth);
+    if (rc < 0)
+        goto fail;
     oc.target = s->url;
     if ((rc = strobe__outbox_open(h, &oc, send_rw, s, &s->out)) < 0)
         goto fail;
-    if (token) {
-        memset(token, 0, strlen(token));
-        free(token);
-    }
+    strobe__http_forget(password);
+    strobe__http_forget(token);
     *state = s;
     return 0;
 fail:
-    if (token) {
-        memset(token, 0, strlen(token));
-        free(token);
-    }
+    strobe__http_forget(password);
+    strobe__http_forget(token);
     free_rw(s);
     return rc;
 }

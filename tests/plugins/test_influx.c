@@ -255,7 +255,7 @@ STROBE_TEST(outage)
         update(d, s, 1700000000 * SEC + k, (uint64_t[]){k, 10 * k}, 2);
     flush_stores(d);
     sleep_ms(1500); /* a few retries, not a busy loop: one line */
-    CHECK_EQ_INT(count_lines(log, "unreachable (Connection refused); queueing, retrying with back-off"), 1);
+    CHECK_EQ_INT(count_lines(log, "unreachable (connection refused); queueing, retrying with back-off"), 1);
     struct influxd db = {0};
     influxd_start(&db, dir, port, test_port(1));
     influxd_check(&db, "", "CREATE DATABASE late", CREATED);
