@@ -371,7 +371,7 @@ STROBE_TEST(strobed_yaml)
     struct influxd db = {0};
     influxd_start(&db, dir, test_port(0), test_port(1));
     influxd_check(&db, "", "CREATE DATABASE y", CREATED);
-    char yaml[2048];
+    char yaml[8192];
     snprintf(yaml, sizeof yaml,
              "daemon:\n  producer: n1\n  listen: 127.0.0.1:%d\n"
              "samplers:\n  - {plugin: synthetic, interval: 100ms, metrics: 2, base: 10, component_id: 5, "

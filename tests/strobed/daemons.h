@@ -121,8 +121,8 @@ static inline void write_private(const char *path, const char *text)
 static inline pid_t start_daemon(const char *dir, const char *name, const char *yaml)
 {
     char cfg[4096], log[4096];
-    snprintf(cfg, sizeof cfg, "%s/%s.yaml", dir, name);
-    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    snprintf(cfg, sizeof cfg, "%.3900s/%.150s.yaml", dir, name);
+    snprintf(log, sizeof log, "%.3900s/%.150s.log", dir, name);
     FILE *f = fopen(cfg, "w");
     CHECK(f != NULL);
     fputs(yaml, f);
