@@ -3,7 +3,8 @@
  * An uninstrumented program whose stack is deeper than the 8 KiB that
  * `strobe record --pid` copies per sample (test_record.c): descend()
  * recurses 100 times with 512 bytes of locals each, then spins in leaf().
- * Prints "ready" and runs until killed.
+ * Prints "ready" once at the bottom (so no sample sees the descent) and
+ * runs until killed.
  */
 #include <stdio.h>
 
@@ -23,6 +24,8 @@ __attribute__((noipa)) double descend(int depth)
     volatile char pad[512];
     pad[depth % 512] = (char)depth;
     if (depth == 0) {
+        printf("ready\n");
+        fflush(stdout);
         while (spin)
             pad[0] = (char)leaf(1000000);
         return pad[0];
@@ -32,7 +35,5 @@ __attribute__((noipa)) double descend(int depth)
 
 int main(void)
 {
-    printf("ready\n");
-    fflush(stdout);
     return (int)descend(100);
 }

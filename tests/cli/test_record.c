@@ -223,7 +223,9 @@ STROBE_TEST(attach_threads)
 
 /* A stack deeper than the 8 KiB copy: every sample keeps its innermost
  * frames (leaf, then descend) and is counted as truncated, and the report
- * says why. */
+ * says why. Nearly every sample is in leaf: a rare one lands in the few
+ * instructions of descend's loop between two calls of leaf (1 of 440
+ * once), so up to 1 % may be descend's own. */
 STROBE_TEST(deep_stack)
 {
     pid_t pid = start(PROG_DEEP, NULL, NULL, NULL);
@@ -239,8 +241,11 @@ STROBE_TEST(deep_stack)
         STROBE_FAIL("%" PRIu64 " samples", m->samples);
     CHECK_EQ_U64(m->truncated, m->samples);
     CHECK_STR_EQ(m->funcs[0].name, "leaf");
-    CHECK_EQ_U64(m->funcs[0].self, m->samples);
-    CHECK_EQ_U64(called_from(m, "leaf", "descend"), m->samples);
+    CHECK(m->funcs[0].self * 100 >= m->samples * 99);
+    CHECK_EQ_U64(called_from(m, "leaf", "descend"), m->funcs[0].self);
+    for (size_t f = 1; f < m->nfuncs; f++)
+        if (m->funcs[f].self)
+            CHECK_STR_EQ(m->funcs[f].name, "descend");
     strobe_sample_model_free(m);
     strobe_experiment_close(exp);
     CHECK_EQ_INT(strobe_test_sh(&out,
