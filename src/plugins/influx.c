@@ -51,13 +51,6 @@ struct influx {
     uint64_t batches, skipped; /* handed to the outbox; inconsistent sets */
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* InfluxDB's message in an error answer such as {"error":"partial write:
  * field type conflict: ..."}, its JSON escapes undone for the log line. */
 static void server_message(const char *body, char *out, size_t cap)
@@ -111,7 +104,7 @@ static int update_influx(void *state, const strobe_set *set)
         return 0;
     }
     if (!s->batch.len)
-        s->batch_t0 = mono_ns();
+        s->batch_t0 = strobe__outbox_now_ns();
     size_t len = s->batch.len;
     uint64_t before = s->count.values;
     int rc = strobe__influx_encode(&s->batch, set, &s->count);
@@ -121,7 +114,7 @@ static int update_influx(void *state, const strobe_set *set)
         return rc;
     }
     s->batch_n += s->count.values - before;
-    if (s->batch_n >= s->batch_values || mono_ns() - s->batch_t0 >= s->batch_age_ns)
+    if (s->batch_n >= s->batch_values || strobe__outbox_now_ns() - s->batch_t0 >= s->batch_age_ns)
         return put_batch(s);
     return 0;
 }

@@ -67,7 +67,7 @@ struct strobe__outbox {
     size_t bufcap;
 };
 
-static uint64_t mono_ns(void)
+uint64_t strobe__outbox_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -232,7 +232,7 @@ static int read_batch(struct strobe__outbox *o, struct entry e)
 static void settle(struct strobe__outbox *o, enum strobe__send_result r, const char *why)
 {
     char b[32];
-    uint64_t now = mono_ns();
+    uint64_t now = strobe__outbox_now_ns();
     if (r == STROBE__SEND_RETRY) {
         o->st.retried++;
         if (!o->down) {
@@ -289,7 +289,7 @@ static void *sender(void *arg)
             pthread_cond_wait(&o->wake, &o->lock);
             continue;
         }
-        if (o->down && mono_ns() < o->retry_at) {
+        if (o->down && strobe__outbox_now_ns() < o->retry_at) {
             timed_wait(o, o->retry_at);
             continue;
         }
@@ -479,9 +479,9 @@ out:
 
 int strobe__outbox_drain(struct strobe__outbox *o, uint64_t timeout_ns)
 {
-    uint64_t until = mono_ns() + timeout_ns;
+    uint64_t until = strobe__outbox_now_ns() + timeout_ns;
     pthread_mutex_lock(&o->lock);
-    while (o->n && mono_ns() < until) {
+    while (o->n && strobe__outbox_now_ns() < until) {
         struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
         pthread_cond_timedwait(&o->drained, &o->lock, &ts);
     }

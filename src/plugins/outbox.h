@@ -45,6 +45,10 @@ struct strobe__outbox_config {
                               outlive the outbox) */
 };
 
+/* CLOCK_MONOTONIC in ns: the clock of the outbox's back-off and of the
+ * stores' batch ages. */
+uint64_t strobe__outbox_now_ns(void);
+
 /* Reads the common keys (queue_dir, queue_size, retry_min, retry_max)
  * through the host; configuration errors are reported through the host and
  * returned as STROBE_ERR_SYNTAX. `target` is left NULL for the store to set. */

@@ -65,13 +65,6 @@ struct pg {
     PGconn *conn;
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void put_text(struct strobe__wr *w, const char *s)
 {
     strobe__wr_bytes(w, s, strlen(s));
@@ -362,7 +355,7 @@ static int update_pg(void *state, const strobe_set *set)
     struct pg_table *t = table_for(s, set);
     if (!t)
         return -ENOMEM;
-    uint64_t now = mono_ns();
+    uint64_t now = strobe__outbox_now_ns();
     if (!t->values) {
         t->out.len = 0;
         strobe__wr_bytes(&t->out, t->ddl, strlen(t->ddl) + 1);
@@ -408,7 +401,7 @@ static int wait_socket(PGconn *c, short events, uint64_t deadline)
 {
     struct pollfd p = {.fd = PQsocket(c), .events = events};
     for (;;) {
-        uint64_t now = mono_ns();
+        uint64_t now = strobe__outbox_now_ns();
         if (now >= deadline)
             return -ETIMEDOUT;
         int n = poll(&p, 1, (int)((deadline - now + 999999u) / 1000000u));
@@ -505,7 +498,7 @@ static enum strobe__send_result failed(struct pg *s, PGresult *r, int late, char
 static PGresult *run(struct pg *s, const char *sql, uint64_t deadline, int *late)
 {
     if (!PQsendQuery(s->conn, sql) || send_all(s->conn, deadline) < 0) {
-        *late = mono_ns() >= deadline;
+        *late = strobe__outbox_now_ns() >= deadline;
         return NULL;
     }
     PGresult *keep = NULL, *r;
@@ -530,7 +523,7 @@ static enum strobe__send_result copy_rows(struct pg *s, const char *copy, const 
 {
     int late = 0;
     if (!PQsendQuery(s->conn, copy) || send_all(s->conn, deadline) < 0)
-        return failed(s, NULL, mono_ns() >= deadline, why, whylen);
+        return failed(s, NULL, strobe__outbox_now_ns() >= deadline, why, whylen);
     PGresult *r = next_result(s->conn, deadline, &late);
     if (PQresultStatus(r) != PGRES_COPY_IN) {
         const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -608,7 +601,7 @@ static enum strobe__send_result send_pg(void *ctx, const void *batch, size_t len
         snprintf(why, whylen, "not a batch of this store (%zu bytes)", len);
         return STROBE__SEND_REFUSED;
     }
-    uint64_t deadline = mono_ns() + s->timeout_ns;
+    uint64_t deadline = strobe__outbox_now_ns() + s->timeout_ns;
     enum strobe__send_result res;
     if (!s->conn && (res = connect_pg(s, deadline, why, whylen)) != STROBE__SEND_OK)
         return res;

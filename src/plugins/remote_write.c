@@ -94,13 +94,6 @@ struct rw {
     uint64_t values, batches, skipped, errors;
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -407,7 +400,7 @@ static int update_rw(void *state, const strobe_set *set)
         st->in_batch = 1;
     }
     if (!s->nvalues)
-        s->started_ns = mono_ns();
+        s->started_ns = strobe__outbox_now_ns();
     st->last_ms = (uint64_t)ms;
     for (size_t i = 0; i < st->nseries; i++) {
         struct rw_series *se = &st->series[i];
@@ -420,7 +413,7 @@ static int update_rw(void *state, const strobe_set *set)
             strobe_set_is_valid(set, se->metric) ? strobe_set_get_d64(set, se->metric, se->elem) : NAN;
     }
     s->nvalues += st->nseries;
-    if (s->nvalues >= s->batch_values || mono_ns() - s->started_ns >= s->batch_age_ns)
+    if (s->nvalues >= s->batch_values || strobe__outbox_now_ns() - s->started_ns >= s->batch_age_ns)
         return emit(s);
     return 0;
 }
