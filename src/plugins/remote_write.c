@@ -528,8 +528,11 @@ static int open_rw(const struct strobe_plugin_host *h, void **state)
         goto fail;
     }
     char auth[1100];
-    const char *hdrs[] = {"Content-Encoding: snappy", "Content-Type: application/x-protobuf",
-                          "X-Prometheus-Remote-Write-Version: 0.1.0", "User-Agent: strobed", token ? auth : NULL,
+    const char *hdrs[] = {"Content-Encoding: snappy",
+                          "Content-Type: application/x-protobuf",
+                          "X-Prometheus-Remote-Write-Version: 0.1.0",
+                          "User-Agent: strobed",
+                          token ? auth : NULL,
                           NULL};
     if (token)
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
